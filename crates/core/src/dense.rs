@@ -1,0 +1,546 @@
+//! Dense tensors: the flat values of a ragged tensor, as `ndarray` arrays or a string column (bytes + offsets).
+
+use std::sync::Arc;
+
+use ndarray::{ArcArray, IxDyn};
+
+use crate::{dispatch_dtype, DType, Error, Result};
+
+/// A Rust element type of a numeric or boolean [`DenseTensor`].
+///
+/// Conversions follow C / TensorFlow `cast` rules (`as` casts: floats truncate toward zero and
+/// saturate, integers wrap).
+pub trait Element:
+    Copy + Default + PartialEq + PartialOrd + std::fmt::Debug + std::fmt::Display + Send + Sync + 'static
+{
+    /// The dtype this Rust type stands for.
+    const DTYPE: DType;
+    /// The array of `t` if `t` holds this element type.
+    fn array(t: &DenseTensor) -> Option<&ArcArray<Self, IxDyn>>;
+    /// Wraps an array into a [`DenseTensor`].
+    fn wrap(a: ArcArray<Self, IxDyn>) -> DenseTensor;
+    /// `self as f64` (`true` is 1).
+    fn to_f64(self) -> f64;
+    /// `v as Self` (non-zero is `true`).
+    fn from_f64(v: f64) -> Self;
+    /// `self as i64` (`true` is 1).
+    fn to_i64(self) -> i64;
+    /// `v as Self`, wrapping (non-zero is `true`).
+    fn from_i64(v: i64) -> Self;
+    /// The exact value of an integer literal, if it fits this type (floats take the nearest value).
+    fn from_int_literal(v: i128) -> Option<Self>;
+    /// The smallest value of the type (`-inf` for floats): `reduce_max`'s result on an empty row.
+    fn lowest() -> Self;
+    /// The largest value of the type (`+inf` for floats): `reduce_min`'s result on an empty row.
+    fn highest() -> Self;
+}
+
+macro_rules! impl_element_int {
+    ($t:ty, $variant:ident) => {
+        impl Element for $t {
+            const DTYPE: DType = DType::$variant;
+            fn array(t: &DenseTensor) -> Option<&ArcArray<Self, IxDyn>> {
+                match t {
+                    DenseTensor::$variant(a) => Some(a),
+                    _ => None,
+                }
+            }
+            fn wrap(a: ArcArray<Self, IxDyn>) -> DenseTensor {
+                DenseTensor::$variant(a)
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            fn from_int_literal(v: i128) -> Option<Self> {
+                <$t>::try_from(v).ok()
+            }
+            fn lowest() -> Self {
+                <$t>::MIN
+            }
+            fn highest() -> Self {
+                <$t>::MAX
+            }
+        }
+    };
+}
+impl_element_int!(i8, I8);
+impl_element_int!(i16, I16);
+impl_element_int!(i32, I32);
+impl_element_int!(i64, I64);
+impl_element_int!(u8, U8);
+impl_element_int!(u16, U16);
+impl_element_int!(u32, U32);
+impl_element_int!(u64, U64);
+
+macro_rules! impl_element_float {
+    ($t:ty, $variant:ident) => {
+        impl Element for $t {
+            const DTYPE: DType = DType::$variant;
+            fn array(t: &DenseTensor) -> Option<&ArcArray<Self, IxDyn>> {
+                match t {
+                    DenseTensor::$variant(a) => Some(a),
+                    _ => None,
+                }
+            }
+            fn wrap(a: ArcArray<Self, IxDyn>) -> DenseTensor {
+                DenseTensor::$variant(a)
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            fn from_int_literal(v: i128) -> Option<Self> {
+                Some(v as $t)
+            }
+            fn lowest() -> Self {
+                <$t>::NEG_INFINITY
+            }
+            fn highest() -> Self {
+                <$t>::INFINITY
+            }
+        }
+    };
+}
+impl_element_float!(f32, F32);
+impl_element_float!(f64, F64);
+
+impl Element for bool {
+    const DTYPE: DType = DType::Bool;
+    fn array(t: &DenseTensor) -> Option<&ArcArray<Self, IxDyn>> {
+        match t {
+            DenseTensor::Bool(a) => Some(a),
+            _ => None,
+        }
+    }
+    fn wrap(a: ArcArray<Self, IxDyn>) -> DenseTensor {
+        DenseTensor::Bool(a)
+    }
+    fn to_f64(self) -> f64 {
+        u8::from(self) as f64
+    }
+    fn from_f64(v: f64) -> Self {
+        v != 0.0
+    }
+    fn to_i64(self) -> i64 {
+        i64::from(self)
+    }
+    fn from_i64(v: i64) -> Self {
+        v != 0
+    }
+    fn from_int_literal(v: i128) -> Option<Self> {
+        match v {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        }
+    }
+    fn lowest() -> Self {
+        false
+    }
+    fn highest() -> Self {
+        true
+    }
+}
+
+/// A column of byte strings: one byte buffer plus offsets (Apache Arrow's layout), with a shape.
+///
+/// Element `i` (row-major) is `bytes[offsets[i]..offsets[i + 1]]`. Invariant: `offsets` has
+/// `product(shape) + 1` entries, is non-decreasing and stays within `bytes`.
+#[derive(Clone, Debug)]
+pub struct StringTensor {
+    bytes: Arc<[u8]>,
+    offsets: Arc<[i64]>,
+    shape: Vec<usize>,
+}
+
+impl StringTensor {
+    /// Builds a column from its parts, checking the offsets invariant.
+    pub fn from_parts(bytes: Arc<[u8]>, offsets: Arc<[i64]>, shape: Vec<usize>) -> Result<Self> {
+        let n: usize = shape.iter().product();
+        if offsets.len() != n + 1 {
+            return Err(Error::value(
+                "StringTensor",
+                format!("{} offsets for {n} strings (expected {})", offsets.len(), n + 1),
+            ));
+        }
+        if let Some(i) = offsets.windows(2).position(|w| w[1] < w[0]) {
+            return Err(Error::value("StringTensor", format!("offsets decrease at string {i}")));
+        }
+        if offsets[0] < 0 || offsets[n] as u64 > bytes.len() as u64 {
+            return Err(Error::value("StringTensor", "offsets outside the byte buffer"));
+        }
+        Ok(StringTensor { bytes, offsets, shape })
+    }
+
+    /// A column of the given strings with the given shape.
+    pub fn from_strings<S: AsRef<[u8]>>(strings: &[S], shape: Vec<usize>) -> Result<Self> {
+        let mut b = StringBuilder::with_capacity(strings.len(), 0);
+        for s in strings {
+            b.push(s.as_ref());
+        }
+        b.finish(shape)
+    }
+
+    /// Number of strings.
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+    /// True when there are no strings.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The shape of the column.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    /// The bytes of string `i` (row-major).
+    pub fn get(&self, i: usize) -> &[u8] {
+        &self.bytes[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+    }
+    /// All strings, in row-major order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
+        (0..self.len()).map(move |i| self.get(i))
+    }
+    /// The shared byte buffer.
+    pub fn bytes(&self) -> &Arc<[u8]> {
+        &self.bytes
+    }
+    /// The shared offsets (`len() + 1` entries).
+    pub fn offsets(&self) -> &Arc<[i64]> {
+        &self.offsets
+    }
+    /// The same strings with another shape of the same size.
+    pub fn reshaped(&self, shape: Vec<usize>) -> Result<Self> {
+        if shape.iter().product::<usize>() != self.len() {
+            return Err(Error::shapes("reshape", format!("cannot reshape {} strings to {shape:?}", self.len())));
+        }
+        Ok(StringTensor { bytes: self.bytes.clone(), offsets: self.offsets.clone(), shape })
+    }
+}
+
+/// Appends strings into one byte buffer; the way every string kernel builds its output.
+#[derive(Debug, Default)]
+pub struct StringBuilder {
+    bytes: Vec<u8>,
+    offsets: Vec<i64>,
+}
+
+impl StringBuilder {
+    /// An empty builder with room for `strings` strings of `bytes` bytes in all.
+    pub fn with_capacity(strings: usize, bytes: usize) -> Self {
+        let mut offsets = Vec::with_capacity(strings + 1);
+        offsets.push(0);
+        StringBuilder { bytes: Vec::with_capacity(bytes), offsets }
+    }
+    /// Appends one string.
+    pub fn push(&mut self, s: &[u8]) {
+        self.bytes.extend_from_slice(s);
+        self.end_string();
+    }
+    /// Appends bytes to the string being built, without ending it.
+    pub fn extend(&mut self, s: &[u8]) {
+        self.bytes.extend_from_slice(s);
+    }
+    /// Ends the string being built (made of the bytes given to [`StringBuilder::extend`]).
+    pub fn end_string(&mut self) {
+        self.offsets.push(self.bytes.len() as i64);
+    }
+    /// Number of strings so far.
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+    /// True when no string was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The column, with the given shape (whose size must be the number of strings).
+    pub fn finish(mut self, shape: Vec<usize>) -> Result<StringTensor> {
+        if self.offsets.is_empty() {
+            self.offsets.push(0);
+        }
+        if shape.iter().product::<usize>() != self.len() {
+            return Err(Error::shapes("StringBuilder", format!("{} strings for shape {shape:?}", self.len())));
+        }
+        Ok(StringTensor { bytes: self.bytes.into(), offsets: self.offsets.into(), shape })
+    }
+}
+
+/// A dense tensor of any dtype: numeric and boolean data in an `ndarray` array (always in standard
+/// row-major layout), strings in a [`StringTensor`]. Clones share their buffers.
+#[derive(Clone, Debug)]
+#[allow(missing_docs)]
+pub enum DenseTensor {
+    Bool(ArcArray<bool, IxDyn>),
+    I8(ArcArray<i8, IxDyn>),
+    I16(ArcArray<i16, IxDyn>),
+    I32(ArcArray<i32, IxDyn>),
+    I64(ArcArray<i64, IxDyn>),
+    U8(ArcArray<u8, IxDyn>),
+    U16(ArcArray<u16, IxDyn>),
+    U32(ArcArray<u32, IxDyn>),
+    U64(ArcArray<u64, IxDyn>),
+    F32(ArcArray<f32, IxDyn>),
+    F64(ArcArray<f64, IxDyn>),
+    String(StringTensor),
+}
+
+impl DenseTensor {
+    /// A tensor of the given shape from row-major data.
+    pub fn from_vec<T: Element>(shape: Vec<usize>, data: Vec<T>) -> Result<Self> {
+        let n = data.len();
+        let a = ndarray::Array::from_shape_vec(IxDyn(&shape), data).map_err(|_| {
+            Error::shapes("DenseTensor::from_vec", format!("{n} elements for shape {shape:?}"))
+        })?;
+        Ok(T::wrap(a.into_shared()))
+    }
+
+    /// A tensor from any `ndarray` array (copied into standard layout if it is not already).
+    pub fn from_array<T: Element, D: ndarray::Dimension>(a: ndarray::ArrayView<'_, T, D>) -> Self {
+        T::wrap(a.into_dyn().as_standard_layout().into_owned().into_shared())
+    }
+
+    /// A 0-d tensor.
+    pub fn scalar<T: Element>(v: T) -> Self {
+        T::wrap(ndarray::arr0(v).into_dyn().into_shared())
+    }
+
+    /// A 1-d tensor.
+    pub fn vector<T: Element>(data: Vec<T>) -> Self {
+        let n = data.len();
+        T::wrap(ndarray::Array::from_shape_vec(IxDyn(&[n]), data).expect("n elements fit shape [n]").into_shared())
+    }
+
+    /// A tensor of `shape` whose every element is the first (only) element of `fill`.
+    pub fn full(shape: Vec<usize>, fill: &DenseTensor) -> Result<Self> {
+        if fill.len() != 1 {
+            return Err(Error::shapes("fill", format!("fill value must be a scalar, got shape {:?}", fill.shape())));
+        }
+        let n: usize = shape.iter().product();
+        fill.take_rows_flat(&vec![0; n])?.reshape(shape)
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        match self {
+            DenseTensor::String(_) => DType::String,
+            _ => dispatch_dtype!(self.dtype_unchecked(), T => T::DTYPE, string => DType::String),
+        }
+    }
+
+    fn dtype_unchecked(&self) -> DType {
+        match self {
+            DenseTensor::Bool(_) => DType::Bool,
+            DenseTensor::I8(_) => DType::I8,
+            DenseTensor::I16(_) => DType::I16,
+            DenseTensor::I32(_) => DType::I32,
+            DenseTensor::I64(_) => DType::I64,
+            DenseTensor::U8(_) => DType::U8,
+            DenseTensor::U16(_) => DType::U16,
+            DenseTensor::U32(_) => DType::U32,
+            DenseTensor::U64(_) => DType::U64,
+            DenseTensor::F32(_) => DType::F32,
+            DenseTensor::F64(_) => DType::F64,
+            DenseTensor::String(_) => DType::String,
+        }
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        match self {
+            DenseTensor::String(s) => s.shape(),
+            _ => dispatch_dtype!(self.dtype(), T => T::array(self).map(|a| a.shape()).unwrap_or(&[]), string => &[]),
+        }
+    }
+
+    /// Number of dimensions.
+    pub fn rank(&self) -> usize {
+        self.shape().len()
+    }
+
+    /// Total number of elements.
+    pub fn len(&self) -> usize {
+        self.shape().iter().product()
+    }
+
+    /// True when the tensor has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The row-major elements, if the tensor holds `T`.
+    pub fn as_slice<T: Element>(&self) -> Option<&[T]> {
+        T::array(self).and_then(|a| a.as_slice())
+    }
+
+    /// The `ndarray` array, if the tensor holds `T`.
+    pub fn as_array<T: Element>(&self) -> Option<&ArcArray<T, IxDyn>> {
+        T::array(self)
+    }
+
+    /// The string column, if the tensor holds strings.
+    pub fn as_strings(&self) -> Option<&StringTensor> {
+        match self {
+            DenseTensor::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The elements of an integer tensor widened to i64 (for indices, splits, lengths).
+    /// `what` names the argument in the error for other dtypes.
+    pub fn to_i64_vec(&self, op: &str, what: &str) -> Result<Vec<i64>> {
+        if !self.dtype().is_integer() {
+            return Err(Error::dtype(op, format!("{what} must be an integer tensor, got {}", self.dtype())));
+        }
+        Ok(dispatch_dtype!(self.dtype(), T => self.as_slice::<T>().unwrap_or(&[]).iter().map(|v| v.to_i64()).collect(), string => Vec::new()))
+    }
+
+    /// The same elements with another shape of the same size.
+    pub fn reshape(&self, shape: Vec<usize>) -> Result<Self> {
+        if shape.iter().product::<usize>() != self.len() {
+            return Err(Error::shapes("reshape", format!("cannot reshape {:?} to {shape:?}", self.shape())));
+        }
+        Ok(dispatch_dtype!(self.dtype(),
+            T => {
+                let data = self.as_slice::<T>().unwrap_or(&[]).to_vec();
+                DenseTensor::from_vec(shape, data)?
+            },
+            string => DenseTensor::String(self.as_strings().map(|s| s.reshaped(shape)).transpose()?.unwrap_or_else(|| unreachable_strings()))))
+    }
+
+    /// Size of one row along axis 0 (the product of the other dimensions); 1 for a scalar.
+    pub fn row_size(&self) -> usize {
+        self.shape().iter().skip(1).product()
+    }
+
+    /// Gathers elements by row-major flat index, giving a 1-d tensor. Every index must be `< len()`.
+    pub fn take_rows_flat(&self, indices: &[usize]) -> Result<Self> {
+        let flat = self.reshape(vec![self.len()])?;
+        flat.take_rows(indices)
+    }
+
+    /// Gathers rows along axis 0 (each row keeps its inner dimensions), in the order given;
+    /// the one data-movement primitive behind gather, slicing, concat, tile and reverse.
+    pub fn take_rows(&self, rows: &[usize]) -> Result<Self> {
+        let shape = self.shape();
+        let nrows = *shape.first().ok_or_else(|| Error::shapes("take_rows", "cannot take rows of a scalar"))?;
+        if let Some(&bad) = rows.iter().find(|&&r| r >= nrows) {
+            return Err(Error::out_of_range("take_rows", bad as i64, 0, nrows));
+        }
+        let row = self.row_size();
+        let mut out_shape = shape.to_vec();
+        out_shape[0] = rows.len();
+        Ok(dispatch_dtype!(self.dtype(),
+            T => {
+                let src = self.as_slice::<T>().unwrap_or(&[]);
+                let mut data = Vec::with_capacity(rows.len() * row);
+                for &r in rows {
+                    data.extend_from_slice(&src[r * row..(r + 1) * row]);
+                }
+                DenseTensor::from_vec(out_shape, data)?
+            },
+            string => {
+                let s = self.as_strings().unwrap_or_else(|| unreachable_strings());
+                let mut b = StringBuilder::with_capacity(rows.len() * row, 0);
+                for &r in rows {
+                    for i in r * row..(r + 1) * row {
+                        b.push(s.get(i));
+                    }
+                }
+                DenseTensor::String(b.finish(out_shape)?)
+            }))
+    }
+
+    /// Rows `start..end` along axis 0.
+    pub fn slice_rows(&self, start: usize, end: usize) -> Result<Self> {
+        let idx: Vec<usize> = (start..end).collect();
+        self.take_rows(&idx)
+    }
+
+    /// Concatenates tensors along axis 0. All parts must have the same dtype and inner shape.
+    pub fn concat_rows(parts: &[DenseTensor]) -> Result<Self> {
+        let first = parts.first().ok_or_else(|| Error::argument("concat", "nothing to concatenate"))?;
+        let dtype = first.dtype();
+        let inner = first.shape().get(1..).unwrap_or(&[]).to_vec();
+        let mut nrows = 0;
+        for (i, p) in parts.iter().enumerate() {
+            if p.dtype() != dtype {
+                return Err(Error::dtype("concat", format!("input {i} is {}, input 0 is {dtype}", p.dtype())));
+            }
+            if p.rank() == 0 || p.shape()[1..] != inner[..] {
+                return Err(Error::shapes(
+                    "concat",
+                    format!("input {i} has shape {:?}, input 0 has shape {:?}", p.shape(), first.shape()),
+                ));
+            }
+            nrows += p.shape()[0];
+        }
+        let mut shape = vec![nrows];
+        shape.extend_from_slice(&inner);
+        Ok(dispatch_dtype!(dtype,
+            T => {
+                let mut data: Vec<T> = Vec::with_capacity(shape.iter().product());
+                for p in parts {
+                    data.extend_from_slice(p.as_slice::<T>().unwrap_or(&[]));
+                }
+                DenseTensor::from_vec(shape, data)?
+            },
+            string => {
+                let mut b = StringBuilder::default();
+                for p in parts {
+                    for s in p.as_strings().unwrap_or_else(|| unreachable_strings()).iter() {
+                        b.push(s);
+                    }
+                }
+                DenseTensor::String(b.finish(shape)?)
+            }))
+    }
+
+    /// Converts to another dtype with TensorFlow's `cast` rules (strings only to strings).
+    pub fn cast(&self, to: DType) -> Result<Self> {
+        if self.dtype() == to {
+            return Ok(self.clone());
+        }
+        if self.dtype() == DType::String || to == DType::String {
+            return Err(Error::dtype("cast", format!("cannot cast {} to {to}", self.dtype())));
+        }
+        let shape = self.shape().to_vec();
+        Ok(dispatch_dtype!(self.dtype(),
+            S => {
+                let src = self.as_slice::<S>().unwrap_or(&[]);
+                dispatch_dtype!(to,
+                    D => {
+                        let data: Vec<D> = if D::DTYPE.is_float() || S::DTYPE.is_float() || D::DTYPE == DType::Bool {
+                            src.iter().map(|v| D::from_f64(v.to_f64())).collect()
+                        } else {
+                            src.iter().map(|v| D::from_i64(v.to_i64())).collect()
+                        };
+                        DenseTensor::from_vec(shape, data)?
+                    },
+                    string => unreachable_strings())
+            },
+            string => unreachable_strings()))
+    }
+}
+
+/// Marks branches the dtype checks above make impossible; never reached through the public API.
+#[cold]
+fn unreachable_strings() -> ! {
+    unreachable!("dtype and variant of a DenseTensor always agree")
+}

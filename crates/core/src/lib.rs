@@ -1,0 +1,19 @@
+//! ragtime-core: the values ragtime computes on — dtypes, static types, row partitions, ragged
+//! tensors with numeric (ndarray) or string (bytes + offsets) flat values — and the shared error type.
+#![forbid(unsafe_code)]
+
+mod dense;
+mod dtype;
+mod error;
+mod literal;
+mod partition;
+mod ragged;
+mod types;
+
+pub use dense::{DenseTensor, Element, StringBuilder, StringTensor};
+pub use dtype::DType;
+pub use error::{Error, ErrorKind, Result};
+pub use literal::Literal;
+pub use partition::RowPartition;
+pub use ragged::RaggedTensor;
+pub use types::{Dim, TensorType};

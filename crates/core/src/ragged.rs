@@ -1,0 +1,335 @@
+//! `RaggedTensor`: flat values plus nested row partitions; constructors from every encoding and the accessors.
+
+use crate::{dispatch_dtype, DType, DenseTensor, Element, Error, Result, RowPartition, StringTensor};
+
+/// A tensor with zero or more ragged dimensions, as in TensorFlow's `tf.RaggedTensor`.
+///
+/// `flat_values` holds every value, row-major, with shape `[nvals, inner...]`; `partitions` has one
+/// [`RowPartition`] per ragged dimension, outermost first. With no partition the tensor is dense.
+///
+/// Invariants (checked by [`RaggedTensor::new`]): each partition's last split equals the next
+/// partition's row count, and the innermost partition's last split equals the number of rows of
+/// the flat values (which then have rank >= 1). Clones share all buffers.
+#[derive(Clone, Debug)]
+pub struct RaggedTensor {
+    flat_values: DenseTensor,
+    partitions: Vec<RowPartition>,
+}
+
+impl From<DenseTensor> for RaggedTensor {
+    fn from(values: DenseTensor) -> Self {
+        RaggedTensor { flat_values: values, partitions: Vec::new() }
+    }
+}
+
+impl RaggedTensor {
+    /// Assembles a ragged tensor, checking that the partitions chain up with the flat values.
+    pub fn new(flat_values: DenseTensor, partitions: Vec<RowPartition>) -> Result<Self> {
+        Self::new_for("RaggedTensor::new", flat_values, partitions)
+    }
+
+    fn new_for(op: &str, flat_values: DenseTensor, partitions: Vec<RowPartition>) -> Result<Self> {
+        if !partitions.is_empty() && flat_values.rank() == 0 {
+            return Err(Error::partition(op, "the values of a ragged tensor must have rank >= 1, got a scalar"));
+        }
+        for (i, pair) in partitions.windows(2).enumerate() {
+            if pair[0].nvals() != pair[1].nrows() {
+                return Err(Error::partition(
+                    op,
+                    format!(
+                        "partition {i} ends at {} but partition {} has {} rows",
+                        pair[0].nvals(),
+                        i + 1,
+                        pair[1].nrows()
+                    ),
+                ));
+            }
+        }
+        if let Some(last) = partitions.last() {
+            let nvals = flat_values.shape()[0];
+            if last.nvals() != nvals {
+                return Err(Error::partition(
+                    op,
+                    format!("the last row split is {} but there are {nvals} values", last.nvals()),
+                ));
+            }
+        }
+        Ok(RaggedTensor { flat_values, partitions })
+    }
+
+    /// A dense tensor (ragged rank 0).
+    pub fn dense(values: DenseTensor) -> Self {
+        values.into()
+    }
+
+    fn with_outer(op: &str, values: RaggedTensor, outer: RowPartition) -> Result<Self> {
+        if values.rank() == 0 {
+            return Err(Error::partition(op, "values must have rank >= 1, got a scalar"));
+        }
+        let mut partitions = Vec::with_capacity(values.partitions.len() + 1);
+        partitions.push(outer);
+        partitions.extend(values.partitions);
+        Self::new_for(op, values.flat_values, partitions)
+    }
+
+    /// Adds an outer ragged dimension given by row splits (`tf.RaggedTensor.from_row_splits`).
+    pub fn from_row_splits(values: impl Into<RaggedTensor>, splits: Vec<i64>) -> Result<Self> {
+        let p = RowPartition::from_row_splits(splits)?;
+        Self::with_outer("from_row_splits", values.into(), p)
+    }
+
+    /// Adds an outer ragged dimension given by row lengths.
+    pub fn from_row_lengths(values: impl Into<RaggedTensor>, lengths: &[i64]) -> Result<Self> {
+        let p = RowPartition::from_row_lengths(lengths)?;
+        Self::with_outer("from_row_lengths", values.into(), p)
+    }
+
+    /// Adds an outer ragged dimension given by each value's row id; `nrows` adds trailing empty rows.
+    pub fn from_value_rowids(values: impl Into<RaggedTensor>, rowids: &[i64], nrows: Option<usize>) -> Result<Self> {
+        let values = values.into();
+        if values.rank() > 0 && rowids.len() != values.nrows() {
+            return Err(Error::partition(
+                "from_value_rowids",
+                format!("{} row ids for {} values", rowids.len(), values.nrows()),
+            ));
+        }
+        let p = RowPartition::from_value_rowids(rowids, nrows)?;
+        Self::with_outer("from_value_rowids", values, p)
+    }
+
+    /// Adds an outer dimension of rows of `row_length` values each.
+    pub fn from_uniform_row_length(values: impl Into<RaggedTensor>, row_length: usize) -> Result<Self> {
+        const OP: &str = "from_uniform_row_length";
+        let values = values.into();
+        if values.rank() == 0 {
+            return Err(Error::partition(OP, "values must have rank >= 1, got a scalar"));
+        }
+        let n = values.nrows();
+        let nrows = if row_length == 0 {
+            0
+        } else if n % row_length != 0 {
+            return Err(Error::partition(OP, format!("{n} values do not split into rows of {row_length}")));
+        } else {
+            n / row_length
+        };
+        let p = RowPartition::from_uniform_row_length(row_length, nrows)?;
+        Self::with_outer(OP, values, p)
+    }
+
+    /// Builds all ragged dimensions at once from nested row splits, outermost first.
+    pub fn from_nested_row_splits(flat_values: DenseTensor, nested_splits: &[Vec<i64>]) -> Result<Self> {
+        let partitions =
+            nested_splits.iter().map(|s| RowPartition::from_row_splits(s.clone())).collect::<Result<Vec<_>>>()?;
+        Self::new_for("from_nested_row_splits", flat_values, partitions)
+    }
+
+    /// PaddlePaddle LoD view: `lod` holds offsets per level, outermost first (= nested row splits).
+    pub fn from_lod(flat_values: DenseTensor, lod: &[Vec<i64>]) -> Result<Self> {
+        Self::from_nested_row_splits(flat_values, lod)
+            .map_err(|e| retag(e, "from_lod"))
+    }
+
+    /// PaddlePaddle's length-based LoD ("recursive sequence lengths"): lengths per level, outermost first.
+    pub fn from_recursive_sequence_lengths(flat_values: DenseTensor, lengths: &[Vec<i64>]) -> Result<Self> {
+        let partitions = lengths
+            .iter()
+            .map(|l| RowPartition::from_row_lengths(l))
+            .collect::<Result<Vec<_>>>()
+            .map_err(|e| retag(e, "from_recursive_sequence_lengths"))?;
+        Self::new_for("from_recursive_sequence_lengths", flat_values, partitions)
+    }
+
+    /// torch jagged view: `values` of shape `[sum(len), ...]` plus `offsets` of shape `[B + 1]`.
+    pub fn from_jagged(values: DenseTensor, offsets: Vec<i64>) -> Result<Self> {
+        let p = RowPartition::from_row_splits(offsets).map_err(|e| retag(e, "from_jagged"))?;
+        Self::new_for("from_jagged", values, vec![p])
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.flat_values.dtype()
+    }
+
+    /// Number of ragged dimensions.
+    pub fn ragged_rank(&self) -> usize {
+        self.partitions.len()
+    }
+
+    /// Number of dimensions.
+    pub fn rank(&self) -> usize {
+        self.flat_values.rank() + self.partitions.len()
+    }
+
+    /// True when there is no ragged dimension.
+    pub fn is_dense(&self) -> bool {
+        self.partitions.is_empty()
+    }
+
+    /// The row partitions, outermost first.
+    pub fn partitions(&self) -> &[RowPartition] {
+        &self.partitions
+    }
+
+    /// All values, without any partition: shape `[nvals, inner...]` (the tensor itself if dense).
+    pub fn flat_values(&self) -> &DenseTensor {
+        &self.flat_values
+    }
+
+    /// The values one level down (`tf.RaggedTensor.values`): drops the outermost partition.
+    /// For a tensor of ragged rank 1 this is torch's jagged `values()`.
+    pub fn values(&self) -> Result<RaggedTensor> {
+        if self.partitions.is_empty() {
+            return Err(Error::argument("values", "a dense tensor has no ragged values"));
+        }
+        Ok(RaggedTensor { flat_values: self.flat_values.clone(), partitions: self.partitions[1..].to_vec() })
+    }
+
+    /// The dense tensor, if there is no ragged dimension.
+    pub fn as_dense(&self) -> Option<&DenseTensor> {
+        self.partitions.is_empty().then_some(&self.flat_values)
+    }
+
+    /// Number of rows (the outer dimension). A scalar has none: 0.
+    pub fn nrows(&self) -> usize {
+        match self.partitions.first() {
+            Some(p) => p.nrows(),
+            None => self.flat_values.shape().first().copied().unwrap_or(0),
+        }
+    }
+
+    /// The outermost row splits (`[0, nrows]`-style trivial splits are not invented for dense tensors).
+    pub fn row_splits(&self) -> Result<&[i64]> {
+        self.partitions
+            .first()
+            .map(|p| p.row_splits())
+            .ok_or_else(|| Error::argument("row_splits", "a dense tensor has no row splits"))
+    }
+
+    /// torch jagged `offsets()`: the outermost row splits.
+    pub fn offsets(&self) -> Result<&[i64]> {
+        self.row_splits()
+    }
+
+    /// The row id of every value of the outermost partition.
+    pub fn value_rowids(&self) -> Result<&[i64]> {
+        self.partitions
+            .first()
+            .map(|p| p.value_rowids())
+            .ok_or_else(|| Error::argument("value_rowids", "a dense tensor has no value row ids"))
+    }
+
+    /// Nested row splits, outermost first (= PaddlePaddle's LoD offsets).
+    pub fn nested_row_splits(&self) -> Vec<Vec<i64>> {
+        self.partitions.iter().map(|p| p.row_splits().to_vec()).collect()
+    }
+
+    /// PaddlePaddle's offset-based LoD (= nested row splits).
+    pub fn lod(&self) -> Vec<Vec<i64>> {
+        self.nested_row_splits()
+    }
+
+    /// PaddlePaddle's recursive sequence lengths (= nested row lengths).
+    pub fn recursive_sequence_lengths(&self) -> Vec<Vec<i64>> {
+        self.partitions.iter().map(|p| p.row_lengths().to_vec()).collect()
+    }
+
+    /// The lengths of the rows along `axis` (`tf.RaggedTensor.row_lengths(axis)`): for axis 1 a
+    /// vector `[nrows]`; for a deeper ragged axis a ragged tensor of the outer dims; for a uniform
+    /// axis its size repeated.
+    pub fn row_lengths(&self, axis: i64) -> Result<RaggedTensor> {
+        const OP: &str = "row_lengths";
+        let rank = self.rank() as i64;
+        let a = if axis < 0 { axis + rank } else { axis };
+        if a < 1 || a >= rank {
+            return Err(Error::argument(OP, format!("axis {axis} out of range for a tensor of rank {rank}")));
+        }
+        let a = a as usize;
+        if a <= self.ragged_rank() {
+            let lengths = DenseTensor::vector(self.partitions[a - 1].row_lengths().to_vec());
+            return Ok(RaggedTensor { flat_values: lengths, partitions: self.partitions[..a - 1].to_vec() });
+        }
+        // A uniform inner axis: every row along it has the same length.
+        let j = a - self.ragged_rank();
+        let fshape = self.flat_values.shape();
+        let size = fshape[j] as i64;
+        let n: usize = fshape[..j].iter().product();
+        let values = DenseTensor::from_vec(fshape[..j].to_vec(), vec![size; n])?;
+        Ok(RaggedTensor { flat_values: values, partitions: self.partitions.clone() })
+    }
+
+    /// The shape, with `None` for ragged dimensions.
+    pub fn shape(&self) -> Vec<Option<usize>> {
+        let mut shape = Vec::with_capacity(self.rank());
+        if self.partitions.is_empty() {
+            return self.flat_values.shape().iter().map(|&d| Some(d)).collect();
+        }
+        shape.push(Some(self.nrows()));
+        shape.extend(self.partitions.iter().map(|p| p.uniform_row_length()));
+        shape.extend(self.flat_values.shape()[1..].iter().map(|&d| Some(d)));
+        shape
+    }
+
+    /// The smallest dense shape that holds every row: `[nrows, longest row per ragged dim, inner...]`.
+    pub fn bounding_shape(&self) -> Vec<usize> {
+        if self.partitions.is_empty() {
+            return self.flat_values.shape().to_vec();
+        }
+        let mut shape = vec![self.nrows()];
+        shape.extend(self.partitions.iter().map(|p| p.max_row_length()));
+        shape.extend_from_slice(&self.flat_values.shape()[1..]);
+        shape
+    }
+
+    /// The same partitions around new flat values (same number of rows): how elementwise ops
+    /// keep their input's structure (and its partition `Arc`s) for free.
+    pub fn with_flat_values(&self, flat_values: DenseTensor) -> Result<Self> {
+        Self::new_for("with_flat_values", flat_values, self.partitions.clone())
+    }
+
+    /// True when both tensors have the same ragged structure (partition by partition; O(1) per
+    /// partition when they share it).
+    pub fn same_structure(&self, other: &RaggedTensor) -> bool {
+        self.partitions.len() == other.partitions.len()
+            && self.partitions.iter().zip(&other.partitions).all(|(a, b)| a.same(b))
+    }
+
+    /// The numeric flat values as a slice, if the tensor holds `T`.
+    pub fn flat_slice<T: Element>(&self) -> Option<&[T]> {
+        self.flat_values.as_slice::<T>()
+    }
+
+    /// The string column, if the tensor holds strings.
+    pub fn flat_strings(&self) -> Option<&StringTensor> {
+        self.flat_values.as_strings()
+    }
+
+    /// Converts to another dtype with TensorFlow's `cast` rules, keeping the structure.
+    pub fn cast(&self, to: DType) -> Result<Self> {
+        self.with_flat_values(self.flat_values.cast(to)?)
+    }
+
+    /// Structural and value equality, with floats compared exactly (NaN equal to NaN).
+    pub fn equals(&self, other: &RaggedTensor) -> bool {
+        self.dtype() == other.dtype()
+            && self.same_structure(other)
+            && self.flat_values.shape() == other.flat_values.shape()
+            && dispatch_dtype!(self.dtype(),
+                T => {
+                    let (a, b) = (self.flat_slice::<T>().unwrap_or(&[]), other.flat_slice::<T>().unwrap_or(&[]));
+                    #[allow(clippy::eq_op)]
+                    a.iter().zip(b).all(|(x, y)| x == y || (x != x && y != y))
+                },
+                string => match (self.flat_strings(), other.flat_strings()) {
+                    (Some(a), Some(b)) => a.iter().eq(b.iter()),
+                    _ => false,
+                })
+    }
+}
+
+/// Renames the op of a partition error raised by a shared constructor.
+fn retag(e: Error, op: &str) -> Error {
+    match e {
+        Error::InvalidRowPartition { reason, .. } => Error::partition(op, reason),
+        other => other,
+    }
+}

@@ -1,0 +1,181 @@
+//! `TensorType`: the static type of a graph variable (dtype, ragged rank, known / unknown / ragged dims).
+
+use std::fmt;
+
+use crate::{DType, Error, RaggedTensor, Result};
+
+/// One dimension of a [`TensorType`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dim {
+    /// A uniform dimension of known size.
+    Known(usize),
+    /// A uniform dimension whose size is known only at run time.
+    Unknown,
+    /// A ragged dimension: each row has its own length.
+    Ragged,
+}
+
+impl Dim {
+    /// The size, if known.
+    pub fn size(self) -> Option<usize> {
+        match self {
+            Dim::Known(n) => Some(n),
+            _ => None,
+        }
+    }
+    /// `Known(n)` for `Some(n)`, `Unknown` for `None`.
+    pub fn from_option(size: Option<usize>) -> Dim {
+        size.map_or(Dim::Unknown, Dim::Known)
+    }
+}
+
+/// The constraints a value must meet to flow through a graph variable.
+///
+/// Architecture invariant: `dims.len()` is the rank; `dims[0]` is uniform (the outer dimension);
+/// `dims[1..=ragged_rank]` are [`Dim::Ragged`]; the remaining dims are uniform inner dims of the
+/// flat values. A dense tensor has `ragged_rank == 0` and no ragged dim.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TensorType {
+    /// Element type.
+    pub dtype: DType,
+    /// Number of ragged dimensions.
+    pub ragged_rank: usize,
+    /// Every dimension, outermost first.
+    pub dims: Vec<Dim>,
+}
+
+impl TensorType {
+    /// A ragged tensor of `ragged_rank` ragged dims, an unknown number of rows and no inner dims
+    /// (`TensorType::ragged(DType::F32, 1)` is `float32[?, *]`).
+    pub fn ragged(dtype: DType, ragged_rank: usize) -> Self {
+        let mut dims = vec![Dim::Unknown];
+        dims.extend(std::iter::repeat_n(Dim::Ragged, ragged_rank));
+        TensorType { dtype, ragged_rank, dims }
+    }
+
+    /// A dense tensor whose dims are known (`Some`) or unknown (`None`).
+    pub fn dense(dtype: DType, shape: &[Option<usize>]) -> Self {
+        TensorType { dtype, ragged_rank: 0, dims: shape.iter().map(|&d| Dim::from_option(d)).collect() }
+    }
+
+    /// A 0-d tensor.
+    pub fn scalar(dtype: DType) -> Self {
+        TensorType { dtype, ragged_rank: 0, dims: vec![] }
+    }
+
+    /// A 1-d tensor of unknown length.
+    pub fn vector(dtype: DType) -> Self {
+        Self::dense(dtype, &[None])
+    }
+
+    /// Builds a type from parts, checking the invariant.
+    pub fn new(dtype: DType, ragged_rank: usize, dims: Vec<Dim>) -> Result<Self> {
+        let t = TensorType { dtype, ragged_rank, dims };
+        t.validate()?;
+        Ok(t)
+    }
+
+    fn validate(&self) -> Result<()> {
+        let ok = if self.ragged_rank == 0 {
+            !self.dims.contains(&Dim::Ragged)
+        } else {
+            self.dims.len() > self.ragged_rank
+                && self.dims[0] != Dim::Ragged
+                && self.dims[1..=self.ragged_rank].iter().all(|d| *d == Dim::Ragged)
+                && !self.dims[self.ragged_rank + 1..].contains(&Dim::Ragged)
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::value("TensorType", format!("dims {:?} do not fit ragged rank {}", self.dims, self.ragged_rank)))
+        }
+    }
+
+    /// The same type with these uniform inner dims appended (`Some` known, `None` unknown).
+    pub fn with_inner(mut self, inner: &[Option<usize>]) -> Self {
+        self.dims.extend(inner.iter().map(|&d| Dim::from_option(d)));
+        self
+    }
+
+    /// The same type with another dtype.
+    pub fn with_dtype(mut self, dtype: DType) -> Self {
+        self.dtype = dtype;
+        self
+    }
+
+    /// Number of dimensions.
+    pub fn rank(&self) -> usize {
+        self.dims.len()
+    }
+
+    /// True when at least one dim is ragged.
+    pub fn is_ragged(&self) -> bool {
+        self.ragged_rank > 0
+    }
+
+    /// The uniform dims of the flat values after the ragged ones.
+    pub fn inner_dims(&self) -> &[Dim] {
+        if self.ragged_rank == 0 {
+            self.dims.get(1..).unwrap_or(&[])
+        } else {
+            &self.dims[self.ragged_rank + 1..]
+        }
+    }
+
+    /// The exact type of a value (every uniform dim known).
+    pub fn of(value: &RaggedTensor) -> Self {
+        let dims = value
+            .shape()
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| if i >= 1 && i <= value.ragged_rank() { Dim::Ragged } else { Dim::from_option(d) })
+            .collect();
+        TensorType { dtype: value.dtype(), ragged_rank: value.ragged_rank(), dims }
+    }
+
+    /// True when every value of `other` is also a value of `self` (same dtype, rank and ragged
+    /// rank; each known dim of `self` known and equal in `other`).
+    pub fn accepts(&self, other: &TensorType) -> bool {
+        self.dtype == other.dtype
+            && self.ragged_rank == other.ragged_rank
+            && self.dims.len() == other.dims.len()
+            && self.dims.iter().zip(&other.dims).all(|(a, b)| match a {
+                Dim::Known(_) => a == b,
+                Dim::Unknown => *b != Dim::Ragged,
+                Dim::Ragged => *b == Dim::Ragged,
+            })
+    }
+
+    /// Checks a value against this type; `what` names the value in the error (e.g. `input "x"`).
+    pub fn check(&self, value: &RaggedTensor, what: &str) -> Result<()> {
+        let got = TensorType::of(value);
+        if self.dtype != got.dtype {
+            return Err(Error::dtype("check", format!("{what} must be {}, got {}", self.dtype, got.dtype)));
+        }
+        if self.ragged_rank != got.ragged_rank || self.rank() != got.rank() {
+            return Err(Error::dtype("check", format!("{what} must be of type {self}, got a value of type {got}")));
+        }
+        if !self.accepts(&got) {
+            return Err(Error::shapes("check", format!("{what} must be of type {self}, got a value of type {got}")));
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for TensorType {
+    /// `float32[?, *, 2]`: `?` an unknown dim, `*` a ragged dim, numbers known dims.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}[", self.dtype)?;
+        for (i, d) in self.dims.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            match d {
+                Dim::Known(n) => write!(f, "{n}")?,
+                Dim::Unknown => f.write_str("?")?,
+                Dim::Ragged => f.write_str("*")?,
+            }
+        }
+        f.write_str("]")
+    }
+}

@@ -1,0 +1,169 @@
+//! The `Op` trait (type inference + reference implementation) and `Attrs`, the attribute values of graph files.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use ragtime_core::{Error, RaggedTensor, Result, TensorType};
+
+/// An operation: the function an [`crate::Apply`] node applies to its inputs.
+///
+/// Each op declares type inference ([`Op::infer`]) and evaluation ([`Op::perform`]) separately.
+/// Architecture invariant: two ops are the same op exactly when their [`Op::name`]s are equal
+/// (the name carries every property, e.g. `ReduceSum{axis=1, keepdims=false}`); merging,
+/// rewrite dispatch and kernel caches key on it.
+pub trait Op: fmt::Debug + Send + Sync + 'static {
+    /// The op's name with its properties, e.g. `Elemwise{add}` or `ReduceSum{axis=1}`.
+    fn name(&self) -> String;
+
+    /// Checks the input types and returns the output types; rejects whatever can be rejected
+    /// before any data is seen (wrong arity, dtypes, ranks, ragged ranks, known dims).
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>>;
+
+    /// The reference implementation: computes the outputs from input values. It is the oracle for
+    /// constant folding, the debug mode and the differential tests. It must not panic on any
+    /// value whose type [`Op::infer`] accepted, and must leave its inputs untouched.
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>>;
+
+    /// For rewrites that look inside a specific op type.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// A shared op.
+pub type OpRef = Arc<dyn Op>;
+
+/// Checks the number of inputs; the first check of most [`Op::infer`]s.
+pub fn expect_arity(op: &str, inputs: &[TensorType], range: std::ops::RangeInclusive<usize>) -> Result<()> {
+    if range.contains(&inputs.len()) {
+        return Ok(());
+    }
+    let want = if range.start() == range.end() {
+        format!("{}", range.start())
+    } else if *range.end() == usize::MAX {
+        format!("at least {}", range.start())
+    } else {
+        format!("{} to {}", range.start(), range.end())
+    };
+    Err(Error::argument(op, format!("takes {want} inputs, got {}", inputs.len())))
+}
+
+/// An attribute value, as written in graph files (JSON-like).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Attr {
+    /// `null`.
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Float(f64),
+    /// A string.
+    Str(String),
+    /// A list.
+    List(Vec<Attr>),
+}
+
+/// The attributes of one node of a graph file, by name; getters give typed values or a clear error.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Attrs {
+    op: String,
+    map: BTreeMap<String, Attr>,
+}
+
+impl Attrs {
+    /// Attributes for op `op` (named in errors).
+    pub fn new(op: impl Into<String>, map: BTreeMap<String, Attr>) -> Self {
+        Attrs { op: op.into(), map }
+    }
+    /// The op these attributes belong to.
+    pub fn op(&self) -> &str {
+        &self.op
+    }
+    /// The raw attribute, if present and not null.
+    pub fn get(&self, name: &str) -> Option<&Attr> {
+        self.map.get(name).filter(|a| **a != Attr::Null)
+    }
+    /// True when the attribute is present and not null.
+    pub fn has(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+    fn bad(&self, name: &str, want: &str) -> Error {
+        Error::argument(self.op.clone(), format!("attribute `{name}` must be {want}, got {:?}", self.map.get(name)))
+    }
+    /// An optional integer.
+    pub fn int_opt(&self, name: &str) -> Result<Option<i64>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Attr::Int(v)) => Ok(Some(*v)),
+            Some(_) => Err(self.bad(name, "an integer")),
+        }
+    }
+    /// A required integer.
+    pub fn int(&self, name: &str) -> Result<i64> {
+        self.int_opt(name)?.ok_or_else(|| self.bad(name, "an integer"))
+    }
+    /// An optional boolean.
+    pub fn bool_opt(&self, name: &str) -> Result<Option<bool>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Attr::Bool(v)) => Ok(Some(*v)),
+            Some(_) => Err(self.bad(name, "a boolean")),
+        }
+    }
+    /// An optional string.
+    pub fn str_opt(&self, name: &str) -> Result<Option<&str>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Attr::Str(v)) => Ok(Some(v)),
+            Some(_) => Err(self.bad(name, "a string")),
+        }
+    }
+    /// A required string.
+    pub fn str(&self, name: &str) -> Result<&str> {
+        self.str_opt(name)?.ok_or_else(|| self.bad(name, "a string"))
+    }
+    /// An optional list of integers (a single integer counts as a list of one).
+    pub fn ints_opt(&self, name: &str) -> Result<Option<Vec<i64>>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Attr::Int(v)) => Ok(Some(vec![*v])),
+            Some(Attr::List(items)) => items
+                .iter()
+                .map(|a| match a {
+                    Attr::Int(v) => Ok(*v),
+                    _ => Err(self.bad(name, "a list of integers")),
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(Some),
+            Some(_) => Err(self.bad(name, "a list of integers")),
+        }
+    }
+    /// An optional list of integers or nulls (unknown dims), e.g. a target shape.
+    pub fn dims_opt(&self, name: &str) -> Result<Option<Vec<Option<i64>>>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Attr::List(items)) => items
+                .iter()
+                .map(|a| match a {
+                    Attr::Int(v) => Ok(Some(*v)),
+                    Attr::Null => Ok(None),
+                    _ => Err(self.bad(name, "a list of integers or nulls")),
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(Some),
+            Some(_) => Err(self.bad(name, "a list of integers or nulls")),
+        }
+    }
+    /// Fails on attributes the op does not know (a typo must not be silently ignored).
+    pub fn only(&self, known: &[&str]) -> Result<()> {
+        match self.map.keys().find(|k| !known.contains(&k.as_str())) {
+            Some(k) => Err(Error::argument(
+                self.op.clone(),
+                format!("unknown attribute `{k}` (known: {})", known.join(", ")),
+            )),
+            None => Ok(()),
+        }
+    }
+}
