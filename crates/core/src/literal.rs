@@ -63,9 +63,6 @@ impl<T: Into<Literal>> From<Vec<T>> for Literal {
 /// ```
 #[macro_export]
 macro_rules! ragged {
-    ($($body:tt)*) => {
-        $crate::RaggedTensor::from_literal(&$crate::ragged!(@list $($body)*))
-    };
     (@list $($body:tt)*) => {
         $crate::Literal::List($crate::ragged!(@items [] $($body)*))
     };
@@ -75,6 +72,9 @@ macro_rules! ragged {
     };
     (@items [$($acc:expr),*] $e:expr $(, $($rest:tt)*)?) => {
         $crate::ragged!(@items [$($acc,)* $crate::Literal::from($e)] $($($rest)*)?)
+    };
+    ($($body:tt)*) => {
+        $crate::RaggedTensor::from_literal(&$crate::ragged!(@list $($body)*))
     };
 }
 

@@ -1,1 +1,17 @@
-//! placeholder
+//! ragtime-ops: the op library. Each op declares its type inference (`Op::infer`) and its reference
+//! implementation (`Op::perform`) with TensorFlow's ragged semantics; `registry` builds ops by their
+//! graph-file names.
+#![forbid(unsafe_code)]
+
+pub mod broadcast;
+pub mod elemwise;
+pub mod gather;
+pub mod index;
+pub mod partition_ops;
+pub mod reduce;
+pub mod registry;
+pub mod strings;
+pub mod structure;
+pub mod util;
+
+pub use registry::{op_from_name, OP_NAMES};
