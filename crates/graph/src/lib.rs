@@ -2,6 +2,14 @@
 //! `FunctionGraph` that `compile()` clones them into, its verifier, the reference interpreter and `debugprint`.
 #![forbid(unsafe_code)]
 
+mod debugprint;
+mod fgraph;
+mod graph;
+mod interp;
 mod op;
 
+pub use debugprint::{debugprint, debugprint_function, PrintOptions};
+pub use fgraph::{Client, FunctionGraph};
+pub use graph::{constant_label, Apply, ApplyId, Graph, VarId, Variable};
+pub use interp::Interpreter;
 pub use op::{expect_arity, Attr, Attrs, Op, OpRef};

@@ -28,6 +28,11 @@ pub trait Op: fmt::Debug + Send + Sync + 'static {
 
     /// For rewrites that look inside a specific op type.
     fn as_any(&self) -> &dyn Any;
+
+    /// The inner graph of a composite op (a fused kernel), shown by `debugprint` under `Inner graphs:`.
+    fn inner_graph(&self) -> Option<&crate::FunctionGraph> {
+        None
+    }
 }
 
 /// A shared op.

@@ -1,1 +1,38 @@
-//! placeholder
+//! ragtime: a symbolic graph compiler for ragged tensors, in the style of Theano.
+//!
+//! Describe a computation once with the DSL, [`compile`] it, then call it on data:
+//!
+//! ```
+//! use ragtime::prelude::*;
+//!
+//! let g = Graph::new();
+//! let x = g.input("x", TensorType::ragged(DType::I32, 1));
+//! let y = (&x * 2 + 1).reduce_sum(1);
+//! let f = compile(&[&x], &[&y]).unwrap();
+//! let out = f.call(&[ragged![[3, 1, 4, 1], [], [5, 9, 2]].unwrap()]).unwrap();
+//! assert_eq!(out[0].to_string(), "<Tensor int32 shape=[3] [22, 0, 35]>");
+//! ```
+#![forbid(unsafe_code)]
+
+pub mod case;
+mod dsl;
+mod function;
+pub mod ops;
+
+pub use dsl::{compile, Graph, Var};
+pub use function::{Function, Mode};
+pub use ragtime_core::{
+    dispatch_dtype, ragged, DType, DenseTensor, Dim, Element, Error, ErrorKind, Literal, RaggedTensor, Result,
+    RowPartition, StringBuilder, StringTensor, TensorType,
+};
+
+/// The graph IR underneath the DSL (for tools and custom ops).
+pub mod ir {
+    pub use ragtime_graph::*;
+}
+
+/// Everything a typical program needs.
+pub mod prelude {
+    pub use crate::ops::keepdims;
+    pub use crate::{compile, ragged, DType, Function, Graph, Mode, RaggedTensor, TensorType, Var};
+}

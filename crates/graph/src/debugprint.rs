@@ -1,0 +1,149 @@
+//! `debugprint`: PyTensor's text format for graphs (`Add [id A]`, a tree drawn with `├─ └─ │`).
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use crate::{ApplyId, FunctionGraph, Graph, VarId};
+
+/// What `debugprint` shows besides the tree.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PrintOptions {
+    /// Show each variable's type, as `<float32[?, *]>`.
+    pub types: bool,
+    /// Show each node's position in the evaluation order (compiled functions).
+    pub positions: bool,
+}
+
+/// PyTensor-style labels: A..Z, BA..BZ, ...
+fn id_label(mut n: usize) -> String {
+    let mut s = Vec::new();
+    loop {
+        s.push(b'A' + (n % 26) as u8);
+        n /= 26;
+        if n == 0 {
+            break;
+        }
+    }
+    s.reverse();
+    String::from_utf8(s).unwrap_or_default()
+}
+
+struct Printer<'g> {
+    graph: &'g Graph,
+    opts: PrintOptions,
+    positions: HashMap<ApplyId, usize>,
+    ids: HashMap<VarId, String>,
+    expanded: std::collections::HashSet<ApplyId>,
+    inner: Vec<(String, &'g FunctionGraph)>,
+    out: String,
+}
+
+impl<'g> Printer<'g> {
+    fn id(&mut self, v: VarId) -> String {
+        // Outputs of one node share the node's id, as in PyTensor.
+        let key = match self.graph.var(v).and_then(|x| x.owner) {
+            Some(owner) => self.graph.node(owner).and_then(|a| a.outputs.first().copied()).unwrap_or(v),
+            None => v,
+        };
+        let next = self.ids.len();
+        self.ids.entry(key).or_insert_with(|| id_label(next)).clone()
+    }
+
+    fn line(&mut self, v: VarId, prefix: &str, connector: &str, child_prefix: &str) {
+        let id = self.id(v);
+        let label = self.graph.var_label(v);
+        let var = self.graph.var(v);
+        let mut line = format!("{prefix}{connector}{label} [id {id}]");
+        let owner = var.and_then(|x| x.owner);
+        if let (Some(owner), true) = (owner, self.opts.positions) {
+            if let Some(p) = self.positions.get(&owner) {
+                let _ = write!(line, " {p}");
+            }
+        }
+        if let Some(var) = var {
+            if self.opts.types {
+                let _ = write!(line, " <{}>", var.ty);
+            }
+            if let (Some(name), Some(_)) = (&var.name, owner) {
+                let _ = write!(line, " '{name}'");
+            }
+        }
+        let Some(owner) = owner else {
+            self.out.push_str(&line);
+            self.out.push('\n');
+            return;
+        };
+        if !self.expanded.insert(owner) {
+            self.out.push_str(&line);
+            self.out.push_str(" ···\n");
+            return;
+        }
+        self.out.push_str(&line);
+        self.out.push('\n');
+        let Some(apply) = self.graph.node(owner) else { return };
+        if let Some(inner) = apply.op.inner_graph() {
+            self.inner.push((format!("{} [id {id}]", apply.op.name()), inner));
+        }
+        let inputs = apply.inputs.clone();
+        for (k, &input) in inputs.iter().enumerate() {
+            let last = k + 1 == inputs.len();
+            let (conn, next) = if last { ("└─ ", "   ") } else { ("├─ ", "│  ") };
+            self.line(input, child_prefix, conn, &format!("{child_prefix}{next}"));
+        }
+    }
+}
+
+fn print(graph: &Graph, outputs: &[VarId], positions: HashMap<ApplyId, usize>, opts: PrintOptions) -> String {
+    let mut p = Printer {
+        graph,
+        opts,
+        positions,
+        ids: HashMap::new(),
+        expanded: Default::default(),
+        inner: Vec::new(),
+        out: String::new(),
+    };
+    for &o in outputs {
+        p.line(o, "", "", " ");
+    }
+    let mut k = 0;
+    while k < p.inner.len() {
+        if k == 0 {
+            p.out.push_str("\nInner graphs:\n");
+        }
+        let (title, inner) = p.inner[k].clone();
+        let _ = writeln!(p.out, "\n{title}");
+        let text = debugprint_function(inner, PrintOptions { positions: false, ..opts });
+        for l in text.lines() {
+            let _ = writeln!(p.out, " {l}");
+        }
+        k += 1;
+    }
+    p.out
+}
+
+/// Prints the subgraph of `graph` that computes `outputs`.
+pub fn debugprint(graph: &Graph, outputs: &[VarId], opts: PrintOptions) -> String {
+    print(graph, outputs, HashMap::new(), opts)
+}
+
+/// Prints a function graph; with `opts.positions`, each node shows its position in the
+/// evaluation order.
+pub fn debugprint_function(fg: &FunctionGraph, opts: PrintOptions) -> String {
+    let positions =
+        if opts.positions { fg.toposort().unwrap_or_default().into_iter().enumerate().map(|(i, n)| (n, i)).collect() } else { HashMap::new() };
+    print(fg.graph(), fg.outputs(), positions, opts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::id_label;
+
+    #[test]
+    fn labels_count_in_base_26() {
+        assert_eq!(id_label(0), "A");
+        assert_eq!(id_label(25), "Z");
+        assert_eq!(id_label(26), "BA");
+        assert_eq!(id_label(27), "BB");
+    }
+}

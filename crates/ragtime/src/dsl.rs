@@ -1,0 +1,166 @@
+//! The graph-building DSL: `Graph` (a builder) and `Var` (a symbolic tensor with operators and
+//! TensorFlow-named methods). Errors are deferred: an ill-typed op yields a `Var` carrying the
+//! error, which `compile()` (or `Var::ty`) reports, so that operator chains never panic.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::rc::Rc;
+
+use ragtime_core::{DType, Error, Literal, RaggedTensor, Result, TensorType};
+use ragtime_graph::{debugprint, Op, OpRef, PrintOptions, VarId};
+
+use crate::{Function, Mode};
+
+/// A graph under construction. Cheap to clone (a shared handle).
+#[derive(Clone, Default)]
+pub struct Graph {
+    inner: Rc<RefCell<ragtime_graph::Graph>>,
+}
+
+impl fmt::Debug for Graph {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.inner.borrow().fmt(f)
+    }
+}
+
+/// A symbolic tensor: a variable of a [`Graph`] (or the error that prevented building it).
+#[derive(Clone)]
+pub struct Var {
+    graph: Graph,
+    id: std::result::Result<VarId, Error>,
+}
+
+impl fmt::Debug for Var {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.id {
+            Ok(id) => write!(f, "Var({})", self.graph.inner.borrow().var_label(*id)),
+            Err(e) => write!(f, "Var(error: {e})"),
+        }
+    }
+}
+
+impl Graph {
+    /// An empty graph.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A graph input named `name` whose values must have type `ty`.
+    pub fn input(&self, name: &str, ty: TensorType) -> Var {
+        let id = self.inner.borrow_mut().input(name, ty);
+        Var { graph: self.clone(), id: Ok(id) }
+    }
+
+    /// A constant.
+    pub fn constant(&self, value: RaggedTensor) -> Var {
+        let id = self.inner.borrow_mut().constant(value);
+        Var { graph: self.clone(), id: Ok(id) }
+    }
+
+    /// Applies any op to `inputs`, giving its outputs (one `Var` per output). This is how every
+    /// DSL method is built, and how user-defined ops join a graph.
+    pub fn apply(&self, op: impl Op, inputs: &[&Var]) -> Vec<Var> {
+        self.apply_ref(std::sync::Arc::new(op), inputs)
+    }
+
+    fn apply_ref(&self, op: OpRef, inputs: &[&Var]) -> Vec<Var> {
+        let fail = |e: Error| vec![Var { graph: self.clone(), id: Err(e) }];
+        let mut ids = Vec::with_capacity(inputs.len());
+        for v in inputs {
+            if !Rc::ptr_eq(&v.graph.inner, &self.inner) {
+                return fail(Error::graph(format!("{}: an input belongs to another graph", op.name())));
+            }
+            match &v.id {
+                Ok(id) => ids.push(*id),
+                Err(e) => return fail(e.clone()),
+            }
+        }
+        let result = self.inner.borrow_mut().apply(op, &ids);
+        match result {
+            Ok(outs) => outs.into_iter().map(|id| Var { graph: self.clone(), id: Ok(id) }).collect(),
+            Err(e) => fail(e),
+        }
+    }
+
+    /// Compiles the graph from `inputs` to `outputs` in the default mode.
+    pub fn compile(&self, inputs: &[&Var], outputs: &[&Var]) -> Result<Function> {
+        self.compile_with(inputs, outputs, Mode::default())
+    }
+
+    /// Compiles in a chosen [`Mode`].
+    pub fn compile_with(&self, inputs: &[&Var], outputs: &[&Var], mode: Mode) -> Result<Function> {
+        let ids = |vars: &[&Var]| vars.iter().map(|v| v.id()).collect::<Result<Vec<_>>>();
+        let (inputs, outputs) = (ids(inputs)?, ids(outputs)?);
+        Function::from_graph(&self.inner.borrow(), &inputs, &outputs, mode)
+    }
+
+    /// Prints the graph computing `outputs` (before any optimization), with types.
+    pub fn debugprint(&self, outputs: &[&Var]) -> Result<String> {
+        let ids = outputs.iter().map(|v| v.id()).collect::<Result<Vec<_>>>()?;
+        Ok(debugprint(&self.inner.borrow(), &ids, PrintOptions { types: true, positions: false }))
+    }
+}
+
+/// Compiles `outputs` as a function of `inputs` (all from one graph), in the default mode.
+pub fn compile(inputs: &[&Var], outputs: &[&Var]) -> Result<Function> {
+    let graph = inputs
+        .first()
+        .or(outputs.first())
+        .map(|v| v.graph.clone())
+        .ok_or_else(|| Error::graph("compile needs at least one input or output"))?;
+    graph.compile(inputs, outputs)
+}
+
+impl Var {
+    /// The graph variable, or the error that prevented building it.
+    pub fn id(&self) -> Result<VarId> {
+        self.id.clone()
+    }
+
+    /// The graph this variable belongs to.
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// The static type, or the error that prevented building this variable.
+    pub fn ty(&self) -> Result<TensorType> {
+        let id = self.id()?;
+        let g = self.graph.inner.borrow();
+        g.var(id).map(|v| v.ty.clone()).ok_or_else(|| Error::graph("variable not found"))
+    }
+
+    /// The dtype (`None` if the variable could not be built).
+    pub fn dtype(&self) -> Option<DType> {
+        self.ty().ok().map(|t| t.dtype)
+    }
+
+    /// Names the variable (shown by `debugprint`).
+    pub fn named(self, name: &str) -> Self {
+        if let Ok(id) = self.id {
+            self.graph.inner.borrow_mut().set_name(id, name);
+        }
+        self
+    }
+
+    /// Applies a one-output op to `self` followed by `others`.
+    pub fn apply1(&self, op: impl Op, others: &[&Var]) -> Var {
+        let mut inputs = vec![self];
+        inputs.extend_from_slice(others);
+        self.graph.apply(op, &inputs).into_iter().next().unwrap_or_else(|| Var {
+            graph: self.graph.clone(),
+            id: Err(Error::graph("the op has no output")),
+        })
+    }
+
+    /// A constant of this variable's dtype (TensorFlow converts Python scalars the same way).
+    pub fn scalar_like(&self, value: impl Into<Literal>) -> Var {
+        let dtype = match self.ty() {
+            Ok(t) => t.dtype,
+            Err(e) => return Var { graph: self.graph.clone(), id: Err(e) },
+        };
+        match RaggedTensor::from_literal_typed(&value.into(), Some(dtype), Some(0), None) {
+            Ok(v) => self.graph.constant(v),
+            Err(e) => Var { graph: self.graph.clone(), id: Err(e) },
+        }
+    }
+}
