@@ -1,0 +1,155 @@
+//! FunctionGraph cloning, clients, replace, the verifier, the interpreter and golden `debugprint` outputs.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use ragtime_core::{DType, DenseTensor, Error, ErrorKind, RaggedTensor, Result, TensorType};
+use ragtime_graph::{
+    debugprint, debugprint_function, expect_arity, Client, FunctionGraph, Graph, Interpreter, Op, PrintOptions,
+};
+
+/// A test op: elementwise sum of dense int64 tensors of one shape.
+#[derive(Debug, Clone, PartialEq)]
+struct Sum {
+    tag: &'static str,
+}
+
+impl Op for Sum {
+    fn name(&self) -> String {
+        format!("Sum{{{}}}", self.tag)
+    }
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity("sum", inputs, 1..=usize::MAX)?;
+        if inputs.iter().any(|t| t.dtype != DType::I64 || t.is_ragged()) {
+            return Err(Error::dtype("sum", "int64 dense inputs only"));
+        }
+        Ok(vec![inputs[0].clone()])
+    }
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let first = inputs[0].flat_values();
+        let mut acc: Vec<i64> = first.as_slice::<i64>().unwrap().to_vec();
+        for x in &inputs[1..] {
+            let s = x.flat_values().as_slice::<i64>().unwrap();
+            if s.len() != acc.len() {
+                return Err(Error::shapes("sum", "shapes differ"));
+            }
+            acc.iter_mut().zip(s).for_each(|(a, b)| *a += b);
+        }
+        Ok(vec![DenseTensor::from_vec(first.shape().to_vec(), acc)?.into()])
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+fn vec_i64(v: &[i64]) -> RaggedTensor {
+    DenseTensor::vector(v.to_vec()).into()
+}
+
+/// Builds `y = Sum{outer}(Sum{inner}(x, 10), Sum{inner}(x, 10), x)`, sharing the inner node.
+fn sample() -> (Graph, Vec<ragtime_graph::VarId>, ragtime_graph::VarId) {
+    let mut g = Graph::new();
+    let x = g.input("x", TensorType::dense(DType::I64, &[Some(2)]));
+    let ten = g.constant(vec_i64(&[10, 10]));
+    let inner = g.apply(Arc::new(Sum { tag: "inner" }), &[x, ten]).unwrap()[0];
+    let y = g.apply(Arc::new(Sum { tag: "outer" }), &[inner, inner, x]).unwrap()[0];
+    g.set_name(y, "y");
+    (g, vec![x], y)
+}
+
+fn golden(name: &str, text: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
+    if std::env::var_os("RAGTIME_BLESS").is_some() {
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("missing golden file {}; run with RAGTIME_BLESS=1 to create it", path.display()));
+    assert_eq!(text, want, "debugprint differs from {} (RAGTIME_BLESS=1 regenerates it)", path.display());
+}
+
+#[test]
+fn debugprint_user_graph_golden() {
+    let (g, _, y) = sample();
+    golden("user_graph.txt", &debugprint(&g, &[y], PrintOptions::default()));
+    golden("user_graph_types.txt", &debugprint(&g, &[y], PrintOptions { types: true, positions: false }));
+}
+
+#[test]
+fn debugprint_function_golden() {
+    let (g, inputs, y) = sample();
+    let fg = FunctionGraph::new(&g, &inputs, &[y]).unwrap();
+    golden("function_graph.txt", &debugprint_function(&fg, PrintOptions { types: false, positions: true }));
+}
+
+#[test]
+fn function_graph_clients_and_verify() {
+    let (g, inputs, y) = sample();
+    let fg = FunctionGraph::new(&g, &inputs, &[y]).unwrap();
+    assert!(fg.verify().is_empty(), "verifier found {:?}", fg.verify());
+    let x = fg.inputs()[0];
+    assert_eq!(fg.clients(x).len(), 2, "x is read by the inner and the outer node");
+    let out = fg.outputs()[0];
+    assert_eq!(fg.clients(out), &[Client::Output(0)]);
+    assert_eq!(fg.toposort().unwrap().len(), 2);
+}
+
+#[test]
+fn interpreter_runs_and_reports_the_node() {
+    let (g, inputs, y) = sample();
+    let fg = FunctionGraph::new(&g, &inputs, &[y]).unwrap();
+    let interp = Interpreter::new(&fg).unwrap();
+    let out = interp.run(&fg, &[vec_i64(&[1, 2])]).unwrap();
+    // (x + 10) + (x + 10) + x
+    assert_eq!(out[0].flat_values().as_slice::<i64>().unwrap(), &[23, 26]);
+    let err = interp.run(&fg, &[vec_i64(&[1, 2, 3])]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::IncompatibleShapes);
+    assert!(err.to_string().contains("Sum{inner}"), "the error names the node: {err}");
+}
+
+#[test]
+fn missing_input_is_an_error() {
+    let (g, _, y) = sample();
+    let err = FunctionGraph::new(&g, &[], &[y]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidGraph);
+    assert!(err.to_string().contains("`x`"), "{err}");
+}
+
+#[test]
+fn replace_redirects_clients_and_prunes() {
+    let (g, inputs, y) = sample();
+    let mut fg = FunctionGraph::new(&g, &inputs, &[y]).unwrap();
+    let x = fg.inputs()[0];
+    // Replace the output by x itself: both nodes become dead and are pruned.
+    fg.replace(fg.outputs()[0], x, "test").unwrap();
+    assert_eq!(fg.outputs(), &[x]);
+    assert_eq!(fg.toposort().unwrap().len(), 0);
+    assert!(fg.verify().is_empty(), "{:?}", fg.verify());
+}
+
+#[test]
+fn replace_refuses_a_type_change() {
+    let (g, inputs, y) = sample();
+    let mut fg = FunctionGraph::new(&g, &inputs, &[y]).unwrap();
+    let other = fg.add_node(Arc::new(Sum { tag: "x" }), &[fg.inputs()[0]]).unwrap()[0];
+    assert!(fg.replace(fg.outputs()[0], other, "same type").is_ok());
+    let mut g3 = Graph::new();
+    let a = g3.input("a", TensorType::dense(DType::I64, &[Some(2)]));
+    let b = g3.apply(Arc::new(Sum { tag: "b" }), &[a]).unwrap()[0];
+    let c = g3.constant(vec_i64(&[1, 2, 3]));
+    let c2 = g3.apply(Arc::new(Sum { tag: "c" }), &[c]).unwrap()[0];
+    let both = g3.apply(Arc::new(Sum { tag: "both" }), &[b, b]).unwrap()[0];
+    let mut fg3 = FunctionGraph::new(&g3, &[a], &[both, c2]).unwrap();
+    let (o0, o1) = (fg3.outputs()[0], fg3.outputs()[1]);
+    let err = fg3.replace(o0, o1, "shape change").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidGraph, "int64[2] cannot become int64[3]");
+}
+
+#[test]
+fn make_node_refuses_bad_types() {
+    let mut g = Graph::new();
+    let f = g.input("f", TensorType::vector(DType::F32));
+    let err = g.apply(Arc::new(Sum { tag: "t" }), &[f]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::TypeMismatch);
+    assert!(err.to_string().contains("Sum{t}"), "{err}");
+}
