@@ -339,13 +339,6 @@ impl DenseTensor {
     /// The element type.
     pub fn dtype(&self) -> DType {
         match self {
-            DenseTensor::String(_) => DType::String,
-            _ => dispatch_dtype!(self.dtype_unchecked(), T => T::DTYPE, string => DType::String),
-        }
-    }
-
-    fn dtype_unchecked(&self) -> DType {
-        match self {
             DenseTensor::Bool(_) => DType::Bool,
             DenseTensor::I8(_) => DType::I8,
             DenseTensor::I16(_) => DType::I16,
@@ -418,10 +411,14 @@ impl DenseTensor {
         }
         Ok(dispatch_dtype!(self.dtype(),
             T => {
-                let data = self.as_slice::<T>().unwrap_or(&[]).to_vec();
-                DenseTensor::from_vec(shape, data)?
+                // Shares the buffer: arrays are always in standard layout.
+                let a = T::array(self).unwrap_or_else(|| unreachable_strings()).clone();
+                let n = a.len();
+                T::wrap(a.into_shape_with_order(IxDyn(&shape)).map_err(|_| {
+                    Error::shapes("reshape", format!("cannot reshape {n} elements to {shape:?}"))
+                })?)
             },
-            string => DenseTensor::String(self.as_strings().map(|s| s.reshaped(shape)).transpose()?.unwrap_or_else(|| unreachable_strings()))))
+            string => DenseTensor::String(self.as_strings().unwrap_or_else(|| unreachable_strings()).reshaped(shape)?)))
     }
 
     /// Size of one row along axis 0 (the product of the other dimensions); 1 for a scalar.

@@ -40,3 +40,83 @@ fn partition_validation() {
     let ok = RaggedTensor::from_value_rowids(v, &[0, 0, 2], Some(4)).unwrap();
     assert_eq!(ok.row_splits().unwrap(), &[0, 2, 2, 3, 3]);
 }
+
+#[test]
+fn lod_and_jagged_views_are_the_same_partitions() {
+    // PaddlePaddle: lod [[0, 2, 3], [0, 2, 4, 7]] == recursive sequence lengths [[2, 1], [2, 2, 3]].
+    let flat = DenseTensor::vector((1..=7).collect::<Vec<i32>>());
+    let by_lod = RaggedTensor::from_lod(flat.clone(), &[vec![0, 2, 3], vec![0, 2, 4, 7]]).unwrap();
+    let by_len = RaggedTensor::from_recursive_sequence_lengths(flat, &[vec![2, 1], vec![2, 2, 3]]).unwrap();
+    assert!(by_lod.equals(&by_len));
+    assert_eq!(by_lod.lod(), vec![vec![0, 2, 3], vec![0, 2, 4, 7]]);
+    assert_eq!(by_lod.recursive_sequence_lengths(), vec![vec![2, 1], vec![2, 2, 3]]);
+    assert_eq!(by_lod.to_string(), "<Ragged int32 [[[1, 2], [3, 4]], [[5, 6, 7]]]>");
+    let bad = RaggedTensor::from_lod(DenseTensor::vector(vec![1i32, 2]), &[vec![0, 3]]).unwrap_err();
+    assert_eq!(bad.kind(), ErrorKind::InvalidRowPartition);
+    assert!(bad.to_string().contains("from_lod"), "{bad}");
+
+    // torch jagged: values [sum(len), D] + offsets [B + 1].
+    let values = DenseTensor::from_vec(vec![3, 2], vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0]).unwrap();
+    let nt = RaggedTensor::from_jagged(values, vec![0, 2, 2, 3]).unwrap();
+    assert_eq!(nt.offsets().unwrap(), &[0, 2, 2, 3]);
+    assert_eq!(nt.values().unwrap().flat_values().shape(), &[3, 2]);
+    assert_eq!(nt.shape(), vec![Some(3), None, Some(2)]);
+    assert_eq!(nt.bounding_shape(), vec![3, 2, 2]);
+}
+
+#[test]
+fn accessors_of_a_rank3_ragged_tensor() {
+    let rt = ragged![[[1, 2, 3], [4]], [[5], [], [6]], [[7]], [[8, 9], [10]]].unwrap();
+    assert_eq!(rt.ragged_rank(), 2);
+    assert_eq!(rt.nrows(), 4);
+    assert_eq!(rt.row_lengths(1).unwrap().to_string(), "<Tensor int64 shape=[4] [2, 3, 1, 2]>");
+    assert_eq!(rt.row_lengths(2).unwrap().to_string(), "<Ragged int64 [[3, 1], [1, 0, 1], [1], [2, 1]]>");
+    assert_eq!(rt.bounding_shape(), vec![4, 3, 3]);
+    assert_eq!(rt.value_rowids().unwrap(), &[0, 0, 1, 1, 1, 2, 3, 3]);
+    assert_eq!(rt.row_lengths(3).unwrap_err().kind(), ErrorKind::InvalidArgument);
+}
+
+#[test]
+fn uniform_row_length_and_value_rowids() {
+    let rt = ragged![[10, 11, 12], [13, 14], [15, 16, 17, 18], [19]].unwrap();
+    let u = RaggedTensor::from_uniform_row_length(rt, 2).unwrap();
+    assert_eq!(u.to_string(), "<Ragged int32 [[[10, 11, 12], [13, 14]], [[15, 16, 17, 18], [19]]]>");
+    assert_eq!(u.shape(), vec![Some(2), Some(2), None]);
+    let odd = RaggedTensor::from_uniform_row_length(DenseTensor::vector(vec![1i32, 2, 3]), 2).unwrap_err();
+    assert_eq!(odd.kind(), ErrorKind::InvalidRowPartition);
+}
+
+#[test]
+fn types_check_values() {
+    use ragtime_core::TensorType;
+    let rt = ragged![[1.0, 2.0], [3.0]].unwrap();
+    let ty = TensorType::ragged(DType::F32, 1);
+    assert_eq!(ty.to_string(), "float32[?, *]");
+    assert!(ty.check(&rt, "x").is_ok());
+    assert_eq!(TensorType::ragged(DType::F64, 1).check(&rt, "x").unwrap_err().kind(), ErrorKind::TypeMismatch);
+    assert_eq!(TensorType::ragged(DType::F32, 2).check(&rt, "x").unwrap_err().kind(), ErrorKind::TypeMismatch);
+    let fixed = TensorType::dense(DType::F32, &[Some(3)]);
+    let v: RaggedTensor = DenseTensor::vector(vec![1.0f32, 2.0]).into();
+    assert_eq!(fixed.check(&v, "x").unwrap_err().kind(), ErrorKind::IncompatibleShapes);
+    assert_eq!(TensorType::of(&rt).to_string(), "float32[2, *]");
+}
+
+#[test]
+fn strings_are_bytes_plus_offsets() {
+    let rt = ragged![["héllo", ""], ["世界"]].unwrap();
+    let col = rt.flat_strings().unwrap();
+    assert_eq!(col.offsets().as_ref(), &[0, 6, 6, 12]);
+    assert_eq!(col.get(2), "世界".as_bytes());
+    let taken = rt.flat_values().take_rows(&[2, 0]).unwrap();
+    assert_eq!(taken.as_strings().unwrap().iter().collect::<Vec<_>>(), vec!["世界".as_bytes(), "héllo".as_bytes()]);
+}
+
+#[test]
+fn cast_follows_c_rules() {
+    let v: RaggedTensor = DenseTensor::vector(vec![-1.7f32, 2.5, 300.0]).into();
+    let i = v.cast(DType::I32).unwrap();
+    assert_eq!(i.flat_slice::<i32>().unwrap(), &[-1, 2, 300]);
+    let u8s = i.cast(DType::U8).unwrap();
+    assert_eq!(u8s.flat_slice::<u8>().unwrap(), &[255, 2, 44]);
+    assert_eq!(v.cast(DType::String).unwrap_err().kind(), ErrorKind::TypeMismatch);
+}
