@@ -66,7 +66,8 @@ fn the_case_files_load() {
     for entry in std::fs::read_dir(cases_dir()).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "json") {
-            total += CaseFile::load(&path).unwrap_or_else(|e| panic!("{} does not load: {e}", path.display())).cases.len();
+            total +=
+                CaseFile::load(&path).unwrap_or_else(|e| panic!("{} does not load: {e}", path.display())).cases.len();
         }
     }
     assert_eq!(total, 159, "expected the 159 shared TensorFlow cases");
@@ -82,14 +83,16 @@ fn the_copy_matches_shared_conformance() {
         return;
     }
     let list = |dir: &Path| {
-        let mut names: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
+        let mut names: Vec<_> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         names.sort();
         names
     };
-    assert_eq!(list(&cases_dir()), list(&shared), "tests/conformance must hold exactly the files of ../shared/conformance");
+    assert_eq!(
+        list(&cases_dir()),
+        list(&shared),
+        "tests/conformance must hold exactly the files of ../shared/conformance"
+    );
     for name in list(&shared) {
         let (a, b) = (std::fs::read(cases_dir().join(&name)).unwrap(), std::fs::read(shared.join(&name)).unwrap());
         assert!(a == b, "tests/conformance/{name} differs from ../shared/conformance/{name}: copy it again");

@@ -67,7 +67,8 @@ fn run(file: &str, only: Option<&str>, mode: Mode) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let selected: Vec<_> = cases.iter().filter(|c| only.is_none_or(|n| c.name == n || c.name.ends_with(&format!("/{n}")))).collect();
+    let selected: Vec<_> =
+        cases.iter().filter(|c| only.is_none_or(|n| c.name == n || c.name.ends_with(&format!("/{n}")))).collect();
     if selected.is_empty() {
         eprintln!("error: no case named {:?} in {file}", only.unwrap_or(""));
         return ExitCode::FAILURE;

@@ -236,10 +236,17 @@ impl StringTensor {
 }
 
 /// Appends strings into one byte buffer; the way every string kernel builds its output.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct StringBuilder {
     bytes: Vec<u8>,
     offsets: Vec<i64>,
+}
+
+impl Default for StringBuilder {
+    /// An empty builder (its offsets start with the leading 0, like [`StringBuilder::with_capacity`]).
+    fn default() -> Self {
+        Self::with_capacity(0, 0)
+    }
 }
 
 impl StringBuilder {
@@ -305,9 +312,8 @@ impl DenseTensor {
     /// A tensor of the given shape from row-major data.
     pub fn from_vec<T: Element>(shape: Vec<usize>, data: Vec<T>) -> Result<Self> {
         let n = data.len();
-        let a = ndarray::Array::from_shape_vec(IxDyn(&shape), data).map_err(|_| {
-            Error::shapes("DenseTensor::from_vec", format!("{n} elements for shape {shape:?}"))
-        })?;
+        let a = ndarray::Array::from_shape_vec(IxDyn(&shape), data)
+            .map_err(|_| Error::shapes("DenseTensor::from_vec", format!("{n} elements for shape {shape:?}")))?;
         Ok(T::wrap(a.into_shared()))
     }
 
@@ -401,7 +407,9 @@ impl DenseTensor {
         if !self.dtype().is_integer() {
             return Err(Error::dtype(op, format!("{what} must be an integer tensor, got {}", self.dtype())));
         }
-        Ok(dispatch_dtype!(self.dtype(), T => self.as_slice::<T>().unwrap_or(&[]).iter().map(|v| v.to_i64()).collect(), string => Vec::new()))
+        Ok(
+            dispatch_dtype!(self.dtype(), T => self.as_slice::<T>().unwrap_or(&[]).iter().map(|v| v.to_i64()).collect(), string => Vec::new()),
+        )
     }
 
     /// The same elements with another shape of the same size.
@@ -444,24 +452,24 @@ impl DenseTensor {
         let mut out_shape = shape.to_vec();
         out_shape[0] = rows.len();
         Ok(dispatch_dtype!(self.dtype(),
-            T => {
-                let src = self.as_slice::<T>().unwrap_or(&[]);
-                let mut data = Vec::with_capacity(rows.len() * row);
-                for &r in rows {
-                    data.extend_from_slice(&src[r * row..(r + 1) * row]);
+        T => {
+            let src = self.as_slice::<T>().unwrap_or(&[]);
+            let mut data = Vec::with_capacity(rows.len() * row);
+            for &r in rows {
+                data.extend_from_slice(&src[r * row..(r + 1) * row]);
+            }
+            DenseTensor::from_vec(out_shape, data)?
+        },
+        string => {
+            let s = self.as_strings().unwrap_or_else(|| unreachable_strings());
+            let mut b = StringBuilder::with_capacity(rows.len() * row, 0);
+            for &r in rows {
+                for i in r * row..(r + 1) * row {
+                    b.push(s.get(i));
                 }
-                DenseTensor::from_vec(out_shape, data)?
-            },
-            string => {
-                let s = self.as_strings().unwrap_or_else(|| unreachable_strings());
-                let mut b = StringBuilder::with_capacity(rows.len() * row, 0);
-                for &r in rows {
-                    for i in r * row..(r + 1) * row {
-                        b.push(s.get(i));
-                    }
-                }
-                DenseTensor::String(b.finish(out_shape)?)
-            }))
+            }
+            DenseTensor::String(b.finish(out_shape)?)
+        }))
     }
 
     /// Rows `start..end` along axis 0.
@@ -491,22 +499,22 @@ impl DenseTensor {
         let mut shape = vec![nrows];
         shape.extend_from_slice(&inner);
         Ok(dispatch_dtype!(dtype,
-            T => {
-                let mut data: Vec<T> = Vec::with_capacity(shape.iter().product());
-                for p in parts {
-                    data.extend_from_slice(p.as_slice::<T>().unwrap_or(&[]));
+        T => {
+            let mut data: Vec<T> = Vec::with_capacity(shape.iter().product());
+            for p in parts {
+                data.extend_from_slice(p.as_slice::<T>().unwrap_or(&[]));
+            }
+            DenseTensor::from_vec(shape, data)?
+        },
+        string => {
+            let mut b = StringBuilder::default();
+            for p in parts {
+                for s in p.as_strings().unwrap_or_else(|| unreachable_strings()).iter() {
+                    b.push(s);
                 }
-                DenseTensor::from_vec(shape, data)?
-            },
-            string => {
-                let mut b = StringBuilder::default();
-                for p in parts {
-                    for s in p.as_strings().unwrap_or_else(|| unreachable_strings()).iter() {
-                        b.push(s);
-                    }
-                }
-                DenseTensor::String(b.finish(shape)?)
-            }))
+            }
+            DenseTensor::String(b.finish(shape)?)
+        }))
     }
 
     /// Converts to another dtype with TensorFlow's `cast` rules (strings only to strings).

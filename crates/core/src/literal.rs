@@ -94,10 +94,9 @@ fn scan(lit: &Literal, depth: usize, d: &mut Depths) -> Result<()> {
             items.iter().try_for_each(|i| scan(i, depth + 1, d))
         }
         _ => match d.leaf {
-            Some(l) if l != depth => Err(Error::value(
-                OP,
-                format!("mixed nesting depths: scalars at depth {l} and at depth {depth}"),
-            )),
+            Some(l) if l != depth => {
+                Err(Error::value(OP, format!("mixed nesting depths: scalars at depth {l} and at depth {depth}")))
+            }
             _ => {
                 d.leaf = Some(depth);
                 Ok(())
@@ -146,7 +145,10 @@ impl RaggedTensor {
         let depth = d.leaf.unwrap_or(d.max_list).max(d.max_list);
         if let Some(leaf) = d.leaf {
             if leaf < d.max_list {
-                return Err(Error::value(OP, format!("mixed nesting depths: scalars at depth {leaf} inside lists {} deep", d.max_list)));
+                return Err(Error::value(
+                    OP,
+                    format!("mixed nesting depths: scalars at depth {leaf} inside lists {} deep", d.max_list),
+                ));
             }
         }
         let inner_len = match (ragged_rank, shape_hint) {
@@ -169,11 +171,8 @@ impl RaggedTensor {
                 acc.unwrap_or(DType::F32)
             }
         };
-        let (partitions, items): (Vec<RowPartition>, Vec<&Literal>) = if rr == 0 {
-            (Vec::new(), vec![lit])
-        } else {
-            peel_ragged_levels(list_items(lit), rr)?
-        };
+        let (partitions, items): (Vec<RowPartition>, Vec<&Literal>) =
+            if rr == 0 { (Vec::new(), vec![lit]) } else { peel_ragged_levels(list_items(lit), rr)? };
         let (shape, leaves) = uniform_items(&items, rr == 0, shape_hint)?;
         let flat = leaves_to_dense(&leaves, dtype, shape)?;
         RaggedTensor::new(flat, partitions).map_err(|e| Error::value(OP, e.to_string()))
@@ -230,7 +229,11 @@ fn list_items(l: &Literal) -> &[Literal] {
 /// Checks that every item has one uniform shape and flattens the leaves. With `whole`, the single
 /// item is the whole dense literal; otherwise items are the value rows and the shape gets the
 /// item count in front.
-fn uniform_items<'a>(items: &[&'a Literal], whole: bool, hint: Option<&[usize]>) -> Result<(Vec<usize>, Vec<&'a Literal>)> {
+fn uniform_items<'a>(
+    items: &[&'a Literal],
+    whole: bool,
+    hint: Option<&[usize]>,
+) -> Result<(Vec<usize>, Vec<&'a Literal>)> {
     fn shape_of(l: &Literal) -> Vec<usize> {
         match l {
             Literal::List(items) => {
@@ -248,9 +251,10 @@ fn uniform_items<'a>(items: &[&'a Literal], whole: bool, hint: Option<&[usize]>)
             (Literal::List(items), Some((&n, rest))) if items.len() == n => {
                 items.iter().try_for_each(|i| flatten(i, rest, out))
             }
-            (Literal::List(items), Some((&n, _))) => {
-                Err(Error::value(OP, format!("not a tensor: a uniform dimension has rows of length {n} and {}", items.len())))
-            }
+            (Literal::List(items), Some((&n, _))) => Err(Error::value(
+                OP,
+                format!("not a tensor: a uniform dimension has rows of length {n} and {}", items.len()),
+            )),
             (Literal::List(_), None) => Err(Error::value(OP, "not a tensor: mixed nesting depths")),
             (_, None) => {
                 out.push(l);
@@ -259,17 +263,12 @@ fn uniform_items<'a>(items: &[&'a Literal], whole: bool, hint: Option<&[usize]>)
             (_, Some(_)) => Err(Error::value(OP, "not a tensor: mixed nesting depths")),
         }
     }
-    let mut item_shape = items.first().map(|i| shape_of(i)).unwrap_or_default();
-    if let Some(h) = hint {
-        let hinted: Vec<usize> = if whole { h.to_vec() } else { h.to_vec() };
-        if hinted.len() != item_shape.len() && !(item_shape.is_empty() && items.is_empty()) {
-            // An empty list shows fewer dims than the hint: trust the hint only when there is no data.
-            if item_shape.iter().any(|&d| d != 0) || item_shape.len() > hinted.len() {
-                return Err(Error::value(OP, format!("value has shape {item_shape:?}, declared {hinted:?}")));
-            }
-        }
-        item_shape = hinted;
-    }
+    // A declared shape wins over what the first item shows (an empty list cannot show its inner
+    // dims); `flatten` then checks every item against it.
+    let item_shape = match hint {
+        Some(h) => h.to_vec(),
+        None => items.first().map(|i| shape_of(i)).unwrap_or_default(),
+    };
     let mut leaves = Vec::new();
     for item in items {
         flatten(item, &item_shape, &mut leaves)?;
@@ -295,20 +294,20 @@ fn leaves_to_dense(leaves: &[&Literal], dtype: DType, shape: Vec<usize>) -> Resu
         }
     }
     dispatch_dtype!(dtype,
-        T => {
-            let data = leaves.iter().map(|l| convert::<T>(l)).collect::<Result<Vec<T>>>()?;
-            DenseTensor::from_vec(shape, data)
-        },
-        string => {
-            let mut b = StringBuilder::with_capacity(leaves.len(), 0);
-            for l in leaves {
-                match l {
-                    Literal::Str(s) => b.push(s),
-                    other => return Err(Error::value(OP, format!("{other:?} is not a string"))),
-                }
+    T => {
+        let data = leaves.iter().map(|l| convert::<T>(l)).collect::<Result<Vec<T>>>()?;
+        DenseTensor::from_vec(shape, data)
+    },
+    string => {
+        let mut b = StringBuilder::with_capacity(leaves.len(), 0);
+        for l in leaves {
+            match l {
+                Literal::Str(s) => b.push(s),
+                other => return Err(Error::value(OP, format!("{other:?} is not a string"))),
             }
-            Ok(DenseTensor::String(b.finish(shape)?))
-        })
+        }
+        Ok(DenseTensor::String(b.finish(shape)?))
+    })
 }
 
 fn elem_literal<T: Element>(v: T) -> Literal {
@@ -325,7 +324,7 @@ fn nest(leaves: Vec<Literal>, inner: &[usize]) -> Vec<Literal> {
     let mut items = leaves;
     for &n in inner.iter().rev() {
         let mut it = items.into_iter();
-        let count = if n == 0 { 0 } else { it.len() / n };
+        let count = it.len().checked_div(n).unwrap_or(0);
         items = (0..count).map(|_| Literal::List(it.by_ref().take(n).collect())).collect();
     }
     items
@@ -336,17 +335,17 @@ fn write_elements(f: &mut fmt::Formatter<'_>, rt: &RaggedTensor) -> fmt::Result 
     let n = fv.len();
     let elem = |f: &mut fmt::Formatter<'_>, i: usize| -> fmt::Result {
         dispatch_dtype!(rt.dtype(),
-            T => {
-                let v = fv.as_slice::<T>().map(|s| s[i]).unwrap_or_default();
-                if T::DTYPE.is_float() { write!(f, "{v:?}") } else { write!(f, "{v}") }
-            },
-            string => {
-                let b = fv.as_strings().map(|s| s.get(i)).unwrap_or(&[]);
-                match std::str::from_utf8(b) {
-                    Ok(s) => write!(f, "{s:?}"),
-                    Err(_) => write!(f, "b\"{}\"", b.escape_ascii()),
-                }
-            })
+        T => {
+            let v = fv.as_slice::<T>().map(|s| s[i]).unwrap_or_default();
+            if T::DTYPE.is_float() { write!(f, "{v:?}") } else { write!(f, "{v}") }
+        },
+        string => {
+            let b = fv.as_strings().map(|s| s.get(i)).unwrap_or(&[]);
+            match std::str::from_utf8(b) {
+                Ok(s) => write!(f, "{s:?}"),
+                Err(_) => write!(f, "b\"{}\"", b.escape_ascii()),
+            }
+        })
     };
     // rec(level, range) prints the items of `range` as a list; item i's children are
     // levels[level][i]..levels[level][i + 1], and past the last level items are elements.

@@ -40,15 +40,19 @@ impl RowPartition {
         const OP: &str = "from_row_splits";
         match splits.first() {
             None => return Err(Error::partition(OP, "row splits must have at least one element")),
-            Some(&s) if s != 0 => {
-                return Err(Error::partition(OP, format!("row splits must start with 0, got {s}")))
-            }
+            Some(&s) if s != 0 => return Err(Error::partition(OP, format!("row splits must start with 0, got {s}"))),
             _ => {}
         }
         if let Some(i) = splits.windows(2).position(|w| w[1] < w[0]) {
             return Err(Error::partition(
                 OP,
-                format!("row splits must not decrease: splits[{}] = {} > splits[{}] = {} (row {i})", i, splits[i], i + 1, splits[i + 1]),
+                format!(
+                    "row splits must not decrease: splits[{}] = {} > splits[{}] = {} (row {i})",
+                    i,
+                    splits[i],
+                    i + 1,
+                    splits[i + 1]
+                ),
             ));
         }
         Ok(Self::build(splits, None))
@@ -82,7 +86,12 @@ impl RowPartition {
         if let Some(i) = rowids.windows(2).position(|w| w[1] < w[0]) {
             return Err(Error::partition(
                 OP,
-                format!("row ids must be sorted: value {} has row id {} after row id {}", i + 1, rowids[i + 1], rowids[i]),
+                format!(
+                    "row ids must be sorted: value {} has row id {} after row id {}",
+                    i + 1,
+                    rowids[i + 1],
+                    rowids[i]
+                ),
             ));
         }
         let needed = rowids.last().map_or(0, |&r| r as usize + 1);

@@ -125,8 +125,7 @@ impl RaggedTensor {
 
     /// PaddlePaddle LoD view: `lod` holds offsets per level, outermost first (= nested row splits).
     pub fn from_lod(flat_values: DenseTensor, lod: &[Vec<i64>]) -> Result<Self> {
-        Self::from_nested_row_splits(flat_values, lod)
-            .map_err(|e| retag(e, "from_lod"))
+        Self::from_nested_row_splits(flat_values, lod).map_err(|e| retag(e, "from_lod"))
     }
 
     /// PaddlePaddle's length-based LoD ("recursive sequence lengths"): lengths per level, outermost first.
@@ -314,15 +313,15 @@ impl RaggedTensor {
             && self.same_structure(other)
             && self.flat_values.shape() == other.flat_values.shape()
             && dispatch_dtype!(self.dtype(),
-                T => {
-                    let (a, b) = (self.flat_slice::<T>().unwrap_or(&[]), other.flat_slice::<T>().unwrap_or(&[]));
-                    #[allow(clippy::eq_op)]
-                    a.iter().zip(b).all(|(x, y)| x == y || (x != x && y != y))
-                },
-                string => match (self.flat_strings(), other.flat_strings()) {
-                    (Some(a), Some(b)) => a.iter().eq(b.iter()),
-                    _ => false,
-                })
+            T => {
+                let (a, b) = (self.flat_slice::<T>().unwrap_or(&[]), other.flat_slice::<T>().unwrap_or(&[]));
+                #[allow(clippy::eq_op)]
+                a.iter().zip(b).all(|(x, y)| x == y || (x != x && y != y))
+            },
+            string => match (self.flat_strings(), other.flat_strings()) {
+                (Some(a), Some(b)) => a.iter().eq(b.iter()),
+                _ => false,
+            })
     }
 }
 

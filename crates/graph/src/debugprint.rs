@@ -130,8 +130,11 @@ pub fn debugprint(graph: &Graph, outputs: &[VarId], opts: PrintOptions) -> Strin
 /// Prints a function graph; with `opts.positions`, each node shows its position in the
 /// evaluation order.
 pub fn debugprint_function(fg: &FunctionGraph, opts: PrintOptions) -> String {
-    let positions =
-        if opts.positions { fg.toposort().unwrap_or_default().into_iter().enumerate().map(|(i, n)| (n, i)).collect() } else { HashMap::new() };
+    let positions = if opts.positions {
+        fg.toposort().unwrap_or_default().into_iter().enumerate().map(|(i, n)| (n, i)).collect()
+    } else {
+        HashMap::new()
+    };
     print(fg.graph(), fg.outputs(), positions, opts)
 }
 

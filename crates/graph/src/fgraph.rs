@@ -177,9 +177,9 @@ impl FunctionGraph {
                 }
             }
         }
-        petgraph::algo::toposort(&pg, None)
-            .map(|order| order.into_iter().map(|n| pg[n]).collect())
-            .map_err(|cycle| Error::graph(format!("the graph has a cycle through {}", self.node_label(pg[cycle.node_id()]))))
+        petgraph::algo::toposort(&pg, None).map(|order| order.into_iter().map(|n| pg[n]).collect()).map_err(|cycle| {
+            Error::graph(format!("the graph has a cycle through {}", self.node_label(pg[cycle.node_id()])))
+        })
     }
 
     fn node_label(&self, id: ApplyId) -> String {
@@ -276,7 +276,8 @@ impl FunctionGraph {
                     None => problems.push(format!("{label}: input {k} is not in the graph")),
                     Some(var) => {
                         if var.owner.is_none() && !var.is_constant() && !self.inputs.contains(&v) {
-                            problems.push(format!("{label}: input {k} is a free variable that is not a function input"));
+                            problems
+                                .push(format!("{label}: input {k} is a free variable that is not a function input"));
                         }
                         types.push(var.ty.clone());
                     }
@@ -291,9 +292,11 @@ impl FunctionGraph {
             if types.len() == apply.inputs.len() {
                 match apply.op.infer(&types) {
                     Ok(inferred) => {
-                        let actual: Vec<_> = apply.outputs.iter().filter_map(|&o| g.var(o).map(|v| v.ty.clone())).collect();
+                        let actual: Vec<_> =
+                            apply.outputs.iter().filter_map(|&o| g.var(o).map(|v| v.ty.clone())).collect();
                         if inferred != actual {
-                            problems.push(format!("{label}: output types {actual:?} differ from inferred {inferred:?}"));
+                            problems
+                                .push(format!("{label}: output types {actual:?} differ from inferred {inferred:?}"));
                         }
                     }
                     Err(e) => problems.push(format!("{label}: its input types are refused: {e}")),

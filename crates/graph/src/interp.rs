@@ -43,7 +43,10 @@ impl Interpreter {
     /// Errors are wrapped with the node that raised them.
     pub fn run(&self, fg: &FunctionGraph, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         if inputs.len() != fg.inputs().len() {
-            return Err(Error::argument("call", format!("expected {} inputs, got {}", fg.inputs().len(), inputs.len())));
+            return Err(Error::argument(
+                "call",
+                format!("expected {} inputs, got {}", fg.inputs().len(), inputs.len()),
+            ));
         }
         let g = fg.graph();
         let mut values: SecondaryMap<crate::VarId, RaggedTensor> = SecondaryMap::new();
@@ -76,7 +79,10 @@ impl Interpreter {
                 if cfg!(debug_assertions) {
                     if let Some(v) = g.var(var) {
                         v.ty.check(&value, "output").map_err(|e| {
-                            Error::graph(format!("{} computed a value that breaks its inferred type: {e}", apply.op.name()))
+                            Error::graph(format!(
+                                "{} computed a value that breaks its inferred type: {e}",
+                                apply.op.name()
+                            ))
                         })?;
                     }
                 }

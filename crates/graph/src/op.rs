@@ -164,10 +164,9 @@ impl Attrs {
     /// Fails on attributes the op does not know (a typo must not be silently ignored).
     pub fn only(&self, known: &[&str]) -> Result<()> {
         match self.map.keys().find(|k| !known.contains(&k.as_str())) {
-            Some(k) => Err(Error::argument(
-                self.op.clone(),
-                format!("unknown attribute `{k}` (known: {})", known.join(", ")),
-            )),
+            Some(k) => {
+                Err(Error::argument(self.op.clone(), format!("unknown attribute `{k}` (known: {})", known.join(", "))))
+            }
             None => Ok(()),
         }
     }

@@ -1,1 +1,693 @@
-//! (being written)
+//! TensorFlow's ragged broadcasting (`tf.ragged` elementwise ops), in one place: the result type of
+//! broadcast operands ([`broadcast_types`]) and their values aligned element by element
+//! ([`broadcast_values`]).
+//!
+//! The rules are those of TensorFlow's `DynamicRaggedShape` broadcasting:
+//!
+//! 1. Shapes are aligned from the right; a lower-rank operand gets leading dimensions of size 1.
+//! 2. The outer dimension and every uniform dimension broadcast as in NumPy: sizes must be equal,
+//!    or one of them is 1 and is repeated.
+//! 3. A uniform dimension of size 1 broadcasts against a ragged dimension (it is repeated across
+//!    each row). A uniform dimension of another size `n` only matches a ragged dimension whose
+//!    rows all have `n` values.
+//! 4. Two ragged dimensions must have the same row lengths (after the outer dimensions were
+//!    broadcast); a ragged row of length 1 is *not* repeated.
+//! 5. The result has as many ragged dimensions as the most ragged operand once it is padded to
+//!    the result's rank (a dense operand adds none); the dimensions after those are uniform
+//!    and live in the result's flat values.
+//!
+//! A row partition built with a uniform row length (`RowPartition::from_uniform_row_length`,
+//! e.g. the size-1 dimension that `keepdims` leaves) counts as a uniform dimension, as in
+//! TensorFlow, so `x - reduce_max(x, axis, keepdims=true)` broadcasts.
+//!
+//! Architecture invariant: when every operand has the same structure (same partitions, same flat
+//! shape) nothing is copied and the result reuses operand 0's partitions (O(1) when the
+//! partitions share their `Arc`). Otherwise each output partition is an input's partition
+//! (same `Arc`) whenever its rows are that input's rows.
+
+use ragtime_core::{dispatch_dtype, DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, TensorType};
+
+/// Operands broadcast to one common shape.
+#[derive(Debug, Clone)]
+pub struct Broadcast {
+    /// The result's row partitions (outermost first), reused (same Arc) from an input whenever possible.
+    pub partitions: Vec<RowPartition>,
+    /// Shape of the result's flat values ([nvals, inner...], or the full shape when the result is dense).
+    pub flat_shape: Vec<usize>,
+    /// Each input's flat values, broadcast to `flat_shape` and aligned element by element.
+    pub operands: Vec<DenseTensor>,
+}
+
+impl Broadcast {
+    /// Wraps the computed flat values (shape `flat_shape`) into the result tensor.
+    pub fn finish(&self, flat: DenseTensor) -> Result<RaggedTensor> {
+        if flat.shape() != self.flat_shape.as_slice() {
+            return Err(Error::shapes(
+                "broadcast",
+                format!("computed flat values of shape {:?}, expected {:?}", flat.shape(), self.flat_shape),
+            ));
+        }
+        RaggedTensor::new(flat, self.partitions.clone())
+    }
+
+    /// The outermost row (index along dimension 0) that holds flat element `element` of the
+    /// result, for error messages; `None` for a scalar result or an index past the end.
+    pub fn outer_row(&self, element: usize) -> Option<usize> {
+        let inner: usize = self.flat_shape.get(1..)?.iter().product();
+        let mut row = element.checked_div(inner)?;
+        if row >= *self.flat_shape.first()? {
+            return None;
+        }
+        for p in self.partitions.iter().rev() {
+            row = *p.value_rowids().get(row)? as usize;
+        }
+        Some(row)
+    }
+}
+
+/// The number of ragged dimensions of the broadcast result of operands with these
+/// `(rank, ragged_rank)`: each ragged operand counts its ragged dims plus the leading dims it is
+/// padded with; dense operands count none (TensorFlow's `_get_broadcast_num_row_partitions`).
+fn broadcast_ragged_rank(shapes: impl Iterator<Item = (usize, usize)> + Clone) -> usize {
+    let rank = shapes.clone().map(|(r, _)| r).max().unwrap_or(0);
+    shapes.filter(|&(_, rr)| rr > 0).map(|(r, rr)| rr + (rank - r)).max().unwrap_or(0)
+}
+
+/// Broadcasts runtime values (any mix of dense and ragged, any dtypes: dtype is not checked here).
+pub fn broadcast_values(op: &str, inputs: &[RaggedTensor]) -> Result<Broadcast> {
+    let first = inputs.first().ok_or_else(|| Error::argument(op, "nothing to broadcast"))?;
+    let same_shape =
+        |x: &RaggedTensor| x.same_structure(first) && x.flat_values().shape() == first.flat_values().shape();
+    let rank = inputs.iter().map(RaggedTensor::rank).max().unwrap_or(0);
+    if rank == 0 || inputs[1..].iter().all(same_shape) {
+        // Nothing to align: the operands are the inputs' own flat values.
+        return Ok(Broadcast {
+            partitions: first.partitions().to_vec(),
+            flat_shape: first.flat_values().shape().to_vec(),
+            operands: inputs.iter().map(|x| x.flat_values().clone()).collect(),
+        });
+    }
+    let ragged_rank = broadcast_ragged_rank(inputs.iter().map(|x| (x.rank(), x.ragged_rank())));
+    let mut sources: Vec<Source<'_>> =
+        inputs.iter().map(|x| Source { x, pad: rank - x.rank(), gather: Gather::Same }).collect();
+
+    // Dimension 0: NumPy rules on the number of rows.
+    let mut count = 1usize;
+    let mut count_owner = 0usize;
+    for (i, s) in sources.iter().enumerate() {
+        let n = s.outer_size();
+        if n != 1 {
+            if count == 1 {
+                count = n;
+                count_owner = i;
+            } else if n != count {
+                return Err(Error::shapes(
+                    op,
+                    format!("dimension 0: input {i} has {n} rows but input {count_owner} has {count}"),
+                ));
+            }
+        }
+    }
+    for s in &mut sources {
+        if s.outer_size() != count {
+            s.gather = Gather::Zero;
+        }
+    }
+    let outer_count = count;
+
+    let mut partitions = Vec::with_capacity(ragged_rank);
+    let mut inner_dims = Vec::new();
+    for dim in 1..rank {
+        let layers: Vec<Layer<'_>> = sources.iter().map(|s| s.layer(dim)).collect();
+        let target = target_layer(op, dim, &sources, &layers, count)?;
+        if dim <= ragged_rank {
+            partitions.push(match &target {
+                Target::Ragged(p) => p.clone(),
+                Target::Uniform(len) => reusable_uniform(&sources, &layers, *len, count)
+                    .map_or_else(|| RowPartition::from_uniform_row_length(*len, count), Ok)?,
+            });
+        } else {
+            match target {
+                Target::Uniform(len) => inner_dims.push(len),
+                // Rule 5 makes this impossible: every ragged layer lies within `ragged_rank`.
+                Target::Ragged(_) => {
+                    return Err(Error::shapes(op, format!("dimension {dim} is ragged past the result's ragged rank")))
+                }
+            }
+        }
+        for (s, layer) in sources.iter_mut().zip(&layers) {
+            s.gather = next_gather(&s.gather, layer, &target, count);
+        }
+        count = match &target {
+            Target::Ragged(p) => p.nvals(),
+            Target::Uniform(len) => count
+                .checked_mul(*len)
+                .ok_or_else(|| Error::shapes(op, format!("the broadcast shape is too large at dimension {dim}")))?,
+        };
+    }
+
+    let flat_shape = if ragged_rank == 0 {
+        std::iter::once(outer_count).chain(inner_dims).collect::<Vec<_>>()
+    } else {
+        // After the last partition, `count` tracked the uniform inner dims too; recompute the
+        // number of values from the last partition.
+        let nvals = partitions.last().map_or(outer_count, RowPartition::nvals);
+        std::iter::once(nvals).chain(inner_dims).collect::<Vec<_>>()
+    };
+    let operands = sources.iter().map(|s| s.operand(&flat_shape)).collect::<Result<Vec<_>>>()?;
+    Ok(Broadcast { partitions, flat_shape, operands })
+}
+
+/// One operand, seen as padded to the result's rank.
+struct Source<'a> {
+    x: &'a RaggedTensor,
+    /// Number of leading size-1 dimensions added.
+    pad: usize,
+    /// Which element of this operand each result element (at the current dimension) reads.
+    gather: Gather,
+}
+
+/// Maps the elements of the result at one dimension to the operand's elements at that dimension.
+#[derive(Debug, Clone)]
+enum Gather {
+    /// Element `t` reads element `t`: nothing was broadcast so far.
+    Same,
+    /// Every element reads element 0 (an operand of size-1 dims only, e.g. a scalar).
+    Zero,
+    /// Element `t` reads element `index[t]`.
+    Index(Vec<usize>),
+}
+
+impl Gather {
+    fn source_row(&self, t: usize) -> usize {
+        match self {
+            Gather::Same => t,
+            Gather::Zero => 0,
+            Gather::Index(ix) => ix[t],
+        }
+    }
+}
+
+/// How an operand splits the elements of one dimension into the next.
+enum Layer<'a> {
+    /// Every row has `len` values; `partition` is the operand's partition if it has one.
+    Uniform { len: usize, partition: Option<&'a RowPartition> },
+    /// Rows of their own lengths.
+    Ragged(&'a RowPartition),
+}
+
+/// The result's split of one dimension into the next.
+enum Target {
+    Uniform(usize),
+    Ragged(RowPartition),
+}
+
+impl Target {
+    fn row_len(&self, t: usize) -> usize {
+        match self {
+            Target::Uniform(len) => *len,
+            Target::Ragged(p) => split_len(p.row_splits(), t),
+        }
+    }
+}
+
+fn split_len(splits: &[i64], row: usize) -> usize {
+    (splits[row + 1] - splits[row]) as usize
+}
+
+impl<'a> Source<'a> {
+    /// Size of dimension 0 of the padded operand.
+    fn outer_size(&self) -> usize {
+        if self.pad > 0 {
+            1
+        } else {
+            self.x.nrows()
+        }
+    }
+
+    /// The split of dimension `dim - 1` into dimension `dim` (`1 <= dim < rank`).
+    fn layer(&self, dim: usize) -> Layer<'a> {
+        let x = self.x;
+        if dim < self.pad {
+            return Layer::Uniform { len: 1, partition: None };
+        }
+        if dim == self.pad {
+            return Layer::Uniform { len: x.nrows(), partition: None };
+        }
+        let own = dim - self.pad;
+        let rr = x.ragged_rank();
+        if own <= rr {
+            let p = &x.partitions()[own - 1];
+            return match p.uniform_row_length() {
+                Some(len) => Layer::Uniform { len, partition: Some(p) },
+                None => Layer::Ragged(p),
+            };
+        }
+        Layer::Uniform { len: x.flat_values().shape()[own - rr], partition: None }
+    }
+
+    /// The operand's flat values broadcast to `flat_shape`.
+    fn operand(&self, flat_shape: &[usize]) -> Result<DenseTensor> {
+        let flat = self.x.flat_values();
+        match &self.gather {
+            Gather::Same if flat.shape() == flat_shape => Ok(flat.clone()),
+            Gather::Same => flat.reshape(flat_shape.to_vec()),
+            Gather::Zero => fill_with_first(flat, flat_shape),
+            Gather::Index(ix) => {
+                let taken = flat.take_rows_flat(ix)?;
+                if flat_shape.len() == 1 {
+                    Ok(taken)
+                } else {
+                    taken.reshape(flat_shape.to_vec())
+                }
+            }
+        }
+    }
+}
+
+/// A tensor of `shape` filled with the first element of `value` (which has at least one).
+fn fill_with_first(value: &DenseTensor, shape: &[usize]) -> Result<DenseTensor> {
+    let n: usize = shape.iter().product();
+    dispatch_dtype!(value.dtype(),
+        T => {
+            let v = value.as_slice::<T>().and_then(|s| s.first().copied()).unwrap_or_default();
+            DenseTensor::from_vec(shape.to_vec(), vec![v; n])
+        },
+        string => DenseTensor::full(shape.to_vec(), &value.take_rows_flat(&[0])?))
+}
+
+/// The result's split of dimension `dim - 1` (which has `count` elements) into `dim`, checking
+/// that every operand's split agrees with it.
+fn target_layer(op: &str, dim: usize, sources: &[Source<'_>], layers: &[Layer<'_>], count: usize) -> Result<Target> {
+    // The reference is a ragged operand, preferably one not broadcast so far (its partition is
+    // then the result's, shared).
+    let reference = layers
+        .iter()
+        .enumerate()
+        .filter_map(|(i, layer)| match layer {
+            Layer::Ragged(p) => Some((i, *p)),
+            Layer::Uniform { .. } => None,
+        })
+        .min_by_key(|&(i, _)| !matches!(sources[i].gather, Gather::Same));
+    let Some((r, p)) = reference else {
+        // All uniform: NumPy rules.
+        let mut len = 1usize;
+        let mut owner = 0usize;
+        for (i, layer) in layers.iter().enumerate() {
+            if let Layer::Uniform { len: l, .. } = *layer {
+                if l != 1 {
+                    if len == 1 {
+                        len = l;
+                        owner = i;
+                    } else if l != len {
+                        return Err(Error::shapes(
+                            op,
+                            format!("dimension {dim}: input {i} has size {l} but input {owner} has size {len}"),
+                        ));
+                    }
+                }
+            }
+        }
+        return Ok(Target::Uniform(len));
+    };
+    let target = match sources[r].gather {
+        Gather::Same => p.clone(),
+        ref g => {
+            let splits = p.row_splits();
+            let mut out = Vec::with_capacity(count + 1);
+            out.push(0i64);
+            let mut total = 0i64;
+            for t in 0..count {
+                let row = g.source_row(t);
+                total += splits[row + 1] - splits[row];
+                out.push(total);
+            }
+            RowPartition::from_row_splits(out)?
+        }
+    };
+    let target_splits = target.row_splits();
+    for (i, layer) in layers.iter().enumerate() {
+        if i == r {
+            continue;
+        }
+        let mismatch = match *layer {
+            Layer::Uniform { len: 1, .. } => None,
+            Layer::Uniform { len, .. } => (0..count).find(|&t| split_len(target_splits, t) != len).map(|t| (t, len)),
+            Layer::Ragged(q) => match sources[i].gather {
+                Gather::Same if q.same(&target) => None,
+                ref g => {
+                    let qs = q.row_splits();
+                    (0..count)
+                        .map(|t| (t, split_len(qs, g.source_row(t))))
+                        .find(|&(t, len)| split_len(target_splits, t) != len)
+                }
+            },
+        };
+        if let Some((t, len)) = mismatch {
+            return Err(Error::shapes(
+                op,
+                format!(
+                    "dimension {dim}: row {t} has {len} values in input {i} but {} in input {r}",
+                    split_len(target_splits, t)
+                ),
+            ));
+        }
+    }
+    Ok(Target::Ragged(target))
+}
+
+/// An input's uniform partition that is exactly the result's split at this dimension.
+fn reusable_uniform(sources: &[Source<'_>], layers: &[Layer<'_>], len: usize, count: usize) -> Option<RowPartition> {
+    sources.iter().zip(layers).find_map(|(s, layer)| match (&s.gather, layer) {
+        (Gather::Same, Layer::Uniform { len: l, partition: Some(p) }) if *l == len && p.nrows() == count => {
+            Some((*p).clone())
+        }
+        _ => None,
+    })
+}
+
+/// The operand's gather one dimension down, once the result's split `target` is known.
+fn next_gather(gather: &Gather, layer: &Layer<'_>, target: &Target, count: usize) -> Gather {
+    // Where row `r` of the operand starts, and whether its single value is repeated.
+    let (start, broadcast): (Box<dyn Fn(usize) -> usize + '_>, bool) = match *layer {
+        Layer::Uniform { len: 1, .. } => {
+            if matches!(target, Target::Uniform(1)) {
+                return gather.clone();
+            }
+            (Box::new(|r| r), true)
+        }
+        Layer::Uniform { len, .. } => {
+            if matches!(gather, Gather::Same) {
+                return Gather::Same;
+            }
+            (Box::new(move |r| r * len), false)
+        }
+        Layer::Ragged(p) => {
+            if matches!(gather, Gather::Same) {
+                return Gather::Same;
+            }
+            let splits = p.row_splits();
+            (Box::new(move |r| splits[r] as usize), false)
+        }
+    };
+    if matches!(gather, Gather::Zero) && broadcast {
+        return Gather::Zero;
+    }
+    if let (Gather::Same, Target::Ragged(p)) = (gather, target) {
+        // Broadcasting a size-1 dim across the result's own rows: each value reads its row.
+        return Gather::Index(p.value_rowids().iter().map(|&r| r as usize).collect());
+    }
+    let mut index = Vec::new();
+    for t in 0..count {
+        let s = start(gather.source_row(t));
+        let n = target.row_len(t);
+        if broadcast {
+            index.extend(std::iter::repeat_n(s, n));
+        } else {
+            index.extend(s..s + n);
+        }
+    }
+    Gather::Index(index)
+}
+
+/// The broadcast result type's dims and ragged rank (dtype taken from input 0; callers set it).
+/// Known dims that cannot broadcast are `incompatible_shapes` at build time.
+pub fn broadcast_types(op: &str, inputs: &[TensorType]) -> Result<TensorType> {
+    let first = inputs.first().ok_or_else(|| Error::argument(op, "nothing to broadcast"))?;
+    let rank = inputs.iter().map(TensorType::rank).max().unwrap_or(0);
+    let ragged_rank = broadcast_ragged_rank(inputs.iter().map(|t| (t.rank(), t.ragged_rank)));
+    let mut dims = Vec::with_capacity(rank);
+    for d in 0..rank {
+        // Combined uniform size: Known(1) means "no constraint yet".
+        let mut acc = Dim::Known(1);
+        let mut owner = 0usize;
+        for (i, t) in inputs.iter().enumerate() {
+            let pad = rank - t.rank();
+            let dim = if d < pad { Dim::Known(1) } else { t.dims[d - pad] };
+            match (acc, dim) {
+                (_, Dim::Known(1)) | (_, Dim::Ragged) => {}
+                (Dim::Known(1), _) | (Dim::Unknown, Dim::Known(_)) => {
+                    acc = dim;
+                    owner = i;
+                }
+                (_, Dim::Unknown) => {}
+                (Dim::Known(a), Dim::Known(b)) if a == b => {}
+                (Dim::Known(a), Dim::Known(b)) => {
+                    return Err(Error::shapes(
+                        op,
+                        format!(
+                            "dimension {d}: input {i} has size {b} but input {owner} has size {a} ({} vs {})",
+                            t, inputs[owner]
+                        ),
+                    ))
+                }
+                (Dim::Ragged, _) => {}
+            }
+        }
+        dims.push(if d >= 1 && d <= ragged_rank { Dim::Ragged } else { acc });
+    }
+    TensorType::new(first.dtype, ragged_rank, dims)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ragtime_core::{ragged, DType, ErrorKind, Literal};
+
+    /// The same nested list as a dense tensor.
+    fn dense(r: Result<RaggedTensor>) -> RaggedTensor {
+        RaggedTensor::from_literal_typed(&r.unwrap().to_literal(), None, Some(0), None).unwrap()
+    }
+
+    /// The same nested list with `ragged_rank` ragged dims and uniform inner dims `inner`.
+    fn with_inner(r: Result<RaggedTensor>, ragged_rank: usize, inner: &[usize]) -> RaggedTensor {
+        RaggedTensor::from_literal_typed(&r.unwrap().to_literal(), None, Some(ragged_rank), Some(inner)).unwrap()
+    }
+
+    /// Broadcasts and returns each operand rebuilt as a tensor of the result's structure.
+    fn operands(inputs: &[RaggedTensor]) -> Vec<RaggedTensor> {
+        let b = broadcast_values("add", inputs).unwrap();
+        b.operands.iter().map(|o| b.finish(o.clone()).unwrap()).collect()
+    }
+
+    fn lit(r: Result<RaggedTensor>) -> Literal {
+        r.unwrap().to_literal()
+    }
+
+    #[test]
+    fn same_structure_shares_partitions_and_values() {
+        let x = ragged![[1, 2], [3]].unwrap();
+        let y = x.with_flat_values(DenseTensor::vector(vec![10, 20, 30])).unwrap();
+        let b = broadcast_values("add", &[x.clone(), y]).unwrap();
+        assert!(b.partitions[0].ptr_eq(&x.partitions()[0]), "partition must be shared, not copied");
+        assert_eq!(b.flat_shape, vec![3]);
+        assert_eq!(b.operands[0].as_slice::<i32>(), Some(&[1, 2, 3][..]));
+    }
+
+    #[test]
+    fn ragged_plus_scalar() {
+        let x = ragged![[1, 2], [3]].unwrap();
+        let s = RaggedTensor::dense(DenseTensor::scalar(3i32));
+        let b = broadcast_values("add", &[x.clone(), s]).unwrap();
+        assert!(b.partitions[0].ptr_eq(&x.partitions()[0]));
+        assert_eq!(b.operands[1].as_slice::<i32>(), Some(&[3, 3, 3][..]));
+    }
+
+    #[test]
+    fn dense_column_broadcasts_per_row() {
+        // TF guide: [[10, 87, 12], [19, 53], [12, 32]] + [[1000], [2000], [3000]].
+        let x = ragged![[10, 87, 12], [19, 53], [12, 32]].unwrap();
+        let c = dense(ragged![[1000], [2000], [3000]]);
+        let ops = operands(&[x.clone(), c]);
+        assert_eq!(ops[1].to_literal(), lit(ragged![[1000, 1000, 1000], [2000, 2000], [3000, 3000]]));
+        assert!(ops[1].partitions()[0].ptr_eq(&x.partitions()[0]));
+    }
+
+    #[test]
+    fn one_by_one_against_inner_dims() {
+        // TF guide: 2 x (r1) x 2 + [[10]].
+        let x = with_inner(ragged![[[1, 2], [3, 4], [5, 6]], [[7, 8]]], 1, &[2]);
+        let c = dense(ragged![[10]]);
+        let b = broadcast_values("add", &[x, c]).unwrap();
+        assert_eq!(b.flat_shape, vec![4, 2]);
+        assert_eq!(b.partitions.len(), 1);
+        assert_eq!(b.operands[1].as_slice::<i32>(), Some(&[10; 8][..]));
+    }
+
+    #[test]
+    fn inner_size_one_against_lower_rank_vector() {
+        // TF guide: 2 x (r1) x (r2) x 1 + [10, 20, 30] -> 2 x (r1) x (r2) x 3.
+        let x = with_inner(ragged![[[[1], [2]], [], [[3]], [[4]]], [[[5], [6]], [[7]]]], 2, &[1]);
+        let v = RaggedTensor::dense(DenseTensor::vector(vec![10i32, 20, 30]));
+        let b = broadcast_values("add", &[x.clone(), v]).unwrap();
+        assert_eq!(b.flat_shape, vec![7, 3]);
+        assert!(b.partitions[0].ptr_eq(&x.partitions()[0]) && b.partitions[1].ptr_eq(&x.partitions()[1]));
+        let expanded: Vec<i32> = (1..=7).flat_map(|v| [v; 3]).collect();
+        assert_eq!(b.operands[0].as_slice::<i32>(), Some(&expanded[..]));
+        assert_eq!(&b.operands[1].as_slice::<i32>().unwrap()[..6], &[10, 20, 30, 10, 20, 30]);
+    }
+
+    #[test]
+    fn mismatched_ragged_rows_are_incompatible() {
+        let x = ragged![[1, 2, 3], [4], [5, 6]].unwrap();
+        let y = ragged![[10, 20], [30, 40], [50]].unwrap();
+        let e = broadcast_values("add", &[x, y]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::IncompatibleShapes);
+        assert!(e.to_string().contains("add") && e.to_string().contains("row 0"), "{e}");
+    }
+
+    #[test]
+    fn ragged_row_of_one_is_not_repeated() {
+        let x = ragged![[1], [2, 3]].unwrap();
+        let y = ragged![[10, 20], [30, 40]].unwrap();
+        assert_eq!(broadcast_values("add", &[x, y]).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
+    }
+
+    #[test]
+    fn trailing_dense_dim_against_ragged_rows() {
+        let x = ragged![[1, 2], [3, 4, 5, 6], [7]].unwrap();
+        let y = dense(ragged![[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]]);
+        assert_eq!(broadcast_values("add", &[x, y.clone()]).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
+        // Rows that all have 4 values do match a uniform dimension of 4.
+        let x4 = ragged![[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]].unwrap();
+        let b = broadcast_values("add", &[x4.clone(), y]).unwrap();
+        assert!(b.partitions[0].ptr_eq(&x4.partitions()[0]));
+        assert_eq!(b.flat_shape, vec![12]);
+        assert_eq!(b.operands[1].as_slice::<i32>(), Some(&(1..=12).collect::<Vec<i32>>()[..]));
+    }
+
+    #[test]
+    fn trailing_ragged_dims_differ() {
+        let x = ragged![[[1, 2], [3, 4], [5, 6]], [[7, 8], [9, 10]]].unwrap();
+        let y = ragged![[[1, 2, 0], [3, 4, 0], [5, 6, 0]], [[7, 8, 0], [9, 10, 0]]].unwrap();
+        let e = broadcast_values("add", &[x, y]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::IncompatibleShapes);
+        assert!(e.to_string().contains("dimension 2"), "{e}");
+    }
+
+    #[test]
+    fn outer_rows_must_match() {
+        let x = ragged![[1], [2, 3]].unwrap();
+        let y = ragged![[1], [2, 3], []].unwrap();
+        assert_eq!(broadcast_values("add", &[x, y]).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
+    }
+
+    #[test]
+    fn single_row_broadcasts_across_rows() {
+        let x = ragged![[1, 2], [3, 4], [5, 6]].unwrap();
+        let y = dense(ragged![[1, 2]]);
+        let ops = operands(&[x, y]);
+        assert_eq!(ops[1].to_literal(), lit(ragged![[1, 2], [1, 2], [1, 2]]));
+    }
+
+    #[test]
+    fn ragged_against_higher_rank_dense_gains_a_ragged_dim() {
+        // x: [2, (r)], c: [3, 1, 1] -> [3, 2, (r)] with ragged rank 2 (TF's row-partition count).
+        let x = ragged![[1, 2], [3]].unwrap();
+        let c = dense(ragged![[[0]], [[10]], [[20]]]);
+        let ops = operands(&[x, c]);
+        assert_eq!(ops[0].ragged_rank(), 2);
+        assert_eq!(ops[0].to_literal(), lit(ragged![[[1, 2], [3]], [[1, 2], [3]], [[1, 2], [3]]]));
+        assert_eq!(ops[1].to_literal(), lit(ragged![[[0, 0], [0]], [[10, 10], [10]], [[20, 20], [20]]]));
+    }
+
+    #[test]
+    fn uniform_size_one_partition_broadcasts_like_keepdims() {
+        // x: 2 x (r) x (r); m: 2 x (uniform 1) x (r), as `reduce_max(x, axis=1, keepdims=true)` gives.
+        let x = ragged![[[1, 2], [3, 4]], [[5], [6], [7]]].unwrap();
+        let inner = RaggedTensor::from_row_lengths(DenseTensor::vector(vec![9i32, 9, 8]), &[2, 1]).unwrap();
+        let p = RowPartition::from_uniform_row_length(1, 2).unwrap();
+        let m = RaggedTensor::new(inner.flat_values().clone(), vec![p, inner.partitions()[0].clone()]).unwrap();
+        let ops = operands(&[x.clone(), m]);
+        assert_eq!(ops[1].to_literal(), lit(ragged![[[9, 9], [9, 9]], [[8], [8], [8]]]));
+        assert!(ops[0].partitions()[1].ptr_eq(&x.partitions()[1]));
+    }
+
+    #[test]
+    fn ternary_broadcast() {
+        let c = ragged![[true, false], [true]].unwrap();
+        let x = RaggedTensor::dense(DenseTensor::scalar(1i32));
+        let y = dense(ragged![[5], [6]]);
+        let ops = operands(&[c, x, y]);
+        assert_eq!(ops[1].to_literal(), lit(ragged![[1, 1], [1]]));
+        assert_eq!(ops[2].to_literal(), lit(ragged![[5, 5], [6]]));
+    }
+
+    #[test]
+    fn strings_broadcast_too() {
+        let x = ragged![["a", "b"], ["c"]].unwrap();
+        let s =
+            RaggedTensor::dense(DenseTensor::String(ragtime_core::StringTensor::from_strings(&["#"], vec![]).unwrap()));
+        let ops = operands(&[x, s]);
+        assert_eq!(ops[1].to_literal(), lit(ragged![["#", "#"], ["#"]]));
+    }
+
+    #[test]
+    fn empty_rows_and_zero_rows() {
+        let x = ragged![[], [1], []].unwrap();
+        let c = dense(ragged![[7], [8], [9]]);
+        let ops = operands(&[x, c]);
+        assert_eq!(ops[1].to_literal(), lit(ragged![[], [8], []]));
+        let none = RaggedTensor::from_row_splits(DenseTensor::vector(Vec::<i32>::new()), vec![0]).unwrap();
+        let s = RaggedTensor::dense(DenseTensor::scalar(1i32));
+        let b = broadcast_values("add", &[none, s]).unwrap();
+        assert_eq!(b.flat_shape, vec![0]);
+        assert_eq!(b.operands[1].len(), 0);
+    }
+
+    #[test]
+    fn dense_numpy_rules() {
+        let a = dense(ragged![[1], [2]]);
+        let b = RaggedTensor::dense(DenseTensor::vector(vec![10i32, 20, 30]));
+        let r = broadcast_values("add", &[a, b]).unwrap();
+        assert!(r.partitions.is_empty());
+        assert_eq!(r.flat_shape, vec![2, 3]);
+        assert_eq!(r.operands[0].as_slice::<i32>(), Some(&[1, 1, 1, 2, 2, 2][..]));
+        assert_eq!(r.operands[1].as_slice::<i32>(), Some(&[10, 20, 30, 10, 20, 30][..]));
+        let c = RaggedTensor::dense(DenseTensor::vector(vec![1i32, 2]));
+        let d = RaggedTensor::dense(DenseTensor::vector(vec![1i32, 2, 3]));
+        assert_eq!(broadcast_values("add", &[c, d]).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
+        let s1 = RaggedTensor::dense(DenseTensor::scalar(1i32));
+        let s2 = RaggedTensor::dense(DenseTensor::scalar(2.5f32));
+        let r = broadcast_values("add", &[s1, s2]).unwrap();
+        assert!(r.flat_shape.is_empty() && r.operands.len() == 2);
+    }
+
+    #[test]
+    fn outer_row_of_an_element() {
+        let x = ragged![[[1, 2], [3]], [], [[4]]].unwrap();
+        let b = broadcast_values("add", &[x]).unwrap();
+        assert_eq!((0..4).map(|e| b.outer_row(e)).collect::<Vec<_>>(), vec![Some(0), Some(0), Some(0), Some(2)]);
+        assert_eq!(b.outer_row(4), None);
+    }
+
+    #[test]
+    fn types_follow_the_value_rules() {
+        let x = TensorType::ragged(DType::I32, 1);
+        let col = TensorType::dense(DType::I32, &[Some(3), Some(1)]);
+        let t = broadcast_types("add", &[x.clone(), col]).unwrap();
+        assert_eq!(t, TensorType::new(DType::I32, 1, vec![Dim::Known(3), Dim::Ragged]).unwrap());
+        let scalar = TensorType::scalar(DType::I32);
+        assert_eq!(broadcast_types("add", &[x.clone(), scalar]).unwrap(), x);
+        let inner = TensorType::ragged(DType::I32, 2).with_inner(&[Some(1)]);
+        let v = TensorType::dense(DType::I32, &[Some(3)]);
+        let t = broadcast_types("add", &[inner, v]).unwrap();
+        assert_eq!(t.dims.last(), Some(&Dim::Known(3)));
+        assert_eq!(t.ragged_rank, 2);
+        let high = TensorType::dense(DType::I32, &[Some(3), Some(1), Some(1)]);
+        let t = broadcast_types("add", &[x, high]).unwrap();
+        assert_eq!(t, TensorType::new(DType::I32, 2, vec![Dim::Known(3), Dim::Ragged, Dim::Ragged]).unwrap());
+    }
+
+    #[test]
+    fn types_reject_known_mismatches() {
+        let a = TensorType::ragged(DType::F32, 1).with_inner(&[Some(2)]);
+        let b = TensorType::ragged(DType::F32, 1).with_inner(&[Some(3)]);
+        assert_eq!(broadcast_types("add", &[a.clone(), b]).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
+        let u = TensorType::ragged(DType::F32, 1).with_inner(&[None]);
+        assert_eq!(broadcast_types("add", &[a, u]).unwrap().dims[2], Dim::Known(2));
+        let d1 = TensorType::dense(DType::F32, &[Some(2), Some(5)]);
+        let d2 = TensorType::dense(DType::F32, &[Some(4), Some(5)]);
+        assert_eq!(broadcast_types("add", &[d1, d2]).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
+    }
+}

@@ -1,9 +1,1677 @@
-//! (being written)
+//! String ops (`tf.strings.*`): split, substr, join, reduce_join, length, lower/upper, hashing and n-grams.
+//!
+//! Every kernel reads the input's string column (one byte buffer plus offsets) and writes its result
+//! through one [`StringBuilder`] or one numeric vector: no per-element allocation. Ops that keep the
+//! structure (substr, length, lower, upper, to_hash_bucket_fast) reuse the input's partitions, so
+//! their results share the input's partition `Arc`s.
 
-use ragtime_core::Result;
-use ragtime_graph::{Attrs, OpRef};
+use std::any::Any;
+use std::fmt;
+
+use ragtime_core::{
+    DType, DenseTensor, Dim, Element, Error, RaggedTensor, Result, RowPartition, StringBuilder, StringTensor,
+    TensorType,
+};
+use ragtime_graph::{expect_arity, Attr, Attrs, Op, OpRef};
+
+use crate::broadcast::{broadcast_types, broadcast_values};
+use crate::reduce::{plan_reduction, reduced_type};
+use crate::util::{expect_dtype, one};
+
+const SPLIT: &str = "strings.split";
+const SUBSTR: &str = "strings.substr";
+const JOIN: &str = "strings.join";
+const REDUCE_JOIN: &str = "strings.reduce_join";
+const LENGTH: &str = "strings.length";
+const LOWER: &str = "strings.lower";
+const UPPER: &str = "strings.upper";
+const HASH: &str = "strings.to_hash_bucket_fast";
+const NGRAMS: &str = "strings.ngrams";
 
 /// The op of this module called `name`, if any.
-pub(crate) fn lookup(_name: &str, _attrs: &Attrs) -> Option<Result<OpRef>> {
-    None
+pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<OpRef>> {
+    fn shared<O: Op>(op: Result<O>) -> Result<OpRef> {
+        op.map(|o| std::sync::Arc::new(o) as OpRef)
+    }
+    Some(match name {
+        SPLIT => shared(Split::from_attrs(attrs)),
+        SUBSTR => shared(Substr::from_attrs(attrs)),
+        JOIN => shared(Join::from_attrs(attrs)),
+        REDUCE_JOIN => shared(ReduceJoin::from_attrs(attrs)),
+        LENGTH => shared(Length::from_attrs(attrs)),
+        LOWER => shared(Lower::from_attrs(attrs)),
+        UPPER => shared(Upper::from_attrs(attrs)),
+        HASH => shared(ToHashBucketFast::from_attrs(attrs)),
+        NGRAMS => shared(Ngrams::from_attrs(attrs)),
+        _ => return None,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared helpers
+// ---------------------------------------------------------------------------------------------
+
+/// Fails unless input `index` of `op` is a string tensor (`type_mismatch` otherwise).
+pub fn expect_string(op: &str, index: usize, ty: &TensorType) -> Result<()> {
+    expect_dtype(op, index, ty, &[DType::String], "a string tensor")
+}
+
+/// The single input of a one-input op, checked at run time too (perform may see any value).
+fn single_input<'a>(op: &str, inputs: &'a [RaggedTensor]) -> Result<&'a RaggedTensor> {
+    match inputs {
+        [x] => Ok(x),
+        _ => Err(Error::argument(op, format!("takes 1 input, got {}", inputs.len()))),
+    }
+}
+
+/// The string column of input `index`, or a `type_mismatch` naming the op and the input.
+fn string_column<'a>(op: &str, index: usize, x: &'a RaggedTensor) -> Result<&'a StringTensor> {
+    string_column_of(op, index, x.flat_values())
+}
+
+/// The string column of the dense tensor `t`, input `index` of `op` (`type_mismatch` for numbers).
+fn string_column_of<'a>(op: &str, index: usize, t: &'a DenseTensor) -> Result<&'a StringTensor> {
+    t.as_strings().ok_or_else(|| Error::dtype(op, format!("input {index} must be a string tensor, got {}", t.dtype())))
+}
+
+/// Infers the type of a one-input string op that keeps the input's structure, giving `dtype`.
+fn infer_same_structure(op: &str, inputs: &[TensorType], dtype: DType) -> Result<Vec<TensorType>> {
+    expect_arity(op, inputs, 1..=1)?;
+    expect_string(op, 0, &inputs[0])?;
+    Ok(vec![inputs[0].clone().with_dtype(dtype)])
+}
+
+/// The full index (outer dim, ragged dims, inner dims) of the flat value `flat` of `x`, for error
+/// messages: `[1, 0]` reads better than "string 3".
+fn element_index(x: &RaggedTensor, flat: usize) -> Vec<usize> {
+    let shape = x.flat_values().shape();
+    let mut index = Vec::with_capacity(x.rank());
+    // Inner uniform dims, innermost first.
+    let mut row = flat;
+    for &d in shape.iter().skip(1).rev() {
+        if d == 0 {
+            break;
+        }
+        index.push(row % d);
+        row /= d;
+    }
+    // Ragged dims, innermost first: the position within the row, then the row one level up.
+    for p in x.partitions().iter().rev() {
+        let Some(&id) = p.value_rowids().get(row) else { break };
+        let start = p.row_splits().get(id as usize).copied().unwrap_or(0) as usize;
+        index.push(row - start);
+        row = id as usize;
+    }
+    if x.rank() > 0 {
+        index.push(row);
+    }
+    index.reverse();
+    index
+}
+
+/// `b"..."` with non-printable bytes escaped, cut after 40 bytes: how errors show a string.
+fn show(s: &[u8]) -> String {
+    const MAX: usize = 40;
+    let cut = &s[..s.len().min(MAX)];
+    let more = if s.len() > MAX { "..." } else { "" };
+    format!("b\"{}{more}\"", cut.escape_ascii())
+}
+
+/// Where string `flat` of `x` is, for error messages: `string b"abc" at [1, 0]`.
+fn locate(x: &RaggedTensor, col: &StringTensor, flat: usize) -> String {
+    format!("string {} at {:?}", show(col.get(flat)), element_index(x, flat))
+}
+
+/// Applies `f` to every string of `x`, which appends the result's bytes to the builder; the output
+/// keeps the shape of the column and the partitions of `x`.
+fn map_to_strings(
+    op: &str,
+    x: &RaggedTensor,
+    mut f: impl FnMut(usize, &[u8], &mut StringBuilder) -> Result<()>,
+) -> Result<RaggedTensor> {
+    let col = string_column(op, 0, x)?;
+    let mut out = StringBuilder::with_capacity(col.len(), col.bytes().len());
+    for (i, s) in col.iter().enumerate() {
+        f(i, s, &mut out)?;
+        out.end_string();
+    }
+    x.with_flat_values(DenseTensor::String(out.finish(col.shape().to_vec())?))
+}
+
+/// Maps every string of `x` to a number; the output keeps the shape and partitions of `x`.
+fn map_to_numbers<T: Element>(
+    op: &str,
+    x: &RaggedTensor,
+    mut f: impl FnMut(usize, &[u8]) -> Result<T>,
+) -> Result<RaggedTensor> {
+    let col = string_column(op, 0, x)?;
+    let data = col.iter().enumerate().map(|(i, s)| f(i, s)).collect::<Result<Vec<T>>>()?;
+    x.with_flat_values(DenseTensor::from_vec(col.shape().to_vec(), data)?)
+}
+
+/// How string positions and lengths are counted (TensorFlow's `unit` attribute).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum CharUnit {
+    /// Bytes (`"BYTE"`, the default).
+    #[default]
+    Byte,
+    /// UTF-8 characters (`"UTF8_CHAR"`): every byte that is not a continuation byte starts one.
+    Utf8Char,
+}
+
+impl CharUnit {
+    /// Parses TensorFlow's spelling, `"BYTE"` or `"UTF8_CHAR"`.
+    pub fn parse(op: &str, unit: &str) -> Result<Self> {
+        match unit {
+            "BYTE" => Ok(CharUnit::Byte),
+            "UTF8_CHAR" => Ok(CharUnit::Utf8Char),
+            other => Err(Error::argument(op, format!("unit must be \"BYTE\" or \"UTF8_CHAR\", got {other:?}"))),
+        }
+    }
+
+    fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.str_opt("unit")?.map_or(Ok(CharUnit::Byte), |u| CharUnit::parse(attrs.op(), u))
+    }
+}
+
+impl fmt::Display for CharUnit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CharUnit::Byte => "BYTE",
+            CharUnit::Utf8Char => "UTF8_CHAR",
+        })
+    }
+}
+
+/// True for UTF-8 continuation bytes (`10xxxxxx`), which do not start a character.
+fn is_trail_byte(b: u8) -> bool {
+    (b & 0xC0) == 0x80
+}
+
+/// Number of UTF-8 characters, counted as TensorFlow does: bytes that are not continuation bytes
+/// (so invalid UTF-8 gives a count, not an error).
+fn utf8_len(s: &[u8]) -> usize {
+    s.iter().filter(|&&b| !is_trail_byte(b)).count()
+}
+
+// ---------------------------------------------------------------------------------------------
+// strings.split
+// ---------------------------------------------------------------------------------------------
+
+/// `tf.strings.split`: splits every string into pieces, adding one ragged dimension.
+///
+/// With a separator, every occurrence splits (`"a,,b"` gives `["a", "", "b"]`, `""` gives `[""]`).
+/// Without one (or with an empty one, as in TensorFlow), runs of ASCII whitespace split and empty
+/// pieces are dropped (`""` gives `[]`). `maxsplit > 0` stops after that many splits, keeping the
+/// rest as the last piece; `maxsplit == 0` keeps each string whole.
+///
+/// A scalar gives a dense vector; a tensor of rank `r >= 1` gives a ragged tensor of rank `r + 1`
+/// whose every dimension but the outermost is ragged (uniform inner dims become uniform partitions).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Split {
+    sep: Option<String>,
+    maxsplit: i64,
+}
+
+impl Split {
+    /// Splits on `sep`, or on whitespace runs for `None` / `Some("")`.
+    pub fn new(sep: Option<&str>) -> Self {
+        Split { sep: sep.filter(|s| !s.is_empty()).map(str::to_owned), maxsplit: -1 }
+    }
+
+    /// Stops after `maxsplit` splits (negative: no limit, the default).
+    pub fn with_maxsplit(mut self, maxsplit: i64) -> Self {
+        self.maxsplit = maxsplit;
+        self
+    }
+
+    /// From graph-file attributes: `sep` (optional string), `maxsplit` (optional integer).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["sep", "maxsplit"])?;
+        Ok(Split::new(attrs.str_opt("sep")?).with_maxsplit(attrs.int_opt("maxsplit")?.unwrap_or(-1)))
+    }
+
+    /// The separator (`None`: whitespace runs).
+    pub fn sep(&self) -> Option<&str> {
+        self.sep.as_deref()
+    }
+
+    /// The split limit (negative: none).
+    pub fn maxsplit(&self) -> i64 {
+        self.maxsplit
+    }
+
+    /// Appends the pieces of `s` to `out`; returns their count.
+    fn split_into(&self, s: &[u8], out: &mut StringBuilder) -> usize {
+        if self.maxsplit == 0 {
+            out.push(s);
+            return 1;
+        }
+        let limit_reached = |count: usize| self.maxsplit > 0 && count as u64 == self.maxsplit as u64;
+        match self.sep.as_deref().map(str::as_bytes) {
+            None => {
+                let mut rest = trim_leading_whitespace(s);
+                let mut count = 0;
+                while !rest.is_empty() {
+                    let end = rest.iter().position(|&b| is_split_whitespace(b)).unwrap_or(rest.len());
+                    out.push(&rest[..end]);
+                    rest = trim_leading_whitespace(&rest[end..]);
+                    count += 1;
+                    if limit_reached(count) {
+                        // TensorFlow keeps the remainder, even when it is empty.
+                        out.push(rest);
+                        return count + 1;
+                    }
+                }
+                count
+            }
+            Some(sep) => {
+                let mut rest = s;
+                let mut count = 0;
+                while let Some(at) = find(rest, sep) {
+                    out.push(&rest[..at]);
+                    rest = &rest[at + sep.len()..];
+                    count += 1;
+                    if limit_reached(count) {
+                        break;
+                    }
+                }
+                out.push(rest);
+                count + 1
+            }
+        }
+    }
+}
+
+/// ASCII whitespace as C's `isspace` (and TensorFlow) sees it, vertical tab included.
+fn is_split_whitespace(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r')
+}
+
+fn trim_leading_whitespace(s: &[u8]) -> &[u8] {
+    let start = s.iter().position(|&b| !is_split_whitespace(b)).unwrap_or(s.len());
+    &s[start..]
+}
+
+/// The first occurrence of the non-empty `needle` in `haystack`.
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    match needle {
+        [b] => haystack.iter().position(|c| c == b),
+        _ => haystack.windows(needle.len()).position(|w| w == needle),
+    }
+}
+
+impl Op for Split {
+    fn name(&self) -> String {
+        let sep = self.sep.as_ref().map_or_else(|| "None".to_owned(), |s| format!("{s:?}"));
+        format!("StringsSplit{{sep={sep}, maxsplit={}}}", self.maxsplit)
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity(SPLIT, inputs, 1..=1)?;
+        let ty = &inputs[0];
+        expect_string(SPLIT, 0, ty)?;
+        let rank = ty.rank();
+        if rank == 0 {
+            return Ok(vec![TensorType::vector(DType::String)]);
+        }
+        let mut dims = vec![ty.dims[0]];
+        dims.extend(std::iter::repeat_n(Dim::Ragged, rank));
+        Ok(vec![TensorType::new(DType::String, rank, dims)?])
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let x = single_input(SPLIT, inputs)?;
+        let col = string_column(SPLIT, 0, x)?;
+        let mut pieces = StringBuilder::with_capacity(col.len(), col.bytes().len());
+        let lengths: Vec<i64> = col.iter().map(|s| self.split_into(s, &mut pieces) as i64).collect();
+        let npieces = pieces.len();
+        let pieces = DenseTensor::String(pieces.finish(vec![npieces])?);
+        if x.rank() == 0 {
+            return one(RaggedTensor::dense(pieces));
+        }
+        // Keep the ragged dims, turn the uniform dims of the flat values into uniform partitions,
+        // then add the pieces' partition innermost.
+        let mut partitions = x.partitions().to_vec();
+        let shape = x.flat_values().shape();
+        let mut rows = shape[0];
+        for &d in &shape[1..] {
+            partitions.push(RowPartition::from_uniform_row_length(d, rows)?);
+            rows *= d;
+        }
+        partitions.push(RowPartition::from_row_lengths(&lengths)?);
+        one(RaggedTensor::new(pieces, partitions)?)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// strings.substr
+// ---------------------------------------------------------------------------------------------
+
+/// `tf.strings.substr` with scalar `pos` and `len`: the substring of every string.
+///
+/// A negative `pos` counts from the end. In bytes, `pos` must lie in `-size..=size`, otherwise the
+/// op fails with `index_out_of_range` naming the string; a `len` past the end or negative takes
+/// every byte to the end. In UTF-8 characters the rules are TensorFlow's kernel's: `pos` must lie
+/// within the characters, a `len` past the end is capped; a negative `len` gives an empty string
+/// for `pos >= 0` and fails for `pos < 0`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Substr {
+    pos: i64,
+    len: i64,
+    unit: CharUnit,
+}
+
+impl Substr {
+    /// The substring of `len` bytes starting at byte `pos`.
+    pub fn new(pos: i64, len: i64) -> Self {
+        Substr { pos, len, unit: CharUnit::Byte }
+    }
+
+    /// Counts `pos` and `len` in `unit` instead of bytes.
+    pub fn with_unit(mut self, unit: CharUnit) -> Self {
+        self.unit = unit;
+        self
+    }
+
+    /// From graph-file attributes: `pos`, `len` (integers), `unit` (optional).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["pos", "len", "unit"])?;
+        Ok(Substr::new(attrs.int("pos")?, attrs.int("len")?).with_unit(CharUnit::from_attrs(attrs)?))
+    }
+
+    /// The start position.
+    pub fn pos(&self) -> i64 {
+        self.pos
+    }
+
+    /// The requested length.
+    pub fn length(&self) -> i64 {
+        self.len
+    }
+
+    /// The unit of `pos` and `len`.
+    pub fn unit(&self) -> CharUnit {
+        self.unit
+    }
+
+    /// The byte range of the substring of `s`, or `None` when `pos` is out of range.
+    fn byte_range(&self, s: &[u8]) -> Option<std::ops::Range<usize>> {
+        match self.unit {
+            CharUnit::Byte => {
+                let size = s.len() as i64;
+                let start = if self.pos < 0 { size.checked_add(self.pos)? } else { self.pos };
+                if !(0..=size).contains(&start) {
+                    return None;
+                }
+                let available = size - start;
+                let take = if (0..=available).contains(&self.len) { self.len } else { available };
+                Some(start as usize..(start + take) as usize)
+            }
+            CharUnit::Utf8Char => self.utf8_range(s),
+        }
+    }
+
+    /// TensorFlow's `UpdatePosAndLenForUtf8`, on byte positions.
+    fn utf8_range(&self, s: &[u8]) -> Option<std::ops::Range<usize>> {
+        if self.pos >= 0 {
+            let mut start = 0;
+            if !forward_chars(s, self.pos, &mut start) {
+                return None;
+            }
+            let mut end = start;
+            // The length is capped at the end of the string, whether or not it had enough characters.
+            forward_chars(s, self.len, &mut end);
+            Some(start..end)
+        } else {
+            let from_end = self.pos.saturating_neg();
+            let skip = from_end.saturating_sub(self.len).max(0);
+            let mut end = s.len();
+            if !back_chars(s, skip, &mut end) {
+                return None;
+            }
+            let mut start = end;
+            if !back_chars(s, from_end.saturating_sub(skip), &mut start) {
+                return None;
+            }
+            Some(start..end)
+        }
+    }
+}
+
+/// Moves `pos` forward by `count` UTF-8 characters; false when the string ends first (or `count`
+/// is negative), as TensorFlow's `ForwardNUTF8CharPositions`.
+fn forward_chars(s: &[u8], count: i64, pos: &mut usize) -> bool {
+    let mut counted = 0;
+    while counted < count && *pos < s.len() {
+        *pos += 1;
+        while *pos < s.len() && is_trail_byte(s[*pos]) {
+            *pos += 1;
+        }
+        counted += 1;
+    }
+    counted == count
+}
+
+/// Moves `pos` back by `count` UTF-8 characters; false when the string starts first (or `count` is
+/// negative), as TensorFlow's `BackNUTF8CharPositions`.
+fn back_chars(s: &[u8], count: i64, pos: &mut usize) -> bool {
+    let mut counted = 0;
+    while counted < count && *pos > 0 {
+        *pos -= 1;
+        while *pos > 0 && is_trail_byte(s[*pos]) {
+            *pos -= 1;
+        }
+        counted += 1;
+    }
+    counted == count
+}
+
+impl Op for Substr {
+    fn name(&self) -> String {
+        format!("StringsSubstr{{pos={}, len={}, unit={}}}", self.pos, self.len, self.unit)
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        infer_same_structure(SUBSTR, inputs, DType::String)
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let x = single_input(SUBSTR, inputs)?;
+        let col = string_column(SUBSTR, 0, x)?;
+        one(map_to_strings(SUBSTR, x, |i, s, out| match self.byte_range(s) {
+            Some(range) => {
+                out.extend(&s[range]);
+                Ok(())
+            }
+            None => {
+                let size = match self.unit {
+                    CharUnit::Byte => s.len(),
+                    CharUnit::Utf8Char => utf8_len(s),
+                };
+                Err(Error::out_of_range_at(
+                    SUBSTR,
+                    self.pos,
+                    x.rank(),
+                    size,
+                    format!("pos in {} (unit {})", locate(x, col, i), self.unit),
+                ))
+            }
+        })?)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// strings.join
+// ---------------------------------------------------------------------------------------------
+
+/// `tf.strings.join`: joins its inputs element by element with `separator`, broadcasting them as
+/// the other elementwise ops do (scalars, per-row values, same-structure ragged tensors).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Join {
+    separator: String,
+}
+
+impl Join {
+    /// Joins with `separator` between the inputs' strings.
+    pub fn new(separator: &str) -> Self {
+        Join { separator: separator.to_owned() }
+    }
+
+    /// From graph-file attributes: `separator` (optional, `""` by default).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["separator"])?;
+        Ok(Join::new(attrs.str_opt("separator")?.unwrap_or("")))
+    }
+
+    /// The separator.
+    pub fn separator(&self) -> &str {
+        &self.separator
+    }
+}
+
+impl Op for Join {
+    fn name(&self) -> String {
+        format!("StringsJoin{{separator={:?}}}", self.separator)
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity(JOIN, inputs, 1..=usize::MAX)?;
+        for (i, ty) in inputs.iter().enumerate() {
+            expect_string(JOIN, i, ty)?;
+        }
+        Ok(vec![broadcast_types(JOIN, inputs)?.with_dtype(DType::String)])
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        if inputs.is_empty() {
+            return Err(Error::argument(JOIN, "takes at least 1 input, got 0"));
+        }
+        let columns = inputs.iter().enumerate().map(|(i, x)| string_column(JOIN, i, x)).collect::<Result<Vec<_>>>()?;
+        let bytes: usize = columns.iter().map(|c| c.bytes().len()).sum();
+        let b = broadcast_values(JOIN, inputs)?;
+        let operands =
+            b.operands.iter().enumerate().map(|(i, t)| string_column_of(JOIN, i, t)).collect::<Result<Vec<_>>>()?;
+        let n: usize = b.flat_shape.iter().product();
+        let sep = self.separator.as_bytes();
+        let mut out = StringBuilder::with_capacity(n, bytes + n * sep.len() * operands.len().saturating_sub(1));
+        for e in 0..n {
+            for (k, col) in operands.iter().enumerate() {
+                if k > 0 {
+                    out.extend(sep);
+                }
+                out.extend(col.get(e));
+            }
+            out.end_string();
+        }
+        one(b.finish(DenseTensor::String(out.finish(b.flat_shape.clone())?))?)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// strings.reduce_join
+// ---------------------------------------------------------------------------------------------
+
+/// `tf.strings.reduce_join`: joins the strings along `axis` (`None`: all of them) with `separator`,
+/// in order; an empty group gives `""`. The grouping is the one of the numeric reductions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReduceJoin {
+    axis: Option<i64>,
+    keepdims: bool,
+    separator: String,
+}
+
+impl ReduceJoin {
+    /// Joins along `axis` (negative counts from the end; `None` joins everything into a scalar).
+    pub fn new(axis: Option<i64>, separator: &str) -> Self {
+        ReduceJoin { axis, keepdims: false, separator: separator.to_owned() }
+    }
+
+    /// Keeps the joined dimension with size 1.
+    pub fn with_keepdims(mut self, keepdims: bool) -> Self {
+        self.keepdims = keepdims;
+        self
+    }
+
+    /// From graph-file attributes: `axis` (integer or null), `separator` (optional, `""` by
+    /// default), `keepdims` (optional, false by default).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["axis", "separator", "keepdims"])?;
+        Ok(ReduceJoin::new(attrs.int_opt("axis")?, attrs.str_opt("separator")?.unwrap_or(""))
+            .with_keepdims(attrs.bool_opt("keepdims")?.unwrap_or(false)))
+    }
+
+    /// The joined axis (`None`: all).
+    pub fn axis(&self) -> Option<i64> {
+        self.axis
+    }
+
+    /// Whether the joined dimension is kept with size 1.
+    pub fn keepdims(&self) -> bool {
+        self.keepdims
+    }
+
+    /// The separator.
+    pub fn separator(&self) -> &str {
+        &self.separator
+    }
+}
+
+impl Op for ReduceJoin {
+    fn name(&self) -> String {
+        let axis = self.axis.map_or_else(|| "None".to_owned(), |a| a.to_string());
+        format!("StringsReduceJoin{{axis={axis}, keepdims={}, separator={:?}}}", self.keepdims, self.separator)
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity(REDUCE_JOIN, inputs, 1..=1)?;
+        expect_string(REDUCE_JOIN, 0, &inputs[0])?;
+        Ok(vec![reduced_type(REDUCE_JOIN, &inputs[0], self.axis, self.keepdims)?.with_dtype(DType::String)])
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let x = single_input(REDUCE_JOIN, inputs)?;
+        let col = string_column(REDUCE_JOIN, 0, x)?;
+        let plan = plan_reduction(REDUCE_JOIN, x, self.axis, self.keepdims)?;
+        let sep = self.separator.as_bytes();
+        let mut out = StringBuilder::with_capacity(plan.len(), col.bytes().len() + plan.members.len() * sep.len());
+        for o in 0..plan.len() {
+            for (k, &member) in plan.group(o).iter().enumerate() {
+                if k > 0 {
+                    out.extend(sep);
+                }
+                out.extend(col.get(member));
+            }
+            out.end_string();
+        }
+        one(plan.finish(DenseTensor::String(out.finish(plan.flat_shape.clone())?))?)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// strings.length, strings.lower, strings.upper, strings.to_hash_bucket_fast
+// ---------------------------------------------------------------------------------------------
+
+/// `tf.strings.length`: the length of every string as int32, in bytes or UTF-8 characters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Length {
+    unit: CharUnit,
+}
+
+impl Length {
+    /// Lengths counted in `unit`.
+    pub fn new(unit: CharUnit) -> Self {
+        Length { unit }
+    }
+
+    /// From graph-file attributes: `unit` (optional, `"BYTE"` by default).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["unit"])?;
+        Ok(Length::new(CharUnit::from_attrs(attrs)?))
+    }
+
+    /// The unit lengths are counted in.
+    pub fn unit(&self) -> CharUnit {
+        self.unit
+    }
+}
+
+impl Op for Length {
+    fn name(&self) -> String {
+        format!("StringsLength{{unit={}}}", self.unit)
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        infer_same_structure(LENGTH, inputs, DType::I32)
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let x = single_input(LENGTH, inputs)?;
+        one(map_to_numbers::<i32>(LENGTH, x, |i, s| {
+            let n = match self.unit {
+                CharUnit::Byte => s.len(),
+                CharUnit::Utf8Char => utf8_len(s),
+            };
+            i32::try_from(n).map_err(|_| {
+                Error::value(
+                    LENGTH,
+                    format!("the length {n} of the string at {:?} overflows int32", element_index(x, i)),
+                )
+            })
+        })?)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// ASCII case mapping of a whole column: the offsets (and the partitions) are shared with the input,
+/// only the bytes are rewritten.
+fn map_ascii_case(op: &str, inputs: &[RaggedTensor], upper: bool) -> Result<Vec<RaggedTensor>> {
+    let x = single_input(op, inputs)?;
+    let col = string_column(op, 0, x)?;
+    let bytes: Vec<u8> = if upper {
+        col.bytes().iter().map(u8::to_ascii_uppercase).collect()
+    } else {
+        col.bytes().iter().map(u8::to_ascii_lowercase).collect()
+    };
+    let mapped = StringTensor::from_parts(bytes.into(), col.offsets().clone(), col.shape().to_vec())?;
+    one(x.with_flat_values(DenseTensor::String(mapped))?)
+}
+
+/// `tf.strings.lower` with the default encoding `""`: ASCII letters to lower case, other bytes kept.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Lower;
+
+impl Lower {
+    /// The op.
+    pub fn new() -> Self {
+        Lower
+    }
+
+    /// From graph-file attributes (none).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&[])?;
+        Ok(Lower)
+    }
+}
+
+impl Op for Lower {
+    fn name(&self) -> String {
+        "StringsLower".to_owned()
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        infer_same_structure(LOWER, inputs, DType::String)
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        map_ascii_case(LOWER, inputs, false)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `tf.strings.upper` with the default encoding `""`: ASCII letters to upper case, other bytes kept.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Upper;
+
+impl Upper {
+    /// The op.
+    pub fn new() -> Self {
+        Upper
+    }
+
+    /// From graph-file attributes (none).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&[])?;
+        Ok(Upper)
+    }
+}
+
+impl Op for Upper {
+    fn name(&self) -> String {
+        "StringsUpper".to_owned()
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        infer_same_structure(UPPER, inputs, DType::String)
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        map_ascii_case(UPPER, inputs, true)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `tf.strings.to_hash_bucket_fast`: FarmHash Fingerprint64 of every string's bytes modulo
+/// `num_buckets`, as int64 (the same buckets as TensorFlow).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToHashBucketFast {
+    num_buckets: u64,
+}
+
+impl ToHashBucketFast {
+    /// Hashes into `num_buckets` buckets; `num_buckets < 1` is an `invalid_argument`.
+    pub fn new(num_buckets: i64) -> Result<Self> {
+        if num_buckets < 1 {
+            return Err(Error::argument(HASH, format!("num_buckets must be at least 1, got {num_buckets}")));
+        }
+        Ok(ToHashBucketFast { num_buckets: num_buckets as u64 })
+    }
+
+    /// From graph-file attributes: `num_buckets` (integer).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["num_buckets"])?;
+        ToHashBucketFast::new(attrs.int("num_buckets")?)
+    }
+
+    /// The number of buckets.
+    pub fn num_buckets(&self) -> u64 {
+        self.num_buckets
+    }
+
+    /// The bucket of one string.
+    pub fn bucket(&self, s: &[u8]) -> i64 {
+        // `num_buckets` came from a positive i64, so the remainder fits an i64.
+        (farmhash::fingerprint64(s) % self.num_buckets) as i64
+    }
+}
+
+impl Op for ToHashBucketFast {
+    fn name(&self) -> String {
+        format!("StringsToHashBucketFast{{num_buckets={}}}", self.num_buckets)
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        infer_same_structure(HASH, inputs, DType::I64)
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let x = single_input(HASH, inputs)?;
+        one(map_to_numbers::<i64>(HASH, x, |_, s| Ok(self.bucket(s)))?)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// strings.ngrams
+// ---------------------------------------------------------------------------------------------
+
+/// `tf.strings.ngrams`: the n-grams of every innermost row of tokens, joined by `separator`.
+///
+/// For each row the n-grams of every width in `widths` follow each other, in the order given.
+/// With `pad_values = (left, right)` the row is padded with `padding_width` copies on each side
+/// (by default `width - 1`, and never more than that); `preserve_short_sequences` makes a non-empty
+/// row too short for any n-gram give one n-gram of the whole (padded) row.
+///
+/// Ragged tokens (no inner uniform dims) give ragged n-grams with the same outer partitions; dense
+/// tokens give dense n-grams `[..., k]` (every row has the same length, so the same count). As in
+/// TensorFlow's kernel, when there are no tokens at all every row gets no n-gram, even if padded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ngrams {
+    widths: Vec<i64>,
+    separator: String,
+    pad_values: Option<(String, String)>,
+    padding_width: Option<i64>,
+    preserve_short_sequences: bool,
+}
+
+impl Ngrams {
+    /// N-grams of the given widths (each at least 1), space-separated, unpadded.
+    pub fn new(widths: &[i64]) -> Result<Self> {
+        if widths.is_empty() {
+            return Err(Error::argument(NGRAMS, "ngram_width must name at least one width"));
+        }
+        if let Some(&bad) = widths.iter().find(|&&w| !(1..=i64::from(i32::MAX)).contains(&w)) {
+            return Err(Error::argument(NGRAMS, format!("every ngram_width must be at least 1, got {bad}")));
+        }
+        Ok(Ngrams {
+            widths: widths.to_vec(),
+            separator: " ".to_owned(),
+            pad_values: None,
+            padding_width: None,
+            preserve_short_sequences: false,
+        })
+    }
+
+    /// Joins the tokens of an n-gram with `separator` (default `" "`).
+    pub fn with_separator(mut self, separator: &str) -> Self {
+        self.separator = separator.to_owned();
+        self
+    }
+
+    /// Pads every row with `left` before and `right` after it, `padding_width` times each side
+    /// (`None`: `width - 1` for each width). `padding_width` must be at least 1.
+    pub fn with_padding(mut self, left: &str, right: &str, padding_width: Option<i64>) -> Result<Self> {
+        if let Some(p) = padding_width {
+            if !(1..=i64::from(i32::MAX)).contains(&p) {
+                return Err(Error::argument(NGRAMS, format!("padding_width must be at least 1, got {p}")));
+            }
+        }
+        self.pad_values = Some((left.to_owned(), right.to_owned()));
+        self.padding_width = padding_width;
+        Ok(self)
+    }
+
+    /// Whether a non-empty row too short for any n-gram gives one n-gram of the whole row.
+    pub fn with_preserve_short_sequences(mut self, preserve: bool) -> Self {
+        self.preserve_short_sequences = preserve;
+        self
+    }
+
+    /// From graph-file attributes: `ngram_width` (integer or list), `separator`, `pad_values`
+    /// (a string for both sides or a pair `[left, right]`), `padding_width`, `preserve_short_sequences`.
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["ngram_width", "separator", "pad_values", "padding_width", "preserve_short_sequences"])?;
+        let widths = attrs
+            .ints_opt("ngram_width")?
+            .ok_or_else(|| Error::argument(NGRAMS, "attribute `ngram_width` is required"))?;
+        let mut op = Ngrams::new(&widths)?;
+        if let Some(sep) = attrs.str_opt("separator")? {
+            op = op.with_separator(sep);
+        }
+        let padding_width = attrs.int_opt("padding_width")?;
+        match attrs.get("pad_values") {
+            None if padding_width.is_some() => {
+                return Err(Error::argument(NGRAMS, "padding_width needs pad_values"));
+            }
+            None => {}
+            Some(Attr::Str(both)) => op = op.with_padding(both, both, padding_width)?,
+            Some(Attr::List(pair)) => match pair.as_slice() {
+                [Attr::Str(left), Attr::Str(right)] => op = op.with_padding(left, right, padding_width)?,
+                _ => return Err(Error::argument(NGRAMS, "pad_values must be a string or a pair of strings")),
+            },
+            Some(other) => {
+                return Err(Error::argument(
+                    NGRAMS,
+                    format!("pad_values must be a string or a pair of strings, got {other:?}"),
+                ))
+            }
+        }
+        Ok(op.with_preserve_short_sequences(attrs.bool_opt("preserve_short_sequences")?.unwrap_or(false)))
+    }
+
+    /// The n-gram widths, in output order.
+    pub fn widths(&self) -> &[i64] {
+        &self.widths
+    }
+
+    /// The separator between the tokens of an n-gram.
+    pub fn separator(&self) -> &str {
+        &self.separator
+    }
+
+    /// The left and right pad values, if padding.
+    pub fn pad_values(&self) -> Option<(&str, &str)> {
+        self.pad_values.as_ref().map(|(l, r)| (l.as_str(), r.as_str()))
+    }
+
+    /// The padding width (`None`: `width - 1`, or no padding without pad values).
+    pub fn padding_width(&self) -> Option<i64> {
+        self.padding_width
+    }
+
+    /// Whether short non-empty rows give one n-gram.
+    pub fn preserve_short_sequences(&self) -> bool {
+        self.preserve_short_sequences
+    }
+
+    /// The padding requested by the attributes, as TensorFlow's kernel sees it: 0 without pad
+    /// values, -1 for "`width - 1`", else the width given.
+    fn requested_padding(&self) -> i64 {
+        match (&self.pad_values, self.padding_width) {
+            (None, _) => 0,
+            (Some(_), None) => -1,
+            (Some(_), Some(p)) => p,
+        }
+    }
+
+    /// The padding on each side for n-grams of `width`: never more than `width - 1`.
+    fn pad_width(&self, width: i64) -> i64 {
+        let requested = self.requested_padding();
+        if requested < 0 {
+            width - 1
+        } else {
+            requested.min(width - 1)
+        }
+    }
+
+    /// Number of n-grams of `width` in a row of `length` tokens.
+    fn count_for_width(&self, length: i64, width: i64) -> i64 {
+        (length + 2 * self.pad_width(width) - width + 1).max(0)
+    }
+
+    /// Number of n-grams of a row of `length` tokens (all widths, short rows preserved).
+    fn count(&self, length: i64) -> i64 {
+        let n: i64 = self.widths.iter().map(|&w| self.count_for_width(length, w)).sum();
+        if self.preserve_short_sequences && length > 0 && n == 0 {
+            1
+        } else {
+            n
+        }
+    }
+
+    /// Writes n-gram `index` (of `count`) of `width` over `tokens` (one row), padded with `pad`.
+    fn write_ngram(
+        &self,
+        out: &mut StringBuilder,
+        row: RowTokens<'_>,
+        (index, count, width, pad): (i64, i64, i64, i64),
+    ) -> Result<()> {
+        let (left_pad, right_pad) = self.pad_values().unwrap_or(("", ""));
+        let sep = self.separator.as_bytes();
+        let left = (pad - index).max(0);
+        let right = (pad - (count - 1 - index)).max(0);
+        let ntokens = width - left - right;
+        let first = if left > 0 { 0 } else { index - pad };
+        let token = |k: i64| -> Result<&[u8]> {
+            usize::try_from(first + k)
+                .ok()
+                .filter(|&t| t < row.len)
+                .map(|t| row.col.get(row.start + t))
+                .ok_or_else(|| Error::value(NGRAMS, format!("n-gram {index} of width {width} reads past its row")))
+        };
+        for _ in 0..left {
+            out.extend(left_pad.as_bytes());
+            out.extend(sep);
+        }
+        for k in 0..ntokens - 1 {
+            out.extend(token(k)?);
+            out.extend(sep);
+        }
+        if ntokens > 0 {
+            // End with the last token or a right pad, never with a separator.
+            out.extend(token(ntokens - 1)?);
+            for _ in 0..right {
+                out.extend(sep);
+                out.extend(right_pad.as_bytes());
+            }
+        } else {
+            for _ in 0..right - 1 {
+                out.extend(right_pad.as_bytes());
+                out.extend(sep);
+            }
+            out.extend(right_pad.as_bytes());
+        }
+        out.end_string();
+        Ok(())
+    }
+
+    /// The n-grams of every row `splits[i]..splits[i + 1]` of `col`: the n-gram column and its splits.
+    fn ngrams_of_rows(&self, col: &StringTensor, splits: &[i64]) -> Result<(StringTensor, Vec<i64>)> {
+        let nrows = splits.len().saturating_sub(1);
+        let mut out_splits = Vec::with_capacity(splits.len());
+        out_splits.push(0i64);
+        // TensorFlow's kernel: no tokens at all means no n-gram in any row, padding or not.
+        if col.is_empty() {
+            out_splits.resize(nrows + 1, 0);
+            return Ok((StringBuilder::default().finish(vec![0])?, out_splits));
+        }
+        let mut out = StringBuilder::with_capacity(0, col.bytes().len());
+        for w in splits.windows(2) {
+            let row = RowTokens { col, start: w[0] as usize, len: (w[1] - w[0]) as usize };
+            let length = w[1] - w[0];
+            let before = out.len();
+            for &width in &self.widths {
+                let count = self.count_for_width(length, width);
+                let pad = self.pad_width(width);
+                for index in 0..count {
+                    self.write_ngram(&mut out, row, (index, count, width, pad))?;
+                }
+            }
+            if self.preserve_short_sequences && out.len() == before && length > 0 {
+                // One n-gram of the whole row with the requested padding on both sides.
+                let pad = self.requested_padding().max(0);
+                let width = length + 2 * pad;
+                self.write_ngram(&mut out, row, (0, 1, width, pad.min(width - 1)))?;
+            }
+            out_splits.push(out.len() as i64);
+        }
+        let n = out.len();
+        Ok((out.finish(vec![n])?, out_splits))
+    }
+
+    /// Fails unless `ty` can hold tokens: a string tensor of rank >= 1 whose innermost dim is the
+    /// one the n-grams run over (ragged tokens must not have uniform inner dims).
+    fn check_tokens(ty: &TensorType) -> Result<()> {
+        expect_string(NGRAMS, 0, ty)?;
+        if ty.rank() == 0 {
+            return Err(Error::shapes(NGRAMS, "input 0 must have rank >= 1, got a scalar"));
+        }
+        if ty.ragged_rank > 0 && !ty.inner_dims().is_empty() {
+            return Err(Error::shapes(
+                NGRAMS,
+                format!("input 0 must not have uniform dims after its ragged dims, got {ty}"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One row of tokens: strings `start..start + len` of `col`.
+#[derive(Clone, Copy)]
+struct RowTokens<'a> {
+    col: &'a StringTensor,
+    start: usize,
+    len: usize,
+}
+
+impl Op for Ngrams {
+    fn name(&self) -> String {
+        format!(
+            "StringsNgrams{{widths={:?}, separator={:?}, pad_values={:?}, padding_width={:?}, preserve_short_sequences={}}}",
+            self.widths, self.separator, self.pad_values, self.padding_width, self.preserve_short_sequences
+        )
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity(NGRAMS, inputs, 1..=1)?;
+        let ty = &inputs[0];
+        Ngrams::check_tokens(ty)?;
+        if ty.ragged_rank > 0 {
+            return Ok(vec![ty.clone()]);
+        }
+        // Dense rows all have the same length, hence the same n-gram count (none without tokens).
+        let mut dims = ty.dims.clone();
+        if let Some(last) = dims.last_mut() {
+            *last = match *last {
+                Dim::Known(0) => Dim::Known(0),
+                Dim::Known(m) => Dim::Known(self.count(m as i64) as usize),
+                other => other,
+            };
+        }
+        Ok(vec![TensorType::new(DType::String, 0, dims)?])
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let x = single_input(NGRAMS, inputs)?;
+        let col = string_column(NGRAMS, 0, x)?;
+        Ngrams::check_tokens(&TensorType::of(x))?;
+        if let Some(inner) = x.partitions().last() {
+            let (grams, splits) = self.ngrams_of_rows(col, inner.row_splits())?;
+            let mut partitions = x.partitions()[..x.ragged_rank() - 1].to_vec();
+            partitions.push(RowPartition::from_row_splits(splits)?);
+            return one(RaggedTensor::new(DenseTensor::String(grams), partitions)?);
+        }
+        let shape = col.shape();
+        let row_len = shape[shape.len() - 1];
+        let nrows: usize = shape[..shape.len() - 1].iter().product();
+        let splits: Vec<i64> = (0..=nrows).map(|r| (r * row_len) as i64).collect();
+        let (grams, _) = self.ngrams_of_rows(col, &splits)?;
+        let per_row = if row_len == 0 { 0 } else { self.count(row_len as i64) as usize };
+        let mut out_shape = shape.to_vec();
+        if let Some(last) = out_shape.last_mut() {
+            *last = per_row;
+        }
+        let grams = if nrows == 0 { StringBuilder::default().finish(out_shape)? } else { grams.reshaped(out_shape)? };
+        one(RaggedTensor::dense(DenseTensor::String(grams)))
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ragtime_core::{ragged, ErrorKind, Literal};
+
+    use super::*;
+
+    /// A string tensor of the given ragged rank from a literal (so empty lists stay strings).
+    fn strings(lit: Literal, ragged_rank: usize) -> RaggedTensor {
+        RaggedTensor::from_literal_typed(&lit, Some(DType::String), Some(ragged_rank), None).unwrap()
+    }
+
+    fn lit<T: Into<Literal>>(v: T) -> Literal {
+        v.into()
+    }
+
+    /// Runs `op` on `inputs`, checking that `infer` accepts every input type and the output's type.
+    fn run(op: &dyn Op, inputs: &[RaggedTensor]) -> RaggedTensor {
+        let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
+        let inferred = op.infer(&types).unwrap_or_else(|e| panic!("{}: infer failed: {e}", op.name()));
+        let out = op.perform(inputs).unwrap_or_else(|e| panic!("{}: perform failed: {e}", op.name()));
+        assert_eq!(out.len(), 1, "{} gives one output", op.name());
+        let got = TensorType::of(&out[0]);
+        assert!(inferred[0].accepts(&got), "{}: inferred {} but the value has type {got}", op.name(), inferred[0]);
+        out.into_iter().next().unwrap()
+    }
+
+    fn assert_value(got: &RaggedTensor, want: &RaggedTensor) {
+        assert!(got.equals(want), "expected {want}, got {got}");
+    }
+
+    fn perform_error(op: &dyn Op, inputs: &[RaggedTensor]) -> ErrorKind {
+        match op.perform(inputs) {
+            Ok(v) => panic!("{}: expected an error, got {}", op.name(), v[0]),
+            Err(e) => e.kind(),
+        }
+    }
+
+    fn sentences() -> RaggedTensor {
+        ragged!["What makes you think she is a witch?", "She turned me into a newt.", "A newt?", "Well, I got better."]
+            .unwrap()
+    }
+
+    // --- strings.split -------------------------------------------------------------------------
+
+    #[test]
+    fn split_on_space_matches_tensorflow() {
+        // conformance: strings/split_space
+        let out = run(&Split::new(Some(" ")), &[sentences()]);
+        let want = ragged![
+            ["What", "makes", "you", "think", "she", "is", "a", "witch?"],
+            ["She", "turned", "me", "into", "a", "newt."],
+            ["A", "newt?"],
+            ["Well,", "I", "got", "better."]
+        ]
+        .unwrap();
+        assert_value(&out, &want);
+    }
+
+    #[test]
+    fn split_with_separator_keeps_empty_pieces() {
+        let out = run(&Split::new(Some("<>")), &[ragged!["1<>2<><>3", "", "<>"].unwrap()]);
+        assert_value(&out, &strings(lit(vec![vec!["1", "2", "", "3"], vec![""], vec!["", ""]]), 1));
+        let out = run(&Split::new(Some(",")), &[ragged!["a,,b"].unwrap()]);
+        assert_value(&out, &ragged![["a", "", "b"]].unwrap());
+    }
+
+    #[test]
+    fn split_without_separator_uses_whitespace_runs() {
+        let input = ragged!["hello world", "  a \t b\n\x0bc  ", "", " \r\n "].unwrap();
+        let want = strings(lit(vec![vec!["hello", "world"], vec!["a", "b", "c"], vec![], vec![]]), 1);
+        assert_value(&run(&Split::new(None), std::slice::from_ref(&input)), &want);
+        // TensorFlow treats an empty separator as no separator.
+        assert_value(&run(&Split::new(Some("")), &[input]), &want);
+    }
+
+    #[test]
+    fn split_maxsplit_keeps_the_rest() {
+        let out = run(&Split::new(Some(",")).with_maxsplit(1), &[ragged!["a,b,c", "", "x"].unwrap()]);
+        assert_value(&out, &ragged![["a", "b,c"], [""], ["x"]].unwrap());
+        // TensorFlow's kernel keeps the remainder once the limit is reached, even an empty one.
+        let out = run(&Split::new(None).with_maxsplit(1), &[ragged!["a b  c ", "a"].unwrap()]);
+        assert_value(&out, &ragged![["a", "b  c "], ["a", ""]].unwrap());
+        let out = run(&Split::new(None).with_maxsplit(0), &[ragged!["a b", ""].unwrap()]);
+        assert_value(&out, &ragged![["a b"], [""]].unwrap());
+    }
+
+    #[test]
+    fn split_of_a_scalar_is_a_dense_vector() {
+        let scalar = RaggedTensor::from_literal(&lit("hello world")).unwrap();
+        let out = run(&Split::new(None), &[scalar]);
+        assert_value(&out, &ragged!["hello", "world"].unwrap());
+    }
+
+    #[test]
+    fn split_adds_a_ragged_dimension_and_reuses_partitions() {
+        let x = ragged![["a b", "c"], [], ["d e f"]].unwrap();
+        let out = run(&Split::new(Some(" ")), std::slice::from_ref(&x));
+        assert_value(&out, &ragged![[["a", "b"], ["c"]], [], [["d", "e", "f"]]].unwrap());
+        assert!(out.partitions()[0].ptr_eq(&x.partitions()[0]), "the outer partition is shared");
+    }
+
+    #[test]
+    fn split_of_a_matrix_makes_every_inner_dim_ragged() {
+        let x =
+            RaggedTensor::from_literal_typed(&lit(vec![vec!["a b", "c"], vec!["", "d"]]), None, Some(0), None).unwrap();
+        let out = run(&Split::new(None), &[x]);
+        assert_eq!(out.ragged_rank(), 2);
+        assert_value(&out, &strings(lit(vec![vec![vec!["a", "b"], vec!["c"]], vec![vec![], vec!["d"]]]), 2));
+    }
+
+    #[test]
+    fn split_of_no_strings_has_no_rows() {
+        let x = strings(lit(Vec::<Literal>::new()), 0);
+        let out = run(&Split::new(Some(",")), &[x]);
+        assert_eq!((out.nrows(), out.ragged_rank()), (0, 1));
+    }
+
+    #[test]
+    fn split_refuses_numbers() {
+        let err = Split::new(None).infer(&[TensorType::ragged(DType::I32, 1)]).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TypeMismatch);
+        assert_eq!(perform_error(&Split::new(None), &[ragged![[1, 2]].unwrap()]), ErrorKind::TypeMismatch);
+    }
+
+    // --- strings.substr ------------------------------------------------------------------------
+
+    fn words() -> RaggedTensor {
+        ragged![["So", "long"], ["thanks", "for", "all", "the", "fish"]].unwrap()
+    }
+
+    #[test]
+    fn substr_matches_tensorflow() {
+        // conformance: seed_walkthrough/substr_0_2 and strings/substr_neg
+        let x = words();
+        let out = run(&Substr::new(0, 2), std::slice::from_ref(&x));
+        assert_value(&out, &ragged![["So", "lo"], ["th", "fo", "al", "th", "fi"]].unwrap());
+        assert!(out.partitions()[0].ptr_eq(&x.partitions()[0]), "substr keeps the input's partition");
+        let out = run(&Substr::new(1, 3), &[x]);
+        assert_value(&out, &ragged![["o", "ong"], ["han", "or", "ll", "he", "ish"]].unwrap());
+    }
+
+    #[test]
+    fn substr_negative_pos_counts_from_the_end() {
+        let x = ragged!["Hello", "World"].unwrap();
+        assert_value(&run(&Substr::new(-3, 2), std::slice::from_ref(&x)), &ragged!["ll", "rl"].unwrap());
+        assert_value(&run(&Substr::new(-5, 1), std::slice::from_ref(&x)), &ragged!["H", "W"].unwrap());
+    }
+
+    #[test]
+    fn substr_long_or_negative_len_takes_the_rest() {
+        let x = ragged!["Hello", "ab"].unwrap();
+        assert_value(&run(&Substr::new(1, 100), std::slice::from_ref(&x)), &ragged!["ello", "b"].unwrap());
+        assert_value(&run(&Substr::new(1, -1), std::slice::from_ref(&x)), &ragged!["ello", "b"].unwrap());
+        assert_value(&run(&Substr::new(-1, -7), &[x]), &ragged!["o", "b"].unwrap());
+    }
+
+    #[test]
+    fn substr_pos_at_the_end_gives_empty_strings() {
+        let x = ragged![["abc"], [""]].unwrap();
+        assert_value(&run(&Substr::new(0, 2), std::slice::from_ref(&x)), &ragged![["ab"], [""]].unwrap());
+        let x = ragged!["abc", "xyz"].unwrap();
+        assert_value(&run(&Substr::new(3, 2), &[x]), &ragged!["", ""].unwrap());
+    }
+
+    #[test]
+    fn substr_pos_outside_a_string_is_out_of_range() {
+        let x = ragged![["So", "long"], ["thanks", "for"]].unwrap();
+        let err = Substr::new(3, 1).perform(std::slice::from_ref(&x)).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::IndexOutOfRange);
+        let msg = err.to_string();
+        assert!(msg.contains("strings.substr") && msg.contains("b\"So\"") && msg.contains("[0, 0]"), "{msg}");
+        assert_eq!(perform_error(&Substr::new(-3, 1), &[x]), ErrorKind::IndexOutOfRange);
+        assert_eq!(perform_error(&Substr::new(1, 1), &[ragged![""].unwrap()]), ErrorKind::IndexOutOfRange);
+    }
+
+    #[test]
+    fn substr_in_utf8_characters() {
+        let x = ragged!["héllo", "世界", "🙂"].unwrap();
+        let utf8 = |pos, len| Substr::new(pos, len).with_unit(CharUnit::Utf8Char);
+        assert_value(&run(&utf8(1, 2), std::slice::from_ref(&x)), &ragged!["él", "界", ""].unwrap());
+        assert_value(&run(&utf8(-1, 1), std::slice::from_ref(&x)), &ragged!["o", "界", "🙂"].unwrap());
+        assert_value(&run(&utf8(0, 10), std::slice::from_ref(&x)), &ragged!["héllo", "世界", "🙂"].unwrap());
+        // TensorFlow's kernel: a negative length is an empty substring for pos >= 0 ...
+        assert_value(&run(&utf8(1, -1), std::slice::from_ref(&x)), &ragged!["", "", ""].unwrap());
+        // ... and an error for pos < 0; pos beyond the characters is out of range.
+        assert_eq!(perform_error(&utf8(-1, -1), std::slice::from_ref(&x)), ErrorKind::IndexOutOfRange);
+        assert_eq!(perform_error(&utf8(2, 1), &[x]), ErrorKind::IndexOutOfRange);
+    }
+
+    #[test]
+    fn substr_refuses_numbers_and_bad_units() {
+        let err = Substr::new(0, 1).infer(&[TensorType::vector(DType::F32)]).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TypeMismatch);
+        assert_eq!(CharUnit::parse(SUBSTR, "UTF16").unwrap_err().kind(), ErrorKind::InvalidArgument);
+    }
+
+    // --- strings.join --------------------------------------------------------------------------
+
+    #[test]
+    fn join_pairs_matches_tensorflow() {
+        // conformance: strings/join_pairs
+        let a = ragged![["a", "b"], ["c"]].unwrap();
+        let b = ragged![["x", "y"], ["z"]].unwrap();
+        let out = run(&Join::new("+"), &[a.clone(), b]);
+        assert_value(&out, &ragged![["a+x", "b+y"], ["c+z"]].unwrap());
+        assert!(out.partitions()[0].ptr_eq(&a.partitions()[0]), "the result reuses input 0's partition");
+    }
+
+    #[test]
+    fn join_broadcasts_scalars() {
+        let a = ragged![["a", "b"], [], ["c"]].unwrap();
+        let hash = RaggedTensor::from_literal(&lit("#")).unwrap();
+        let out = run(&Join::new(""), &[hash.clone(), a, hash]);
+        assert_value(&out, &strings(lit(vec![vec!["#a#", "#b#"], vec![], vec!["#c#"]]), 1));
+        let out = run(&Join::new(", "), &[ragged!["x", ""].unwrap()]);
+        assert_value(&out, &ragged!["x", ""].unwrap());
+    }
+
+    #[test]
+    fn join_refuses_numbers_and_mismatched_rows() {
+        let a = ragged![["a", "b"], ["c"]].unwrap();
+        let err = Join::new("").infer(&[TensorType::of(&a), TensorType::ragged(DType::I32, 1)]).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TypeMismatch);
+        assert_eq!(perform_error(&Join::new(""), &[a.clone(), ragged![[1, 2], [3]].unwrap()]), ErrorKind::TypeMismatch);
+        let b = ragged![["a"], ["b", "c"]].unwrap();
+        assert_eq!(perform_error(&Join::new(""), &[a, b]), ErrorKind::IncompatibleShapes);
+        assert_eq!(Join::new("").infer(&[]).unwrap_err().kind(), ErrorKind::InvalidArgument);
+        assert_eq!(perform_error(&Join::new(""), &[]), ErrorKind::InvalidArgument);
+    }
+
+    // --- strings.reduce_join -------------------------------------------------------------------
+
+    #[test]
+    fn reduce_join_rows_matches_tensorflow() {
+        // conformance: strings/reduce_join_axis1
+        let out = run(&ReduceJoin::new(Some(1), " "), &[words()]);
+        assert_value(&out, &ragged!["So long", "thanks for all the fish"].unwrap());
+        let out = run(&ReduceJoin::new(Some(-1), " "), &[words()]);
+        assert_value(&out, &ragged!["So long", "thanks for all the fish"].unwrap());
+    }
+
+    #[test]
+    fn reduce_join_of_empty_rows_is_empty() {
+        let x = strings(lit(vec![vec!["a", "b"], vec![], vec!["c"]]), 1);
+        let out = run(&ReduceJoin::new(Some(1), "-"), &[x]);
+        assert_value(&out, &ragged!["a-b", "", "c"].unwrap());
+    }
+
+    #[test]
+    fn reduce_join_everything_or_across_rows() {
+        let x = ragged![["a", "b"], [], ["c", "d", "e"]].unwrap();
+        let all = run(&ReduceJoin::new(None, ","), std::slice::from_ref(&x));
+        assert_value(&all, &RaggedTensor::from_literal(&lit("a,b,c,d,e")).unwrap());
+        // Across rows, position by position (as tf.reduce_sum(axis=0) groups them).
+        let columns = run(&ReduceJoin::new(Some(0), ""), std::slice::from_ref(&x));
+        assert_value(&columns, &ragged!["ac", "bd", "e"].unwrap());
+        let dense =
+            RaggedTensor::from_literal_typed(&lit(vec![vec!["a", "b"], vec!["c", "d"]]), None, Some(0), None).unwrap();
+        let kept = run(&ReduceJoin::new(Some(1), "").with_keepdims(true), &[dense]);
+        let want = RaggedTensor::from_literal_typed(&lit(vec![vec!["ab"], vec!["cd"]]), None, Some(0), None).unwrap();
+        assert_value(&kept, &want);
+    }
+
+    #[test]
+    fn reduce_join_refuses_numbers_and_bad_axes() {
+        let err = ReduceJoin::new(Some(1), "").infer(&[TensorType::ragged(DType::F64, 1)]).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TypeMismatch);
+        let err = ReduceJoin::new(Some(2), "").infer(&[TensorType::of(&words())]).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+        assert_eq!(perform_error(&ReduceJoin::new(Some(-3), ""), &[words()]), ErrorKind::InvalidArgument);
+    }
+
+    // --- strings.length, lower, upper, to_hash_bucket_fast -------------------------------------
+
+    fn unicode() -> RaggedTensor {
+        ragged![["héllo", "世界", ""], ["🙂"]].unwrap()
+    }
+
+    #[test]
+    fn length_counts_bytes_as_int32() {
+        // conformance: strings/length_bytes
+        let x = unicode();
+        let out = run(&Length::new(CharUnit::Byte), std::slice::from_ref(&x));
+        assert_value(&out, &ragged![[6, 6, 0], [4]].unwrap());
+        assert!(out.partitions()[0].ptr_eq(&x.partitions()[0]));
+    }
+
+    #[test]
+    fn length_counts_utf8_characters() {
+        let out = run(&Length::new(CharUnit::Utf8Char), &[unicode()]);
+        assert_value(&out, &ragged![[5, 2, 0], [1]].unwrap());
+    }
+
+    #[test]
+    fn lower_and_upper_map_ascii_only() {
+        let x = ragged![["Hello WORLD", "ÉtÉ 9"], []].unwrap();
+        let lower = run(&Lower::new(), std::slice::from_ref(&x));
+        assert_value(&lower, &ragged![["hello world", "ÉtÉ 9"], []].unwrap());
+        let upper = run(&Upper::new(), std::slice::from_ref(&x));
+        assert_value(&upper, &ragged![["HELLO WORLD", "ÉTÉ 9"], []].unwrap());
+        assert!(upper.partitions()[0].ptr_eq(&x.partitions()[0]));
+        let offsets = |t: &RaggedTensor| t.flat_strings().unwrap().offsets().clone();
+        assert!(std::sync::Arc::ptr_eq(&offsets(&upper), &offsets(&x)), "case mapping shares the offsets");
+        assert_value(&x, &ragged![["Hello WORLD", "ÉtÉ 9"], []].unwrap());
+    }
+
+    #[test]
+    fn hash_buckets_match_tensorflow() {
+        // conformance: strings/split_then_hash and strings/hash_unicode
+        let words = run(&Split::new(Some(" ")), &[sentences()]);
+        let out = run(&ToHashBucketFast::new(1000).unwrap(), &[words]);
+        let want = ragged![
+            [940i64, 203, 668, 387, 790, 320, 939, 185],
+            [315i64, 515, 791, 181, 939, 787],
+            [564i64, 205],
+            [820i64, 180, 993, 739]
+        ]
+        .unwrap()
+        .cast(DType::I64)
+        .unwrap();
+        assert_value(&out, &want);
+        let out = run(&ToHashBucketFast::new(1048576).unwrap(), &[unicode()]);
+        assert_value(&out, &ragged![[480503i64, 698667, 16463], [39156i64]].unwrap().cast(DType::I64).unwrap());
+    }
+
+    #[test]
+    fn hash_needs_a_positive_bucket_count() {
+        assert_eq!(ToHashBucketFast::new(0).unwrap_err().kind(), ErrorKind::InvalidArgument);
+        assert_eq!(ToHashBucketFast::new(-5).unwrap_err().kind(), ErrorKind::InvalidArgument);
+        let one_bucket = run(&ToHashBucketFast::new(1).unwrap(), &[ragged!["a", ""].unwrap()]);
+        assert_value(&one_bucket, &RaggedTensor::dense(DenseTensor::vector(vec![0i64, 0])));
+    }
+
+    #[test]
+    fn elementwise_string_ops_refuse_numbers() {
+        let ops: [&dyn Op; 4] =
+            [&Length::new(CharUnit::Byte), &Lower::new(), &Upper::new(), &ToHashBucketFast::new(3).unwrap()];
+        for op in ops {
+            let err = op.infer(&[TensorType::ragged(DType::I64, 1)]).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::TypeMismatch, "{}", op.name());
+            assert_eq!(perform_error(op, &[ragged![[1.5]].unwrap()]), ErrorKind::TypeMismatch, "{}", op.name());
+            assert_eq!(op.infer(&[]).unwrap_err().kind(), ErrorKind::InvalidArgument, "{}", op.name());
+        }
+    }
+
+    // --- strings.ngrams ------------------------------------------------------------------------
+
+    fn tokens() -> RaggedTensor {
+        ragged![["aa", "bb", "cc", "dd"], ["ee", "ff"]].unwrap()
+    }
+
+    #[test]
+    fn ngrams_unpadded() {
+        let op = Ngrams::new(&[3]).unwrap().with_separator("|");
+        let out = run(&op, &[tokens()]);
+        assert_value(&out, &strings(lit(vec![vec!["aa|bb|cc", "bb|cc|dd"], vec![]]), 1));
+        let dense = run(&Ngrams::new(&[2]).unwrap(), &[ragged!["A", "B", "C", "D"].unwrap()]);
+        assert_value(&dense, &ragged!["A B", "B C", "C D"].unwrap());
+    }
+
+    #[test]
+    fn ngrams_of_several_widths_follow_each_other() {
+        let op = Ngrams::new(&[1, 2, 3]).unwrap().with_separator("|");
+        let out = run(&op, &[tokens()]);
+        let want =
+            ragged![["aa", "bb", "cc", "dd", "aa|bb", "bb|cc", "cc|dd", "aa|bb|cc", "bb|cc|dd"], ["ee", "ff", "ee|ff"]]
+                .unwrap();
+        assert_value(&out, &want);
+    }
+
+    #[test]
+    fn ngrams_padded_to_width_minus_one() {
+        let op = Ngrams::new(&[3]).unwrap().with_separator("|").with_padding("LP", "RP", None).unwrap();
+        let out = run(&op, &[tokens()]);
+        let want = ragged![
+            ["LP|LP|aa", "LP|aa|bb", "aa|bb|cc", "bb|cc|dd", "cc|dd|RP", "dd|RP|RP"],
+            ["LP|LP|ee", "LP|ee|ff", "ee|ff|RP", "ff|RP|RP"]
+        ]
+        .unwrap();
+        assert_value(&out, &want);
+        let op = Ngrams::new(&[2]).unwrap().with_separator("|").with_padding("LP", "RP", None).unwrap();
+        let want = ragged![["LP|aa", "aa|bb", "bb|cc", "cc|dd", "dd|RP"], ["LP|ee", "ee|ff", "ff|RP"]].unwrap();
+        assert_value(&run(&op, &[tokens()]), &want);
+    }
+
+    #[test]
+    fn ngrams_with_a_fixed_padding_width() {
+        let op = Ngrams::new(&[3]).unwrap().with_separator("|").with_padding("LP", "LP", Some(1)).unwrap();
+        let want = ragged![["LP|aa|bb", "aa|bb|cc", "bb|cc|dd", "cc|dd|LP"], ["LP|ee|ff", "ee|ff|LP"]].unwrap();
+        assert_value(&run(&op, &[tokens()]), &want);
+    }
+
+    #[test]
+    fn ngrams_of_an_empty_row_are_only_padding() {
+        let x = strings(lit(vec![vec!["a"], vec![]]), 1);
+        let op = Ngrams::new(&[3]).unwrap().with_separator("|").with_padding("L", "R", None).unwrap();
+        let want = ragged![["L|L|a", "L|a|R", "a|R|R"], ["L|L|R", "L|R|R"]].unwrap();
+        assert_value(&run(&op, &[x]), &want);
+        // TensorFlow's kernel gives nothing at all when there is no token in the whole input.
+        let empty = strings(lit(vec![Vec::<&str>::new(), vec![]]), 1);
+        assert_value(&run(&op, std::slice::from_ref(&empty)), &empty);
+    }
+
+    #[test]
+    fn ngrams_preserve_short_sequences() {
+        let x = ragged![["aa", "bb", "cc", "dd"], ["ee"]].unwrap();
+        let op = Ngrams::new(&[3]).unwrap().with_separator("|").with_preserve_short_sequences(true);
+        let want = ragged![["aa|bb|cc", "bb|cc|dd"], ["ee"]].unwrap();
+        assert_value(&run(&op, std::slice::from_ref(&x)), &want);
+        let op = op.with_padding("L", "R", Some(1)).unwrap();
+        let x = strings(lit(vec![vec!["ee"], vec![]]), 1);
+        // One n-gram of the padded short row; an empty row stays empty.
+        assert_value(&run(&op, &[x]), &strings(lit(vec![vec!["L|ee|R"], vec![]]), 1));
+    }
+
+    #[test]
+    fn ngrams_of_dense_tokens_are_dense() {
+        let x = RaggedTensor::from_literal_typed(
+            &lit(vec![vec!["a", "b", "c", "d"], vec!["e", "f", "g", "h"]]),
+            None,
+            Some(0),
+            None,
+        )
+        .unwrap();
+        let out = run(&Ngrams::new(&[3]).unwrap().with_separator("|"), &[x]);
+        let want = RaggedTensor::from_literal_typed(
+            &lit(vec![vec!["a|b|c", "b|c|d"], vec!["e|f|g", "f|g|h"]]),
+            None,
+            Some(0),
+            None,
+        )
+        .unwrap();
+        assert_value(&out, &want);
+    }
+
+    #[test]
+    fn ngrams_keep_outer_partitions() {
+        let x = ragged![[["a", "b", "c"]], [], [["d"], ["e", "f"]]].unwrap();
+        let out = run(&Ngrams::new(&[2]).unwrap(), std::slice::from_ref(&x));
+        assert_value(&out, &strings(lit(vec![vec![vec!["a b", "b c"]], vec![], vec![vec![], vec!["e f"]]]), 2));
+        assert!(out.partitions()[0].ptr_eq(&x.partitions()[0]), "the outer partition is shared");
+    }
+
+    #[test]
+    fn ngrams_refuse_bad_arguments() {
+        assert_eq!(Ngrams::new(&[0]).unwrap_err().kind(), ErrorKind::InvalidArgument);
+        assert_eq!(Ngrams::new(&[]).unwrap_err().kind(), ErrorKind::InvalidArgument);
+        let padded = Ngrams::new(&[2]).unwrap().with_padding("", "", Some(0));
+        assert_eq!(padded.unwrap_err().kind(), ErrorKind::InvalidArgument);
+        let op = Ngrams::new(&[2]).unwrap();
+        assert_eq!(op.infer(&[TensorType::scalar(DType::String)]).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
+        assert_eq!(op.infer(&[TensorType::ragged(DType::I32, 1)]).unwrap_err().kind(), ErrorKind::TypeMismatch);
+        let with_inner = TensorType::ragged(DType::String, 1).with_inner(&[Some(2)]);
+        assert_eq!(op.infer(&[with_inner]).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
+    }
+
+    // --- lookup --------------------------------------------------------------------------------
+
+    fn attrs(op: &str, pairs: &[(&str, Attr)]) -> Attrs {
+        Attrs::new(op, pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+    }
+
+    #[test]
+    fn lookup_builds_ops_from_attributes() {
+        let op = lookup("strings.split", &attrs("strings.split", &[("sep", Attr::Str(" ".into()))])).unwrap().unwrap();
+        assert_eq!(op.name(), "StringsSplit{sep=\" \", maxsplit=-1}");
+        let op = lookup("strings.substr", &attrs("strings.substr", &[("pos", Attr::Int(1)), ("len", Attr::Int(3))]));
+        assert_eq!(op.unwrap().unwrap().name(), "StringsSubstr{pos=1, len=3, unit=BYTE}");
+        let ngrams = attrs(
+            "strings.ngrams",
+            &[
+                ("ngram_width", Attr::List(vec![Attr::Int(2), Attr::Int(3)])),
+                ("pad_values", Attr::List(vec![Attr::Str("<s>".into()), Attr::Str("</s>".into())])),
+                ("padding_width", Attr::Int(1)),
+            ],
+        );
+        let op = lookup("strings.ngrams", &ngrams).unwrap().unwrap();
+        let out = op.perform(&[ragged![["a", "b"]].unwrap()]).unwrap();
+        let want = ragged![["<s> a", "a b", "b </s>", "<s> a b", "a b </s>"]].unwrap();
+        assert_value(&out[0], &want);
+        assert!(lookup("strings.nope", &attrs("strings.nope", &[])).is_none());
+    }
+
+    #[test]
+    fn lookup_refuses_bad_attributes() {
+        let unknown = attrs("strings.length", &[("units", Attr::Str("BYTE".into()))]);
+        assert_eq!(lookup("strings.length", &unknown).unwrap().unwrap_err().kind(), ErrorKind::InvalidArgument);
+        let no_buckets = attrs("strings.to_hash_bucket_fast", &[]);
+        assert!(lookup("strings.to_hash_bucket_fast", &no_buckets).unwrap().is_err());
+        let width_without_pad =
+            attrs("strings.ngrams", &[("ngram_width", Attr::Int(2)), ("padding_width", Attr::Int(1))]);
+        assert_eq!(
+            lookup("strings.ngrams", &width_without_pad).unwrap().unwrap_err().kind(),
+            ErrorKind::InvalidArgument
+        );
+    }
 }

@@ -1,9 +1,1925 @@
-//! (being written)
+//! Structure ops: `concat`, `stack`, `tile`, `reverse`, `fill`, `ragged.range`, and the dense /
+//! sparse conversions `to_tensor`, `from_tensor`, `to_sparse`, `from_sparse`.
+//!
+//! Data movement follows one idea throughout: compute the new row partitions and the list of
+//! source rows, then gather with [`DenseTensor::take_rows`], which works for every dtype
+//! (strings included). [`take_outer_rows`] and the private `remap` are that idea in code.
 
-use ragtime_core::Result;
-use ragtime_graph::{Attrs, OpRef};
+use std::any::Any;
+use std::collections::BTreeSet;
+use std::ops::Range;
+
+use ragtime_core::{
+    dispatch_dtype, DType, DenseTensor, Dim, Element, Error, Literal, RaggedTensor, Result, RowPartition, TensorType,
+};
+use ragtime_graph::{expect_arity, Attr, Attrs, Op};
+
+use crate::partition_ops::{dense_input, expect_int_vector, fixed_inputs, int_vector_input, shared};
+use crate::util::{expect_dense_rank, expect_integer, normalize_axis, one};
 
 /// The op of this module called `name`, if any.
-pub(crate) fn lookup(_name: &str, _attrs: &Attrs) -> Option<Result<OpRef>> {
-    None
+pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<ragtime_graph::OpRef>> {
+    Some(match name {
+        "concat" => shared(Concat::from_attrs(attrs)),
+        "stack" => shared(Stack::from_attrs(attrs)),
+        "tile" => shared(Tile::from_attrs(attrs)),
+        "reverse" => shared(Reverse::from_attrs(attrs)),
+        "fill" => shared(Fill::from_attrs(attrs)),
+        "ragged.range" => shared(RaggedRange::from_attrs(attrs)),
+        "to_tensor" => shared(ToTensor::from_attrs(attrs)),
+        "from_tensor" => shared(FromTensor::from_attrs(attrs)),
+        "to_sparse" => shared(ToSparse::from_attrs(attrs)),
+        "from_sparse" => shared(FromSparse::from_attrs(attrs)),
+        _ => return None,
+    })
+}
+
+fn too_large(op: &str) -> Error {
+    Error::argument(op, format!("the result would exceed {} elements", DenseTensor::MAX_ELEMENTS))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Moving rows: the shared machinery of concat, stack, tile and reverse.
+
+/// How one output dimension reads the matching input dimension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DimMap {
+    /// Items in order.
+    Keep,
+    /// Items in reverse order.
+    Reverse,
+    /// The items, repeated this many times.
+    Tile(usize),
+}
+
+impl DimMap {
+    fn factor(self) -> usize {
+        match self {
+            DimMap::Tile(m) => m,
+            _ => 1,
+        }
+    }
+
+    fn push_children(self, children: Range<usize>, out: &mut Vec<usize>) {
+        match self {
+            DimMap::Keep => out.extend(children),
+            DimMap::Reverse => out.extend(children.rev()),
+            DimMap::Tile(m) => (0..m).for_each(|_| out.extend(children.clone())),
+        }
+    }
+}
+
+/// One dimension below the outer one: ragged (a partition) or uniform (`n` items per row,
+/// numbered row-major).
+#[derive(Clone, Copy)]
+enum Level<'a> {
+    Ragged(&'a RowPartition),
+    Uniform(usize),
+}
+
+impl Level<'_> {
+    fn children(self, row: usize) -> Range<usize> {
+        match self {
+            Level::Ragged(p) => p.row_range(row),
+            Level::Uniform(n) => row * n..(row + 1) * n,
+        }
+    }
+}
+
+/// Rebuilds `rt` with output row `i` taken from input row `outer[i]` (repeats allowed), and every
+/// deeper dimension `d` read through `inner[d - 1]` (`Keep` where `inner` is too short).
+///
+/// The walk goes down level by level collecting source rows and new row lengths, only as deep
+/// as the deepest dimension that changes; below it whole blocks of values move with one
+/// `take_rows`. Every intermediate size is checked against [`DenseTensor::MAX_ELEMENTS`] before
+/// it is allocated.
+fn remap(op: &str, rt: &RaggedTensor, outer: Vec<usize>, inner: &[DimMap]) -> Result<RaggedTensor> {
+    let values = rt.flat_values();
+    let vshape = values.shape();
+    if vshape.is_empty() {
+        return Err(Error::argument(op, "a scalar has no rows to move"));
+    }
+    let nrows = rt.nrows();
+    if let Some(&bad) = outer.iter().find(|&&r| r >= nrows) {
+        return Err(Error::out_of_range(op, bad as i64, 0, nrows));
+    }
+    let ragged_rank = rt.ragged_rank();
+    let map_of = |d: usize| inner.get(d - 1).copied().unwrap_or(DimMap::Keep);
+    let depth = (ragged_rank + 1..rt.rank()).rev().find(|&d| map_of(d) != DimMap::Keep).unwrap_or(ragged_rank);
+
+    let mut rows = outer;
+    let mut nvals = rows.len();
+    let mut partitions = Vec::with_capacity(ragged_rank);
+    let mut out_inner = vshape[1..].to_vec();
+    for d in 1..=depth {
+        let map = map_of(d);
+        let level = match rt.partitions().get(d - 1) {
+            Some(p) => Level::Ragged(p),
+            None => Level::Uniform(vshape[d - ragged_rank]),
+        };
+        let count = rows
+            .iter()
+            .try_fold(0usize, |acc, &r| {
+                level.children(r).len().checked_mul(map.factor()).and_then(|n| acc.checked_add(n))
+            })
+            .filter(|&n| n <= DenseTensor::MAX_ELEMENTS)
+            .ok_or_else(|| too_large(op))?;
+        let mut next = Vec::with_capacity(count);
+        if let Level::Ragged(_) = level {
+            let mut lengths = Vec::with_capacity(rows.len());
+            for &r in &rows {
+                let children = level.children(r);
+                lengths.push((children.len() * map.factor()) as i64);
+                map.push_children(children, &mut next);
+            }
+            partitions.push(RowPartition::from_row_lengths(&lengths)?);
+            nvals = next.len();
+        } else {
+            for &r in &rows {
+                map.push_children(level.children(r), &mut next);
+            }
+            out_inner[d - ragged_rank - 1] *= map.factor();
+        }
+        rows = next;
+    }
+
+    // `rows` index the input at level `depth`: flat values seen as [items at that level, rest...].
+    let walked = depth - ragged_rank;
+    DenseTensor::checked_len(op, &[rows.len(), vshape[walked + 1..].iter().product()])?;
+    let mut block_shape = vec![vshape[..=walked].iter().product()];
+    block_shape.extend_from_slice(&vshape[walked + 1..]);
+    let moved = reshaped(values, block_shape)?.take_rows(&rows)?;
+    let mut flat_shape = vec![nvals];
+    flat_shape.extend(out_inner);
+    RaggedTensor::new(reshaped(&moved, flat_shape)?, partitions)
+}
+
+/// `t` with `shape` (shared, not copied, when the shape is already right).
+fn reshaped(t: &DenseTensor, shape: Vec<usize>) -> Result<DenseTensor> {
+    if t.shape() == shape.as_slice() {
+        return Ok(t.clone());
+    }
+    t.reshape(shape)
+}
+
+/// Rows `rows[0], rows[1], ...` of `rt` along its outer dimension (repeats allowed), each with all
+/// its nested rows and values: the data movement behind gather, concat along axis 1, tile and
+/// reverse. A row index past the end is an `index_out_of_range` error.
+pub fn take_outer_rows(rt: &RaggedTensor, rows: &[usize]) -> Result<RaggedTensor> {
+    remap("take_outer_rows", rt, rows.to_vec(), &[])
+}
+
+/// `values` under one more outer partition.
+fn with_outer(outer: RowPartition, values: RaggedTensor) -> Result<RaggedTensor> {
+    let mut partitions = vec![outer];
+    partitions.extend_from_slice(values.partitions());
+    RaggedTensor::new(values.flat_values().clone(), partitions)
+}
+
+// ---------------------------------------------------------------------------------------------
+// concat and stack.
+//
+// Both follow TensorFlow's ragged concat/stack: with only dense operands the dense op runs; else
+// dense operands become ragged (their second dimension a uniform partition), every operand is
+// raised to the largest ragged rank, and then axis 0 appends rows, axis 1 joins each row's items
+// (interleave the rows of all operands, then merge or group them), and a deeper axis recurses
+// into the values under the shared outer partition. The type functions mirror the value
+// functions step by step, so that inference predicts the exact ragged rank.
+
+/// Checks the operands of `concat` / `stack` (same dtype, same rank) and resolves `axis`.
+fn check_join(op: &str, types: &[TensorType], axis: i64, stack: bool) -> Result<usize> {
+    let first = types.first().ok_or_else(|| Error::argument(op, "takes at least 1 input, got 0"))?;
+    for (i, t) in types.iter().enumerate().skip(1) {
+        if t.dtype != first.dtype {
+            return Err(Error::dtype(op, format!("input {i} is {}, input 0 is {}", t.dtype, first.dtype)));
+        }
+        if t.rank() != first.rank() {
+            return Err(Error::shapes(
+                op,
+                format!("input {i} has rank {} ({t}), input 0 has rank {} ({first})", t.rank(), first.rank()),
+            ));
+        }
+    }
+    normalize_axis(op, axis, first.rank() + usize::from(stack))
+}
+
+/// True when TensorFlow would run the dense concat / stack on these operands.
+fn joins_dense(all_dense: bool, rank: usize, axis: usize, stack: bool, top: bool) -> bool {
+    all_dense && (top || axis + 1 == rank + usize::from(stack) || axis + 1 == rank)
+}
+
+/// Merges one dimension seen in several operands (known sizes must agree).
+fn merge_dim(a: Dim, b: Dim) -> Option<Dim> {
+    match (a, b) {
+        (Dim::Known(x), Dim::Known(y)) => (x == y).then_some(a),
+        (Dim::Known(_), Dim::Unknown) => Some(a),
+        (Dim::Unknown, _) if b != Dim::Ragged => Some(b),
+        (Dim::Ragged, Dim::Ragged) => Some(a),
+        _ => None,
+    }
+}
+
+/// Merges the dims of every operand, position by position; a disagreement names the operand.
+fn merge_dim_lists(op: &str, lists: &[Vec<Dim>], what: &str) -> Result<Vec<Dim>> {
+    let mut merged = lists.first().cloned().unwrap_or_default();
+    for (i, list) in lists.iter().enumerate().skip(1) {
+        let bad = || Error::shapes(op, format!("input {i} has {what} {list:?}, input 0 has {:?}", lists[0]));
+        if list.len() != merged.len() {
+            return Err(bad());
+        }
+        for (m, &d) in merged.iter_mut().zip(list) {
+            *m = merge_dim(*m, d).ok_or_else(bad)?;
+        }
+    }
+    Ok(merged)
+}
+
+/// The sum of several dims (known only when all are).
+fn sum_dims(dims: impl Iterator<Item = Dim>) -> Dim {
+    dims.map(Dim::size).try_fold(0usize, |acc, d| acc.checked_add(d?)).map_or(Dim::Unknown, Dim::Known)
+}
+
+/// The type of a ragged type's values (`tf.RaggedTensor.values`).
+fn values_type(t: &TensorType) -> Result<TensorType> {
+    let mut dims = vec![Dim::Unknown];
+    dims.extend_from_slice(&t.dims[2..]);
+    TensorType::new(t.dtype, t.ragged_rank - 1, dims)
+}
+
+/// `t` with its ragged rank raised to `ragged_rank` (uniform dims turned into partitions).
+fn raise_type(op: &str, t: &TensorType, ragged_rank: usize) -> Result<TensorType> {
+    if t.ragged_rank >= ragged_rank {
+        return Ok(t.clone());
+    }
+    if t.rank() <= ragged_rank {
+        return Err(Error::shapes(op, format!("{t} has too few dimensions for ragged rank {ragged_rank}")));
+    }
+    let mut dims = t.dims.clone();
+    dims[t.ragged_rank + 1..=ragged_rank].fill(Dim::Ragged);
+    TensorType::new(t.dtype, ragged_rank, dims)
+}
+
+/// The type of `expand_dims(t, axis)` (a stack of one operand).
+fn expand_type(t: &TensorType, axis: usize) -> Result<TensorType> {
+    let mut dims = t.dims.clone();
+    let ragged_rank = if !t.is_ragged() || axis > t.ragged_rank {
+        dims.insert(axis, Dim::Known(1));
+        t.ragged_rank
+    } else if axis == 0 {
+        dims[0] = Dim::Ragged;
+        dims.insert(0, Dim::Known(1));
+        t.ragged_rank + 1
+    } else {
+        dims.insert(axis, Dim::Ragged);
+        t.ragged_rank + 1
+    };
+    TensorType::new(t.dtype, ragged_rank, dims)
+}
+
+/// The type of a dense concat / stack.
+fn dense_join_type(op: &str, types: &[TensorType], axis: usize, stack: bool) -> Result<TensorType> {
+    let dtype = types[0].dtype;
+    let dims = if stack {
+        let mut dims = merge_dim_lists(op, &types.iter().map(|t| t.dims.clone()).collect::<Vec<_>>(), "shape")?;
+        dims.insert(axis, Dim::Known(types.len()));
+        dims
+    } else {
+        let others: Vec<Vec<Dim>> = types
+            .iter()
+            .map(|t| t.dims.iter().enumerate().filter(|&(k, _)| k != axis).map(|(_, &d)| d).collect())
+            .collect();
+        let mut dims = merge_dim_lists(op, &others, &format!("dims other than axis {axis}"))?;
+        dims.insert(axis, sum_dims(types.iter().map(|t| t.dims[axis])));
+        dims
+    };
+    TensorType::new(dtype, 0, dims)
+}
+
+/// The type of `concat` (`stack == false`) or `stack` along the resolved `axis`.
+fn join_type(op: &str, types: &[TensorType], axis: usize, stack: bool, top: bool) -> Result<TensorType> {
+    let first = types.first().ok_or_else(|| Error::argument(op, "takes at least 1 input, got 0"))?;
+    if types.len() == 1 {
+        return if stack { expand_type(first, axis) } else { Ok(first.clone()) };
+    }
+    let all_dense = types.iter().all(|t| !t.is_ragged());
+    if joins_dense(all_dense, first.rank(), axis, stack, top) {
+        return dense_join_type(op, types, axis, stack);
+    }
+    let ragged_rank = types.iter().map(|t| t.ragged_rank).max().unwrap_or(0).max(1);
+    let raised = types.iter().map(|t| raise_type(op, t, ragged_rank)).collect::<Result<Vec<_>>>()?;
+    let outers: Vec<Vec<Dim>> = raised.iter().map(|t| vec![t.dims[0]]).collect();
+    let (outer, ragged, inner) = match axis {
+        0 | 1 => {
+            let inners: Vec<Vec<Dim>> = raised.iter().map(|t| t.dims[ragged_rank + 1..].to_vec()).collect();
+            let inner = merge_dim_lists(op, &inners, "inner dims")?;
+            let outer = match (axis, stack) {
+                (0, false) => sum_dims(raised.iter().map(|t| t.dims[0])),
+                (0, true) => Dim::Known(types.len()),
+                _ => merge_dim_lists(op, &outers, "rows")?[0],
+            };
+            (outer, ragged_rank + usize::from(stack), inner)
+        }
+        _ => {
+            let outer = merge_dim_lists(op, &outers, "rows")?[0];
+            let values = raised.iter().map(values_type).collect::<Result<Vec<_>>>()?;
+            let joined = join_type(op, &values, axis - 1, stack, false)?;
+            (outer, joined.ragged_rank + 1, joined.dims[joined.ragged_rank + 1..].to_vec())
+        }
+    };
+    let mut dims = vec![outer];
+    dims.extend(std::iter::repeat_n(Dim::Ragged, ragged));
+    dims.extend(inner);
+    TensorType::new(first.dtype, ragged, dims)
+}
+
+/// `t` with its ragged rank raised to `ragged_rank`: each step turns the first uniform inner
+/// dimension of the flat values into a uniform partition (TensorFlow's `from_tensor`).
+fn raise_ragged_rank(op: &str, t: &RaggedTensor, ragged_rank: usize) -> Result<RaggedTensor> {
+    let mut flat = t.flat_values().clone();
+    let mut partitions = t.partitions().to_vec();
+    while partitions.len() < ragged_rank {
+        let shape = flat.shape().to_vec();
+        if shape.len() < 2 {
+            return Err(Error::shapes(
+                op,
+                format!("a tensor of rank {} cannot have ragged rank {ragged_rank}", t.rank()),
+            ));
+        }
+        // Rows of empty items still get one split each.
+        DenseTensor::checked_len(op, &shape[..2])?;
+        partitions.push(RowPartition::from_uniform_row_length(shape[1], shape[0])?);
+        let mut items = vec![shape[0] * shape[1]];
+        items.extend_from_slice(&shape[2..]);
+        flat = flat.reshape(items)?;
+    }
+    RaggedTensor::new(flat, partitions)
+}
+
+/// `t` with a dimension of size 1 inserted at `axis` (TensorFlow's ragged `expand_dims`).
+fn expand_dims(t: &RaggedTensor, axis: usize) -> Result<RaggedTensor> {
+    if t.is_dense() {
+        let mut shape = t.flat_values().shape().to_vec();
+        shape.insert(axis, 1);
+        return Ok(t.flat_values().reshape(shape)?.into());
+    }
+    let nrows = t.nrows();
+    match axis {
+        0 => with_outer(RowPartition::from_uniform_row_length(nrows, 1)?, t.clone()),
+        1 => with_outer(RowPartition::from_uniform_row_length(1, nrows)?, t.clone()),
+        _ => with_outer(t.partitions()[0].clone(), expand_dims(&t.values()?, axis - 1)?),
+    }
+}
+
+/// Dense concat / stack along `axis`: each output row of the dims before `axis` is the
+/// concatenation of the matching chunks of every operand.
+fn dense_join(op: &str, inputs: &[RaggedTensor], axis: usize, stack: bool) -> Result<DenseTensor> {
+    let parts: Vec<DenseTensor> = inputs
+        .iter()
+        .map(|t| {
+            let mut shape = t.flat_values().shape().to_vec();
+            if stack {
+                shape.insert(axis, 1);
+            }
+            reshaped(t.flat_values(), shape)
+        })
+        .collect::<Result<_>>()?;
+    let shape0 = parts[0].shape().to_vec();
+    for (i, p) in parts.iter().enumerate().skip(1) {
+        let s = p.shape();
+        if s.len() != shape0.len() || s.iter().zip(&shape0).enumerate().any(|(k, (a, b))| k != axis && a != b) {
+            return Err(Error::shapes(
+                op,
+                format!(
+                    "input {i} has shape {:?}, input 0 has shape {:?}",
+                    inputs[i].flat_values().shape(),
+                    inputs[0].flat_values().shape()
+                ),
+            ));
+        }
+    }
+    let outer: usize = shape0[..axis].iter().product();
+    let chunks: Vec<usize> = parts.iter().map(|p| p.shape()[axis..].iter().product()).collect();
+    let mut out_shape = shape0.clone();
+    out_shape[axis] = parts.iter().map(|p| p.shape()[axis]).sum();
+    DenseTensor::checked_len(op, &out_shape)?;
+    let flat: Vec<DenseTensor> = parts.iter().map(|p| reshaped(p, vec![p.len()])).collect::<Result<_>>()?;
+    let source = DenseTensor::concat_rows(&flat)?;
+    let starts: Vec<usize> = flat.iter().scan(0, |acc, p| Some(std::mem::replace(acc, *acc + p.len()))).collect();
+    let mut index = Vec::with_capacity(source.len());
+    for o in 0..outer {
+        for (&start, &chunk) in starts.iter().zip(&chunks) {
+            index.extend(start + o * chunk..start + (o + 1) * chunk);
+        }
+    }
+    source.take_rows(&index)?.reshape(out_shape)
+}
+
+/// Axis 0: the rows of every operand one after the other (grouped per operand for `stack`).
+fn join_rows(op: &str, inputs: &[RaggedTensor], stack: bool) -> Result<RaggedTensor> {
+    let inner = &inputs[0].flat_values().shape()[1..];
+    for (i, t) in inputs.iter().enumerate().skip(1) {
+        if &t.flat_values().shape()[1..] != inner {
+            return Err(Error::shapes(
+                op,
+                format!(
+                    "input {i} has values of inner shape {:?}, input 0 has {inner:?}",
+                    &t.flat_values().shape()[1..]
+                ),
+            ));
+        }
+    }
+    let flat = DenseTensor::concat_rows(&inputs.iter().map(|t| t.flat_values().clone()).collect::<Vec<_>>())?;
+    let mut partitions = Vec::with_capacity(inputs[0].ragged_rank() + 1);
+    if stack {
+        let counts: Vec<i64> = inputs.iter().map(|t| t.nrows() as i64).collect();
+        partitions.push(RowPartition::from_row_lengths(&counts)?);
+    }
+    for level in 0..inputs[0].ragged_rank() {
+        let lengths: Vec<i64> =
+            inputs.iter().flat_map(|t| t.partitions()[level].row_lengths().iter().copied()).collect();
+        partitions.push(RowPartition::from_row_lengths(&lengths)?);
+    }
+    RaggedTensor::new(flat, partitions)
+}
+
+/// Axis 1: row `r` of the result joins row `r` of every operand (concat merges their items,
+/// stack keeps one sub-row per operand).
+fn join_columns(op: &str, inputs: &[RaggedTensor], stack: bool) -> Result<RaggedTensor> {
+    let nrows = inputs[0].nrows();
+    for (i, t) in inputs.iter().enumerate().skip(1) {
+        if t.nrows() != nrows {
+            return Err(Error::shapes(
+                op,
+                format!(
+                    "input {i} has {} rows, input 0 has {nrows}; joining along axis 1 needs equal row counts",
+                    t.nrows()
+                ),
+            ));
+        }
+    }
+    let all = join_rows(op, inputs, false)?;
+    let n = inputs.len();
+    let interleaved: Vec<usize> = (0..nrows).flat_map(|row| (0..n).map(move |i| i * nrows + row)).collect();
+    let rows = take_outer_rows(&all, &interleaved)?;
+    if stack {
+        return with_outer(RowPartition::from_uniform_row_length(n, nrows)?, rows);
+    }
+    let (pairs, deeper) =
+        rows.partitions().split_first().ok_or_else(|| Error::argument(op, "lost the row partition"))?;
+    let merged = RowPartition::from_row_splits(pairs.row_splits().iter().step_by(n).copied().collect())?;
+    let mut partitions = vec![merged];
+    partitions.extend_from_slice(deeper);
+    RaggedTensor::new(rows.flat_values().clone(), partitions)
+}
+
+/// `concat` (`stack == false`) or `stack` of `inputs` along the resolved `axis`.
+fn join(op: &str, inputs: &[RaggedTensor], axis: usize, stack: bool, top: bool) -> Result<RaggedTensor> {
+    let first = inputs.first().ok_or_else(|| Error::argument(op, "takes at least 1 input, got 0"))?;
+    if inputs.len() == 1 {
+        return if stack { expand_dims(first, axis) } else { Ok(first.clone()) };
+    }
+    if joins_dense(inputs.iter().all(RaggedTensor::is_dense), first.rank(), axis, stack, top) {
+        return dense_join(op, inputs, axis, stack).map(RaggedTensor::from);
+    }
+    let ragged_rank = inputs.iter().map(RaggedTensor::ragged_rank).max().unwrap_or(0).max(1);
+    let raised = inputs.iter().map(|t| raise_ragged_rank(op, t, ragged_rank)).collect::<Result<Vec<_>>>()?;
+    match axis {
+        0 => join_rows(op, &raised, stack),
+        1 => join_columns(op, &raised, stack),
+        _ => {
+            let outer = &raised[0].partitions()[0];
+            for (i, t) in raised.iter().enumerate().skip(1) {
+                if !t.partitions()[0].same(outer) {
+                    return Err(Error::shapes(
+                        op,
+                        format!(
+                            "input {i} and input 0 have different rows ({:?} vs {:?}); joining inside rows needs equal row lengths",
+                            t.partitions()[0].row_lengths(),
+                            outer.row_lengths()
+                        ),
+                    ));
+                }
+            }
+            let values = raised.iter().map(RaggedTensor::values).collect::<Result<Vec<_>>>()?;
+            with_outer(outer.clone(), join(op, &values, axis - 1, stack, false)?)
+        }
+    }
+}
+
+/// `concat(x1, x2, ...)` along `axis`: `tf.concat` for dense and ragged operands (mixed too).
+/// Axis 0 appends rows; axis 1 joins each row's items; deeper axes join inside rows, which must
+/// then have equal lengths.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Concat {
+    axis: i64,
+}
+
+impl Concat {
+    /// Concatenation along `axis` (negative counts from the end).
+    pub fn new(axis: i64) -> Self {
+        Concat { axis }
+    }
+    /// From graph-file attributes: `axis` (required).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["axis"])?;
+        Ok(Concat::new(attrs.int("axis")?))
+    }
+}
+
+impl Op for Concat {
+    fn name(&self) -> String {
+        format!("Concat{{axis={}}}", self.axis)
+    }
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity("concat", inputs, 1..=usize::MAX)?;
+        let axis = check_join("concat", inputs, self.axis, false)?;
+        Ok(vec![join_type("concat", inputs, axis, false, true)?])
+    }
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
+        let axis = check_join("concat", &types, self.axis, false)?;
+        one(join("concat", inputs, axis, false, true)?)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `stack(x1, x2, ...)` along `axis`: `tf.stack` for dense and ragged operands (mixed too); the
+/// result has one more dimension, of size the number of operands.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stack {
+    axis: i64,
+}
+
+impl Stack {
+    /// Stacking along `axis` of the result (negative counts from the end).
+    pub fn new(axis: i64) -> Self {
+        Stack { axis }
+    }
+    /// From graph-file attributes: `axis` (default 0, as in `tf.stack`).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["axis"])?;
+        Ok(Stack::new(attrs.int_opt("axis")?.unwrap_or(0)))
+    }
+}
+
+impl Op for Stack {
+    fn name(&self) -> String {
+        format!("Stack{{axis={}}}", self.axis)
+    }
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity("stack", inputs, 1..=usize::MAX)?;
+        let axis = check_join("stack", inputs, self.axis, true)?;
+        Ok(vec![join_type("stack", inputs, axis, true, true)?])
+    }
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
+        let axis = check_join("stack", &types, self.axis, true)?;
+        one(join("stack", inputs, axis, true, true)?)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// tile and reverse.
+
+/// `tile(x)` with `multiples`: `tf.tile`, generalized to ragged dimensions as TensorFlow does:
+/// `multiples[0]` repeats the list of rows, `multiples[d]` repeats the items of every row of
+/// dimension `d` (ragged or uniform). A result over [`DenseTensor::MAX_ELEMENTS`] values is an
+/// `invalid_argument` error, never an allocation attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tile {
+    multiples: Vec<usize>,
+}
+
+impl Tile {
+    /// Tiling with one multiple per dimension.
+    pub fn new(multiples: Vec<usize>) -> Self {
+        Tile { multiples }
+    }
+    /// From graph-file attributes: `multiples` (required, non-negative).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["multiples"])?;
+        let multiples = attrs
+            .ints_opt("multiples")?
+            .ok_or_else(|| Error::argument("tile", "attribute `multiples` is required"))?
+            .into_iter()
+            .map(|m| {
+                usize::try_from(m).map_err(|_| Error::argument("tile", format!("multiples must be >= 0, got {m}")))
+            })
+            .collect::<Result<_>>()?;
+        Ok(Tile::new(multiples))
+    }
+
+    fn check_rank(&self, rank: usize) -> Result<()> {
+        if self.multiples.len() == rank {
+            return Ok(());
+        }
+        Err(Error::argument(
+            "tile",
+            format!("multiples has {} entries for a tensor of rank {rank}", self.multiples.len()),
+        ))
+    }
+}
+
+impl Op for Tile {
+    fn name(&self) -> String {
+        format!("Tile{{multiples={:?}}}", self.multiples)
+    }
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity("tile", inputs, 1..=1)?;
+        let x = &inputs[0];
+        self.check_rank(x.rank())?;
+        let dims = x
+            .dims
+            .iter()
+            .zip(&self.multiples)
+            .map(|(&d, &m)| match d {
+                Dim::Known(n) => n.checked_mul(m).map(Dim::Known).ok_or_else(|| too_large("tile")),
+                Dim::Unknown if m == 0 => Ok(Dim::Known(0)),
+                other => Ok(other),
+            })
+            .collect::<Result<_>>()?;
+        Ok(vec![TensorType::new(x.dtype, x.ragged_rank, dims)?])
+    }
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let [x] = fixed_inputs("tile", inputs)?;
+        self.check_rank(x.rank())?;
+        let Some((&times, inner)) = self.multiples.split_first() else {
+            return one(x.clone());
+        };
+        let nrows = x.nrows();
+        DenseTensor::checked_len("tile", &[times, nrows])?;
+        let outer: Vec<usize> = (0..times).flat_map(|_| 0..nrows).collect();
+        let maps: Vec<DimMap> = inner.iter().map(|&m| DimMap::Tile(m)).collect();
+        one(remap("tile", x, outer, &maps)?)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `reverse(x)` along the axes in `axis`: `tf.reverse`. A ragged axis reverses the items of every
+/// row. As in TensorFlow, a repeated axis is refused for a dense tensor and counts once for a
+/// ragged one (whose reverse is a slice with step -1 per listed axis).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reverse {
+    axes: Vec<i64>,
+}
+
+impl Reverse {
+    /// Reversal along `axes` (negative counts from the end).
+    pub fn new(axes: Vec<i64>) -> Self {
+        Reverse { axes }
+    }
+    /// From graph-file attributes: `axis` (required; a list, or one integer).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["axis"])?;
+        let axes = attrs.ints_opt("axis")?.ok_or_else(|| Error::argument("reverse", "attribute `axis` is required"))?;
+        Ok(Reverse::new(axes))
+    }
+
+    /// The resolved axes of a tensor of type `x`.
+    fn resolve(&self, x: &TensorType) -> Result<BTreeSet<usize>> {
+        let mut axes = BTreeSet::new();
+        for &a in &self.axes {
+            let axis = normalize_axis("reverse", a, x.rank())?;
+            if !axes.insert(axis) && !x.is_ragged() {
+                return Err(Error::argument("reverse", format!("axis {axis} is listed more than once")));
+            }
+        }
+        Ok(axes)
+    }
+}
+
+impl Op for Reverse {
+    fn name(&self) -> String {
+        format!("Reverse{{axis={:?}}}", self.axes)
+    }
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity("reverse", inputs, 1..=1)?;
+        self.resolve(&inputs[0])?;
+        Ok(vec![inputs[0].clone()])
+    }
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let [x] = fixed_inputs("reverse", inputs)?;
+        let axes = self.resolve(&TensorType::of(x))?;
+        if axes.is_empty() {
+            return one(x.clone());
+        }
+        DenseTensor::checked_len("reverse", &[x.nrows()])?;
+        let outer: Vec<usize> =
+            if axes.contains(&0) { (0..x.nrows()).rev().collect() } else { (0..x.nrows()).collect() };
+        let maps: Vec<DimMap> =
+            (1..x.rank()).map(|d| if axes.contains(&d) { DimMap::Reverse } else { DimMap::Keep }).collect();
+        one(remap("reverse", x, outer, &maps)?)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// fill and ragged.range.
+
+/// `fill(dims, value)`: `tf.fill`, a dense tensor of shape `dims` (an integer vector) whose every
+/// element is the scalar `value`. Negative or oversized dims are `invalid_argument` errors.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Fill;
+
+impl Fill {
+    /// The op.
+    pub fn new() -> Self {
+        Fill
+    }
+    /// From graph-file attributes (none).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&[])?;
+        Ok(Fill)
+    }
+}
+
+impl Op for Fill {
+    fn name(&self) -> String {
+        "Fill".into()
+    }
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        const OP: &str = "fill";
+        expect_arity(OP, inputs, 2..=2)?;
+        expect_int_vector(OP, 0, &inputs[0])?;
+        expect_dense_rank(OP, 1, &inputs[1], 0)?;
+        let rank = inputs[0].dims[0].size().ok_or_else(|| {
+            Error::argument(OP, "the length of input 0 (dims) must be known when the graph is built: it is the rank")
+        })?;
+        Ok(vec![TensorType::dense(inputs[1].dtype, &vec![None; rank])])
+    }
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        const OP: &str = "fill";
+        let [dims, value] = fixed_inputs(OP, inputs)?;
+        let dims = int_vector_input(OP, 0, "dims", dims)?;
+        let shape = dims
+            .iter()
+            .enumerate()
+            .map(|(k, &d)| {
+                usize::try_from(d)
+                    .map_err(|_| Error::argument(OP, format!("input 0 (dims) has a negative size {d} at position {k}")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        DenseTensor::checked_len(OP, &shape)?;
+        let value = dense_input(OP, 1, "value", value)?;
+        if value.rank() != 0 {
+            return Err(Error::shapes(OP, format!("input 1 (value) must be a scalar, got shape {:?}", value.shape())));
+        }
+        one(DenseTensor::full(shape, value)?.into())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The dtypes `ragged.range` accepts, in TensorFlow's promotion order.
+const RANGE_DTYPES: [DType; 4] = [DType::I32, DType::I64, DType::F32, DType::F64];
+
+/// The element types of `ragged.range`: how many values a range has, and the step.
+trait RangeElement: Element {
+    /// The number of values of `range(start, limit, delta)` (`delta != 0`), if representable.
+    fn range_len(start: Self, limit: Self, delta: Self) -> Option<usize>;
+    /// The value after `v` (wrapping for integers: the step past the last value may overflow).
+    fn step(v: Self, delta: Self) -> Self;
+}
+
+macro_rules! range_int {
+    ($($t:ty),*) => {$(
+        impl RangeElement for $t {
+            fn range_len(start: Self, limit: Self, delta: Self) -> Option<usize> {
+                let (s, l, d) = (i128::from(start), i128::from(limit), i128::from(delta));
+                if (d > 0 && l < s) || (d < 0 && l > s) {
+                    return Some(0);
+                }
+                usize::try_from(((l - s).abs() + d.abs() - 1) / d.abs()).ok()
+            }
+            fn step(v: Self, delta: Self) -> Self {
+                v.wrapping_add(delta)
+            }
+        }
+    )*};
+}
+range_int!(i32, i64);
+
+macro_rules! range_float {
+    ($($t:ty),*) => {$(
+        impl RangeElement for $t {
+            fn range_len(start: Self, limit: Self, delta: Self) -> Option<usize> {
+                if (delta > 0.0 && limit < start) || (delta < 0.0 && limit > start) {
+                    return Some(0);
+                }
+                let n = f64::from(((limit - start) / delta).abs().ceil());
+                (n.is_finite() && n <= DenseTensor::MAX_ELEMENTS as f64).then_some(n as usize)
+            }
+            fn step(v: Self, delta: Self) -> Self {
+                v + delta
+            }
+        }
+    )*};
+}
+range_float!(f32, f64);
+
+/// One operand of `ragged.range`: a scalar (broadcast to every row) or a vector.
+struct RangeOperand<T> {
+    values: Vec<T>,
+    scalar: bool,
+}
+
+impl<T: Copy> RangeOperand<T> {
+    fn at(&self, row: usize) -> T {
+        self.values[if self.scalar { 0 } else { row }]
+    }
+}
+
+/// The rows `range(starts[i], limits[i], deltas[i])` as a ragged tensor.
+fn ragged_ranges<T: RangeElement>(operands: [&DenseTensor; 3], nrows: usize) -> Result<RaggedTensor> {
+    const OP: &str = "ragged.range";
+    let [starts, limits, deltas] =
+        operands.map(|t| RangeOperand { values: t.as_slice::<T>().unwrap_or(&[]).to_vec(), scalar: t.rank() == 0 });
+    let mut lengths = Vec::with_capacity(nrows);
+    let mut total = 0usize;
+    for row in 0..nrows {
+        let (start, limit, delta) = (starts.at(row), limits.at(row), deltas.at(row));
+        if delta == T::default() {
+            return Err(Error::argument(OP, format!("row {row}: delta must not be 0")));
+        }
+        let len = T::range_len(start, limit, delta)
+            .and_then(|n| total.checked_add(n).map(|t| (n, t)))
+            .filter(|&(_, t)| t <= DenseTensor::MAX_ELEMENTS)
+            .ok_or_else(|| {
+                Error::argument(
+                    OP,
+                    format!(
+                        "row {row}: range({start}, {limit}, {delta}) makes more than {} values",
+                        DenseTensor::MAX_ELEMENTS
+                    ),
+                )
+            })?;
+        total = len.1;
+        lengths.push(len.0 as i64);
+    }
+    let mut values = Vec::with_capacity(total);
+    for (row, &len) in lengths.iter().enumerate() {
+        let (mut v, delta) = (starts.at(row), deltas.at(row));
+        for _ in 0..len {
+            values.push(v);
+            v = T::step(v, delta);
+        }
+    }
+    RaggedTensor::from_row_lengths(DenseTensor::vector(values), &lengths)
+}
+
+/// `ragged.range(limits)`, `ragged.range(starts, limits)` or `ragged.range(starts, limits, deltas)`:
+/// `tf.ragged.range`, one row `range(starts[i], limits[i], deltas[i])` per row (starts default to
+/// 0, deltas to 1). Operands are scalars (broadcast) or vectors of one length, of int32, int64,
+/// float32 or float64, promoted to the widest among them. A zero delta is `invalid_argument`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RaggedRange;
+
+impl RaggedRange {
+    /// The op.
+    pub fn new() -> Self {
+        RaggedRange
+    }
+    /// From graph-file attributes (none).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&[])?;
+        Ok(RaggedRange)
+    }
+
+    /// The promoted dtype and the number of rows (`None` when unknown), from the operand types.
+    fn plan(types: &[TensorType]) -> Result<(DType, Option<usize>)> {
+        const OP: &str = "ragged.range";
+        let mut dtype_rank = 0;
+        let mut nrows: Option<(usize, Dim)> = None;
+        for (i, t) in types.iter().enumerate() {
+            let rank = RANGE_DTYPES.iter().position(|&d| d == t.dtype).ok_or_else(|| {
+                Error::dtype(OP, format!("input {i} must be int32, int64, float32 or float64, got {}", t.dtype))
+            })?;
+            dtype_rank = dtype_rank.max(rank);
+            if t.is_ragged() || t.rank() > 1 {
+                return Err(Error::shapes(OP, format!("input {i} must be a scalar or a vector, got {t}")));
+            }
+            if t.rank() == 1 {
+                nrows = match nrows {
+                    None => Some((i, t.dims[0])),
+                    Some((j, d)) => {
+                        let merged = merge_dim(d, t.dims[0]).ok_or_else(|| {
+                            Error::shapes(
+                                OP,
+                                format!("input {i} is {t}, input {j} is {}: vectors must have one length", types[j]),
+                            )
+                        })?;
+                        Some((j, merged))
+                    }
+                };
+            }
+        }
+        let rows = match nrows {
+            None => Some(1),
+            Some((_, d)) => d.size(),
+        };
+        Ok((RANGE_DTYPES[dtype_rank], rows))
+    }
+}
+
+impl Op for RaggedRange {
+    fn name(&self) -> String {
+        "RaggedRange".into()
+    }
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity("ragged.range", inputs, 1..=3)?;
+        let (dtype, nrows) = Self::plan(inputs)?;
+        Ok(vec![TensorType::new(dtype, 1, vec![Dim::from_option(nrows), Dim::Ragged])?])
+    }
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        const OP: &str = "ragged.range";
+        let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
+        expect_arity(OP, &types, 1..=3)?;
+        let (dtype, nrows) = Self::plan(&types)?;
+        let nrows = nrows.ok_or_else(|| Error::shapes(OP, "vector operands must have one length"))?;
+        let dense = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, t)| dense_input(OP, i, "range bound", t)?.cast(dtype))
+            .collect::<Result<Vec<_>>>()?;
+        let zero = DenseTensor::zero(dtype);
+        let one_step = DenseTensor::scalar(1i32).cast(dtype)?;
+        let operands = match dense.as_slice() {
+            [limits] => [&zero, limits, &one_step],
+            [starts, limits] => [starts, limits, &one_step],
+            [starts, limits, deltas] => [starts, limits, deltas],
+            _ => return Err(Error::argument(OP, format!("takes 1 to 3 inputs, got {}", inputs.len()))),
+        };
+        one(match dtype {
+            DType::I32 => ragged_ranges::<i32>(operands, nrows)?,
+            DType::I64 => ragged_ranges::<i64>(operands, nrows)?,
+            DType::F32 => ragged_ranges::<f32>(operands, nrows)?,
+            _ => ragged_ranges::<f64>(operands, nrows)?,
+        })
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dense and sparse conversions.
+
+/// A scalar attribute (`default_value`, `padding`) as a literal; lists are refused.
+pub fn scalar_attr(attrs: &Attrs, name: &str) -> Result<Option<Literal>> {
+    Ok(match attrs.get(name) {
+        None => None,
+        Some(Attr::Int(v)) => Some(Literal::Int(i128::from(*v))),
+        Some(Attr::Float(v)) => Some(Literal::Float(*v)),
+        Some(Attr::Bool(v)) => Some(Literal::Bool(*v)),
+        Some(Attr::Str(v)) => Some(Literal::Str(v.as_bytes().to_vec())),
+        Some(other) => {
+            return Err(Error::argument(attrs.op(), format!("attribute `{name}` must be a scalar, got {other:?}")))
+        }
+    })
+}
+
+/// Fails (`type_mismatch`) unless the scalar literal `lit` (named `what`) is a value of `dtype`:
+/// integers for numeric dtypes (in range), floats for float dtypes, booleans for bool, strings
+/// for string.
+pub fn check_scalar_literal(op: &str, what: &str, lit: &Literal, dtype: DType) -> Result<()> {
+    let fits = match lit {
+        Literal::Int(v) => {
+            dtype.is_numeric() && dispatch_dtype!(dtype, T => T::from_int_literal(*v).is_some(), string => false)
+        }
+        Literal::Float(_) => dtype.is_float(),
+        Literal::Bool(_) => dtype == DType::Bool,
+        Literal::Str(_) => dtype == DType::String,
+        Literal::List(_) => false,
+    };
+    if fits {
+        return Ok(());
+    }
+    Err(Error::dtype(op, format!("{what} {} is not a {dtype} scalar", show_literal(lit))))
+}
+
+/// The scalar literal `lit` as a 0-d tensor of `dtype` (checked as [`check_scalar_literal`]).
+pub fn scalar_tensor(op: &str, what: &str, lit: &Literal, dtype: DType) -> Result<DenseTensor> {
+    check_scalar_literal(op, what, lit, dtype)?;
+    Ok(RaggedTensor::from_literal_typed(lit, Some(dtype), Some(0), None)?.flat_values().clone())
+}
+
+/// A literal as written in op names (`0`, `1.5`, `""`, `true`).
+fn show_literal(lit: &Literal) -> String {
+    match lit {
+        Literal::Int(v) => v.to_string(),
+        Literal::Float(v) => format!("{v:?}"),
+        Literal::Bool(v) => v.to_string(),
+        Literal::Str(s) => format!("{:?}", String::from_utf8_lossy(s)),
+        Literal::List(_) => format!("{lit:?}"),
+    }
+}
+
+fn show_option_literal(lit: &Option<Literal>) -> String {
+    lit.as_ref().map_or_else(|| "None".into(), show_literal)
+}
+
+/// `to_tensor(x)`: `tf.RaggedTensor.to_tensor`, a dense tensor padded with `default_value` (zero or
+/// the empty string when absent); `shape` (one entry per dimension, `None` = bounding size)
+/// truncates or pads.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToTensor {
+    default_value: Option<Literal>,
+    shape: Option<Vec<Option<usize>>>,
+}
+
+impl ToTensor {
+    /// The conversion with an optional scalar default and an optional target shape.
+    pub fn new(default_value: Option<Literal>, shape: Option<Vec<Option<usize>>>) -> Self {
+        ToTensor { default_value, shape }
+    }
+    /// From graph-file attributes: `default_value` (a scalar), `shape` (a list of sizes, with
+    /// `null` or -1 for the bounding size); both optional.
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["default_value", "shape"])?;
+        let shape = attrs
+            .dims_opt("shape")?
+            .map(|dims| {
+                dims.into_iter()
+                    .map(|d| match d {
+                        None | Some(-1) => Ok(None),
+                        Some(n) => usize::try_from(n).map(Some).map_err(|_| {
+                            Error::argument("to_tensor", format!("shape sizes must be >= 0 or null, got {n}"))
+                        }),
+                    })
+                    .collect::<Result<Vec<_>>>()
+            })
+            .transpose()?;
+        Ok(ToTensor::new(scalar_attr(attrs, "default_value")?, shape))
+    }
+
+    fn check_shape(&self, rank: usize) -> Result<()> {
+        match &self.shape {
+            Some(s) if s.len() != rank => Err(Error::shapes(
+                "to_tensor",
+                format!("target shape has {} dimensions, the tensor has rank {rank}", s.len()),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Op for ToTensor {
+    fn name(&self) -> String {
+        let shape = match &self.shape {
+            None => "None".to_string(),
+            Some(s) => {
+                let dims: Vec<String> = s.iter().map(|d| d.map_or("?".into(), |n| n.to_string())).collect();
+                format!("[{}]", dims.join(", "))
+            }
+        };
+        format!("ToTensor{{default_value={}, shape={shape}}}", show_option_literal(&self.default_value))
+    }
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity("to_tensor", inputs, 1..=1)?;
+        let x = &inputs[0];
+        if let Some(lit) = &self.default_value {
+            check_scalar_literal("to_tensor", "default_value", lit, x.dtype)?;
+        }
+        self.check_shape(x.rank())?;
+        let dims: Vec<Option<usize>> = match &self.shape {
+            Some(s) => s.iter().zip(&x.dims).map(|(target, d)| target.or(d.size())).collect(),
+            None => x.dims.iter().map(|d| d.size()).collect(),
+        };
+        Ok(vec![TensorType::dense(x.dtype, &dims)])
+    }
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let [x] = fixed_inputs("to_tensor", inputs)?;
+        self.check_shape(x.rank())?;
+        let default = match &self.default_value {
+            Some(lit) => Some(scalar_tensor("to_tensor", "default_value", lit, x.dtype())?),
+            None => None,
+        };
+        one(x.to_tensor(default.as_ref(), self.shape.as_deref())?.into())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `from_tensor(tensor[, lengths])`: `tf.RaggedTensor.from_tensor` with ragged rank 1. Row `i`
+/// keeps its first `lengths[i]` items, or drops its trailing items equal to `padding`, or keeps
+/// everything; `lengths` and `padding` together are refused.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FromTensor {
+    padding: Option<Literal>,
+}
+
+impl FromTensor {
+    /// The conversion with an optional scalar padding value.
+    pub fn new(padding: Option<Literal>) -> Self {
+        FromTensor { padding }
+    }
+    /// From graph-file attributes: `padding` (optional scalar).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["padding"])?;
+        Ok(FromTensor::new(scalar_attr(attrs, "padding")?))
+    }
+}
+
+impl Op for FromTensor {
+    fn name(&self) -> String {
+        format!("FromTensor{{padding={}}}", show_option_literal(&self.padding))
+    }
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        const OP: &str = "from_tensor";
+        expect_arity(OP, inputs, 1..=2)?;
+        let t = &inputs[0];
+        if t.is_ragged() || t.rank() < 2 {
+            return Err(Error::shapes(OP, format!("input 0 must be a dense tensor of rank >= 2, got {t}")));
+        }
+        if let Some(lengths) = inputs.get(1) {
+            expect_int_vector(OP, 1, lengths)?;
+            if self.padding.is_some() {
+                return Err(Error::argument(OP, "give row lengths or padding, not both"));
+            }
+            if let (Dim::Known(n), Dim::Known(m)) = (t.dims[0], lengths.dims[0]) {
+                if n != m {
+                    return Err(Error::shapes(OP, format!("input 1 has {m} row lengths for a tensor of {n} rows")));
+                }
+            }
+        }
+        if let Some(lit) = &self.padding {
+            check_scalar_literal(OP, "padding", lit, t.dtype)?;
+        }
+        let mut dims = vec![t.dims[0], Dim::Ragged];
+        dims.extend_from_slice(&t.dims[2..]);
+        Ok(vec![TensorType::new(t.dtype, 1, dims)?])
+    }
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        const OP: &str = "from_tensor";
+        let (tensor, rest) = inputs.split_first().ok_or_else(|| Error::argument(OP, "takes 1 or 2 inputs, got 0"))?;
+        let tensor = dense_input(OP, 0, "tensor", tensor)?;
+        let lengths = match rest {
+            [] => None,
+            [lengths] => Some(int_vector_input(OP, 1, "row lengths", lengths)?),
+            _ => return Err(Error::argument(OP, format!("takes 1 or 2 inputs, got {}", inputs.len()))),
+        };
+        let padding = match &self.padding {
+            Some(lit) => Some(scalar_tensor(OP, "padding", lit, tensor.dtype())?),
+            None => None,
+        };
+        one(RaggedTensor::from_tensor(tensor, lengths.as_deref(), padding.as_ref())?)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `to_sparse(x)`: `tf.RaggedTensor.to_sparse`, three outputs: `indices` (int64 `[n, rank]`),
+/// `values` (`[n]`) and `dense_shape` (int64 `[rank]`, the bounding shape).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToSparse;
+
+impl ToSparse {
+    /// The op.
+    pub fn new() -> Self {
+        ToSparse
+    }
+    /// From graph-file attributes (none).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&[])?;
+        Ok(ToSparse)
+    }
+}
+
+impl Op for ToSparse {
+    fn name(&self) -> String {
+        "ToSparse".into()
+    }
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity("to_sparse", inputs, 1..=1)?;
+        let x = &inputs[0];
+        let rank = x.rank();
+        Ok(vec![
+            TensorType::dense(DType::I64, &[None, Some(rank)]),
+            TensorType::dense(x.dtype, &[None]),
+            TensorType::dense(DType::I64, &[Some(rank)]),
+        ])
+    }
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let [x] = fixed_inputs("to_sparse", inputs)?;
+        let (indices, values, dense_shape) = x.to_sparse()?;
+        Ok(vec![indices.into(), values.into(), dense_shape.into()])
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `from_sparse(indices, values, dense_shape)`: `tf.RaggedTensor.from_sparse` for a rank-2 sparse
+/// tensor whose indices are in row-major order, each row's columns being `0, 1, 2, ...`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FromSparse;
+
+impl FromSparse {
+    /// The op.
+    pub fn new() -> Self {
+        FromSparse
+    }
+    /// From graph-file attributes (none).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&[])?;
+        Ok(FromSparse)
+    }
+}
+
+impl Op for FromSparse {
+    fn name(&self) -> String {
+        "FromSparse".into()
+    }
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        const OP: &str = "from_sparse";
+        expect_arity(OP, inputs, 3..=3)?;
+        let (indices, values, dense_shape) = (&inputs[0], &inputs[1], &inputs[2]);
+        expect_integer(OP, 0, indices)?;
+        expect_dense_rank(OP, 0, indices, 2)?;
+        expect_dense_rank(OP, 1, values, 1)?;
+        expect_int_vector(OP, 2, dense_shape)?;
+        if matches!(indices.dims[1], Dim::Known(k) if k != 2) || matches!(dense_shape.dims[0], Dim::Known(k) if k != 2)
+        {
+            return Err(Error::shapes(
+                OP,
+                format!("only rank-2 sparse tensors convert: indices {indices}, dense_shape {dense_shape}"),
+            ));
+        }
+        if merge_dim(indices.dims[0], values.dims[0]).is_none() {
+            return Err(Error::shapes(OP, format!("input 0 (indices) is {indices} but input 1 (values) is {values}")));
+        }
+        Ok(vec![TensorType::new(values.dtype, 1, vec![Dim::Unknown, Dim::Ragged])?])
+    }
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        const OP: &str = "from_sparse";
+        let [indices, values, dense_shape] = fixed_inputs(OP, inputs)?;
+        let indices = dense_input(OP, 0, "indices", indices)?;
+        let values = dense_input(OP, 1, "values", values)?;
+        let dense_shape = dense_input(OP, 2, "dense_shape", dense_shape)?;
+        one(RaggedTensor::from_sparse(indices, values, dense_shape)?)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::partition_ops::testing::*;
+    use ragtime_core::{ragged, ErrorKind};
+
+    fn axis(a: i64) -> [(&'static str, Attr); 1] {
+        [("axis", Attr::Int(a))]
+    }
+
+    fn int64(rt: RaggedTensor) -> RaggedTensor {
+        rt.cast(DType::I64).unwrap()
+    }
+
+    fn dense<T: Element>(shape: &[usize], data: Vec<T>) -> RaggedTensor {
+        DenseTensor::from_vec(shape.to_vec(), data).unwrap().into()
+    }
+
+    fn string_scalar(s: &str) -> RaggedTensor {
+        RaggedTensor::from_literal(&Literal::from(s)).unwrap()
+    }
+
+    #[track_caller]
+    fn assert_kind(result: Result<impl std::fmt::Debug>, kind: ErrorKind) {
+        match result {
+            Err(e) => assert_eq!(e.kind(), kind, "wrong error: {e}"),
+            Ok(v) => panic!("expected a {kind} error, got {v:?}"),
+        }
+    }
+
+    fn words_x() -> RaggedTensor {
+        ragged![["John"], ["a", "big", "dog"], ["my", "cat"]].unwrap()
+    }
+
+    fn words_z() -> RaggedTensor {
+        ragged![["fell", "asleep"], ["barked"], ["is", "fuzzy"]].unwrap()
+    }
+
+    #[test]
+    fn concat_axis1_strings() {
+        // structure/concat_axis1_strings
+        let y = run1("concat", &axis(1), &[words_x(), words_z()]).unwrap();
+        let want = ragged![["John", "fell", "asleep"], ["a", "big", "dog", "barked"], ["my", "cat", "is", "fuzzy"]];
+        assert_value(&y, &want.unwrap());
+        let y = run1("concat", &axis(-1), &[words_x(), words_z()]).unwrap();
+        assert_eq!(y.nrows(), 3, "axis -1 of a rank-2 tensor is axis 1");
+    }
+
+    #[test]
+    fn stack_axis0_and_axis1_strings() {
+        // structure/stack_axis0 and structure/stack_axis1
+        let y = run1("stack", &axis(0), &[words_x(), words_z()]).unwrap();
+        let want =
+            ragged![[["John"], ["a", "big", "dog"], ["my", "cat"]], [["fell", "asleep"], ["barked"], ["is", "fuzzy"]]];
+        assert_value(&y, &want.unwrap());
+        let y = run1("stack", &axis(1), &[words_x(), words_z()]).unwrap();
+        let want = ragged![
+            [["John"], ["fell", "asleep"]],
+            [["a", "big", "dog"], ["barked"]],
+            [["my", "cat"], ["is", "fuzzy"]]
+        ];
+        assert_value(&y, &want.unwrap());
+    }
+
+    #[test]
+    fn concat_axis0_appends_rows() {
+        // seed_walkthrough/concat_axis0
+        let digits = ragged![[3, 1, 4, 1], [], [5, 9, 2], [6], []].unwrap();
+        let y = run1("concat", &axis(0), &[digits, ragged![[5, 3]].unwrap()]).unwrap();
+        assert_value(&y, &ragged![[3, 1, 4, 1], [], [5, 9, 2], [6], [], [5, 3]].unwrap());
+    }
+
+    #[test]
+    fn palindromes() {
+        // structure/palindrome and structure/palindrome_dense
+        let x = ragged![[1, 2], [3], [4, 5, 6]].unwrap();
+        let r = run1("reverse", &[("axis", Attr::List(vec![Attr::Int(1)]))], std::slice::from_ref(&x)).unwrap();
+        let y = run1("concat", &axis(1), &[x, r]).unwrap();
+        assert_value(&y, &ragged![[1, 2, 2, 1], [3, 3], [4, 5, 6, 6, 5, 4]].unwrap());
+        let x = dense(&[3, 2], vec![1, 2, 3, 4, 5, 6]);
+        let r = run1("reverse", &[("axis", Attr::List(vec![Attr::Int(1)]))], std::slice::from_ref(&x)).unwrap();
+        let y = run1("concat", &axis(1), &[x, r]).unwrap();
+        assert_value(&y, &dense(&[3, 4], vec![1, 2, 2, 1, 3, 4, 4, 3, 5, 6, 6, 5]));
+    }
+
+    #[test]
+    fn bigram_markers() {
+        // The first steps of strings/seed_bigram_embedding: nrows -> stack -> fill -> concat(axis 1).
+        let queries =
+            ragged![["Who", "is", "Dan", "Smith"], ["Pause"], ["Will", "it", "rain", "later", "today"]].unwrap();
+        let n = run1("nrows", &[], std::slice::from_ref(&queries)).unwrap();
+        let dims = run1("stack", &axis(0), &[n, DenseTensor::scalar(1i64).into()]).unwrap();
+        assert_value(&dims, &i64s(&[3, 1]));
+        let marker = run1("fill", &[], &[dims, string_scalar("#")]).unwrap();
+        assert_eq!(marker.flat_values().shape(), &[3, 1]);
+        let padded = run1("concat", &axis(1), &[marker.clone(), queries, marker]).unwrap();
+        let want = ragged![
+            ["#", "Who", "is", "Dan", "Smith", "#"],
+            ["#", "Pause", "#"],
+            ["#", "Will", "it", "rain", "later", "today", "#"]
+        ];
+        assert_value(&padded, &want.unwrap());
+    }
+
+    #[test]
+    fn join_types_are_exact() {
+        let scalar = TensorType::scalar(DType::I64);
+        let t = build("stack", &axis(0)).infer(&[scalar.clone(), scalar]).unwrap();
+        assert_eq!(t[0].to_string(), "int64[2]");
+        let marker = TensorType::dense(DType::String, &[None, None]);
+        let queries = TensorType::ragged(DType::String, 1);
+        let t = build("concat", &axis(1)).infer(&[marker.clone(), queries, marker]).unwrap();
+        assert_eq!(t[0].to_string(), "string[?, *]");
+        let a = TensorType::dense(DType::F32, &[Some(3), Some(4)]);
+        let b = TensorType::dense(DType::F32, &[Some(2), Some(4)]);
+        assert_eq!(build("concat", &axis(0)).infer(&[a.clone(), b]).unwrap()[0].to_string(), "float32[5, 4]");
+        assert_eq!(
+            build("stack", &axis(-1)).infer(&[a.clone(), a.clone()]).unwrap()[0].to_string(),
+            "float32[3, 4, 2]"
+        );
+        let r = TensorType::ragged(DType::F32, 1).with_inner(&[Some(4)]);
+        assert_eq!(
+            build("concat", &axis(1)).infer(&[r.clone(), r.clone()]).unwrap()[0].to_string(),
+            "float32[?, *, 4]"
+        );
+        let d3 = TensorType::dense(DType::F32, &[Some(2), Some(5), Some(4)]);
+        assert_eq!(build("stack", &axis(0)).infer(&[r.clone(), d3]).unwrap()[0].to_string(), "float32[2, *, *, 4]");
+        assert_kind(build("stack", &axis(0)).infer(&[r.clone(), a]), ErrorKind::IncompatibleShapes);
+        assert_eq!(build("stack", &axis(1)).infer(&[r]).unwrap()[0].to_string(), "float32[?, *, *, 4]");
+    }
+
+    #[test]
+    fn join_errors() {
+        let x = ragged![[1, 2], [3]].unwrap();
+        let f = ragged![[1.5], [2.5]].unwrap();
+        assert_kind(run("concat", &axis(1), &[x.clone(), f]), ErrorKind::TypeMismatch);
+        let three_rows = ragged![[1], [2], [3]].unwrap();
+        assert_kind(run("concat", &axis(1), &[x.clone(), three_rows.clone()]), ErrorKind::IncompatibleShapes);
+        assert_kind(run("stack", &axis(1), &[x.clone(), three_rows]), ErrorKind::IncompatibleShapes);
+        assert_kind(run("concat", &axis(0), &[x.clone(), i32s(&[1])]), ErrorKind::IncompatibleShapes);
+        assert_kind(run("concat", &axis(2), &[x.clone(), x.clone()]), ErrorKind::InvalidArgument);
+        assert_kind(run("stack", &axis(-4), &[x.clone(), x.clone()]), ErrorKind::InvalidArgument);
+        assert_kind(run("concat", &axis(0), &[]), ErrorKind::InvalidArgument);
+        let a = TensorType::dense(DType::I32, &[Some(2), Some(1)]);
+        let b = TensorType::dense(DType::I32, &[Some(3), Some(1)]);
+        assert_kind(build("concat", &axis(1)).infer(&[a.clone(), b.clone()]), ErrorKind::IncompatibleShapes);
+        assert_kind(build("stack", &axis(0)).infer(&[a, b]), ErrorKind::IncompatibleShapes);
+        assert_kind(Concat::new(0).perform(&[]), ErrorKind::InvalidArgument);
+    }
+
+    #[test]
+    fn concat_inside_rows() {
+        // Axis 2 of a ragged rank 2 tensor joins the innermost rows pairwise.
+        let a = ragged![[[1], [2, 3]], [[4]]].unwrap();
+        let b = ragged![[[5], []], [[6, 7]]].unwrap();
+        let y = run1("concat", &axis(2), &[a.clone(), b.clone()]).unwrap();
+        assert_value(&y, &ragged![[[1, 5], [2, 3]], [[4, 6, 7]]].unwrap());
+        let y = run1("stack", &axis(2), &[a.clone(), b]).unwrap();
+        assert_value(&y, &ragged![[[[1], [5]], [[2, 3], []]], [[[4], [6, 7]]]].unwrap());
+        let c = ragged![[[5]], [[6], [7]]].unwrap();
+        assert_kind(run("concat", &axis(2), &[a, c]), ErrorKind::IncompatibleShapes);
+    }
+
+    #[test]
+    fn concat_along_a_uniform_inner_axis() {
+        let a =
+            RaggedTensor::from_row_lengths(DenseTensor::from_vec(vec![3, 2], vec![1, 2, 3, 4, 5, 6]).unwrap(), &[2, 1])
+                .unwrap();
+        let b =
+            RaggedTensor::from_row_lengths(DenseTensor::from_vec(vec![3, 1], vec![7, 8, 9]).unwrap(), &[2, 1]).unwrap();
+        let y = run1("concat", &axis(2), &[a.clone(), b]).unwrap();
+        let want = RaggedTensor::from_row_lengths(
+            DenseTensor::from_vec(vec![3, 3], vec![1, 2, 7, 3, 4, 8, 5, 6, 9]).unwrap(),
+            &[2, 1],
+        );
+        assert_value(&y, &want.unwrap());
+        let y = run1("stack", &axis(-1), &[a.clone(), a]).unwrap();
+        assert_eq!(TensorType::of(&y).to_string(), "int32[2, *, 2, 2]");
+    }
+
+    #[test]
+    fn mixed_dense_and_ragged_operands() {
+        let r = ragged![[1, 2], [3]].unwrap();
+        let d = dense(&[2, 2], vec![4, 5, 6, 7]);
+        let y = run1("concat", &axis(0), &[r.clone(), d.clone()]).unwrap();
+        assert_value(&y, &ragged![[1, 2], [3], [4, 5], [6, 7]].unwrap());
+        let y = run1("concat", &axis(1), &[d.clone(), r.clone()]).unwrap();
+        assert_value(&y, &ragged![[4, 5, 1, 2], [6, 7, 3]].unwrap());
+        let y = run1("stack", &axis(0), &[r, d]).unwrap();
+        assert_value(&y, &ragged![[[1, 2], [3]], [[4, 5], [6, 7]]].unwrap());
+    }
+
+    #[test]
+    fn joins_of_empty_rows_and_zero_rows() {
+        let empty_rows = ragged![[], []].unwrap().cast(DType::I32).unwrap();
+        let x = ragged![[1], []].unwrap();
+        assert_value(&run1("concat", &axis(1), &[empty_rows.clone(), x.clone()]).unwrap(), &x);
+        let none = RaggedTensor::from_row_splits(DenseTensor::vector(Vec::<i32>::new()), vec![0]).unwrap();
+        assert_value(&run1("concat", &axis(0), &[none.clone(), x.clone()]).unwrap(), &x);
+        assert_eq!(run1("concat", &axis(1), &[none.clone(), none.clone()]).unwrap().nrows(), 0);
+        assert_eq!(run1("stack", &axis(0), &[none.clone(), none]).unwrap().to_string(), "<Ragged int32 [[], []]>");
+    }
+
+    #[test]
+    fn stack_of_one_operand_expands() {
+        let x = ragged![[1, 2], [3]].unwrap();
+        assert_value(&run1("stack", &axis(0), std::slice::from_ref(&x)).unwrap(), &ragged![[[1, 2], [3]]].unwrap());
+        assert_value(&run1("stack", &axis(1), std::slice::from_ref(&x)).unwrap(), &ragged![[[1, 2]], [[3]]].unwrap());
+        let y = run1("stack", &axis(2), std::slice::from_ref(&x)).unwrap();
+        assert_eq!(TensorType::of(&y).to_string(), "int32[2, *, 1]");
+        assert_value(&run1("concat", &axis(1), std::slice::from_ref(&x)).unwrap(), &x);
+    }
+
+    #[test]
+    fn tile_repeats_rows_and_items() {
+        // structure/tile_2_1, structure/tile_2_3, seed_walkthrough/tile_1_2
+        let x = ragged![[1, 2], [3], [4, 5, 6]].unwrap();
+        let tile = |m: Vec<i64>, x: &RaggedTensor| {
+            run1("tile", &[("multiples", Attr::List(m.into_iter().map(Attr::Int).collect()))], std::slice::from_ref(x))
+        };
+        assert_value(&tile(vec![2, 1], &x).unwrap(), &ragged![[1, 2], [3], [4, 5, 6], [1, 2], [3], [4, 5, 6]].unwrap());
+        let want = ragged![
+            [1, 2, 1, 2, 1, 2],
+            [3, 3, 3],
+            [4, 5, 6, 4, 5, 6, 4, 5, 6],
+            [1, 2, 1, 2, 1, 2],
+            [3, 3, 3],
+            [4, 5, 6, 4, 5, 6, 4, 5, 6]
+        ];
+        assert_value(&tile(vec![2, 3], &x).unwrap(), &want.unwrap());
+        let digits = ragged![[3, 1, 4, 1], [], [5, 9, 2], [6], []].unwrap();
+        let want = ragged![[3, 1, 4, 1, 3, 1, 4, 1], [], [5, 9, 2, 5, 9, 2], [6, 6], []];
+        assert_value(&tile(vec![1, 2], &digits).unwrap(), &want.unwrap());
+        assert_value(&tile(vec![1, 0], &x).unwrap(), &ragged![[], [], []].unwrap().cast(DType::I32).unwrap());
+        assert_eq!(tile(vec![0, 5], &x).unwrap().nrows(), 0);
+        let d = dense(&[2, 2], vec![1, 2, 3, 4]);
+        assert_value(&tile(vec![1, 2], &d).unwrap(), &dense(&[2, 4], vec![1, 2, 1, 2, 3, 4, 3, 4]));
+        assert_value(&tile(vec![2, 1], &d).unwrap(), &dense(&[4, 2], vec![1, 2, 3, 4, 1, 2, 3, 4]));
+        let r2 = ragged![[[1, 2], [3]], [[4]]].unwrap();
+        let want = ragged![[[1, 2, 1, 2], [3, 3], [1, 2, 1, 2], [3, 3]], [[4, 4], [4, 4]]];
+        assert_value(&tile(vec![1, 2, 2], &r2).unwrap(), &want.unwrap());
+    }
+
+    #[test]
+    fn tile_refuses_bad_and_huge_multiples() {
+        let x = ragged![[1, 2], [3]].unwrap();
+        let multiples = |m: Vec<i64>| [("multiples", Attr::List(m.into_iter().map(Attr::Int).collect()))];
+        assert_kind(run("tile", &multiples(vec![2]), std::slice::from_ref(&x)), ErrorKind::InvalidArgument);
+        assert_kind(
+            run("tile", &multiples(vec![1 << 40, 1 << 40]), std::slice::from_ref(&x)),
+            ErrorKind::InvalidArgument,
+        );
+        assert_kind(run("tile", &multiples(vec![1, 1 << 62]), std::slice::from_ref(&x)), ErrorKind::InvalidArgument);
+        let d = dense(&[2, 2], vec![1, 2, 3, 4]);
+        assert_kind(run("tile", &multiples(vec![1 << 33, 1 << 33]), &[d]), ErrorKind::InvalidArgument);
+        let e = crate::registry::op_from_name("tile", &attrs("tile", &multiples(vec![1, -1]))).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert_eq!(build("tile", &multiples(vec![2, 1])).name(), "Tile{multiples=[2, 1]}");
+    }
+
+    #[test]
+    fn reverse_any_axes() {
+        let axes = |a: Vec<i64>| [("axis", Attr::List(a.into_iter().map(Attr::Int).collect()))];
+        let x = ragged![[[1, 2], [3]], [], [[4, 5, 6]]].unwrap();
+        assert_value(
+            &run1("reverse", &axes(vec![0]), std::slice::from_ref(&x)).unwrap(),
+            &ragged![[[4, 5, 6]], [], [[1, 2], [3]]].unwrap(),
+        );
+        assert_value(
+            &run1("reverse", &axes(vec![1]), std::slice::from_ref(&x)).unwrap(),
+            &ragged![[[3], [1, 2]], [], [[4, 5, 6]]].unwrap(),
+        );
+        assert_value(
+            &run1("reverse", &axes(vec![-1, 0]), std::slice::from_ref(&x)).unwrap(),
+            &ragged![[[6, 5, 4]], [], [[2, 1], [3]]].unwrap(),
+        );
+        assert_value(
+            &run1("reverse", &axes(vec![2, 2]), std::slice::from_ref(&x)).unwrap(),
+            &ragged![[[2, 1], [3]], [], [[6, 5, 4]]].unwrap(),
+        );
+        assert_value(&run1("reverse", &axes(vec![]), std::slice::from_ref(&x)).unwrap(), &x);
+        let d = dense(&[2, 3], vec![1, 2, 3, 4, 5, 6]);
+        assert_value(
+            &run1("reverse", &axes(vec![0, 1]), std::slice::from_ref(&d)).unwrap(),
+            &dense(&[2, 3], vec![6, 5, 4, 3, 2, 1]),
+        );
+        assert_kind(run("reverse", &axes(vec![1, -1]), std::slice::from_ref(&d)), ErrorKind::InvalidArgument);
+        assert_kind(run("reverse", &axes(vec![2]), &[d]), ErrorKind::InvalidArgument);
+        let s = ragged![["a", "b"], ["c"]].unwrap();
+        assert_value(&run1("reverse", &axes(vec![1]), &[s]).unwrap(), &ragged![["b", "a"], ["c"]].unwrap());
+    }
+
+    #[test]
+    fn fill_builds_dense_tensors() {
+        let y = run1("fill", &[], &[i32s(&[2, 3]), DenseTensor::scalar(7i32).into()]).unwrap();
+        assert_value(&y, &dense(&[2, 3], vec![7; 6]));
+        let y = run1("fill", &[], &[i64s(&[0, 4]), DenseTensor::scalar(1.5f64).into()]).unwrap();
+        assert_eq!(y.flat_values().shape(), &[0, 4]);
+        assert_kind(run("fill", &[], &[i64s(&[2, -1]), DenseTensor::scalar(7i32).into()]), ErrorKind::InvalidArgument);
+        assert_kind(
+            run("fill", &[], &[i64s(&[1 << 40, 1 << 40]), DenseTensor::scalar(7i32).into()]),
+            ErrorKind::InvalidArgument,
+        );
+        assert_kind(run("fill", &[], &[i64s(&[2]), i32s(&[1, 2])]), ErrorKind::IncompatibleShapes);
+        let floats: RaggedTensor = DenseTensor::vector(vec![2.0f32]).into();
+        assert_kind(run("fill", &[], &[floats, DenseTensor::scalar(7i32).into()]), ErrorKind::TypeMismatch);
+        let t =
+            build("fill", &[]).infer(&[TensorType::dense(DType::I64, &[Some(2)]), TensorType::scalar(DType::String)]);
+        assert_eq!(t.unwrap()[0].to_string(), "string[?, ?]");
+        let t = build("fill", &[]).infer(&[TensorType::vector(DType::I64), TensorType::scalar(DType::String)]);
+        assert_kind(t, ErrorKind::InvalidArgument);
+    }
+
+    #[test]
+    fn ragged_range_like_tensorflow() {
+        // structure/ragged_range and structure/ragged_range_starts_deltas
+        let y = run1("ragged.range", &[], &[i64s(&[7, 0, 1, 3])]).unwrap();
+        assert_value(&y, &int64(ragged![[0, 1, 2, 3, 4, 5, 6], [], [0], [0, 1, 2]].unwrap()));
+        let y = run1("ragged.range", &[], &[i32s(&[0, 5, 8]), i32s(&[3, 3, 3]), i32s(&[1, -1, -2])]).unwrap();
+        assert_value(&y, &ragged![[0, 1, 2], [5, 4], [8, 6, 4]].unwrap());
+    }
+
+    #[test]
+    fn ragged_range_broadcasts_and_promotes() {
+        let y = run1("ragged.range", &[], &[DenseTensor::scalar(2i32).into(), i64s(&[4, 1, 5])]).unwrap();
+        assert_value(&y, &int64(ragged![[2, 3], [], [2, 3, 4]].unwrap()));
+        let y = run1("ragged.range", &[], &[DenseTensor::scalar(3i32).into()]).unwrap();
+        assert_value(&y, &ragged![[0, 1, 2]].unwrap());
+        let starts: RaggedTensor = DenseTensor::vector(vec![0.0f32, 1.0]).into();
+        let y = run1(
+            "ragged.range",
+            &[],
+            &[starts, DenseTensor::scalar(1.0f32).into(), DenseTensor::scalar(0.25f32).into()],
+        );
+        assert_value(&y.unwrap(), &ragged![[0.0, 0.25, 0.5, 0.75], []].unwrap());
+        let y = run1("ragged.range", &[], &[i32s(&[i32::MAX - 1]), i32s(&[i32::MAX])]).unwrap();
+        assert_value(&y, &ragged![[i32::MAX - 1]].unwrap());
+        let t = build("ragged.range", &[]).infer(&[TensorType::scalar(DType::I32), TensorType::vector(DType::F64)]);
+        assert_eq!(t.unwrap()[0].to_string(), "float64[?, *]");
+    }
+
+    #[test]
+    fn ragged_range_errors() {
+        assert_kind(run("ragged.range", &[], &[i32s(&[0]), i32s(&[3]), i32s(&[0])]), ErrorKind::InvalidArgument);
+        assert_kind(run("ragged.range", &[], &[i32s(&[0, 1]), i32s(&[3, 4, 5])]), ErrorKind::IncompatibleShapes);
+        assert_kind(run("ragged.range", &[], &[dense(&[1, 1], vec![3i32])]), ErrorKind::IncompatibleShapes);
+        assert_kind(run("ragged.range", &[], &[DenseTensor::vector(vec![3u8]).into()]), ErrorKind::TypeMismatch);
+        assert_kind(
+            run("ragged.range", &[], &[i64s(&[i64::MAX]), i64s(&[i64::MIN]), i64s(&[-1])]),
+            ErrorKind::InvalidArgument,
+        );
+        let nan: RaggedTensor = DenseTensor::scalar(f64::NAN).into();
+        assert_kind(run("ragged.range", &[], &[nan]), ErrorKind::InvalidArgument);
+        assert_kind(run("ragged.range", &[], &[]), ErrorKind::InvalidArgument);
+    }
+
+    #[test]
+    fn to_tensor_op() {
+        // structure/to_tensor_default_shape and structure/to_tensor_plain
+        let s = ragged![["Hi"], ["Welcome", "to", "the", "fair"], ["Have", "fun"]].unwrap();
+        let shape = Attr::List(vec![Attr::Null, Attr::Int(10)]);
+        let y = run1("to_tensor", &[("default_value", Attr::Str(String::new())), ("shape", shape)], &[s]).unwrap();
+        assert_eq!(y.flat_values().shape(), &[3, 10]);
+        let strings = y.flat_strings().unwrap();
+        assert_eq!((strings.get(10), strings.get(13), strings.get(14)), (&b"Welcome"[..], &b"fair"[..], &b""[..]));
+        let x = ragged![[3, 1, 4, 1], [], [5, 9, 2], [6], []].unwrap();
+        let y = run1("to_tensor", &[], std::slice::from_ref(&x)).unwrap();
+        let want = dense(&[5, 4], vec![3, 1, 4, 1, 0, 0, 0, 0, 5, 9, 2, 0, 6, 0, 0, 0, 0, 0, 0, 0]);
+        assert_value(&y, &want);
+        let op = build(
+            "to_tensor",
+            &[("default_value", Attr::Int(-1)), ("shape", Attr::List(vec![Attr::Int(2), Attr::Int(-1)]))],
+        );
+        assert_eq!(op.name(), "ToTensor{default_value=-1, shape=[2, ?]}");
+        assert_eq!(op.infer(&[TensorType::of(&x)]).unwrap()[0].to_string(), "int32[2, ?]");
+        assert_value(
+            &op.perform(std::slice::from_ref(&x)).unwrap()[0],
+            &dense(&[2, 4], vec![3, 1, 4, 1, -1, -1, -1, -1]),
+        );
+        assert_kind(
+            run("to_tensor", &[("default_value", Attr::Str("x".into()))], std::slice::from_ref(&x)),
+            ErrorKind::TypeMismatch,
+        );
+        assert_kind(
+            run("to_tensor", &[("default_value", Attr::Float(0.5))], std::slice::from_ref(&x)),
+            ErrorKind::TypeMismatch,
+        );
+        assert_kind(
+            run("to_tensor", &[("shape", Attr::List(vec![Attr::Int(3)]))], &[x]),
+            ErrorKind::IncompatibleShapes,
+        );
+    }
+
+    #[test]
+    fn from_tensor_op() {
+        // structure/from_tensor_padding and structure/from_tensor_lengths
+        let t = dense(&[3, 4], vec![1, 3, -1, -1, 2, -1, -1, -1, 4, 5, 8, 9]);
+        let y = run1("from_tensor", &[("padding", Attr::Int(-1))], &[t]).unwrap();
+        assert_value(&y, &ragged![[1, 3], [2], [4, 5, 8, 9]].unwrap());
+        let t = dense(&[3, 4], vec![1, 3, 0, 0, 2, 0, 0, 0, 4, 5, 8, 9]);
+        let y = run1("from_tensor", &[], &[t.clone(), i64s(&[2, 1, 4])]).unwrap();
+        assert_value(&y, &ragged![[1, 3], [2], [4, 5, 8, 9]].unwrap());
+        let y = run1("from_tensor", &[], std::slice::from_ref(&t)).unwrap();
+        assert_eq!(TensorType::of(&y).to_string(), "int32[3, *]");
+        assert_kind(
+            run("from_tensor", &[("padding", Attr::Int(0))], &[t.clone(), i64s(&[1, 1, 1])]),
+            ErrorKind::InvalidArgument,
+        );
+        assert_kind(run("from_tensor", &[], &[t.clone(), i64s(&[1, 1])]), ErrorKind::IncompatibleShapes);
+        assert_kind(run("from_tensor", &[("padding", Attr::Str("".into()))], &[t]), ErrorKind::TypeMismatch);
+        assert_kind(run("from_tensor", &[], &[i32s(&[1, 2])]), ErrorKind::IncompatibleShapes);
+        assert_kind(run("from_tensor", &[], &[ragged![[1], [2]].unwrap()]), ErrorKind::IncompatibleShapes);
+    }
+
+    #[test]
+    fn sparse_round_trip() {
+        // structure/to_sparse and structure/from_sparse
+        let s = ragged![["Hi"], ["Welcome", "to", "the", "fair"], ["Have", "fun"]].unwrap();
+        let out = run("to_sparse", &[], std::slice::from_ref(&s)).unwrap();
+        assert_value(&out[0], &dense(&[7, 2], vec![0i64, 0, 1, 0, 1, 1, 1, 2, 1, 3, 2, 0, 2, 1]));
+        assert_eq!(out[1].flat_values().shape(), &[7]);
+        assert_value(&out[2], &i64s(&[3, 4]));
+        let back = run1("from_sparse", &[], &[out[0].clone(), out[1].clone(), i64s(&[3, 4])]).unwrap();
+        assert_value(&back, &s);
+        let indices = dense(&[3, 2], vec![0i64, 0, 2, 0, 2, 1]);
+        let values = RaggedTensor::from_literal(&Literal::from(vec!["a", "b", "c"])).unwrap();
+        let y = run1("from_sparse", &[], &[indices.clone(), values.clone(), i64s(&[3, 3])]).unwrap();
+        assert_value(&y, &ragged![["a"], [], ["b", "c"]].unwrap());
+        assert_kind(run("from_sparse", &[], &[indices, values, i64s(&[3, 3, 3])]), ErrorKind::IncompatibleShapes);
+        let t = build("to_sparse", &[]).infer(&[TensorType::ragged(DType::F32, 2)]).unwrap();
+        let shown: Vec<String> = t.iter().map(|t| t.to_string()).collect();
+        assert_eq!(shown, ["int64[?, 3]", "float32[?]", "int64[3]"]);
+    }
+
+    #[test]
+    fn take_outer_rows_gathers_nested_rows() {
+        let x = ragged![[[1, 2], [3]], [], [[4]]].unwrap();
+        let y = take_outer_rows(&x, &[2, 0, 2]).unwrap();
+        assert_value(&y, &ragged![[[4]], [[1, 2], [3]], [[4]]].unwrap());
+        assert_eq!(take_outer_rows(&x, &[]).unwrap().nrows(), 0);
+        assert_kind(take_outer_rows(&x, &[3]), ErrorKind::IndexOutOfRange);
+        assert_kind(take_outer_rows(&DenseTensor::scalar(1i32).into(), &[]), ErrorKind::InvalidArgument);
+    }
+
+    #[test]
+    fn empty_tensors_with_huge_dims_are_refused_not_allocated() {
+        // 2^40 rows of nothing: no data, but per-row bookkeeping would need terabytes.
+        let x: RaggedTensor = DenseTensor::from_vec(vec![1 << 40, 0], Vec::<i32>::new()).unwrap().into();
+        let r = ragged![[1]].unwrap();
+        assert_kind(
+            run("reverse", &[("axis", Attr::List(vec![Attr::Int(0)]))], std::slice::from_ref(&x)),
+            ErrorKind::InvalidArgument,
+        );
+        let multiples = [("multiples", Attr::List(vec![Attr::Int(1), Attr::Int(1)]))];
+        assert_kind(run("tile", &multiples, std::slice::from_ref(&x)), ErrorKind::InvalidArgument);
+        assert_kind(run("concat", &axis(0), &[x.clone(), r]), ErrorKind::InvalidArgument);
+        assert_kind(run("to_tensor", &[], std::slice::from_ref(&x)), ErrorKind::InvalidArgument);
+        assert_kind(run("to_sparse", &[], std::slice::from_ref(&x)), ErrorKind::InvalidArgument);
+        assert_kind(run("from_tensor", &[], std::slice::from_ref(&x)), ErrorKind::InvalidArgument);
+        assert_kind(run("row_lengths", &[], std::slice::from_ref(&x)), ErrorKind::InvalidArgument);
+    }
+
+    /// `t` (dense, rank >= 2) as a ragged tensor of ragged rank `ragged_rank` with uniform rows.
+    fn as_ragged(t: &RaggedTensor, ragged_rank: usize) -> RaggedTensor {
+        raise_ragged_rank("test", t, ragged_rank).unwrap()
+    }
+
+    /// Asserts that ragged `got` densifies to dense `want` (padded to `want`'s shape, since a
+    /// ragged tensor without rows has no bounding size in its ragged dims).
+    #[track_caller]
+    fn assert_densifies_to(got: &RaggedTensor, want: &RaggedTensor) {
+        let shape: Vec<Option<usize>> = want.flat_values().shape().iter().map(|&d| Some(d)).collect();
+        assert_value(&got.to_tensor(None, Some(&shape)).unwrap().into(), want);
+    }
+
+    #[test]
+    fn ragged_paths_agree_with_dense_paths() {
+        let a = dense(&[2, 3, 2], (0..12).collect::<Vec<i32>>());
+        let b = dense(&[2, 3, 2], (100..112).collect::<Vec<i32>>());
+        for op in ["concat", "stack"] {
+            let out_rank = 3 + usize::from(op == "stack");
+            for ax in -(out_rank as i64)..out_rank as i64 {
+                let want = run1(op, &axis(ax), &[a.clone(), b.clone()]).unwrap();
+                for (ra, rb) in [(1, 0), (0, 2), (1, 1), (2, 2), (2, 1)] {
+                    let (x, y) = (as_ragged(&a, ra), as_ragged(&b, rb));
+                    assert_densifies_to(&run1(op, &axis(ax), &[x, y]).unwrap(), &want);
+                }
+            }
+        }
+        for multiples in [[1, 1, 1], [2, 1, 3], [1, 3, 1], [0, 2, 2], [3, 2, 0]] {
+            let attr = [("multiples", Attr::List(multiples.iter().map(|&m| Attr::Int(m)).collect()))];
+            let want = run1("tile", &attr, std::slice::from_ref(&a)).unwrap();
+            for rr in 1..=2 {
+                assert_densifies_to(&run1("tile", &attr, &[as_ragged(&a, rr)]).unwrap(), &want);
+            }
+        }
+        for axes in [vec![0], vec![1], vec![2], vec![0, 2], vec![-1, -2, -3]] {
+            let attr = [("axis", Attr::List(axes.iter().map(|&m| Attr::Int(m)).collect()))];
+            let want = run1("reverse", &attr, std::slice::from_ref(&a)).unwrap();
+            for rr in 1..=2 {
+                assert_densifies_to(&run1("reverse", &attr, &[as_ragged(&a, rr)]).unwrap(), &want);
+            }
+        }
+    }
+
+    #[test]
+    fn scalars_pass_through_tile_and_reverse() {
+        let s: RaggedTensor = DenseTensor::scalar(5i32).into();
+        assert_value(&run1("tile", &[("multiples", Attr::List(vec![]))], std::slice::from_ref(&s)).unwrap(), &s);
+        assert_value(&run1("reverse", &[("axis", Attr::List(vec![]))], std::slice::from_ref(&s)).unwrap(), &s);
+    }
+}
+
+/// A deterministic sweep over random shapes, ops and attributes: nothing may panic, inferred types
+/// must accept computed values, and when both inference and evaluation fail they agree on the kind.
+#[cfg(test)]
+mod sweep {
+    use super::*;
+    use crate::partition_ops::testing::*;
+
+    /// A small linear congruential generator (the sweep must be reproducible, without new dependencies).
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (self.0 >> 33) % n.max(1)
+        }
+        fn int(&mut self, lo: i64, span: u64) -> i64 {
+            lo + self.below(span) as i64
+        }
+        fn vector(&mut self, n: usize, lo: i64, span: u64) -> RaggedTensor {
+            DenseTensor::vector((0..n).map(|_| self.int(lo, span)).collect::<Vec<i64>>()).into()
+        }
+        /// A tensor of `rank` dims, ragged rank 0 to 2, with short (often empty) rows.
+        fn tensor(&mut self, rank: usize) -> RaggedTensor {
+            let ragged_rank = (self.below(3) as usize).min(rank - 1);
+            let mut count = self.below(4) as usize;
+            let mut partitions = Vec::new();
+            for _ in 0..ragged_rank {
+                let lengths: Vec<i64> = (0..count).map(|_| self.int(0, 4)).collect();
+                count = lengths.iter().sum::<i64>() as usize;
+                partitions.push(RowPartition::from_row_lengths(&lengths).unwrap());
+            }
+            let mut shape = vec![count];
+            shape.extend((ragged_rank + 1..rank).map(|_| self.below(3) as usize));
+            let n: usize = shape.iter().product();
+            RaggedTensor::new(DenseTensor::from_vec(shape, (0..n as i32).collect()).unwrap(), partitions).unwrap()
+        }
+    }
+
+    fn check(name: &str, attrs: &[(&str, Attr)], inputs: &[RaggedTensor]) {
+        let op = build(name, attrs);
+        let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
+        let shown = || inputs.iter().map(|t| t.to_string()).collect::<Vec<_>>();
+        match (op.infer(&types), op.perform(inputs)) {
+            (Ok(types), Ok(values)) => {
+                for (t, v) in types.iter().zip(&values) {
+                    assert!(t.accepts(&TensorType::of(v)), "{name} {attrs:?} {:?}: inferred {t}, got {v}", shown());
+                }
+            }
+            (Err(a), Err(b)) => assert_eq!(a.kind(), b.kind(), "{name} {attrs:?} {:?}: {a} / {b}", shown()),
+            // Data-dependent failures (row lengths, partition values) are only seen by `perform`.
+            (Ok(_), Err(_)) => {}
+            (Err(e), Ok(_)) => {
+                panic!("{name} {attrs:?} {:?}: inference refused ({e}) what evaluation accepts", shown())
+            }
+        }
+    }
+
+    #[test]
+    fn structure_ops() {
+        let mut rng = Lcg(7);
+        for _ in 0..20_000 {
+            let rank = 1 + rng.below(4) as usize;
+            let a = rng.tensor(rank);
+            let b = if rng.below(2) == 0 { rng.tensor(rank) } else { a.clone() };
+            let axis = [("axis", Attr::Int(rng.int(-4, 9)))];
+            match rng.below(8) {
+                0 => check("concat", &axis, &[a, b]),
+                1 => check("stack", &axis, &[a, b]),
+                2 => check("stack", &axis, &[a]),
+                3 => {
+                    let multiples = (0..a.rank()).map(|_| Attr::Int(rng.int(0, 3))).collect();
+                    check("tile", &[("multiples", Attr::List(multiples))], &[a]);
+                }
+                4 => {
+                    let axes = Attr::List(vec![Attr::Int(rng.int(-4, 9)), Attr::Int(rng.int(0, 3))]);
+                    check("reverse", &[("axis", axes)], &[a]);
+                }
+                5 => check("to_tensor", &[("default_value", Attr::Int(9))], &[a]),
+                6 => check("to_sparse", &[], &[a]),
+                _ => check("row_lengths", &axis, &[a]),
+            }
+        }
+    }
+
+    #[test]
+    fn constructors_with_random_partitions() {
+        let mut rng = Lcg(11);
+        for _ in 0..20_000 {
+            let rank = 1 + rng.below(3) as usize;
+            let a = rng.tensor(rank);
+            let n = rng.below(5) as usize;
+            match rng.below(9) {
+                0 => check("from_row_splits", &[], &[a, rng.vector(n, -1, 6)]),
+                1 => check("from_row_lengths", &[], &[a, rng.vector(n, -1, 4)]),
+                2 => {
+                    let nrows = rng.int(0, 5);
+                    let attrs = if rng.below(2) == 0 { vec![] } else { vec![("nrows", Attr::Int(nrows))] };
+                    check("from_value_rowids", &attrs, &[a, rng.vector(n, -1, 4)]);
+                }
+                3 => check("from_nested_row_splits", &[], &[a, rng.vector(n, 0, 4), rng.vector(3, 0, 4)]),
+                4 => check("from_uniform_row_length", &[("uniform_row_length", Attr::Int(rng.int(0, 3)))], &[a]),
+                5 => {
+                    let rank = rng.below(3) as usize;
+                    check("fill", &[], &[rng.vector(rank, -1, 4), DenseTensor::scalar(1i32).into()]);
+                }
+                6 => {
+                    let operands = (0..1 + rng.below(3))
+                        .map(|_| {
+                            if rng.below(2) == 0 {
+                                DenseTensor::scalar(rng.int(-3, 7)).into()
+                            } else {
+                                rng.vector(n, -3, 7)
+                            }
+                        })
+                        .collect::<Vec<_>>();
+                    check("ragged.range", &[], &operands);
+                }
+                7 => {
+                    let padding = rng.int(0, 3);
+                    let attrs = if rng.below(2) == 0 { vec![] } else { vec![("padding", Attr::Int(padding))] };
+                    let mut inputs = vec![a.to_tensor(None, None).map(RaggedTensor::from).unwrap_or(a)];
+                    if rng.below(2) == 0 {
+                        inputs.push(rng.vector(n, -1, 5));
+                    }
+                    check("from_tensor", &attrs, &inputs);
+                }
+                _ => {
+                    let indices = (0..2 * n).map(|_| rng.int(-1, 4)).collect::<Vec<_>>();
+                    let indices = DenseTensor::from_vec(vec![n, 2], indices).unwrap().into();
+                    check("from_sparse", &[], &[indices, rng.vector(n, 0, 9), rng.vector(2, 0, 4)]);
+                }
+            }
+        }
+    }
 }

@@ -90,7 +90,8 @@ impl CaseFile {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let name = c.get("name").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| format!("{group}/{i}"));
+                let name =
+                    c.get("name").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| format!("{group}/{i}"));
                 let note = c.get("note").and_then(Value::as_str).map(str::to_string);
                 Case { name, note, raw: c.clone() }
             })
@@ -130,10 +131,8 @@ impl Case {
         }
         let nodes = self.raw.get("nodes").and_then(Value::as_array).cloned().unwrap_or_default();
         for (k, node) in nodes.iter().enumerate() {
-            let op_name = node
-                .get("op")
-                .and_then(Value::as_str)
-                .ok_or_else(|| Error::graph(format!("node {k} has no `op`")))?;
+            let op_name =
+                node.get("op").and_then(Value::as_str).ok_or_else(|| Error::graph(format!("node {k} has no `op`")))?;
             let attrs = Attrs::new(
                 op_name,
                 node.get("attrs")
@@ -145,11 +144,15 @@ impl Case {
             let mut args = Vec::new();
             for (i, input) in node.get("in").and_then(Value::as_array).cloned().unwrap_or_default().iter().enumerate() {
                 let var = match input {
-                    Value::String(n) => *names
-                        .get(n)
-                        .ok_or_else(|| Error::graph(format!("node {k} ({op_name}): input {i} `{n}` is not defined before it")))?,
+                    Value::String(n) => *names.get(n).ok_or_else(|| {
+                        Error::graph(format!("node {k} ({op_name}): input {i} `{n}` is not defined before it"))
+                    })?,
                     Value::Object(o) if o.contains_key("const") => graph.constant(parse_value(&o["const"])?),
-                    other => return Err(Error::graph(format!("node {k} ({op_name}): input {i} is not a name or a const: {other}"))),
+                    other => {
+                        return Err(Error::graph(format!(
+                            "node {k} ({op_name}): input {i} is not a name or a const: {other}"
+                        )))
+                    }
                 };
                 args.push(var);
             }
@@ -201,7 +204,9 @@ impl Case {
         let result = self.run(mode);
         match (expectation, result) {
             (Expectation::Error(kind), Err(e)) if e.kind().as_str() == kind => Outcome::Pass,
-            (Expectation::Error(kind), Err(e)) => Outcome::Fail(format!("expected a {kind} error, got a {} error: {e}", e.kind())),
+            (Expectation::Error(kind), Err(e)) => {
+                Outcome::Fail(format!("expected a {kind} error, got a {} error: {e}", e.kind()))
+            }
             (Expectation::Error(kind), Ok(got)) => Outcome::Fail(format!(
                 "expected a {kind} error, got values: {}",
                 got.iter().map(|(n, v)| format!("{n} = {v}")).collect::<Vec<_>>().join(", ")
@@ -241,11 +246,20 @@ pub fn compare(want: &RaggedTensor, got: &RaggedTensor) -> std::result::Result<(
         return Err(format!("ragged rank {} (expected {})", got.ragged_rank(), want.ragged_rank()));
     }
     if want.flat_values().shape() != got.flat_values().shape() {
-        return Err(format!("flat values of shape {:?} (expected {:?})", got.flat_values().shape(), want.flat_values().shape()));
+        return Err(format!(
+            "flat values of shape {:?} (expected {:?})",
+            got.flat_values().shape(),
+            want.flat_values().shape()
+        ));
     }
     for (k, (a, b)) in want.partitions().iter().zip(got.partitions()).enumerate() {
         if !a.same(b) {
-            return Err(format!("row splits of ragged dim {} are {:?} (expected {:?})", k + 1, b.row_splits(), a.row_splits()));
+            return Err(format!(
+                "row splits of ragged dim {} are {:?} (expected {:?})",
+                k + 1,
+                b.row_splits(),
+                a.row_splits()
+            ));
         }
     }
     let (w, g) = (want.flat_values(), got.flat_values());
@@ -281,8 +295,10 @@ pub fn compare(want: &RaggedTensor, got: &RaggedTensor) -> std::result::Result<(
 /// Parses a VALUE object of the format (`dtype`, `ragged_rank`, `value`, `inner_shape` / `shape`).
 pub fn parse_value(v: &Value) -> Result<RaggedTensor> {
     const OP: &str = "value";
-    let dtype_name = v.get("dtype").and_then(Value::as_str).ok_or_else(|| Error::value(OP, "a value needs a `dtype`"))?;
-    let dtype = DType::from_name(dtype_name).ok_or_else(|| Error::value(OP, format!("unknown dtype `{dtype_name}`")))?;
+    let dtype_name =
+        v.get("dtype").and_then(Value::as_str).ok_or_else(|| Error::value(OP, "a value needs a `dtype`"))?;
+    let dtype =
+        DType::from_name(dtype_name).ok_or_else(|| Error::value(OP, format!("unknown dtype `{dtype_name}`")))?;
     let ragged_rank = v.get("ragged_rank").and_then(Value::as_u64).unwrap_or(0) as usize;
     let hint_key = if ragged_rank == 0 { "shape" } else { "inner_shape" };
     let hint: Option<Vec<usize>> = v
@@ -335,7 +351,7 @@ fn json_to_literal(v: &Value, dtype: DType) -> Result<Literal> {
 }
 
 fn decode_hex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()

@@ -67,13 +67,15 @@ impl Graph {
         let fail = |e: Error| vec![Var { graph: self.clone(), id: Err(e) }];
         let mut ids = Vec::with_capacity(inputs.len());
         for v in inputs {
+            // An input carrying an error passes its error on (it may belong to a throwaway graph).
+            let id = match &v.id {
+                Ok(id) => *id,
+                Err(e) => return fail(e.clone()),
+            };
             if !Rc::ptr_eq(&v.graph.inner, &self.inner) {
                 return fail(Error::graph(format!("{}: an input belongs to another graph", op.name())));
             }
-            match &v.id {
-                Ok(id) => ids.push(*id),
-                Err(e) => return fail(e.clone()),
-            }
+            ids.push(id);
         }
         let result = self.inner.borrow_mut().apply(op, &ids);
         match result {
@@ -117,6 +119,12 @@ impl Var {
         self.id.clone()
     }
 
+    /// A variable that only carries an error (reported by `compile()`). It belongs to a graph of
+    /// its own, which is never compiled.
+    pub(crate) fn error(e: Error) -> Var {
+        Var { graph: Graph::new(), id: Err(e) }
+    }
+
     /// The graph this variable belongs to.
     pub fn graph(&self) -> &Graph {
         &self.graph
@@ -146,10 +154,11 @@ impl Var {
     pub fn apply1(&self, op: impl Op, others: &[&Var]) -> Var {
         let mut inputs = vec![self];
         inputs.extend_from_slice(others);
-        self.graph.apply(op, &inputs).into_iter().next().unwrap_or_else(|| Var {
-            graph: self.graph.clone(),
-            id: Err(Error::graph("the op has no output")),
-        })
+        self.graph
+            .apply(op, &inputs)
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| Var { graph: self.graph.clone(), id: Err(Error::graph("the op has no output")) })
     }
 
     /// A constant of this variable's dtype (TensorFlow converts Python scalars the same way).

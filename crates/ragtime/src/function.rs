@@ -64,7 +64,12 @@ impl Function {
         if inputs.len() != self.input_types.len() {
             return Err(Error::argument(
                 "call",
-                format!("the function takes {} inputs ({}), got {}", self.input_types.len(), self.input_names.join(", "), inputs.len()),
+                format!(
+                    "the function takes {} inputs ({}), got {}",
+                    self.input_types.len(),
+                    self.input_names.join(", "),
+                    inputs.len()
+                ),
             ));
         }
         for (i, (value, ty)) in inputs.iter().zip(&self.input_types).enumerate() {

@@ -26,6 +26,9 @@ pub use ragtime_core::{
     RowPartition, StringBuilder, StringTensor, TensorType,
 };
 
+pub use ragtime_ops::index::{Key, KeyItem};
+pub use ragtime_ops::s;
+
 /// The graph IR underneath the DSL (for tools and custom ops).
 pub mod ir {
     pub use ragtime_graph::*;
@@ -34,5 +37,6 @@ pub mod ir {
 /// Everything a typical program needs.
 pub mod prelude {
     pub use crate::ops::keepdims;
+    pub use crate::s;
     pub use crate::{compile, ragged, DType, Function, Graph, Mode, RaggedTensor, TensorType, Var};
 }

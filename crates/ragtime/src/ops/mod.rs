@@ -1,0 +1,368 @@
+//! TensorFlow-named free functions over [`Var`]s (`ragtime::ops::tanh(&x)`), the `Var` methods that
+//! forward to them (`x.reduce_mean(1)`), and operator overloading (`&x + 3`, `-&x`).
+
+use ragtime_core::{DType, Literal};
+use ragtime_ops::elemwise::{Elemwise, ScalarOp};
+use ragtime_ops::reduce::{Reduce, ReduceKind};
+
+use crate::Var;
+
+/// The right-hand side of a binary op: another variable, or a Rust scalar that takes the
+/// variable's dtype (as TensorFlow converts Python scalars).
+#[derive(Debug, Clone)]
+pub enum Operand<'a> {
+    /// A graph variable.
+    Var(&'a Var),
+    /// A scalar, converted to the other operand's dtype.
+    Scalar(Literal),
+}
+
+impl<'a> From<&'a Var> for Operand<'a> {
+    fn from(v: &'a Var) -> Self {
+        Operand::Var(v)
+    }
+}
+
+macro_rules! scalar_operand {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Operand<'_> {
+            fn from(v: $t) -> Self {
+                Operand::Scalar(Literal::from(v))
+            }
+        }
+    )*};
+}
+scalar_operand!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, bool, &str);
+
+impl Operand<'_> {
+    /// The operand as a variable of `like`'s graph.
+    fn to_var(&self, like: &Var) -> Var {
+        match self {
+            Operand::Var(v) => (*v).clone(),
+            Operand::Scalar(lit) => like.scalar_like(lit.clone()),
+        }
+    }
+}
+
+fn elemwise(scalar: ScalarOp, inputs: &[&Var]) -> Var {
+    let (first, rest) = inputs.split_first().expect("elementwise ops have at least one input");
+    first.apply1(Elemwise::new(scalar), rest)
+}
+
+macro_rules! binary_ops {
+    ($($(#[$doc:meta])* $name:ident => $scalar:ident;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name<'a>(x: &Var, y: impl Into<Operand<'a>>) -> Var {
+                let y = y.into().to_var(x);
+                elemwise(ScalarOp::$scalar, &[x, &y])
+            }
+        )*
+        impl Var {
+            $(
+                $(#[$doc])*
+                pub fn $name<'a>(&self, y: impl Into<Operand<'a>>) -> Var {
+                    $name(self, y)
+                }
+            )*
+        }
+    };
+}
+
+binary_ops! {
+    /// `x + y` (`tf.add`).
+    add => Add;
+    /// `x - y` (`tf.subtract`).
+    subtract => Subtract;
+    /// `x * y` (`tf.multiply`).
+    multiply => Multiply;
+    /// True division (`tf.divide`): integers give floats.
+    divide => Divide;
+    /// Floor division (`tf.math.floordiv`).
+    floordiv => FloorDiv;
+    /// Floor modulo, with the divisor's sign (`tf.math.floormod`).
+    floormod => FloorMod;
+    /// `x ** y` (`tf.pow`).
+    pow => Pow;
+    /// Elementwise maximum (`tf.maximum`).
+    maximum => Maximum;
+    /// Elementwise minimum (`tf.minimum`).
+    minimum => Minimum;
+    /// `x == y` (`tf.equal`).
+    equal => Equal;
+    /// `x != y` (`tf.not_equal`).
+    not_equal => NotEqual;
+    /// `x < y` (`tf.less`).
+    less => Less;
+    /// `x <= y` (`tf.less_equal`).
+    less_equal => LessEqual;
+    /// `x > y` (`tf.greater`).
+    greater => Greater;
+    /// `x >= y` (`tf.greater_equal`).
+    greater_equal => GreaterEqual;
+    /// Boolean and (`tf.logical_and`).
+    logical_and => LogicalAnd;
+    /// Boolean or (`tf.logical_or`).
+    logical_or => LogicalOr;
+    /// Boolean exclusive or (`tf.math.logical_xor`).
+    logical_xor => LogicalXor;
+    /// Bitwise and (`tf.bitwise.bitwise_and`).
+    bitwise_and => BitwiseAnd;
+    /// Bitwise or (`tf.bitwise.bitwise_or`).
+    bitwise_or => BitwiseOr;
+    /// Bitwise exclusive or (`tf.bitwise.bitwise_xor`).
+    bitwise_xor => BitwiseXor;
+}
+
+macro_rules! unary_ops {
+    ($($(#[$doc:meta])* $name:ident => $scalar:ident;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(x: &Var) -> Var {
+                elemwise(ScalarOp::$scalar, &[x])
+            }
+        )*
+        impl Var {
+            $(
+                $(#[$doc])*
+                pub fn $name(&self) -> Var {
+                    $name(self)
+                }
+            )*
+        }
+    };
+}
+
+unary_ops! {
+    /// Boolean not (`tf.logical_not`).
+    logical_not => LogicalNot;
+    /// Bitwise complement (`tf.bitwise.invert`).
+    bitwise_invert => BitwiseInvert;
+    /// `-x` (`tf.negative`).
+    negative => Negative;
+    /// `|x|` (`tf.abs`).
+    abs => Abs;
+    /// `x * x` (`tf.square`).
+    square => Square;
+    /// Square root (`tf.sqrt`).
+    sqrt => Sqrt;
+    /// `e ** x` (`tf.exp`).
+    exp => Exp;
+    /// Natural logarithm (`tf.math.log`).
+    log => Log;
+    /// Sine (`tf.sin`).
+    sin => Sin;
+    /// Cosine (`tf.cos`).
+    cos => Cos;
+    /// Hyperbolic tangent (`tf.tanh`).
+    tanh => Tanh;
+    /// Logistic sigmoid (`tf.sigmoid`).
+    sigmoid => Sigmoid;
+    /// Round down (`tf.floor`).
+    floor => Floor;
+    /// Round up (`tf.math.ceil`).
+    ceil => Ceil;
+    /// Round half to even (`tf.round`).
+    round => Round;
+    /// -1, 0 or 1 (`tf.sign`).
+    sign => Sign;
+}
+
+/// Converts to another dtype (`tf.cast`).
+pub fn cast(x: &Var, dtype: DType) -> Var {
+    elemwise(ScalarOp::Cast(dtype), &[x])
+}
+
+/// `cond ? x : y` elementwise, with broadcasting (`tf.where` with three operands).
+pub fn where_<'a>(cond: &Var, x: &Var, y: impl Into<Operand<'a>>) -> Var {
+    let y = y.into().to_var(x);
+    elemwise(ScalarOp::Where, &[cond, x, &y])
+}
+
+impl Var {
+    /// Converts to another dtype (`tf.cast`).
+    pub fn cast(&self, dtype: DType) -> Var {
+        cast(self, dtype)
+    }
+}
+
+/// Which axis a reduction reduces, and whether it keeps it as a dimension of size 1.
+/// `1`, `-1` and `None` (every axis) convert into it; [`keepdims`] keeps the axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReduceAxis {
+    /// The axis (negative counts from the end), or `None` for all.
+    pub axis: Option<i64>,
+    /// Keep the reduced axis with size 1.
+    pub keepdims: bool,
+}
+
+impl From<i64> for ReduceAxis {
+    fn from(axis: i64) -> Self {
+        ReduceAxis { axis: Some(axis), keepdims: false }
+    }
+}
+impl From<i32> for ReduceAxis {
+    fn from(axis: i32) -> Self {
+        ReduceAxis { axis: Some(axis.into()), keepdims: false }
+    }
+}
+impl From<Option<i64>> for ReduceAxis {
+    fn from(axis: Option<i64>) -> Self {
+        ReduceAxis { axis, keepdims: false }
+    }
+}
+
+/// `axis` with `keepdims=True`: `x.reduce_max(keepdims(1))`.
+pub fn keepdims(axis: impl Into<ReduceAxis>) -> ReduceAxis {
+    ReduceAxis { keepdims: true, ..axis.into() }
+}
+
+macro_rules! reductions {
+    ($($(#[$doc:meta])* $name:ident => $kind:ident;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(x: &Var, axis: impl Into<ReduceAxis>) -> Var {
+                let a = axis.into();
+                x.apply1(Reduce::new(ReduceKind::$kind, a.axis, a.keepdims), &[])
+            }
+        )*
+        impl Var {
+            $(
+                $(#[$doc])*
+                pub fn $name(&self, axis: impl Into<ReduceAxis>) -> Var {
+                    $name(self, axis)
+                }
+            )*
+        }
+    };
+}
+
+reductions! {
+    /// Sum along an axis (`tf.reduce_sum`); empty rows give 0.
+    reduce_sum => Sum;
+    /// Mean along an axis (`tf.reduce_mean`); empty rows give NaN; integers give float64.
+    reduce_mean => Mean;
+    /// Maximum along an axis (`tf.reduce_max`); empty rows give the dtype's lowest value.
+    reduce_max => Max;
+    /// Minimum along an axis (`tf.reduce_min`); empty rows give the dtype's highest value.
+    reduce_min => Min;
+    /// Product along an axis (`tf.reduce_prod`); empty rows give 1.
+    reduce_prod => Prod;
+    /// Logical and along an axis (`tf.reduce_all`); empty rows give true.
+    reduce_all => All;
+    /// Logical or along an axis (`tf.reduce_any`); empty rows give false.
+    reduce_any => Any;
+}
+
+// Operator overloading: every combination of `Var` / `&Var` with another or with a scalar.
+macro_rules! operator {
+    ($trait:ident, $method:ident, $func:ident) => {
+        impl<'a, R: Into<Operand<'a>>> std::ops::$trait<R> for &Var {
+            type Output = Var;
+            fn $method(self, rhs: R) -> Var {
+                $func(self, rhs)
+            }
+        }
+        impl<'a, R: Into<Operand<'a>>> std::ops::$trait<R> for Var {
+            type Output = Var;
+            fn $method(self, rhs: R) -> Var {
+                $func(&self, rhs)
+            }
+        }
+        impl std::ops::$trait<Var> for &Var {
+            type Output = Var;
+            fn $method(self, rhs: Var) -> Var {
+                $func(self, &rhs)
+            }
+        }
+        impl std::ops::$trait<Var> for Var {
+            type Output = Var;
+            fn $method(self, rhs: Var) -> Var {
+                $func(&self, &rhs)
+            }
+        }
+    };
+}
+operator!(Add, add, add);
+operator!(Sub, sub, subtract);
+operator!(Mul, mul, multiply);
+operator!(Div, div, divide);
+operator!(Rem, rem, floormod);
+
+/// `&` is logical and for booleans, bitwise and for integers (as in TensorFlow).
+fn and_op<'a>(x: &Var, y: impl Into<Operand<'a>>) -> Var {
+    if x.dtype() == Some(DType::Bool) {
+        logical_and(x, y)
+    } else {
+        bitwise_and(x, y)
+    }
+}
+/// `|` is logical or for booleans, bitwise or for integers.
+fn or_op<'a>(x: &Var, y: impl Into<Operand<'a>>) -> Var {
+    if x.dtype() == Some(DType::Bool) {
+        logical_or(x, y)
+    } else {
+        bitwise_or(x, y)
+    }
+}
+/// `^` is logical xor for booleans, bitwise xor for integers.
+fn xor_op<'a>(x: &Var, y: impl Into<Operand<'a>>) -> Var {
+    if x.dtype() == Some(DType::Bool) {
+        logical_xor(x, y)
+    } else {
+        bitwise_xor(x, y)
+    }
+}
+operator!(BitAnd, bitand, and_op);
+operator!(BitOr, bitor, or_op);
+operator!(BitXor, bitxor, xor_op);
+
+impl std::ops::Neg for &Var {
+    type Output = Var;
+    fn neg(self) -> Var {
+        negative(self)
+    }
+}
+impl std::ops::Neg for Var {
+    type Output = Var;
+    fn neg(self) -> Var {
+        negative(&self)
+    }
+}
+/// `!x` is logical not for booleans, bitwise invert for integers (TensorFlow's `~`).
+impl std::ops::Not for &Var {
+    type Output = Var;
+    fn not(self) -> Var {
+        if self.dtype() == Some(DType::Bool) {
+            logical_not(self)
+        } else {
+            bitwise_invert(self)
+        }
+    }
+}
+impl std::ops::Not for Var {
+    type Output = Var;
+    fn not(self) -> Var {
+        !&self
+    }
+}
+
+// Scalars on the left: `3 - &x`, `2.0 * x`.
+macro_rules! scalar_lhs {
+    ($($t:ty),*) => {$(
+        impl std::ops::Add<&Var> for $t { type Output = Var; fn add(self, rhs: &Var) -> Var { add(&rhs.scalar_like(self), rhs) } }
+        impl std::ops::Add<Var> for $t { type Output = Var; fn add(self, rhs: Var) -> Var { add(&rhs.scalar_like(self), &rhs) } }
+        impl std::ops::Sub<&Var> for $t { type Output = Var; fn sub(self, rhs: &Var) -> Var { subtract(&rhs.scalar_like(self), rhs) } }
+        impl std::ops::Sub<Var> for $t { type Output = Var; fn sub(self, rhs: Var) -> Var { subtract(&rhs.scalar_like(self), &rhs) } }
+        impl std::ops::Mul<&Var> for $t { type Output = Var; fn mul(self, rhs: &Var) -> Var { multiply(&rhs.scalar_like(self), rhs) } }
+        impl std::ops::Mul<Var> for $t { type Output = Var; fn mul(self, rhs: Var) -> Var { multiply(&rhs.scalar_like(self), &rhs) } }
+        impl std::ops::Div<&Var> for $t { type Output = Var; fn div(self, rhs: &Var) -> Var { divide(&rhs.scalar_like(self), rhs) } }
+        impl std::ops::Div<Var> for $t { type Output = Var; fn div(self, rhs: Var) -> Var { divide(&rhs.scalar_like(self), &rhs) } }
+    )*};
+}
+scalar_lhs!(i32, i64, f32, f64);
+
+pub mod strings;
+mod structure;
+
+pub use structure::*;

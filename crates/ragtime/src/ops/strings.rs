@@ -1,0 +1,65 @@
+//! String functions of the DSL, named like `tf.strings.*`: `ragtime::ops::strings::split(&s, Some(" "))`.
+
+use ragtime_ops::strings::{CharUnit, Join, Length, Lower, Ngrams, ReduceJoin, Split, Substr, ToHashBucketFast, Upper};
+
+use crate::Var;
+
+/// Splits each string on `sep` (on runs of whitespace when `None`), adding a ragged dimension.
+pub fn split(x: &Var, sep: Option<&str>) -> Var {
+    x.apply1(Split::new(sep), &[])
+}
+
+/// The bytes `pos..pos + len` of each string (`tf.strings.substr`; negative `pos` counts from the end).
+pub fn substr(x: &Var, pos: i64, len: i64) -> Var {
+    x.apply1(Substr::new(pos, len), &[])
+}
+
+/// Joins strings elementwise with `separator`, with broadcasting (`tf.strings.join`).
+pub fn join(xs: &[&Var], separator: &str) -> Var {
+    match xs.split_first() {
+        Some((first, rest)) => first.apply1(Join::new(separator), rest),
+        None => Var::error(ragtime_core::Error::argument("strings.join", "needs at least one input")),
+    }
+}
+
+/// Joins the strings along `axis` (`None`: all) with `separator` (`tf.strings.reduce_join`).
+pub fn reduce_join(x: &Var, axis: Option<i64>, separator: &str) -> Var {
+    x.apply1(ReduceJoin::new(axis, separator), &[])
+}
+
+/// The length of each string in bytes, as int32 (`tf.strings.length`).
+pub fn length(x: &Var) -> Var {
+    x.apply1(Length::new(CharUnit::Byte), &[])
+}
+
+/// The length of each string in UTF-8 characters (`tf.strings.length(unit="UTF8_CHAR")`).
+pub fn length_chars(x: &Var) -> Var {
+    x.apply1(Length::new(CharUnit::Utf8Char), &[])
+}
+
+/// ASCII lower case (`tf.strings.lower`).
+pub fn lower(x: &Var) -> Var {
+    x.apply1(Lower::new(), &[])
+}
+
+/// ASCII upper case (`tf.strings.upper`).
+pub fn upper(x: &Var) -> Var {
+    x.apply1(Upper::new(), &[])
+}
+
+/// FarmHash Fingerprint64 of each string modulo `num_buckets`, as int64
+/// (`tf.strings.to_hash_bucket_fast`, bit-exact with TensorFlow).
+pub fn to_hash_bucket_fast(x: &Var, num_buckets: i64) -> Var {
+    match ToHashBucketFast::new(num_buckets) {
+        Ok(op) => x.apply1(op, &[]),
+        Err(e) => Var::error(e),
+    }
+}
+
+/// The `width`-grams of the innermost dimension, joined with `separator` (`tf.strings.ngrams`).
+pub fn ngrams(x: &Var, width: i64, separator: &str) -> Var {
+    match Ngrams::new(&[width]) {
+        Ok(op) => x.apply1(op.with_separator(separator), &[]),
+        Err(e) => Var::error(e),
+    }
+}

@@ -1,0 +1,212 @@
+//! Structure, partition, indexing and gather functions of the DSL (`concat`, `tile`, `x.get(s![.., :2])`,
+//! `gather`, `from_row_splits`, ...).
+
+use ragtime_core::{Error, Literal};
+use ragtime_graph::Op;
+use ragtime_ops::gather::{BooleanMask, Gather, SegmentReduce, SegmentReduction, UnsortedSegmentSum};
+use ragtime_ops::index::{GetItem, Key};
+use ragtime_ops::partition_ops::{
+    BoundingShape, FlatValues, FromNestedRowSplits, FromRowLengths, FromRowSplits, FromUniformRowLength,
+    FromValueRowids, Identity, Nrows, RowLengths, RowSplits, ValueRowids,
+};
+use ragtime_ops::structure::{
+    Concat, Fill, FromSparse, FromTensor, RaggedRange, Reverse, Stack, Tile, ToSparse, ToTensor,
+};
+
+use crate::Var;
+
+/// Applies a one-output op to several inputs (at least one).
+fn apply_n(op: impl Op, inputs: &[&Var]) -> Var {
+    match inputs.split_first() {
+        Some((first, rest)) => first.apply1(op, rest),
+        None => Var::error(Error::argument(op.name(), "needs at least one input")),
+    }
+}
+
+/// The same value (`tf.identity`).
+pub fn identity(x: &Var) -> Var {
+    x.apply1(Identity::new(), &[])
+}
+
+/// Joins tensors along `axis` (`tf.concat`): axis 0 appends rows, a ragged axis joins rows item by item.
+pub fn concat(xs: &[&Var], axis: i64) -> Var {
+    apply_n(Concat::new(axis), xs)
+}
+
+/// Stacks tensors along a new `axis` (`tf.stack`).
+pub fn stack(xs: &[&Var], axis: i64) -> Var {
+    apply_n(Stack::new(axis), xs)
+}
+
+/// Repeats the tensor `multiples[d]` times along each dim `d` (`tf.tile`), ragged rows included.
+pub fn tile(x: &Var, multiples: &[usize]) -> Var {
+    x.apply1(Tile::new(multiples.to_vec()), &[])
+}
+
+/// Reverses the given axes (`tf.reverse`), ragged ones included.
+pub fn reverse(x: &Var, axes: &[i64]) -> Var {
+    x.apply1(Reverse::new(axes.to_vec()), &[])
+}
+
+/// A dense tensor of shape `dims` (an integer vector) filled with the scalar `value` (`tf.fill`).
+pub fn fill(dims: &Var, value: &Var) -> Var {
+    dims.apply1(Fill::new(), &[value])
+}
+
+/// `tf.ragged.range(limits)`: row `i` is `0, 1, ..., limits[i] - 1`.
+pub fn range(limits: &Var) -> Var {
+    limits.apply1(RaggedRange::new(), &[])
+}
+
+/// `tf.ragged.range(starts, limits, deltas)`: row `i` counts from `starts[i]` to `limits[i]` by `deltas[i]`
+/// (scalars broadcast; deltas default to 1).
+pub fn range_between(starts: &Var, limits: &Var, deltas: Option<&Var>) -> Var {
+    match deltas {
+        Some(d) => starts.apply1(RaggedRange::new(), &[limits, d]),
+        None => starts.apply1(RaggedRange::new(), &[limits]),
+    }
+}
+
+/// A dense tensor padded with `default_value` (zero / empty string when `None`), optionally cut or
+/// padded to `shape` (`None` dims take the bounding size) (`RaggedTensor.to_tensor`).
+pub fn to_tensor(x: &Var, default_value: Option<Literal>, shape: Option<Vec<Option<usize>>>) -> Var {
+    x.apply1(ToTensor::new(default_value, shape), &[])
+}
+
+/// A ragged tensor from a dense one (`RaggedTensor.from_tensor`): rows keep their first `lengths[i]`
+/// items, or drop trailing `padding`, or keep everything.
+pub fn from_tensor(tensor: &Var, lengths: Option<&Var>, padding: Option<Literal>) -> Var {
+    match lengths {
+        Some(l) => tensor.apply1(FromTensor::new(padding), &[l]),
+        None => tensor.apply1(FromTensor::new(padding), &[]),
+    }
+}
+
+/// The sparse encoding `(indices, values, dense_shape)` (`RaggedTensor.to_sparse`).
+pub fn to_sparse(x: &Var) -> (Var, Var, Var) {
+    let mut outs = x.graph().apply(ToSparse::new(), &[x]).into_iter();
+    let first = outs.next().unwrap_or_else(|| Var::error(Error::graph("to_sparse gave no output")));
+    let second = outs.next().unwrap_or_else(|| first.clone());
+    let third = outs.next().unwrap_or_else(|| first.clone());
+    (first, second, third)
+}
+
+/// A ragged tensor from a 2-d sparse encoding (`RaggedTensor.from_sparse`).
+pub fn from_sparse(indices: &Var, values: &Var, dense_shape: &Var) -> Var {
+    indices.apply1(FromSparse::new(), &[values, dense_shape])
+}
+
+/// Adds an outer ragged dim from row splits (`RaggedTensor.from_row_splits`, validating).
+pub fn from_row_splits(values: &Var, splits: &Var) -> Var {
+    values.apply1(FromRowSplits::new(), &[splits])
+}
+
+/// Adds an outer ragged dim from row lengths.
+pub fn from_row_lengths(values: &Var, lengths: &Var) -> Var {
+    values.apply1(FromRowLengths::new(), &[lengths])
+}
+
+/// Adds an outer ragged dim from each value's row id; `nrows` adds trailing empty rows.
+pub fn from_value_rowids(values: &Var, rowids: &Var, nrows: Option<usize>) -> Var {
+    values.apply1(FromValueRowids::new(nrows), &[rowids])
+}
+
+/// Builds every ragged dim at once from nested row splits (= PaddlePaddle LoD offsets).
+pub fn from_nested_row_splits(flat_values: &Var, splits: &[&Var]) -> Var {
+    flat_values.apply1(FromNestedRowSplits::new(), splits)
+}
+
+/// Adds an outer dim of rows of `row_length` values each.
+pub fn from_uniform_row_length(values: &Var, row_length: usize) -> Var {
+    values.apply1(FromUniformRowLength::new(row_length, None), &[])
+}
+
+/// Gathers rows of `params` by `indices` (`tf.gather`); ragged indices give a ragged result.
+pub fn gather(params: &Var, indices: &Var) -> Var {
+    params.apply1(Gather::new(), &[indices])
+}
+
+/// Embedding rows of `table` for ids (`tf.nn.embedding_lookup`, the same as [`gather`]).
+pub fn embedding_lookup(table: &Var, ids: &Var) -> Var {
+    gather(table, ids)
+}
+
+/// Keeps the items where `mask` is true (`tf.ragged.boolean_mask`).
+pub fn boolean_mask(data: &Var, mask: &Var) -> Var {
+    data.apply1(BooleanMask::new(), &[mask])
+}
+
+/// Sums rows of `data` by sorted segment id (`tf.math.segment_sum`).
+pub fn segment_sum(data: &Var, segment_ids: &Var) -> Var {
+    data.apply1(SegmentReduce::new(SegmentReduction::Sum), &[segment_ids])
+}
+
+/// Means of rows of `data` by sorted segment id (`tf.math.segment_mean`).
+pub fn segment_mean(data: &Var, segment_ids: &Var) -> Var {
+    data.apply1(SegmentReduce::new(SegmentReduction::Mean), &[segment_ids])
+}
+
+/// Maxima of rows of `data` by sorted segment id (`tf.math.segment_max`).
+pub fn segment_max(data: &Var, segment_ids: &Var) -> Var {
+    data.apply1(SegmentReduce::new(SegmentReduction::Max), &[segment_ids])
+}
+
+/// Minima of rows of `data` by sorted segment id (`tf.math.segment_min`).
+pub fn segment_min(data: &Var, segment_ids: &Var) -> Var {
+    data.apply1(SegmentReduce::new(SegmentReduction::Min), &[segment_ids])
+}
+
+/// Sums rows of `data` into `num_segments` segments by any ids (`tf.math.unsorted_segment_sum`).
+pub fn unsorted_segment_sum(data: &Var, segment_ids: &Var, num_segments: usize) -> Var {
+    data.apply1(UnsortedSegmentSum::new(num_segments), &[segment_ids])
+}
+
+impl Var {
+    /// `x[key]` with Python's index syntax: `x.get(s![.., -2..])`, `x.get(s![1, 2])`, `x.get(0)`.
+    pub fn get(&self, key: impl Into<Key>) -> Var {
+        self.apply1(GetItem::new(key), &[])
+    }
+
+    /// `x[key]` with the key written as text, as in graph files: `x.getitem(":, -2:")`.
+    pub fn getitem(&self, key: &str) -> Var {
+        match key.parse::<Key>() {
+            Ok(k) => self.get(k),
+            Err(e) => Var::error(e),
+        }
+    }
+
+    /// The outermost row splits (`RaggedTensor.row_splits`).
+    pub fn row_splits(&self) -> Var {
+        self.apply1(RowSplits::new(), &[])
+    }
+
+    /// Row lengths along `axis` (`RaggedTensor.row_lengths(axis)`, axis 1 by default in TF).
+    pub fn row_lengths(&self, axis: i64) -> Var {
+        self.apply1(RowLengths::new(axis), &[])
+    }
+
+    /// The row id of every value (`RaggedTensor.value_rowids`).
+    pub fn value_rowids(&self) -> Var {
+        self.apply1(ValueRowids::new(), &[])
+    }
+
+    /// The number of rows, an int64 scalar (`RaggedTensor.nrows`).
+    pub fn nrows(&self) -> Var {
+        self.apply1(Nrows::new(), &[])
+    }
+
+    /// All values without partitions (`RaggedTensor.flat_values`).
+    pub fn flat_values(&self) -> Var {
+        self.apply1(FlatValues::new(), &[])
+    }
+
+    /// The smallest dense shape holding every row (`RaggedTensor.bounding_shape`).
+    pub fn bounding_shape(&self) -> Var {
+        self.apply1(BoundingShape::new(), &[])
+    }
+
+    /// A dense tensor padded with zeros / empty strings (`RaggedTensor.to_tensor()`).
+    pub fn to_tensor(&self) -> Var {
+        to_tensor(self, None, None)
+    }
+}

@@ -1,0 +1,169 @@
+//! The DSL: operators, TensorFlow-named methods, deferred errors, compile() and Function::call.
+
+use ragtime::ops::{self, strings};
+use ragtime::prelude::*;
+use ragtime::{ErrorKind, Mode};
+
+fn digits() -> RaggedTensor {
+    ragged![[3, 1, 4, 1], [], [5, 9, 2], [6], []].unwrap()
+}
+
+fn golden(name: &str, text: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
+    if std::env::var_os("RAGTIME_BLESS").is_some() {
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("missing golden file {}; run with RAGTIME_BLESS=1 to create it", path.display()));
+    assert_eq!(text, want, "output differs from {} (RAGTIME_BLESS=1 regenerates it)", path.display());
+}
+
+#[test]
+fn operators_follow_the_seed_walkthrough() {
+    // seed_walkthrough/times_two_plus_one and add_scalar, written with operators.
+    let g = Graph::new();
+    let x = g.input("digits", TensorType::ragged(DType::I32, 1));
+    let y = &x * 2 + 1;
+    let z = 3 + &x;
+    let f = compile(&[&x], &[&y, &z]).unwrap();
+    let out = f.call(&[digits()]).unwrap();
+    assert_eq!(out[0].to_string(), "<Ragged int32 [[7, 3, 9, 3], [], [11, 19, 5], [13], []]>");
+    assert_eq!(out[1].to_string(), "<Ragged int32 [[6, 4, 7, 4], [], [8, 12, 5], [9], []]>");
+}
+
+#[test]
+fn methods_reductions_and_keepdims() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F32, 1));
+    let mean = x.reduce_mean(1);
+    let centered = &x - x.reduce_mean(keepdims(1));
+    let f = compile(&[&x], &[&mean, &centered]).unwrap();
+    let out = f.call(&[ragged![[1.0, 3.0], [], [2.0]].unwrap()]).unwrap();
+    assert_eq!(out[0].to_string(), "<Tensor float32 shape=[3] [2.0, NaN, 2.0]>");
+    assert_eq!(out[1].to_string(), "<Ragged float32 [[-1.0, 1.0], [], [0.0]]>");
+}
+
+#[test]
+fn comparisons_are_methods_and_bool_operators_are_logical() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::I32, 1));
+    let small = x.less(4);
+    let odd = x.floormod(2).equal(1);
+    let both = &small & &odd;
+    let neither = !(&small | &odd);
+    let f = compile(&[&x], &[&both, &neither]).unwrap();
+    let out = f.call(&[digits()]).unwrap();
+    assert_eq!(out[0].to_string(), "<Ragged bool [[true, true, false, true], [], [false, false, false], [false], []]>");
+    assert_eq!(
+        out[1].to_string(),
+        "<Ragged bool [[false, false, true, false], [], [false, false, false], [true], []]>"
+    );
+}
+
+#[test]
+fn type_errors_are_deferred_to_compile() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::I32, 1));
+    let f = g.input("f", TensorType::ragged(DType::F32, 1));
+    let bad = (&x + &f).tanh() * 2;
+    assert_eq!(bad.ty().unwrap_err().kind(), ErrorKind::TypeMismatch);
+    let err = compile(&[&x, &f], &[&bad]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::TypeMismatch);
+    assert!(err.to_string().contains("Elemwise{add}"), "the error names the op: {err}");
+    // A scalar that does not fit the variable's dtype is an invalid value.
+    let frac = &x + 2.5;
+    assert_eq!(frac.ty().unwrap_err().kind(), ErrorKind::InvalidValue);
+}
+
+#[test]
+fn call_checks_inputs_before_running() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::I32, 1));
+    let f = compile(&[&x], &[&x.reduce_sum(1)]).unwrap();
+    let wrong_dtype = ragged![[1.0], [2.0]].unwrap();
+    let err = f.call(&[wrong_dtype]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::TypeMismatch);
+    assert!(err.to_string().contains("\"x\""), "the error names the input: {err}");
+    let wrong_rank = ragged![[[1]], [[2]]].unwrap();
+    assert_eq!(f.call(&[wrong_rank]).unwrap_err().kind(), ErrorKind::TypeMismatch);
+    assert_eq!(f.call(&[]).unwrap_err().kind(), ErrorKind::InvalidArgument);
+}
+
+#[test]
+fn compile_refuses_a_missing_input() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::I32, 1));
+    let y = g.input("y", TensorType::ragged(DType::I32, 1));
+    let err = compile(&[&x], &[&(&x + &y)]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidGraph);
+    assert!(err.to_string().contains("`y`"), "{err}");
+}
+
+#[test]
+fn runtime_errors_name_the_node() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::I32, 1));
+    let z = g.input("z", TensorType::ragged(DType::I32, 1));
+    let f = compile(&[&x, &z], &[&(&x + &z)]).unwrap();
+    let err = f.call(&[ragged![[1, 2, 3], [4]].unwrap(), ragged![[1], [2, 3, 4]].unwrap()]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::IncompatibleShapes);
+    assert!(err.to_string().contains("Elemwise{add}"), "{err}");
+}
+
+#[test]
+fn the_bigram_pipeline_in_the_dsl() {
+    let g = Graph::new();
+    let q = g.input("queries", TensorType::ragged(DType::String, 1));
+    let table = g.input("table", TensorType::dense(DType::F32, &[None, Some(2)]));
+    let marker = ops::fill(&ops::stack(&[&q.nrows(), &q.nrows().scalar_like(1)], 0), &q.scalar_like("#"));
+    let padded = ops::concat(&[&marker, &q, &marker], 1);
+    let bigrams = strings::join(&[&padded.get(s![.., ..-1]), &padded.get(s![.., 1..])], "+");
+    let ids = strings::to_hash_bucket_fast(&bigrams, 4);
+    let emb = ops::gather(&table, &ids).reduce_mean(1);
+    let f = compile(&[&q, &table], &[&bigrams, &emb]).unwrap();
+    let table_value: RaggedTensor =
+        ragtime::DenseTensor::from_vec(vec![4, 2], vec![0.0f32, 0.0, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0]).unwrap().into();
+    let out = f.call(&[ragged![["a", "b"], ["c"]].unwrap(), table_value]).unwrap();
+    assert_eq!(out[0].to_string(), "<Ragged string [[\"#+a\", \"a+b\", \"b+#\"], [\"#+c\", \"c+#\"]]>");
+    assert_eq!(out[1].flat_values().shape(), &[2, 2]);
+}
+
+#[test]
+fn debugprint_of_a_compiled_function() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F32, 1));
+    let e = (&x - x.reduce_max(keepdims(1))).exp();
+    let softmax = (&e / e.reduce_sum(keepdims(1))).named("softmax");
+    let f = compile(&[&x], &[&softmax]).unwrap();
+    golden("softmax_function.txt", &f.debugprint());
+    golden("softmax_graph_types.txt", &g.debugprint(&[&softmax]).unwrap());
+    let out = f.call(&[ragged![[1.0, 1.0], [], [5.0]].unwrap()]).unwrap();
+    assert_eq!(out[0].to_string(), "<Ragged float32 [[0.5, 0.5], [], [1.0]]>");
+}
+
+#[test]
+fn debug_mode_verifies_and_runs() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::I32, 1));
+    let y = x.get(s![.., -2..]).reduce_sum(-1);
+    let f = g.compile_with(&[&x], &[&y], Mode::Debug).unwrap();
+    let out = f.call(&[digits()]).unwrap();
+    assert_eq!(out[0].to_string(), "<Tensor int32 shape=[5] [5, 0, 11, 6, 0]>");
+}
+
+#[test]
+fn functions_are_shared_across_threads() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::I32, 1));
+    let f = std::sync::Arc::new(compile(&[&x], &[&x.reduce_sum(1)]).unwrap());
+    let handles: Vec<_> = (0..2)
+        .map(|_| {
+            let f = f.clone();
+            std::thread::spawn(move || f.call(&[digits()]).unwrap()[0].to_string())
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.join().unwrap(), "<Tensor int32 shape=[5] [9, 0, 16, 6, 0]>");
+    }
+}
