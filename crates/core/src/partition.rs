@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use crate::{Error, Result};
+use crate::{DenseTensor, Error, Result};
 
 #[derive(Debug)]
 struct PartitionData {
@@ -95,6 +95,14 @@ impl RowPartition {
             ));
         }
         let needed = rowids.last().map_or(0, |&r| r as usize + 1);
+        // The splits take one entry per row: refuse row counts no tensor could hold before allocating.
+        let rows = nrows.unwrap_or(0).max(needed);
+        if rows > DenseTensor::MAX_ELEMENTS {
+            return Err(Error::argument(
+                OP,
+                format!("{rows} rows exceed the limit of {} rows", DenseTensor::MAX_ELEMENTS),
+            ));
+        }
         let nrows = match nrows {
             Some(n) if n < needed => {
                 return Err(Error::partition(OP, format!("nrows = {n} but a value has row id {}", needed - 1)))
@@ -116,10 +124,17 @@ impl RowPartition {
 
     /// `nrows` rows of `row_length` values each.
     pub fn from_uniform_row_length(row_length: usize, nrows: usize) -> Result<Self> {
-        let total = row_length
+        const OP: &str = "from_uniform_row_length";
+        if nrows > DenseTensor::MAX_ELEMENTS {
+            return Err(Error::argument(
+                OP,
+                format!("{nrows} rows exceed the limit of {} rows", DenseTensor::MAX_ELEMENTS),
+            ));
+        }
+        row_length
             .checked_mul(nrows)
-            .ok_or_else(|| Error::partition("from_uniform_row_length", "number of values overflows"))?;
-        let _ = total;
+            .and_then(|n| i64::try_from(n).ok())
+            .ok_or_else(|| Error::argument(OP, format!("{nrows} rows of {row_length} values overflow")))?;
         let splits = (0..=nrows).map(|i| (i * row_length) as i64).collect();
         Ok(Self::build(splits, Some(row_length)))
     }

@@ -75,7 +75,9 @@ impl TensorType {
         Ok(t)
     }
 
-    fn validate(&self) -> Result<()> {
+    /// Checks the invariant of the type (ragged dims exactly at `1..=ragged_rank`); types built by
+    /// the constructors always pass, hand-assembled ones may not.
+    pub fn validate(&self) -> Result<()> {
         let ok = if self.ragged_rank == 0 {
             !self.dims.contains(&Dim::Ragged)
         } else {

@@ -120,3 +120,22 @@ fn cast_follows_c_rules() {
     assert_eq!(u8s.flat_slice::<u8>().unwrap(), &[255, 2, 44]);
     assert_eq!(v.cast(DType::String).unwrap_err().kind(), ErrorKind::TypeMismatch);
 }
+
+#[test]
+fn huge_row_counts_are_refused_before_allocating() {
+    let v = DenseTensor::vector(vec![1i32]);
+    let err = RaggedTensor::from_value_rowids(v.clone(), &[1 << 50], None).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+    let err = RaggedTensor::from_value_rowids(v, &[0], Some(1 << 40)).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+    let err = ragtime_core::RowPartition::from_uniform_row_length(1 << 40, 1 << 40).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+}
+
+#[test]
+fn hand_built_types_are_validated() {
+    use ragtime_core::{Dim, TensorType};
+    let broken = TensorType { dtype: DType::I32, ragged_rank: 2, dims: vec![Dim::Unknown, Dim::Ragged] };
+    assert_eq!(broken.validate().unwrap_err().kind(), ErrorKind::InvalidValue);
+    assert!(TensorType::new(DType::I32, 1, vec![Dim::Unknown, Dim::Ragged, Dim::Known(2)]).is_ok());
+}

@@ -68,9 +68,11 @@ impl Graph {
         Self::default()
     }
 
-    /// A free variable (a graph input) of type `ty`.
-    pub fn input(&mut self, name: impl Into<String>, ty: TensorType) -> VarId {
-        self.vars.insert(Variable { ty, owner: None, index: 0, name: Some(name.into()), constant: None })
+    /// A free variable (a graph input) of type `ty`; fails if `ty` breaks the `TensorType` invariant.
+    pub fn input(&mut self, name: impl Into<String>, ty: TensorType) -> Result<VarId> {
+        let name = name.into();
+        ty.validate().map_err(|e| e.at_node(format!("input {name}")))?;
+        Ok(self.vars.insert(Variable { ty, owner: None, index: 0, name: Some(name), constant: None }))
     }
 
     /// A Constant holding `value`, typed exactly as the value.

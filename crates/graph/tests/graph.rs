@@ -49,7 +49,7 @@ fn vec_i64(v: &[i64]) -> RaggedTensor {
 /// Builds `y = Sum{outer}(Sum{inner}(x, 10), Sum{inner}(x, 10), x)`, sharing the inner node.
 fn sample() -> (Graph, Vec<ragtime_graph::VarId>, ragtime_graph::VarId) {
     let mut g = Graph::new();
-    let x = g.input("x", TensorType::dense(DType::I64, &[Some(2)]));
+    let x = g.input("x", TensorType::dense(DType::I64, &[Some(2)])).unwrap();
     let ten = g.constant(vec_i64(&[10, 10]));
     let inner = g.apply(Arc::new(Sum { tag: "inner" }), &[x, ten]).unwrap()[0];
     let y = g.apply(Arc::new(Sum { tag: "outer" }), &[inner, inner, x]).unwrap()[0];
@@ -134,7 +134,7 @@ fn replace_refuses_a_type_change() {
     let other = fg.add_node(Arc::new(Sum { tag: "x" }), &[fg.inputs()[0]]).unwrap()[0];
     assert!(fg.replace(fg.outputs()[0], other, "same type").is_ok());
     let mut g3 = Graph::new();
-    let a = g3.input("a", TensorType::dense(DType::I64, &[Some(2)]));
+    let a = g3.input("a", TensorType::dense(DType::I64, &[Some(2)])).unwrap();
     let b = g3.apply(Arc::new(Sum { tag: "b" }), &[a]).unwrap()[0];
     let c = g3.constant(vec_i64(&[1, 2, 3]));
     let c2 = g3.apply(Arc::new(Sum { tag: "c" }), &[c]).unwrap()[0];
@@ -148,7 +148,7 @@ fn replace_refuses_a_type_change() {
 #[test]
 fn make_node_refuses_bad_types() {
     let mut g = Graph::new();
-    let f = g.input("f", TensorType::vector(DType::F32));
+    let f = g.input("f", TensorType::vector(DType::F32)).unwrap();
     let err = g.apply(Arc::new(Sum { tag: "t" }), &[f]).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::TypeMismatch);
     assert!(err.to_string().contains("Sum{t}"), "{err}");

@@ -123,7 +123,7 @@ impl Case {
         if let Some(map) = self.raw.get("inputs").and_then(Value::as_object) {
             for (name, v) in map {
                 let value = parse_value(v).map_err(|e| e.at_node(format!("input {name}")))?;
-                let var = graph.input(name.clone(), ragtime_core::TensorType::of(&value));
+                let var = graph.input(name.clone(), ragtime_core::TensorType::of(&value))?;
                 names.insert(name.clone(), var);
                 inputs.push(value);
                 input_vars.push(var);

@@ -48,7 +48,7 @@ impl Graph {
     /// A graph input named `name` whose values must have type `ty`.
     pub fn input(&self, name: &str, ty: TensorType) -> Var {
         let id = self.inner.borrow_mut().input(name, ty);
-        Var { graph: self.clone(), id: Ok(id) }
+        Var { graph: self.clone(), id }
     }
 
     /// A constant.
