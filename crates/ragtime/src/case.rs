@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use ragtime_core::{DType, Error, Literal, RaggedTensor, Result};
+use ragtime_core::{dispatch_dtype, DType, Error, Literal, RaggedTensor, Result};
 use ragtime_graph::{Attr, Attrs, Graph, VarId};
 use serde_json::Value;
 
@@ -287,8 +287,23 @@ pub fn compare(want: &RaggedTensor, got: &RaggedTensor) -> std::result::Result<(
             }
             Ok(())
         }
-        _ if want.equals(got) => Ok(()),
-        _ => Err("values differ".to_string()),
+        _ => {
+            // Exact comparison: report the first differing flat value.
+            let first_difference: Option<(usize, String, String)> = dispatch_dtype!(want.dtype(),
+            T => {
+                let (a, b) = (w.as_slice::<T>().unwrap_or(&[]), g.as_slice::<T>().unwrap_or(&[]));
+                a.iter().zip(b).position(|(x, y)| x != y).map(|i| (i, b[i].to_string(), a[i].to_string()))
+            },
+            string => {
+                let (a, b) = (w.as_strings(), g.as_strings());
+                let (a, b) = (a.map(|s| s.iter().collect::<Vec<_>>()).unwrap_or_default(), b.map(|s| s.iter().collect::<Vec<_>>()).unwrap_or_default());
+                a.iter().zip(&b).position(|(x, y)| x != y).map(|i| (i, format!("{:?}", b[i].escape_ascii().to_string()), format!("{:?}", a[i].escape_ascii().to_string())))
+            });
+            match first_difference {
+                None => Ok(()),
+                Some((i, got, want)) => Err(format!("flat value {i} is {got} (expected {want})")),
+            }
+        }
     }
 }
 

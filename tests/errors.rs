@@ -1,0 +1,149 @@
+//! Bad input through the public API: every case gets a typed error of the right kind, naming the op,
+//! and never a panic or a value. The caller's values are left untouched.
+
+use ragtime::ops::{self, strings};
+use ragtime::prelude::*;
+use ragtime::{DenseTensor, Error, ErrorKind};
+
+fn int64_vector(v: &[i64]) -> RaggedTensor {
+    DenseTensor::vector(v.to_vec()).into()
+}
+
+/// Compiles `build(x)` for an input of `x`'s type, calls it on `x`, and returns the error.
+fn run_err(x: RaggedTensor, build: impl Fn(&Var) -> Var) -> Error {
+    let g = Graph::new();
+    let input = g.input("x", TensorType::of(&x));
+    let out = build(&input);
+    let before = x.clone();
+    let result = compile(&[&input], &[&out]).and_then(|f| f.call(std::slice::from_ref(&x)));
+    assert!(x.equals(&before), "the input was modified");
+    match result {
+        Ok(v) => panic!("expected an error, got {}", v[0]),
+        Err(e) => e,
+    }
+}
+
+fn assert_kind(err: &Error, kind: ErrorKind, op: &str) {
+    assert_eq!(err.kind(), kind, "wrong kind for: {err}");
+    assert!(err.to_string().contains(op), "the message should name `{op}`: {err}");
+}
+
+#[test]
+fn malformed_partitions() {
+    let values: RaggedTensor = DenseTensor::vector(vec![1i32, 2, 3]).into();
+    let g = Graph::new();
+    let v = g.input("v", TensorType::of(&values));
+    let s = g.input("s", TensorType::vector(DType::I64));
+    for (build, arg, op) in [
+        (ops::from_row_splits as fn(&Var, &Var) -> Var, int64_vector(&[0, 2, 1, 3]), "from_row_splits"),
+        (ops::from_row_splits, int64_vector(&[1, 2, 3]), "from_row_splits"),
+        (ops::from_row_splits, int64_vector(&[0, 2, 5]), "from_row_splits"),
+        (ops::from_row_lengths, int64_vector(&[1, 1]), "from_row_lengths"),
+        (ops::from_row_lengths, int64_vector(&[4, -1]), "from_row_lengths"),
+        (|v: &Var, s: &Var| ops::from_value_rowids(v, s, None), int64_vector(&[1, 0, 2]), "from_value_rowids"),
+    ] {
+        let f = compile(&[&v, &s], &[&build(&v, &s)]).unwrap();
+        let err = f.call(&[values.clone(), arg.clone()]).unwrap_err();
+        assert_kind(&err, ErrorKind::InvalidRowPartition, op);
+    }
+}
+
+#[test]
+fn literals_that_are_not_tensors() {
+    assert_kind(&ragged![[1, 2], ["a"]].unwrap_err(), ErrorKind::InvalidValue, "mixed dtypes");
+    assert_kind(&ragged![[1, [2]], [3]].unwrap_err(), ErrorKind::InvalidValue, "nesting");
+    assert_kind(&ragged![[true], [1]].unwrap_err(), ErrorKind::InvalidValue, "mixed dtypes");
+}
+
+#[test]
+fn mismatched_structures_and_dtypes() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::I32, 1));
+    let z = g.input("z", TensorType::ragged(DType::I32, 1));
+    let f = compile(&[&x, &z], &[&(&x * &z)]).unwrap();
+    let err = f.call(&[ragged![[1, 2], [3]].unwrap(), ragged![[1], [2, 3]].unwrap()]).unwrap_err();
+    assert_kind(&err, ErrorKind::IncompatibleShapes, "multiply");
+    assert!(err.to_string().contains("row 0"), "the message names the row: {err}");
+    let err = f.call(&[ragged![[1, 2], [3]].unwrap(), ragged![[1, 2], [3], [4]].unwrap()]).unwrap_err();
+    assert_kind(&err, ErrorKind::IncompatibleShapes, "multiply");
+    let y = g.input("y", TensorType::ragged(DType::F64, 1));
+    assert_kind(&compile(&[&x, &y], &[&(&x + &y)]).unwrap_err(), ErrorKind::TypeMismatch, "add");
+    let s = g.input("s", TensorType::ragged(DType::String, 1));
+    assert_kind(&compile(&[&s], &[&s.tanh()]).unwrap_err(), ErrorKind::TypeMismatch, "tanh");
+    assert_kind(&compile(&[&x], &[&x.logical_not()]).unwrap_err(), ErrorKind::TypeMismatch, "logical_not");
+}
+
+#[test]
+fn integer_division_by_zero_names_the_row() {
+    let err = run_err(ragged![[4, 2], [1, 0]].unwrap(), |x| x.floordiv(x));
+    assert_kind(&err, ErrorKind::InvalidArgument, "floordiv");
+    assert!(err.to_string().contains("row 1"), "{err}");
+}
+
+#[test]
+fn indexing_errors() {
+    let q = ragged![["Who", "is"], ["What"], ["Goodnight"]].unwrap();
+    assert_kind(&run_err(q.clone(), |x| x.get(7)), ErrorKind::IndexOutOfRange, "getitem");
+    assert_kind(&run_err(q.clone(), |x| x.get(-4)), ErrorKind::IndexOutOfRange, "getitem");
+    assert_kind(&run_err(q.clone(), |x| x.get(s![.., 1])), ErrorKind::InvalidIndex, "getitem");
+    assert_kind(&run_err(q.clone(), |x| x.getitem(":, ::0")), ErrorKind::InvalidArgument, "getitem");
+    assert_kind(&run_err(q, |x| x.getitem("1:2:3:4")), ErrorKind::InvalidArgument, "getitem");
+}
+
+#[test]
+fn gather_out_of_range_names_the_index() {
+    let g = Graph::new();
+    let table = g.input("table", TensorType::dense(DType::F32, &[None, Some(2)]));
+    let ids = g.input("ids", TensorType::ragged(DType::I64, 1));
+    let f = compile(&[&table, &ids], &[&ops::gather(&table, &ids)]).unwrap();
+    let t: RaggedTensor = DenseTensor::from_vec(vec![2, 2], vec![0.0f32; 4]).unwrap().into();
+    let err = f.call(&[t.clone(), ragged![[0, 1], [5]].unwrap().cast(DType::I64).unwrap()]).unwrap_err();
+    assert_kind(&err, ErrorKind::IndexOutOfRange, "gather");
+    assert!(err.to_string().contains('5'), "{err}");
+    let err = f.call(&[t, ragged![[-1]].unwrap().cast(DType::I64).unwrap()]).unwrap_err();
+    assert_kind(&err, ErrorKind::IndexOutOfRange, "gather");
+}
+
+#[test]
+fn bad_op_arguments() {
+    let words = ragged![["a", "b"], ["c"]].unwrap();
+    assert_kind(
+        &run_err(words.clone(), |x| strings::to_hash_bucket_fast(x, 0)),
+        ErrorKind::InvalidArgument,
+        "num_buckets",
+    );
+    assert_kind(
+        &run_err(words.clone(), |x| strings::to_hash_bucket_fast(x, -5)),
+        ErrorKind::InvalidArgument,
+        "num_buckets",
+    );
+    assert_kind(&run_err(words.clone(), |x| strings::substr(x, 5, 1)), ErrorKind::IndexOutOfRange, "substr");
+    assert_kind(&run_err(words.clone(), |x| strings::ngrams(x, 0, " ")), ErrorKind::InvalidArgument, "ngrams");
+    assert_kind(&run_err(words, |x| strings::length(&x.reduce_sum(1))), ErrorKind::TypeMismatch, "reduce_sum");
+    let digits = ragged![[3, 1, 4], [1]].unwrap();
+    assert_kind(&run_err(digits.clone(), |x| ops::tile(x, &[1 << 40, 1 << 40])), ErrorKind::InvalidArgument, "tile");
+    assert_kind(&run_err(digits.clone(), |x| x.reduce_sum(3)), ErrorKind::InvalidArgument, "axis");
+    assert_kind(&run_err(digits.clone(), |x| ops::concat(&[x], 5)), ErrorKind::InvalidArgument, "concat");
+    assert_kind(&run_err(digits, |x| ops::reverse(x, &[2])), ErrorKind::InvalidArgument, "reverse");
+}
+
+#[test]
+fn graph_files_report_bad_values_and_unknown_ops() {
+    use ragtime::case::{CaseFile, Outcome};
+    let file = CaseFile::parse(
+        r#"{"format": "ragged-conformance/1", "group": "t", "cases": [
+            {"name": "t/mixed", "inputs": {"x": {"dtype": "int32", "ragged_rank": 1, "value": [[1], ["a"]]}},
+             "nodes": [], "outputs": ["x"], "expect_error": "invalid_value"},
+            {"name": "t/unknown", "inputs": {"x": {"dtype": "int32", "ragged_rank": 1, "value": [[1]]}},
+             "nodes": [{"out": "y", "op": "frobnicate", "in": ["x"]}], "outputs": ["y"], "expect_error": "invalid_argument"},
+            {"name": "t/undefined", "inputs": {},
+             "nodes": [{"out": "y", "op": "identity", "in": ["nope"]}], "outputs": ["y"], "expect_error": "invalid_graph"},
+            {"name": "t/typo_attr", "inputs": {"x": {"dtype": "int32", "ragged_rank": 1, "value": [[1]]}},
+             "nodes": [{"out": "y", "op": "reduce_sum", "in": ["x"], "attrs": {"axes": 1}}], "outputs": ["y"], "expect_error": "invalid_argument"}
+        ]}"#,
+    )
+    .unwrap();
+    for case in &file.cases {
+        assert_eq!(case.check(Mode::default()), Outcome::Pass, "{}", case.name);
+    }
+}
