@@ -154,5 +154,11 @@ fn main() -> Result<()> {
         "softmax([[1, 1], [], [5], [0, 1, 2]]) = {}",
         f.call(&[ragged![[1.0, 1.0], [], [5.0], [0.0, 1.0, 2.0]]?])?[0]
     );
+
+    section("More");
+    println!("cargo run --release --example bigram   # word + bigram embeddings of ragged string queries");
+    println!("cargo run --release --example lod      # PaddlePaddle LoD: two-level sequences, offsets vs lengths");
+    println!("cargo run --release --example jagged   # torch jagged values + offsets, reductions over the jagged dim");
+    println!("cargo run --release -p ragtime-cli -- conformance tests/conformance   # every TensorFlow case");
     Ok(())
 }

@@ -37,7 +37,8 @@ impl Function {
     /// Compiles the part of `graph` computing `outputs` from `inputs`.
     pub fn from_graph(graph: &Graph, inputs: &[VarId], outputs: &[VarId], mode: Mode) -> Result<Self> {
         let fg = FunctionGraph::new(graph, inputs, outputs)?;
-        if mode == Mode::Debug {
+        // The verifier is cheap next to running a graph: debug builds always run it.
+        if mode == Mode::Debug || cfg!(debug_assertions) {
             let problems = fg.verify();
             if !problems.is_empty() {
                 return Err(Error::graph(format!("the verifier found: {}", problems.join("; "))));
