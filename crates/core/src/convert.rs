@@ -1,8 +1,6 @@
 //! Conversions between ragged tensors and dense or sparse tensors (`to_tensor`, `from_tensor`,
 //! `to_sparse`, `from_sparse`), with TensorFlow's `tf.RaggedTensor` semantics.
 
-use std::ops::Range;
-
 use crate::{dispatch_dtype, DType, DenseTensor, Error, RaggedTensor, Result, RowPartition, StringTensor};
 
 impl DenseTensor {
@@ -34,37 +32,6 @@ impl DenseTensor {
 
 fn empty_string_scalar() -> StringTensor {
     StringTensor::from_strings(&[""], vec![]).unwrap_or_else(|_| unreachable!("one string fits shape []"))
-}
-
-/// One dimension seen as a way to split "rows" of the level above into children: ragged (a row
-/// partition) or uniform (every row has `n` children, numbered row-major).
-#[derive(Clone, Copy)]
-enum Level<'a> {
-    Ragged(&'a RowPartition),
-    Uniform(usize),
-}
-
-impl Level<'_> {
-    /// The children of row `row` of the level above.
-    fn children(self, row: usize) -> Range<usize> {
-        match self {
-            Level::Ragged(p) => p.row_range(row),
-            Level::Uniform(n) => row * n..(row + 1) * n,
-        }
-    }
-}
-
-/// The levels of `rt`, outermost first: the outer dimension (uniform, one parent row), its ragged
-/// dimensions, then the uniform inner dimensions of its flat values. Empty for a scalar.
-fn levels(rt: &RaggedTensor) -> Vec<Level<'_>> {
-    let shape = rt.flat_values().shape();
-    if shape.is_empty() {
-        return Vec::new();
-    }
-    let mut levels = vec![Level::Uniform(rt.nrows())];
-    levels.extend(rt.partitions().iter().map(Level::Ragged));
-    levels.extend(shape[1..].iter().map(|&d| Level::Uniform(d)));
-    levels
 }
 
 /// Row-major positions of an `out` grid inside a `src` grid of the same rank: `Some(flat index)`
@@ -134,7 +101,7 @@ impl RaggedTensor {
         let value_inner = &values.shape()[1..];
 
         // Which flat-values row lands at each position of the outer (uniform + ragged) grid.
-        let levels = levels(self);
+        let levels = self.levels();
         let mut rows: Vec<Option<usize>> = vec![Some(0)];
         for (level, &width) in levels[..outer_rank].iter().zip(outer_shape) {
             rows = rows
@@ -177,7 +144,7 @@ impl RaggedTensor {
         // Walk the levels keeping, for every item, its coordinates so far and its row in the next level.
         let mut coords: Vec<i64> = Vec::new();
         let mut rows: Vec<usize> = vec![0];
-        for (depth, level) in levels(self).into_iter().enumerate() {
+        for (depth, level) in self.levels().into_iter().enumerate() {
             let mut next_coords = Vec::with_capacity(n * (depth + 1));
             let mut next_rows = Vec::new();
             for (i, &r) in rows.iter().enumerate() {
@@ -277,23 +244,11 @@ impl RaggedTensor {
         let mut previous: Option<(i64, i64)> = None;
         for (k, entry) in idx.chunks_exact(2).enumerate() {
             let (row, col) = (entry[0], entry[1]);
-            if !(0..nrows).contains(&row) {
-                return Err(Error::out_of_range_at(
-                    OP,
-                    row,
-                    0,
-                    nrows as usize,
-                    format!("indices[{k}] = [{row}, {col}]"),
-                ));
-            }
-            if !(0..ncols).contains(&col) {
-                return Err(Error::out_of_range_at(
-                    OP,
-                    col,
-                    1,
-                    ncols as usize,
-                    format!("indices[{k}] = [{row}, {col}]"),
-                ));
+            for (axis, (index, size)) in [(row, nrows), (col, ncols)].into_iter().enumerate() {
+                if !(0..size).contains(&index) {
+                    let context = format!("indices[{k}] = [{row}, {col}]");
+                    return Err(Error::out_of_range_at(OP, index, axis, size as usize, context));
+                }
             }
             let expected = match previous {
                 Some((prev_row, _)) if row < prev_row => {

@@ -35,8 +35,16 @@ pub trait Element:
     fn highest() -> Self;
 }
 
-macro_rules! impl_element_int {
-    ($t:ty, $variant:ident) => {
+/// Implements [`Element`] for numeric types. Integers and floats differ only in how an integer
+/// literal converts and in their extreme values, which the `integers:` / `floats:` arms supply.
+macro_rules! impl_element_number {
+    (integers: $($t:ty => $variant:ident),*) => {$(
+        impl_element_number!($t, $variant, |v| <$t>::try_from(v).ok(), <$t>::MIN, <$t>::MAX);
+    )*};
+    (floats: $($t:ty => $variant:ident),*) => {$(
+        impl_element_number!($t, $variant, |v| Some(v as $t), <$t>::NEG_INFINITY, <$t>::INFINITY);
+    )*};
+    ($t:ty, $variant:ident, |$v:ident| $from_int_literal:expr, $lowest:expr, $highest:expr) => {
         impl Element for $t {
             const DTYPE: DType = DType::$variant;
             fn array(t: &DenseTensor) -> Option<&ArcArray<Self, IxDyn>> {
@@ -60,66 +68,20 @@ macro_rules! impl_element_int {
             fn from_i64(v: i64) -> Self {
                 v as $t
             }
-            fn from_int_literal(v: i128) -> Option<Self> {
-                <$t>::try_from(v).ok()
+            fn from_int_literal($v: i128) -> Option<Self> {
+                $from_int_literal
             }
             fn lowest() -> Self {
-                <$t>::MIN
+                $lowest
             }
             fn highest() -> Self {
-                <$t>::MAX
+                $highest
             }
         }
     };
 }
-impl_element_int!(i8, I8);
-impl_element_int!(i16, I16);
-impl_element_int!(i32, I32);
-impl_element_int!(i64, I64);
-impl_element_int!(u8, U8);
-impl_element_int!(u16, U16);
-impl_element_int!(u32, U32);
-impl_element_int!(u64, U64);
-
-macro_rules! impl_element_float {
-    ($t:ty, $variant:ident) => {
-        impl Element for $t {
-            const DTYPE: DType = DType::$variant;
-            fn array(t: &DenseTensor) -> Option<&ArcArray<Self, IxDyn>> {
-                match t {
-                    DenseTensor::$variant(a) => Some(a),
-                    _ => None,
-                }
-            }
-            fn wrap(a: ArcArray<Self, IxDyn>) -> DenseTensor {
-                DenseTensor::$variant(a)
-            }
-            fn to_f64(self) -> f64 {
-                self as f64
-            }
-            fn from_f64(v: f64) -> Self {
-                v as $t
-            }
-            fn to_i64(self) -> i64 {
-                self as i64
-            }
-            fn from_i64(v: i64) -> Self {
-                v as $t
-            }
-            fn from_int_literal(v: i128) -> Option<Self> {
-                Some(v as $t)
-            }
-            fn lowest() -> Self {
-                <$t>::NEG_INFINITY
-            }
-            fn highest() -> Self {
-                <$t>::INFINITY
-            }
-        }
-    };
-}
-impl_element_float!(f32, F32);
-impl_element_float!(f64, F64);
+impl_element_number!(integers: i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16, u32 => U32, u64 => U64);
+impl_element_number!(floats: f32 => F32, f64 => F64);
 
 impl Element for bool {
     const DTYPE: DType = DType::Bool;
@@ -333,13 +295,29 @@ impl DenseTensor {
         T::wrap(ndarray::Array::from_shape_vec(IxDyn(&[n]), data).expect("n elements fit shape [n]").into_shared())
     }
 
-    /// A tensor of `shape` whose every element is the first (only) element of `fill`.
+    /// A tensor of `shape` whose every element is the first (only) element of `fill`. More than
+    /// [`DenseTensor::MAX_ELEMENTS`] elements is an `invalid_argument` error (an empty shape is
+    /// always fine: nothing is allocated for it).
     pub fn full(shape: Vec<usize>, fill: &DenseTensor) -> Result<Self> {
+        const OP: &str = "fill";
         if fill.len() != 1 {
-            return Err(Error::shapes("fill", format!("fill value must be a scalar, got shape {:?}", fill.shape())));
+            return Err(Error::shapes(OP, format!("fill value must be a scalar, got shape {:?}", fill.shape())));
         }
-        let n: usize = shape.iter().product();
-        fill.take_rows_flat(&vec![0; n])?.reshape(shape)
+        let n = if shape.contains(&0) { 0 } else { Self::checked_len(OP, &shape)? };
+        // The value is repeated directly: a gather would first build an index per element.
+        Ok(dispatch_dtype!(fill.dtype(),
+        T => {
+            let value = fill.as_slice::<T>().and_then(|s| s.first()).copied().unwrap_or_default();
+            DenseTensor::from_vec(shape, vec![value; n])?
+        },
+        string => {
+            let value = fill.as_strings().map_or(&[][..], |s| s.get(0));
+            let mut b = StringBuilder::with_capacity(n, 0);
+            for _ in 0..n {
+                b.push(value);
+            }
+            DenseTensor::String(b.finish(shape)?)
+        }))
     }
 
     /// The element type.
@@ -548,4 +526,39 @@ impl DenseTensor {
 #[cold]
 fn unreachable_strings() -> ! {
     unreachable!("dtype and variant of a DenseTensor always agree")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    #[test]
+    fn full_repeats_the_value_of_any_dtype() {
+        let t = DenseTensor::full(vec![2, 3], &DenseTensor::scalar(7i32)).unwrap();
+        assert_eq!((t.shape(), t.as_slice::<i32>().unwrap()), (&[2usize, 3][..], &[7; 6][..]));
+        let s = StringTensor::from_strings(&["ab"], vec![]).unwrap();
+        let t = DenseTensor::full(vec![2], &DenseTensor::String(s)).unwrap();
+        assert_eq!(t.as_strings().unwrap().iter().collect::<Vec<_>>(), [b"ab", b"ab"]);
+        let empty = DenseTensor::String(StringTensor::from_strings(&[""], vec![1]).unwrap());
+        assert_eq!(DenseTensor::full(vec![0, 4], &empty).unwrap().shape(), &[0, 4]);
+        let huge_but_empty = DenseTensor::full(vec![1 << 40, 0], &DenseTensor::scalar(1u8)).unwrap();
+        assert!(huge_but_empty.is_empty(), "an empty shape allocates nothing, however long its other dim");
+        let e = DenseTensor::full(vec![1 << 40, 1 << 40], &DenseTensor::scalar(1u8)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "too many elements: refused, not attempted");
+        let e = DenseTensor::full(vec![2], &DenseTensor::vector(vec![1i32, 2])).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::IncompatibleShapes, "the fill value must have one element");
+    }
+
+    #[test]
+    fn element_bounds_and_literals_per_kind() {
+        assert_eq!((i8::lowest(), i8::highest()), (i8::MIN, i8::MAX));
+        assert_eq!((u64::lowest(), u64::highest()), (0, u64::MAX));
+        assert_eq!((f32::lowest(), f64::highest()), (f32::NEG_INFINITY, f64::INFINITY));
+        assert_eq!(u8::from_int_literal(256), None, "integers take only literals in range");
+        assert_eq!(i16::from_int_literal(-3), Some(-3));
+        assert_eq!(f32::from_int_literal(16_777_217), Some(16_777_216.0), "floats take the nearest value");
+        assert_eq!((bool::from_int_literal(1), bool::from_int_literal(2)), (Some(true), None));
+        assert_eq!((<u8 as Element>::DTYPE, <f64 as Element>::DTYPE), (DType::U8, DType::F64));
+    }
 }

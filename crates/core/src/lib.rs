@@ -16,5 +16,5 @@ pub use dtype::DType;
 pub use error::{Error, ErrorKind, Result};
 pub use literal::Literal;
 pub use partition::RowPartition;
-pub use ragged::RaggedTensor;
+pub use ragged::{Level, RaggedTensor};
 pub use types::{Dim, TensorType};

@@ -1,5 +1,7 @@
 //! `RaggedTensor`: flat values plus nested row partitions; constructors from every encoding and the accessors.
 
+use std::ops::Range;
+
 use crate::{dispatch_dtype, DType, DenseTensor, Element, Error, Result, RowPartition, StringTensor};
 
 /// A tensor with zero or more ragged dimensions, as in TensorFlow's `tf.RaggedTensor`.
@@ -325,10 +327,153 @@ impl RaggedTensor {
     }
 }
 
+/// One dimension of a tensor seen as the way it splits every row of the dimension above into
+/// children: ragged (a row partition) or uniform (every row has `n` children, numbered row-major).
+///
+/// [`RaggedTensor::levels`] lists them outermost first, which lets one walk go down ragged and
+/// uniform dimensions alike (densifying, sparse indices, moving rows).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Level<'a> {
+    /// A ragged dimension: row `i` has the children `partition.row_range(i)`.
+    Ragged(&'a RowPartition),
+    /// A uniform dimension of this many children per row.
+    Uniform(usize),
+}
+
+impl Level<'_> {
+    /// The children of row `row` of the level above.
+    ///
+    /// # Panics
+    /// When `row` is not a row of the level above (as [`RowPartition::row_range`]).
+    pub fn children(self, row: usize) -> Range<usize> {
+        match self {
+            Level::Ragged(p) => p.row_range(row),
+            Level::Uniform(n) => row * n..(row + 1) * n,
+        }
+    }
+}
+
+impl RaggedTensor {
+    /// The levels of this tensor, outermost first: the outer dimension (uniform, one parent row),
+    /// its ragged dimensions, then the uniform inner dimensions of its flat values. Empty for a
+    /// scalar. `levels()[d]` is dimension `d`.
+    pub fn levels(&self) -> Vec<Level<'_>> {
+        let shape = self.flat_values.shape();
+        if shape.is_empty() {
+            return Vec::new();
+        }
+        let mut levels = Vec::with_capacity(self.rank());
+        levels.push(Level::Uniform(self.nrows()));
+        levels.extend(self.partitions.iter().map(Level::Ragged));
+        levels.extend(shape[1..].iter().map(|&d| Level::Uniform(d)));
+        levels
+    }
+
+    /// This tensor under more outer ragged dimensions, `outer` outermost first (the last one must
+    /// have as many values as this tensor has rows). Partitions are shared, not copied.
+    pub fn with_outer_partitions(&self, outer: &[RowPartition]) -> Result<Self> {
+        let mut partitions = Vec::with_capacity(outer.len() + self.partitions.len());
+        partitions.extend_from_slice(outer);
+        partitions.extend_from_slice(&self.partitions);
+        Self::new_for("with_outer_partitions", self.flat_values.clone(), partitions)
+    }
+
+    /// The full index (outer dimension, ragged dimensions, inner dimensions) of element `flat` of
+    /// the flat values (counted row-major over all their elements): what error messages show,
+    /// `[1, 0, 2]` rather than "element 5". Empty for a scalar; an element past the end gets an
+    /// index past the end, never a panic.
+    pub fn element_index(&self, flat: usize) -> Vec<usize> {
+        let shape = self.flat_values.shape();
+        if shape.is_empty() {
+            return Vec::new();
+        }
+        let mut index = Vec::with_capacity(self.rank());
+        let mut row = flat;
+        for &d in shape[1..].iter().rev() {
+            let d = d.max(1);
+            index.push(row % d);
+            row /= d;
+        }
+        for partition in self.partitions.iter().rev() {
+            let parent = partition.value_rowids().get(row).map_or(0, |&r| r as usize);
+            let start = partition.row_splits().get(parent).map_or(0, |&s| s as usize);
+            index.push(row - start);
+            row = parent;
+        }
+        index.push(row);
+        index.reverse();
+        index
+    }
+}
+
 /// Renames the op of a partition error raised by a shared constructor.
 fn retag(e: Error, op: &str) -> Error {
     match e {
         Error::InvalidRowPartition { reason, .. } => Error::partition(op, reason),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ragged, ErrorKind, Literal};
+
+    #[test]
+    fn levels_list_outer_ragged_then_uniform_dims() {
+        let rt = RaggedTensor::from_literal_typed(
+            &Literal::from(vec![vec![vec![1, 2], vec![3, 4]], vec![], vec![vec![5, 6]]]),
+            None,
+            Some(1),
+            Some(&[2]),
+        )
+        .unwrap();
+        let levels = rt.levels();
+        assert_eq!(levels.len(), 3, "outer, one ragged, one uniform inner dimension");
+        assert_eq!(levels[0], Level::Uniform(3));
+        assert_eq!(levels[1], Level::Ragged(&rt.partitions()[0]));
+        assert_eq!(levels[2], Level::Uniform(2));
+        assert_eq!(levels[0].children(0), 0..3, "the outer level has one parent row");
+        assert_eq!(levels[1].children(1), 2..2, "row 1 is empty");
+        assert_eq!(levels[1].children(2), 2..3);
+        assert_eq!(levels[2].children(2), 4..6, "item 2 owns elements 4 and 5");
+        let dense = RaggedTensor::dense(DenseTensor::from_vec(vec![2, 0], Vec::<i32>::new()).unwrap());
+        assert_eq!(dense.levels(), [Level::Uniform(2), Level::Uniform(0)]);
+        assert!(RaggedTensor::dense(DenseTensor::scalar(1i32)).levels().is_empty(), "a scalar has no levels");
+    }
+
+    #[test]
+    fn with_outer_partitions_shares_and_checks() {
+        let rt = ragged![[1, 2], [3]].unwrap();
+        let outer = RowPartition::from_uniform_row_length(2, 1).unwrap();
+        let nested = rt.with_outer_partitions(std::slice::from_ref(&outer)).unwrap();
+        assert!(nested.equals(&ragged![[[1, 2], [3]]].unwrap()), "got {nested}");
+        assert!(nested.partitions()[0].ptr_eq(&outer) && nested.partitions()[1].ptr_eq(&rt.partitions()[0]));
+        assert!(rt.with_outer_partitions(&[]).unwrap().equals(&rt), "no outer partition: the same tensor");
+        let three_rows = RowPartition::from_row_lengths(&[3]).unwrap();
+        let e = rt.with_outer_partitions(&[three_rows]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidRowPartition, "3 values for 2 rows: {e}");
+        let e = RaggedTensor::dense(DenseTensor::scalar(1i32)).with_outer_partitions(&[outer]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidRowPartition, "a scalar cannot gain rows: {e}");
+    }
+
+    #[test]
+    fn element_index_names_every_dimension() {
+        let rt = ragged![[[1, 2], [3]], [], [[4, 5, 6]]].unwrap();
+        assert_eq!(rt.element_index(0), [0, 0, 0]);
+        assert_eq!(rt.element_index(2), [0, 1, 0]);
+        assert_eq!(rt.element_index(5), [2, 0, 2]);
+        let inner = RaggedTensor::from_literal_typed(
+            &Literal::from(vec![vec![], vec![vec![1, 2], vec![3, 4]]]),
+            None,
+            Some(1),
+            Some(&[2]),
+        )
+        .unwrap();
+        assert_eq!(inner.element_index(3), [1, 1, 1]);
+        let dense = RaggedTensor::dense(DenseTensor::from_vec(vec![2, 3], vec![0i32; 6]).unwrap());
+        assert_eq!(dense.element_index(4), [1, 1]);
+        assert!(RaggedTensor::dense(DenseTensor::scalar(1i32)).element_index(0).is_empty());
+        assert_eq!(ragged![[1], [2]].unwrap().element_index(9).len(), 2, "past the end: no panic");
     }
 }

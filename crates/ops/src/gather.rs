@@ -4,7 +4,6 @@
 //! ragged tensor) and [`raise_ragged_rank`] (turning uniform dimensions into row partitions).
 
 use std::any::Any;
-use std::sync::Arc;
 
 use ragtime_core::{
     dispatch_dtype, DType, DenseTensor, Dim, Element, Error, RaggedTensor, Result, RowPartition, TensorType,
@@ -12,7 +11,7 @@ use ragtime_core::{
 use ragtime_graph::{expect_arity, Attrs, Op, OpRef};
 
 use crate::index::row_type;
-use crate::util::{expect_dense_rank, expect_dtype, one};
+use crate::util::{expect_dense_rank, expect_dtype, one, shared};
 
 const GATHER: &str = "gather";
 const BOOLEAN_MASK: &str = "boolean_mask";
@@ -82,6 +81,8 @@ fn row_of(op: &str, x: &RaggedTensor, row: usize) -> Result<RaggedTensor> {
 /// The same tensor with at least `ragged_rank` ragged dimensions: the outermost uniform dimensions of
 /// the flat values become partitions with a uniform row length (TensorFlow's `from_tensor(...,
 /// ragged_rank=k)`). Needs `x.rank() > ragged_rank`; a tensor already ragged enough is returned as is.
+/// Rows of empty items still get one split each, so the rows folded into partitions are refused
+/// (`invalid_argument`) past [`DenseTensor::MAX_ELEMENTS`] instead of being allocated.
 pub fn raise_ragged_rank(op: &str, x: &RaggedTensor, ragged_rank: usize) -> Result<RaggedTensor> {
     if x.ragged_rank() >= ragged_rank {
         return Ok(x.clone());
@@ -94,6 +95,7 @@ pub fn raise_ragged_rank(op: &str, x: &RaggedTensor, ragged_rank: usize) -> Resu
     }
     let shape = x.flat_values().shape();
     let folded = ragged_rank - x.ragged_rank();
+    DenseTensor::checked_len(op, &shape[..=folded])?;
     let mut partitions = x.partitions().to_vec();
     let mut nrows = shape[0];
     for &len in &shape[1..=folded] {
@@ -116,37 +118,23 @@ fn split_outer(x: RaggedTensor, outer_shape: &[usize]) -> Result<RaggedTensor> {
         shape.extend_from_slice(&x.flat_values().shape()[1..]);
         return Ok(RaggedTensor::dense(x.flat_values().reshape(shape)?));
     }
-    let mut partitions = Vec::with_capacity(outer_shape.len() - 1 + x.ragged_rank());
+    let mut partitions = Vec::with_capacity(outer_shape.len() - 1);
     let mut nrows = outer_shape[0];
     for &len in &outer_shape[1..] {
         partitions.push(RowPartition::from_uniform_row_length(len, nrows)?);
         nrows *= len;
     }
-    partitions.extend_from_slice(x.partitions());
-    RaggedTensor::new(x.flat_values().clone(), partitions)
+    x.with_outer_partitions(&partitions)
 }
 
-/// The coordinates (`[1, 0, 2]`) of element `flat_index` of `x`'s flat values, for error messages.
-fn position_of(x: &RaggedTensor, flat_index: usize) -> String {
-    let shape = x.flat_values().shape();
-    if shape.is_empty() {
+/// Where element `flat` of `x`'s flat values is, as written after a name in error messages:
+/// `[1, 0, 2]`, or nothing for a scalar.
+fn position_of(x: &RaggedTensor, flat: usize) -> String {
+    let index = x.element_index(flat);
+    if index.is_empty() {
         return String::new();
     }
-    let mut coords = Vec::with_capacity(x.rank());
-    let mut rest = flat_index;
-    for &d in shape[1..].iter().rev() {
-        let d = d.max(1);
-        coords.push(rest % d);
-        rest /= d;
-    }
-    for partition in x.partitions().iter().rev() {
-        let parent = partition.value_rowids().get(rest).map_or(0, |&r| r as usize);
-        coords.push(rest - partition.row_splits()[parent] as usize);
-        rest = parent;
-    }
-    coords.push(rest);
-    let coords: Vec<String> = coords.iter().rev().map(|c| c.to_string()).collect();
-    format!("[{}]", coords.join(", "))
+    format!("{index:?}")
 }
 
 /// Fails unless the dims both types know agree on the first `k` dimensions (`what` names `b`).
@@ -290,9 +278,7 @@ impl Op for Gather {
             return one(row_of(GATHER, params, rows[0])?);
         }
         let taken = split_outer(take_rows(GATHER, params, &rows)?, indices.flat_values().shape())?;
-        let mut partitions = indices.partitions().to_vec();
-        partitions.extend_from_slice(taken.partitions());
-        one(RaggedTensor::new(taken.flat_values().clone(), partitions)?)
+        one(taken.with_outer_partitions(indices.partitions())?)
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -366,8 +352,7 @@ impl Op for BooleanMask {
                 (0..last.nrows()).map(|r| flags[last.row_range(r)].iter().filter(|&&f| f).count() as i64).collect();
             partitions.push(RowPartition::from_row_lengths(&lengths)?);
         }
-        partitions.extend_from_slice(taken.partitions());
-        one(RaggedTensor::new(taken.flat_values().clone(), partitions)?)
+        one(taken.with_outer_partitions(&partitions)?)
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -594,9 +579,11 @@ impl Op for UnsortedSegmentSum {
     }
 }
 
-/// A vector of `n` copies of `value`, or an error (instead of an abort) when it cannot be allocated:
-/// segment ids choose the output size, so a huge id must not take the process down.
+/// A vector of `n` copies of `value`, or an `invalid_argument` error (instead of an abort or a
+/// machine-filling allocation) when `n` exceeds [`DenseTensor::MAX_ELEMENTS`] or cannot be
+/// allocated: segment ids choose the output size, so a huge id must not take the process down.
 fn filled<T: Clone>(op: &str, n: usize, value: T) -> Result<Vec<T>> {
+    DenseTensor::checked_len(op, &[n])?;
     let mut v = Vec::new();
     v.try_reserve_exact(n)
         .map_err(|_| Error::argument(op, format!("the output needs {n} elements, more than fit in memory")))?;
@@ -745,9 +732,6 @@ fn combine_rows<T: SegmentElement>(
 
 /// The op of this module called `name`, if any.
 pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<OpRef>> {
-    fn shared(op: Result<impl Op>) -> Result<OpRef> {
-        op.map(|op| Arc::new(op) as OpRef)
-    }
     let segment = |reduction| shared(SegmentReduce::from_attrs(reduction, attrs));
     Some(match name {
         "gather" | "embedding_lookup" => shared(Gather::from_attrs(attrs)),
@@ -902,6 +886,17 @@ mod tests {
         let got = take_rows("test", &rt3, &[3, 1, 3]).unwrap();
         let want = ragged![[[8, 9], [10]], [[5], [], [6]], [[8, 9], [10]]].unwrap();
         assert!(got.equals(&want), "got {got}");
+    }
+
+    #[test]
+    fn take_rows_gathers_nested_rows() {
+        let x = ragged![[[1, 2], [3]], [], [[4]]].unwrap();
+        let got = take_rows("test", &x, &[2, 0, 2]).unwrap();
+        assert!(got.equals(&ragged![[[4]], [[1, 2], [3]], [[4]]].unwrap()), "got {got}");
+        assert_eq!(take_rows("test", &x, &[]).unwrap().nrows(), 0);
+        assert_eq!(take_rows("test", &x, &[3]).unwrap_err().kind(), ErrorKind::IndexOutOfRange);
+        let scalar = RaggedTensor::dense(DenseTensor::scalar(1i32));
+        assert_eq!(take_rows("test", &scalar, &[]).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
     }
 
     #[test]
@@ -1095,6 +1090,13 @@ mod tests {
         check_err(
             &segment(SegmentReduction::Sum),
             &[data, ragged![0, 0, i64::MAX].unwrap()],
+            ErrorKind::InvalidArgument,
+        );
+        // 2^31 + 1 segments of empty rows: refused before per-segment bookkeeping is allocated.
+        let empty_rows = ragged![[], [], []].unwrap().cast(DType::U16).unwrap();
+        check_err(
+            &segment(SegmentReduction::Sum),
+            &[empty_rows, typed(vec![0i64, 0, 1 << 31], DType::I64, 0).unwrap()],
             ErrorKind::InvalidArgument,
         );
     }

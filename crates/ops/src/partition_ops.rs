@@ -3,12 +3,11 @@
 //! `row_lengths`, `value_rowids`, `nrows`, `flat_values`, `bounding_shape`).
 
 use std::any::Any;
-use std::sync::Arc;
 
 use ragtime_core::{DType, DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, TensorType};
 use ragtime_graph::{expect_arity, Attrs, Op, OpRef};
 
-use crate::util::{expect_dense_rank, expect_integer, normalize_axis, one};
+use crate::util::{expect_int_vector, fixed_inputs, int_vector_input, normalize_axis, one, shared};
 
 /// The op of this module called `name`, if any.
 pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<OpRef>> {
@@ -29,48 +28,6 @@ pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<OpRef>> {
     })
 }
 
-/// Wraps a freshly built op for the registry.
-pub(crate) fn shared<O: Op>(op: Result<O>) -> Result<OpRef> {
-    op.map(|o| Arc::new(o) as OpRef)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Input helpers shared with `structure`.
-
-/// The inputs of `op` as an array of exactly `N` values, or an `invalid_argument` error
-/// (`perform` is public API too: a wrong input count must not panic).
-pub fn fixed_inputs<'a, const N: usize>(op: &str, inputs: &'a [RaggedTensor]) -> Result<&'a [RaggedTensor; N]> {
-    inputs.try_into().map_err(|_| Error::argument(op, format!("takes {N} inputs, got {}", inputs.len())))
-}
-
-/// Input `index` of `op` as a dense tensor, or an `incompatible_shapes` error naming it as `what`.
-pub fn dense_input<'a>(op: &str, index: usize, what: &str, value: &'a RaggedTensor) -> Result<&'a DenseTensor> {
-    value.as_dense().ok_or_else(|| {
-        Error::shapes(
-            op,
-            format!("input {index} ({what}) must be a dense tensor, got ragged rank {}", value.ragged_rank()),
-        )
-    })
-}
-
-/// Input `index` of `op` as an integer vector (splits, lengths, row ids, dims), widened to i64.
-pub fn int_vector_input(op: &str, index: usize, what: &str, value: &RaggedTensor) -> Result<Vec<i64>> {
-    let dense = dense_input(op, index, what, value)?;
-    if dense.rank() != 1 {
-        return Err(Error::shapes(
-            op,
-            format!("input {index} ({what}) must be a vector, got shape {:?}", dense.shape()),
-        ));
-    }
-    dense.to_i64_vec(op, &format!("input {index} ({what})"))
-}
-
-/// Type check for an integer vector input (splits, lengths, row ids).
-pub fn expect_int_vector(op: &str, index: usize, ty: &TensorType) -> Result<()> {
-    expect_integer(op, index, ty)?;
-    expect_dense_rank(op, index, ty, 1)
-}
-
 /// Names the input a partition error came from (core constructors only name the op).
 fn at_input(e: Error, op: &str, what: &str) -> Error {
     match e {
@@ -89,10 +46,13 @@ fn with_outer_type(op: &str, values: &TensorType, nrows: Dim) -> Result<TensorTy
     TensorType::new(values.dtype, values.ragged_rank + 1, dims)
 }
 
-/// The number of rows described by a splits vector of type `splits` (one less than its length).
-fn rows_of_splits(op: &str, splits: &TensorType) -> Result<Dim> {
+/// The number of rows described by a splits vector of type `splits`, input `index` of `op` (one
+/// less than its length).
+fn rows_of_splits(op: &str, index: usize, splits: &TensorType) -> Result<Dim> {
     match splits.dims[0] {
-        Dim::Known(0) => Err(Error::partition(op, "input 1 (row splits) must have at least one element")),
+        Dim::Known(0) => {
+            Err(Error::partition(op, format!("input {index} (row splits) must have at least one element")))
+        }
         Dim::Known(n) => Ok(Dim::Known(n - 1)),
         _ => Ok(Dim::Unknown),
     }
@@ -168,7 +128,7 @@ impl Op for FromRowSplits {
         const OP: &str = "from_row_splits";
         expect_arity(OP, inputs, 2..=2)?;
         expect_int_vector(OP, 1, &inputs[1])?;
-        Ok(vec![with_outer_type(OP, &inputs[0], rows_of_splits(OP, &inputs[1])?)?])
+        Ok(vec![with_outer_type(OP, &inputs[0], rows_of_splits(OP, 1, &inputs[1])?)?])
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         const OP: &str = "from_row_splits";
@@ -305,14 +265,7 @@ impl Op for FromNestedRowSplits {
         let mut result = inputs[0].clone();
         for (i, splits) in inputs.iter().enumerate().skip(1).rev() {
             expect_int_vector(OP, i, splits)?;
-            let nrows = match splits.dims[0] {
-                Dim::Known(0) => {
-                    return Err(Error::partition(OP, format!("input {i} (row splits) must have at least one element")))
-                }
-                Dim::Known(n) => Dim::Known(n - 1),
-                _ => Dim::Unknown,
-            };
-            result = with_outer_type(OP, &result, nrows)?;
+            result = with_outer_type(OP, &result, rows_of_splits(OP, i, splits)?)?;
         }
         Ok(vec![result])
     }
@@ -402,9 +355,8 @@ impl Op for FromUniformRowLength {
         }
         let nrows = self.rows_for(values.nrows())?;
         check_rows(OP, nrows)?;
-        let mut partitions = vec![RowPartition::from_uniform_row_length(self.uniform_row_length, nrows)?];
-        partitions.extend_from_slice(values.partitions());
-        one(RaggedTensor::new(values.flat_values().clone(), partitions)?)
+        let rows = RowPartition::from_uniform_row_length(self.uniform_row_length, nrows)?;
+        one(values.with_outer_partitions(&[rows])?)
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -1,7 +1,7 @@
 //! Reductions (`reduce_sum`, `reduce_mean`, `reduce_max`, `reduce_min`, `reduce_prod`,
-//! `reduce_all`, `reduce_any`) over any axis of a ragged or dense tensor, with TensorFlow's
-//! semantics, and the [`ReductionPlan`] that says which elements fold into which result element,
-//! shared with the other reductions (string `reduce_join`).
+//! `reduce_all`, `reduce_any`) over any axes of a ragged or dense tensor, with TensorFlow's
+//! semantics; the [`Axes`] a reduction folds; and the [`ReductionPlan`] that says which elements
+//! fold into which result element, shared with the other reductions (string `reduce_join`).
 //!
 //! TensorFlow's rules (`ragged_math_ops.ragged_reduce_aggregate`), which the plan encodes:
 //!
@@ -21,8 +21,24 @@
 //!   when the result is flat there, a uniform row partition of length 1 when ragged dims follow.
 //! - `reduce_mean` of integers gives float64 (TensorFlow divides the integer sum by the count
 //!   with true division); sums and products of integers wrap.
+//!
+//! Several axes (`axis=[0, 2]`; negative entries count from the end, an axis named twice is an
+//! error, an empty list folds nothing):
+//!
+//! - A ragged input is reduced one axis at a time, from the innermost listed axis outwards, each
+//!   step following the single-axis rules above on the previous step's result. So an empty group
+//!   of an inner step gives its identity, which the outer step then folds (`reduce_max` over
+//!   `[1, 2]` of `[[[1.0], []]]` is `max(1.0, f32::MIN)`), and a string join keeps a separator
+//!   for it. The plan keeps these steps as [`ReductionStage`]s.
+//! - A dense input is reduced over all listed axes at once (TensorFlow's dense kernels), in one
+//!   stage whose groups run through the listed axes with the first one varying fastest (the
+//!   order of `tf.strings.reduce_join`: axis `[0, 1]` of `[["a", "b"], ["c", "d"]]` is `"acbd"`).
+//! - `reduce_mean` divides the sum over all the reduced axes by the number of elements folded
+//!   into each result element, never a mean of means.
 
 use std::any::Any;
+use std::borrow::Cow;
+use std::fmt;
 use std::sync::Arc;
 
 use ragtime_core::{
@@ -148,15 +164,157 @@ fn finite_extreme<T: Element>(highest: bool) -> T {
     }
 }
 
-/// Output flat element `o` (row-major in the result's flat values) folds the input flat elements
-/// `members[offsets[o]..offsets[o + 1]]`, in order.
+// ---------------------------------------------------------------------------------------------
+// Axes
+// ---------------------------------------------------------------------------------------------
+
+/// The axes a reduction folds: all of them, or a list (negative entries count from the end).
+///
+/// A list of one axis is the single-axis reduction (`Axes::from(1) == Axes::from(vec![1])`, both
+/// printed `1`); an empty list folds nothing. Entries are checked against the input's rank when
+/// the op is applied ([`Axes::resolve`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Axes {
+    /// Every axis (TensorFlow's `axis=None`): the result is a scalar.
+    All,
+    /// These axes, in the order given.
+    List(Vec<i64>),
+}
+
+impl Axes {
+    /// The axis when exactly one is listed.
+    pub fn single(&self) -> Option<i64> {
+        match self {
+            Axes::List(list) => match list.as_slice() {
+                [axis] => Some(*axis),
+                _ => None,
+            },
+            Axes::All => None,
+        }
+    }
+
+    /// Attribute `name` of a graph-file node: an integer, a list of integers, or null / absent
+    /// for all axes.
+    pub fn from_attr(attrs: &Attrs, name: &str) -> Result<Axes> {
+        Ok(attrs.ints_opt(name)?.map_or(Axes::All, Axes::List))
+    }
+
+    /// The listed axes resolved into `0..rank`, in the order given (`None` for [`Axes::All`]).
+    /// An axis outside `-rank..rank`, or an axis named twice (`1` and `-1` of a rank-2 tensor
+    /// included), is `invalid_argument`, naming `op`.
+    pub fn resolve(&self, op: &str, rank: usize) -> Result<Option<Vec<usize>>> {
+        let Axes::List(list) = self else {
+            return Ok(None);
+        };
+        let mut resolved = Vec::with_capacity(list.len());
+        for &axis in list {
+            let a = normalize_axis(op, axis, rank)?;
+            if resolved.contains(&a) {
+                return Err(Error::argument(
+                    op,
+                    format!("axis list {self} names axis {a} twice (for a tensor of rank {rank})"),
+                ));
+            }
+            resolved.push(a);
+        }
+        Ok(Some(resolved))
+    }
+}
+
+impl fmt::Display for Axes {
+    /// `None`, a single axis (`1`), or a list (`[0, 2]`): the form used in op names.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Axes::All => f.write_str("None"),
+            Axes::List(list) => match list.as_slice() {
+                [axis] => write!(f, "{axis}"),
+                _ => write!(f, "{list:?}"),
+            },
+        }
+    }
+}
+
+impl From<i64> for Axes {
+    fn from(axis: i64) -> Self {
+        Axes::List(vec![axis])
+    }
+}
+
+impl From<Vec<i64>> for Axes {
+    fn from(axes: Vec<i64>) -> Self {
+        Axes::List(axes)
+    }
+}
+
+impl From<&[i64]> for Axes {
+    fn from(axes: &[i64]) -> Self {
+        Axes::List(axes.to_vec())
+    }
+}
+
+impl<const N: usize> From<[i64; N]> for Axes {
+    fn from(axes: [i64; N]) -> Self {
+        Axes::List(axes.to_vec())
+    }
+}
+
+impl From<Option<i64>> for Axes {
+    /// `None` is every axis.
+    fn from(axis: Option<i64>) -> Self {
+        axis.map_or(Axes::All, Axes::from)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plans
+// ---------------------------------------------------------------------------------------------
+
+/// One step of a [`ReductionPlan`]: output element `o` of the stage folds the stage's input
+/// elements `members[offsets[o]..offsets[o + 1]]`, in order. The first stage reads the input's
+/// flat values (row-major), each later stage the previous stage's outputs.
 #[derive(Debug, Clone)]
-pub struct ReductionPlan {
+pub struct ReductionStage {
     /// `offsets[o]..offsets[o + 1]` are the members of output element `o` (one more entry than
     /// there are output elements).
     pub offsets: Vec<usize>,
-    /// Row-major indices into the input's flat values, grouped by output element.
+    /// Indices into the stage's input, grouped by output element.
     pub members: Vec<usize>,
+    /// The stage folds a ragged axis: an empty group of `reduce_max` / `reduce_min` gives the
+    /// finite extreme rather than an infinity (module doc).
+    pub ragged_axis: bool,
+}
+
+impl ReductionStage {
+    /// Number of output elements.
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// True when the stage has no output elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The members of output element `o`.
+    pub fn group(&self, o: usize) -> &[usize] {
+        &self.members[self.offsets[o]..self.offsets[o + 1]]
+    }
+
+    /// Every one of `n` elements in a group of its own (an empty axis list).
+    fn identity(n: usize) -> Self {
+        ReductionStage { offsets: (0..=n).collect(), members: (0..n).collect(), ragged_axis: false }
+    }
+}
+
+/// How a reduction folds a tensor: one or more [`ReductionStage`]s applied in order (several
+/// when a ragged tensor is reduced over several axes, one axis per stage), and the structure of
+/// the result. Built by [`plan_reduction`].
+#[derive(Debug, Clone)]
+pub struct ReductionPlan {
+    /// Number of flat values of the input the plan was made for.
+    input_len: usize,
+    /// At least one stage.
+    stages: Vec<ReductionStage>,
     /// The result's row partitions (the input's own, shared, for the dims that are kept).
     pub partitions: Vec<RowPartition>,
     /// Shape of the result's flat values (the full shape when the result is dense).
@@ -164,6 +322,62 @@ pub struct ReductionPlan {
 }
 
 impl ReductionPlan {
+    /// The stages, in the order they apply (never empty).
+    pub fn stages(&self) -> &[ReductionStage] {
+        &self.stages
+    }
+
+    /// Number of output elements.
+    pub fn len(&self) -> usize {
+        self.stages.last().map_or(self.input_len, ReductionStage::len)
+    }
+
+    /// True when the result has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Fails unless `len` is the number of flat values the plan was made for (`op` is named).
+    pub fn check_input(&self, op: &str, len: usize) -> Result<()> {
+        if len == self.input_len {
+            return Ok(());
+        }
+        Err(Error::shapes(op, format!("input 0 has {len} flat values, the reduction plan expects {}", self.input_len)))
+    }
+
+    /// Folds `data` (the input's flat values) through every stage: each group starts from
+    /// `init(stage)` and takes its members in order with `step`. One value per output element.
+    pub fn fold<T: Copy>(
+        &self,
+        op: &str,
+        data: &[T],
+        init: impl Fn(&ReductionStage) -> T,
+        step: impl Fn(T, T) -> T,
+    ) -> Result<Vec<T>> {
+        self.check_input(op, data.len())?;
+        let mut current = Cow::Borrowed(data);
+        for stage in &self.stages {
+            let folded = (0..stage.len())
+                .map(|o| stage.group(o).iter().fold(init(stage), |acc, &m| step(acc, current[m])))
+                .collect();
+            current = Cow::Owned(folded);
+        }
+        Ok(current.into_owned())
+    }
+
+    /// How many input values fold into each output element (the divisor of `reduce_mean`).
+    pub fn counts(&self) -> Vec<usize> {
+        let mut counts: Option<Vec<usize>> = None;
+        for stage in &self.stages {
+            let group_count = |o: usize| match &counts {
+                None => stage.group(o).len(),
+                Some(inner) => stage.group(o).iter().map(|&m| inner[m]).sum(),
+            };
+            counts = Some((0..stage.len()).map(group_count).collect());
+        }
+        counts.unwrap_or_else(|| vec![1; self.input_len])
+    }
+
     /// Wraps the folded values (shape `flat_shape`) into the result tensor.
     pub fn finish(&self, flat: DenseTensor) -> Result<RaggedTensor> {
         if flat.shape() != self.flat_shape.as_slice() {
@@ -174,72 +388,104 @@ impl ReductionPlan {
         }
         RaggedTensor::new(flat, self.partitions.clone())
     }
-
-    /// Number of output elements.
-    pub fn len(&self) -> usize {
-        self.offsets.len() - 1
-    }
-
-    /// True when the result has no elements.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The members of output element `o`.
-    pub fn group(&self, o: usize) -> &[usize] {
-        &self.members[self.offsets[o]..self.offsets[o + 1]]
-    }
 }
 
-/// Which input elements fold into which result element when `x` is reduced along `axis`
-/// (`None`: every axis) — the one definition of TensorFlow's reduction grouping (module doc).
-/// An axis outside `-rank..rank` is `invalid_argument`, naming `op`.
-pub fn plan_reduction(op: &str, x: &RaggedTensor, axis: Option<i64>, keepdims: bool) -> Result<ReductionPlan> {
+/// Resolved axes from the innermost outwards: the order in which a ragged tensor reduces them
+/// (TensorFlow resolves negative axes before sorting, so the order is by true position).
+fn innermost_first(mut axes: Vec<usize>) -> Vec<usize> {
+    axes.sort_unstable_by(|a, b| b.cmp(a));
+    axes
+}
+
+/// Which input elements fold into which result element when `x` is reduced along `axes` — the
+/// one definition of TensorFlow's reduction grouping (module doc). An axis outside
+/// `-rank..rank`, or one named twice, is `invalid_argument`, naming `op`.
+pub fn plan_reduction(op: &str, x: &RaggedTensor, axes: &Axes, keepdims: bool) -> Result<ReductionPlan> {
+    let input_len = x.flat_values().len();
     let flat_shape = x.flat_values().shape();
-    let Some(axis) = axis else {
-        let n = x.flat_values().len();
-        return Ok(ReductionPlan {
-            offsets: vec![0, n],
-            members: (0..n).collect(),
-            partitions: Vec::new(),
-            flat_shape: if keepdims { vec![1; x.rank()] } else { Vec::new() },
-        });
+    let Some(axes) = axes.resolve(op, x.rank())? else {
+        // Every value into one group, folded as TensorFlow folds the dense flat values.
+        let stage =
+            ReductionStage { offsets: vec![0, input_len], members: (0..input_len).collect(), ragged_axis: false };
+        let flat_shape = if keepdims { vec![1; x.rank()] } else { Vec::new() };
+        return Ok(ReductionPlan { input_len, stages: vec![stage], partitions: Vec::new(), flat_shape });
     };
-    let axis = normalize_axis(op, axis, x.rank())?;
-    let rr = x.ragged_rank();
+    if x.is_dense() {
+        // TensorFlow's dense kernels fold every listed axis at once.
+        let (stage, flat_shape) = plan_uniform_axes(flat_shape, &axes, keepdims);
+        return Ok(ReductionPlan { input_len, stages: vec![stage], partitions: Vec::new(), flat_shape });
+    }
+    let mut partitions = x.partitions().to_vec();
+    let mut flat_shape = flat_shape.to_vec();
+    let mut stages = Vec::with_capacity(axes.len().max(1));
+    for axis in innermost_first(axes) {
+        let (stage, next_partitions, next_shape) = plan_axis(&partitions, &flat_shape, axis, keepdims)?;
+        stages.push(stage);
+        partitions = next_partitions;
+        flat_shape = next_shape;
+    }
+    if stages.is_empty() {
+        stages.push(ReductionStage::identity(input_len));
+    }
+    Ok(ReductionPlan { input_len, stages, partitions, flat_shape })
+}
+
+/// One stage folding resolved `axis` of a tensor with `partitions` and flat values of shape
+/// `flat_shape`, and the structure of its result (partitions, flat shape).
+fn plan_axis(
+    partitions: &[RowPartition],
+    flat_shape: &[usize],
+    axis: usize,
+    keepdims: bool,
+) -> Result<(ReductionStage, Vec<RowPartition>, Vec<usize>)> {
+    let rr = partitions.len();
     if rr == 0 || axis > rr {
         // A uniform axis: index `axis - rr` of the flat values (any axis of a dense tensor).
-        return Ok(plan_uniform_axis(flat_shape, axis - rr, keepdims, x.partitions().to_vec()));
+        let (stage, flat_shape) = plan_uniform_axes(flat_shape, &[axis - rr], keepdims);
+        return Ok((stage, partitions.to_vec(), flat_shape));
     }
-    plan_ragged_axis(x, axis, keepdims)
+    plan_ragged_axis(partitions, flat_shape, axis, keepdims)
 }
 
-/// Folds dimension `j` of flat values of shape `shape`, keeping `partitions`.
-fn plan_uniform_axis(shape: &[usize], j: usize, keepdims: bool, partitions: Vec<RowPartition>) -> ReductionPlan {
-    let outer: usize = shape[..j].iter().product();
-    let len = shape[j];
-    let inner: usize = shape[j + 1..].iter().product();
-    let mut members = Vec::with_capacity(outer * len * inner);
-    let mut offsets = Vec::with_capacity(outer * inner + 1);
-    offsets.push(0);
-    for p in 0..outer {
-        for s in 0..inner {
-            members.extend((0..len).map(|k| (p * len + k) * inner + s));
-            offsets.push(members.len());
-        }
+/// Folds dimensions `axes` (distinct, in `0..shape.len()`) of dense values of shape `shape` in
+/// one stage, and gives the result's shape. Within a group the listed axes run with the first
+/// one varying fastest (TensorFlow's `reduce_join` order); groups are the kept dims, row-major.
+fn plan_uniform_axes(shape: &[usize], axes: &[usize], keepdims: bool) -> (ReductionStage, Vec<usize>) {
+    let mut strides = vec![1usize; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * shape[d + 1];
     }
-    let mut flat_shape = shape.to_vec();
-    if keepdims {
-        flat_shape[j] = 1;
+    // Offsets of every combination of indices along `dims`, row-major (the last dim fastest).
+    let offsets_along = |dims: &[usize]| {
+        dims.iter().fold(vec![0usize], |acc, &d| {
+            let (len, stride) = (shape[d], strides[d]);
+            acc.iter().flat_map(|&base| (0..len).map(move |i| base + i * stride)).collect()
+        })
+    };
+    let kept: Vec<usize> = (0..shape.len()).filter(|d| !axes.contains(d)).collect();
+    let first_listed_fastest: Vec<usize> = axes.iter().rev().copied().collect();
+    let within_group = offsets_along(&first_listed_fastest);
+    let group_starts = offsets_along(&kept);
+    let members: Vec<usize> =
+        group_starts.iter().flat_map(|&start| within_group.iter().map(move |&k| start + k)).collect();
+    let offsets = (0..=group_starts.len()).map(|g| g * within_group.len()).collect();
+    let out_shape = if keepdims {
+        shape.iter().enumerate().map(|(d, &n)| if axes.contains(&d) { 1 } else { n }).collect()
     } else {
-        flat_shape.remove(j);
-    }
-    ReductionPlan { offsets, members, partitions, flat_shape }
+        kept.iter().map(|&d| shape[d]).collect()
+    };
+    (ReductionStage { offsets, members, ragged_axis: false }, out_shape)
 }
 
-/// Folds ragged axis `axis` (`0 <= axis <= ragged_rank`, ragged rank >= 1).
-fn plan_ragged_axis(x: &RaggedTensor, axis: usize, keepdims: bool) -> Result<ReductionPlan> {
-    let parts = x.partitions();
+/// Folds ragged axis `axis` (`0 <= axis <= ragged rank`, ragged rank >= 1) of a tensor with
+/// `parts` and flat values of shape `flat_shape`; gives the stage and the result's partitions
+/// and flat shape.
+fn plan_ragged_axis(
+    parts: &[RowPartition],
+    flat_shape: &[usize],
+    axis: usize,
+    keepdims: bool,
+) -> Result<(ReductionStage, Vec<RowPartition>, Vec<usize>)> {
     // `segment[v]`: the result element that element `v` of the current dimension folds into.
     let (mut segment, mut nsegments): (Vec<usize>, usize) = if axis == 0 {
         // Across rows, by position within the row.
@@ -276,7 +522,6 @@ fn plan_ragged_axis(x: &RaggedTensor, axis: usize, keepdims: bool) -> Result<Red
         segment = next;
     }
     // Group the flat values' rows (each `inner` elements) by segment, in input order.
-    let flat_shape = x.flat_values().shape();
     let inner_shape = &flat_shape[1..];
     let inner: usize = inner_shape.iter().product();
     let mut counts = vec![0usize; nsegments];
@@ -316,18 +561,22 @@ fn plan_ragged_axis(x: &RaggedTensor, axis: usize, keepdims: bool) -> Result<Red
         }
     }
     partitions.extend(new_partitions);
-    Ok(ReductionPlan { offsets, members, partitions, flat_shape: out_shape })
+    Ok((ReductionStage { offsets, members, ragged_axis: true }, partitions, out_shape))
 }
 
-/// The type of `x` reduced along `axis` (`None`: every axis), keeping its dtype (callers set
-/// the result dtype). An axis outside `-rank..rank` is `invalid_argument`, naming `op`.
-pub fn reduced_type(op: &str, x: &TensorType, axis: Option<i64>, keepdims: bool) -> Result<TensorType> {
-    let rank = x.rank();
-    let Some(axis) = axis else {
-        let dims = if keepdims { vec![Dim::Known(1); rank] } else { Vec::new() };
+/// The type of `x` reduced along `axes`, keeping its dtype (callers set the result dtype). An
+/// axis outside `-rank..rank`, or one named twice, is `invalid_argument`, naming `op`.
+pub fn reduced_type(op: &str, x: &TensorType, axes: &Axes, keepdims: bool) -> Result<TensorType> {
+    let Some(axes) = axes.resolve(op, x.rank())? else {
+        let dims = if keepdims { vec![Dim::Known(1); x.rank()] } else { Vec::new() };
         return TensorType::new(x.dtype, 0, dims);
     };
-    let a = normalize_axis(op, axis, rank)?;
+    // One axis at a time, as the ragged plan goes (for a dense tensor the order is immaterial).
+    innermost_first(axes).into_iter().try_fold(x.clone(), |ty, axis| reduced_type_axis(&ty, axis, keepdims))
+}
+
+/// The type of `x` reduced along resolved axis `a`.
+fn reduced_type_axis(x: &TensorType, a: usize, keepdims: bool) -> Result<TensorType> {
     let rr = x.ragged_rank;
     let dims = &x.dims;
     let (ragged_rank, new_dims): (usize, Vec<Dim>) = if rr == 0 || a > rr {
@@ -356,25 +605,35 @@ pub fn reduced_type(op: &str, x: &TensorType, axis: Option<i64>, keepdims: bool)
     TensorType::new(x.dtype, ragged_rank, new_dims)
 }
 
-/// A reduction op: `kind` along `axis` (`None`: all axes), optionally keeping the reduced dims.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+// ---------------------------------------------------------------------------------------------
+// The op
+// ---------------------------------------------------------------------------------------------
+
+/// A reduction op: `kind` along `axis` (every axis, one, or several), optionally keeping the
+/// reduced dims with size 1.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Reduce {
     /// What is computed.
     pub kind: ReduceKind,
-    /// The reduced axis (negative counts from the end), or `None` for all of them.
-    pub axis: Option<i64>,
-    /// Keep a size-1 dimension where the axis was.
+    /// The reduced axes.
+    pub axis: Axes,
+    /// Keep a size-1 dimension where each reduced axis was.
     pub keepdims: bool,
 }
 
 impl Reduce {
-    /// `kind` along `axis` (`None`: all axes).
+    /// `kind` along one `axis` (`None`: all axes).
     pub fn new(kind: ReduceKind, axis: Option<i64>, keepdims: bool) -> Self {
-        Reduce { kind, axis, keepdims }
+        Self::with_axes(kind, axis, keepdims)
     }
 
-    /// From a graph file's node: the kind named by `attrs.op()`, attributes `axis` (int or
-    /// null) and `keepdims` (default false).
+    /// `kind` along `axes`: `Axes::All`, an axis (`1`), or a list (`vec![0, 2]`, `[0, -1]`).
+    pub fn with_axes(kind: ReduceKind, axes: impl Into<Axes>, keepdims: bool) -> Self {
+        Reduce { kind, axis: axes.into(), keepdims }
+    }
+
+    /// From a graph file's node: the kind named by `attrs.op()`, attributes `axis` (int, list
+    /// of ints, or null) and `keepdims` (default false).
     pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
         let kind = ReduceKind::from_name(attrs.op())
             .ok_or_else(|| Error::argument(attrs.op(), format!("`{}` is not a reduction", attrs.op())))?;
@@ -383,33 +642,20 @@ impl Reduce {
 
     fn from_kind_and_attrs(kind: ReduceKind, attrs: &Attrs) -> Result<Self> {
         attrs.only(&["axis", "keepdims"])?;
-        Ok(Reduce::new(kind, attrs.int_opt("axis")?, attrs.bool_opt("keepdims")?.unwrap_or(false)))
-    }
-
-    /// True when the reduced axis of `x` is ragged (axis 0 of a ragged tensor included).
-    fn reduces_ragged_axis(&self, x: &RaggedTensor) -> bool {
-        let rank = x.rank() as i64;
-        match self.axis {
-            Some(a) => {
-                let a = if a < 0 { a + rank } else { a };
-                x.ragged_rank() > 0 && a >= 0 && a as usize <= x.ragged_rank()
-            }
-            None => false,
-        }
+        Ok(Reduce::with_axes(kind, Axes::from_attr(attrs, "axis")?, attrs.bool_opt("keepdims")?.unwrap_or(false)))
     }
 }
 
 impl Op for Reduce {
     fn name(&self) -> String {
-        let axis = self.axis.map_or_else(|| "None".to_string(), |a| a.to_string());
-        format!("{}{{axis={axis}, keepdims={}}}", self.kind.op_name(), self.keepdims)
+        format!("{}{{axis={}, keepdims={}}}", self.kind.op_name(), self.axis, self.keepdims)
     }
 
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         let name = self.kind.name();
         expect_arity(name, inputs, 1..=1)?;
         let out = self.kind.output_dtype(inputs[0].dtype)?;
-        Ok(vec![reduced_type(name, &inputs[0], self.axis, self.keepdims)?.with_dtype(out)])
+        Ok(vec![reduced_type(name, &inputs[0], &self.axis, self.keepdims)?.with_dtype(out)])
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
@@ -418,18 +664,17 @@ impl Op for Reduce {
             return Err(Error::argument(name, format!("takes 1 input, got {}", inputs.len())));
         };
         self.kind.output_dtype(x.dtype())?;
-        let ragged_axis = self.reduces_ragged_axis(x);
         let values = x.flat_values();
         // Fast path: the rows of a ragged rank 1 tensor without inner dims are contiguous.
-        if x.ragged_rank() == 1 && values.rank() == 1 && self.axis.is_some_and(|a| a == 1 || a == -1) {
+        if x.ragged_rank() == 1 && values.rank() == 1 && matches!(self.axis.single(), Some(1 | -1)) {
             let splits = x.partitions()[0].row_splits();
             let nrows = splits.len() - 1;
             let shape = if self.keepdims { vec![nrows, 1] } else { vec![nrows] };
-            let flat = fold(self.kind, &Groups::Rows(splits), values, ragged_axis, shape)?;
+            let flat = fold(self.kind, &Groups::Rows(splits), values, shape)?;
             return one(RaggedTensor::dense(flat));
         }
-        let plan = plan_reduction(name, x, self.axis, self.keepdims)?;
-        let flat = fold(self.kind, &Groups::Plan(&plan), values, ragged_axis, plan.flat_shape.clone())?;
+        let plan = plan_reduction(name, x, &self.axis, self.keepdims)?;
+        let flat = fold(self.kind, &Groups::Plan(&plan), values, plan.flat_shape.clone())?;
         one(plan.finish(flat)?)
     }
 
@@ -438,46 +683,46 @@ impl Op for Reduce {
     }
 }
 
-/// The groups to fold: contiguous row ranges, or a plan's member lists.
+/// The groups to fold: contiguous rows (a ragged axis), or a plan's stages.
 enum Groups<'a> {
     /// Group `g` is elements `splits[g]..splits[g + 1]`.
     Rows(&'a [i64]),
-    /// Group `g` is `plan.group(g)`.
+    /// The groups of `plan`, stage after stage.
     Plan(&'a ReductionPlan),
 }
 
 impl Groups<'_> {
-    /// Folds each group of `data` from `init` with `step`, and returns each result with the
-    /// group's size.
-    fn fold<T: Copy, A: Copy>(&self, data: &[T], init: A, step: impl Fn(A, T) -> A) -> Vec<(A, usize)> {
+    /// Folds each group of `data`, starting from `init(ragged_axis)` and adding members with
+    /// `step`.
+    fn fold<T: Copy>(
+        &self,
+        op: &str,
+        data: &[T],
+        init: impl Fn(bool) -> T,
+        step: impl Fn(T, T) -> T,
+    ) -> Result<Vec<T>> {
         match self {
-            Groups::Rows(splits) => splits
+            Groups::Rows(splits) => Ok(splits
                 .windows(2)
-                .map(|w| {
-                    let rows = &data[w[0] as usize..w[1] as usize];
-                    (rows.iter().fold(init, |acc, &v| step(acc, v)), rows.len())
-                })
-                .collect(),
-            Groups::Plan(plan) => (0..plan.len())
-                .map(|o| {
-                    let group = plan.group(o);
-                    (group.iter().fold(init, |acc, &m| step(acc, data[m])), group.len())
-                })
-                .collect(),
+                .map(|w| data[w[0] as usize..w[1] as usize].iter().fold(init(true), |acc, &v| step(acc, v)))
+                .collect()),
+            Groups::Plan(plan) => plan.fold(op, data, |stage| init(stage.ragged_axis), step),
+        }
+    }
+
+    /// The number of input values in each group.
+    fn counts(&self) -> Vec<usize> {
+        match self {
+            Groups::Rows(splits) => splits.windows(2).map(|w| (w[1] - w[0]) as usize).collect(),
+            Groups::Plan(plan) => plan.counts(),
         }
     }
 }
 
 /// Folds `values` group by group into a tensor of `shape`.
-fn fold(
-    kind: ReduceKind,
-    groups: &Groups<'_>,
-    values: &DenseTensor,
-    ragged_axis: bool,
-    shape: Vec<usize>,
-) -> Result<DenseTensor> {
+fn fold(kind: ReduceKind, groups: &Groups<'_>, values: &DenseTensor, shape: Vec<usize>) -> Result<DenseTensor> {
     dispatch_dtype!(values.dtype(),
-        T => fold_typed::<T>(kind, groups, values, ragged_axis, shape),
+        T => fold_typed::<T>(kind, groups, values, shape),
         string => Err(Error::dtype(kind.name(), "takes a numeric or bool tensor, got string")))
 }
 
@@ -485,7 +730,6 @@ fn fold_typed<T: Kernels>(
     kind: ReduceKind,
     groups: &Groups<'_>,
     values: &DenseTensor,
-    ragged_axis: bool,
     shape: Vec<usize>,
 ) -> Result<DenseTensor> {
     let data = values
@@ -494,17 +738,23 @@ fn fold_typed<T: Kernels>(
     let combine =
         T::binary(kind.combine()).ok_or_else(|| Error::dtype(kind.name(), format!("not defined on {}", T::DTYPE)))?;
     // Addition, multiplication, maximum, minimum and logical and / or never fault.
-    let folded = groups.fold(data, kind.identity::<T>(ragged_axis), |acc, v| combine(acc, v).unwrap_or(acc));
+    let folded = groups.fold(
+        kind.name(),
+        data,
+        |ragged_axis| kind.identity::<T>(ragged_axis),
+        |acc, v| combine(acc, v).unwrap_or(acc),
+    )?;
     match kind {
         ReduceKind::Mean => {
-            let means = folded.into_iter().map(|(sum, n)| sum.to_f64() / n as f64);
+            // The sum over every reduced axis divided by the number of values folded into it.
+            let means = folded.into_iter().zip(groups.counts()).map(|(sum, n)| sum.to_f64() / n as f64);
             if T::DTYPE.is_float() {
                 DenseTensor::from_vec(shape, means.map(T::from_f64).collect::<Vec<T>>())
             } else {
                 DenseTensor::from_vec(shape, means.collect::<Vec<f64>>())
             }
         }
-        _ => DenseTensor::from_vec(shape, folded.into_iter().map(|(v, _)| v).collect::<Vec<T>>()),
+        _ => DenseTensor::from_vec(shape, folded),
     }
 }
 
@@ -727,8 +977,8 @@ mod tests {
     fn fast_path_agrees_with_the_plan() {
         for kind in [ReduceKind::Sum, ReduceKind::Max, ReduceKind::Mean, ReduceKind::Prod] {
             let x = floats();
-            let plan = plan_reduction("test", &x, Some(1), false).unwrap();
-            let via_plan = fold(kind, &Groups::Plan(&plan), x.flat_values(), true, plan.flat_shape.clone()).unwrap();
+            let plan = plan_reduction("test", &x, &Axes::from(1), false).unwrap();
+            let via_plan = fold(kind, &Groups::Plan(&plan), x.flat_values(), plan.flat_shape.clone()).unwrap();
             let fast = Reduce::new(kind, Some(1), false).perform(&[x]).unwrap().remove(0);
             let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&f32s(&fast)), bits(via_plan.as_slice::<f32>().unwrap()), "{kind:?}");
@@ -737,10 +987,11 @@ mod tests {
 
     #[test]
     fn plan_groups_by_position_for_axis_0() {
-        let plan = plan_reduction("test", &rank3(), Some(0), false).unwrap();
+        let plan = plan_reduction("test", &rank3(), &Axes::from(0), false).unwrap();
         // Result [[21, 11, 3], [14], [6]]: element 0 folds 1, 5, 7, 8 (flat indices 0, 4, 6, 7).
-        assert_eq!(plan.group(0), &[0, 4, 6, 7]);
-        assert_eq!(plan.group(2), &[2]);
+        assert_eq!(plan.stages().len(), 1);
+        assert_eq!(plan.stages()[0].group(0), &[0, 4, 6, 7]);
+        assert_eq!(plan.stages()[0].group(2), &[2]);
         assert_eq!(plan.partitions.len(), 1);
         assert_eq!(plan.partitions[0].row_splits(), &[0, 3, 4, 5]);
     }
@@ -767,7 +1018,7 @@ mod tests {
     #[test]
     fn types() {
         let x = TensorType::ragged(DType::I32, 2).with_inner(&[Some(3)]);
-        let t = |axis, keep| reduced_type("r", &x, axis, keep).unwrap();
+        let t = |axis: Option<i64>, keep| reduced_type("r", &x, &axis.into(), keep).unwrap();
         assert_eq!(t(None, false), TensorType::scalar(DType::I32));
         assert_eq!(t(Some(0), false).to_string(), "int32[?, *, 3]");
         assert_eq!(t(Some(0), true).to_string(), "int32[1, *, *, 3]");
@@ -777,8 +1028,321 @@ mod tests {
         assert_eq!(t(Some(2), true).to_string(), "int32[?, *, 1, 3]");
         assert_eq!(t(Some(3), false).to_string(), "int32[?, *, *]");
         assert_eq!(t(Some(-1), true).to_string(), "int32[?, *, *, 1]");
-        assert_eq!(reduced_type("r", &x, Some(4), false).unwrap_err().kind(), ErrorKind::InvalidArgument);
+        assert_eq!(reduced_type("r", &x, &Axes::from(4), false).unwrap_err().kind(), ErrorKind::InvalidArgument);
         let mean = Reduce::new(ReduceKind::Mean, Some(1), false).infer(&[x]).unwrap();
         assert_eq!(mean[0].dtype, DType::F64);
+    }
+
+    // --- several axes ----------------------------------------------------------------------------
+
+    fn run_axes(kind: ReduceKind, x: &RaggedTensor, axes: impl Into<Axes>, keepdims: bool) -> Result<RaggedTensor> {
+        let op = Reduce::with_axes(kind, axes, keepdims);
+        let inferred = op.infer(&[TensorType::of(x)])?;
+        let out = op.perform(std::slice::from_ref(x))?.remove(0);
+        assert!(
+            inferred[0].accepts(&TensorType::of(&out)),
+            "{}: infer said {}, perform gave {}",
+            op.name(),
+            inferred[0],
+            TensorType::of(&out)
+        );
+        Ok(out)
+    }
+
+    fn dense<T: Element>(shape: Vec<usize>, data: Vec<T>) -> RaggedTensor {
+        RaggedTensor::dense(DenseTensor::from_vec(shape, data).unwrap())
+    }
+
+    #[test]
+    fn axes_print_like_tensorflow_arguments() {
+        assert_eq!(
+            Reduce::with_axes(ReduceKind::Sum, vec![0, 2], false).name(),
+            "ReduceSum{axis=[0, 2], keepdims=false}"
+        );
+        assert_eq!(Reduce::with_axes(ReduceKind::Max, [-1, 0], true).name(), "ReduceMax{axis=[-1, 0], keepdims=true}");
+        assert_eq!(Reduce::with_axes(ReduceKind::Sum, vec![1], false).name(), "ReduceSum{axis=1, keepdims=false}");
+        assert_eq!(Reduce::with_axes(ReduceKind::Sum, Vec::new(), false).name(), "ReduceSum{axis=[], keepdims=false}");
+        assert_eq!(Reduce::with_axes(ReduceKind::Sum, Axes::All, false).name(), "ReduceSum{axis=None, keepdims=false}");
+        // A list of one axis is the same op as that axis (op identity is the name).
+        assert_eq!(Reduce::with_axes(ReduceKind::Sum, vec![1], false), Reduce::new(ReduceKind::Sum, Some(1), false));
+        assert_eq!(Axes::from(None), Axes::All);
+        assert_eq!(Axes::from(&[2, 0][..]), Axes::List(vec![2, 0]));
+        assert_eq!(Axes::from(vec![0, 2]).single(), None);
+        assert_eq!(Axes::from(-1).single(), Some(-1));
+    }
+
+    #[test]
+    fn lookup_accepts_axis_lists() {
+        use ragtime_graph::Attr;
+        let mut m = BTreeMap::new();
+        m.insert("axis".to_string(), Attr::List(vec![Attr::Int(0), Attr::Int(-1)]));
+        let op = lookup("reduce_sum", &Attrs::new("reduce_sum", m)).unwrap().unwrap();
+        assert_eq!(op.name(), "ReduceSum{axis=[0, -1], keepdims=false}");
+        let y = op.perform(&[rank3()]).unwrap().remove(0);
+        assert_eq!(y.to_literal(), lit(ragged![35, 14, 6]));
+        let mut one_item = BTreeMap::new();
+        one_item.insert("axis".to_string(), Attr::List(vec![Attr::Int(1)]));
+        let op = lookup("reduce_min", &Attrs::new("reduce_min", one_item)).unwrap().unwrap();
+        assert_eq!(op.name(), "ReduceMin{axis=1, keepdims=false}");
+        let mut bad = BTreeMap::new();
+        bad.insert("axis".to_string(), Attr::List(vec![Attr::Int(0), Attr::Str("1".into())]));
+        let e = lookup("reduce_sum", &Attrs::new("reduce_sum", bad)).unwrap().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    }
+
+    #[test]
+    fn several_ragged_axes_reduce_innermost_first() {
+        // reductions.json gives axis 1 = [[5, 2, 3], [11], [7], [18, 9]] and axis 2 =
+        // [[6, 4], [5, 0, 6], [7], [17, 10]]; TensorFlow then folds the next axis of those.
+        assert_eq!(lit(run_axes(ReduceKind::Sum, &rank3(), vec![1, 2], false)), lit(ragged![10, 11, 7, 27]));
+        assert_eq!(lit(run_axes(ReduceKind::Sum, &rank3(), vec![2, 1], false)), lit(ragged![10, 11, 7, 27]));
+        assert_eq!(lit(run_axes(ReduceKind::Sum, &rank3(), vec![0, 1], false)), lit(ragged![41, 11, 3]));
+        assert_eq!(lit(run_axes(ReduceKind::Sum, &rank3(), vec![0, 2], false)), lit(ragged![35, 14, 6]));
+        // Negative axes are resolved before sorting: -1 is axis 2, folded before axis 0.
+        assert_eq!(lit(run_axes(ReduceKind::Sum, &rank3(), vec![-1, 0], false)), lit(ragged![35, 14, 6]));
+        let all = run_axes(ReduceKind::Sum, &rank3(), vec![0, 1, 2], false).unwrap();
+        assert!(all.is_dense() && all.flat_values().shape().is_empty(), "a scalar, got {all}");
+        assert_eq!(i32s(&all), vec![55]);
+        let max = run_axes(ReduceKind::Max, &rank3(), vec![0, 2], false).unwrap();
+        assert_eq!(max.to_literal(), lit(ragged![9, 10, 6]));
+    }
+
+    #[test]
+    fn mean_over_several_axes_divides_by_the_total_count() {
+        // Row sums 10, 11, 7, 27 over 4, 2, 1, 3 values; a mean of the per-row means would give
+        // 3.0 and NaN for the first two rows.
+        let y = run_axes(ReduceKind::Mean, &rank3(), vec![1, 2], false).unwrap();
+        assert_eq!(y.dtype(), DType::F64);
+        assert_eq!(f64s(&y), vec![2.5, 5.5, 7.0, 9.0]);
+        assert_eq!(f64s(&run_axes(ReduceKind::Mean, &rank3(), vec![0, 1, 2], false).unwrap()), vec![5.5]);
+        // Position-wise over rows then columns: [[5, 2, 3], [11], [7], [18, 9]] has 7 values.
+        let y = run_axes(ReduceKind::Mean, &rank3(), vec![0, 1], false).unwrap();
+        assert!(close(&f64s(&y), &[41.0 / 7.0, 5.5, 3.0]), "{:?}", f64s(&y));
+        let f = run_axes(ReduceKind::Mean, &floats(), vec![0, 1], false).unwrap();
+        assert_eq!(f32s(&f), vec![0.875], "the mean of every value (as with axis=None)");
+    }
+
+    #[test]
+    fn empty_inner_groups_fold_their_identity() {
+        let x = RaggedTensor::from_literal_typed(
+            &Literal::List(vec![
+                Literal::List(vec![Literal::List(vec![1.0f32.into()]), Literal::List(vec![])]),
+                Literal::List(vec![Literal::List(vec![])]),
+                Literal::List(vec![]),
+            ]),
+            Some(DType::F32),
+            Some(2),
+            None,
+        )
+        .unwrap();
+        // Ragged folds start from the finite lowest value, which then folds outwards.
+        assert_eq!(f32s(&run_axes(ReduceKind::Max, &x, vec![1, 2], false).unwrap()), vec![1.0, f32::MIN, f32::MIN]);
+        assert_eq!(f32s(&run_axes(ReduceKind::Min, &x, vec![1, 2], false).unwrap()), vec![1.0, f32::MAX, f32::MAX]);
+        let means = f32s(&run_axes(ReduceKind::Mean, &x, vec![1, 2], false).unwrap());
+        assert!(means[0] == 1.0 && means[1].is_nan() && means[2].is_nan(), "{means:?}");
+        // Two empty rows: the rows fold to f32::MIN, then the dense axis 0 keeps it.
+        let rows = RaggedTensor::from_row_splits(DenseTensor::vector(Vec::<f32>::new()), vec![0, 0, 0]).unwrap();
+        assert_eq!(f32s(&run_axes(ReduceKind::Max, &rows, vec![0, 1], false).unwrap()), vec![f32::MIN]);
+        // No rows at all: axis 1 gives an empty dense vector, whose dense fold is -inf.
+        let none = RaggedTensor::from_row_splits(DenseTensor::vector(Vec::<f32>::new()), vec![0]).unwrap();
+        assert_eq!(f32s(&run_axes(ReduceKind::Max, &none, vec![0, 1], false).unwrap()), vec![f32::NEG_INFINITY]);
+        assert_eq!(f32s(&run_axes(ReduceKind::Sum, &none, vec![0, 1], false).unwrap()), vec![0.0]);
+    }
+
+    #[test]
+    fn keepdims_with_several_axes() {
+        let y = run_axes(ReduceKind::Sum, &rank3(), vec![1, 2], true).unwrap();
+        assert!(y.is_dense(), "{y}");
+        assert_eq!(y.flat_values().shape(), &[4, 1, 1]);
+        assert_eq!(i32s(&y), vec![10, 11, 7, 27]);
+        let y = run_axes(ReduceKind::Sum, &ints(), vec![0, 1], true).unwrap();
+        assert_eq!(y.flat_values().shape(), &[1, 1]);
+        assert_eq!(i32s(&y), vec![31]);
+        // Axis 0 kept as a uniform partition of one row, axis 2 as an inner dim of size 1.
+        let y = run_axes(ReduceKind::Sum, &rank3(), vec![0, 2], true).unwrap();
+        assert_eq!(y.rank(), 3);
+        assert_eq!(y.to_literal(), lit(ragged![[[35], [14], [6]]]));
+    }
+
+    #[test]
+    fn dense_inputs_fold_listed_axes_at_once() {
+        let m = dense(vec![2, 3], vec![1i64, 2, 3, 4, 5, 6]);
+        for axes in [vec![0, 1], vec![1, 0], vec![-1, -2]] {
+            let y = run_axes(ReduceKind::Sum, &m, axes.clone(), false).unwrap();
+            assert_eq!(y.flat_slice::<i64>(), Some(&[21][..]), "axes {axes:?}");
+        }
+        let y = run_axes(ReduceKind::Sum, &m, vec![-1, 0], true).unwrap();
+        assert_eq!(y.flat_values().shape(), &[1, 1]);
+        assert_eq!(f64s(&run_axes(ReduceKind::Mean, &m, vec![0, 1], false).unwrap()), vec![3.5]);
+        let cube = dense(vec![2, 2, 2], (0..8).collect::<Vec<i32>>());
+        let y = run_axes(ReduceKind::Sum, &cube, vec![2, 0], false).unwrap();
+        assert_eq!(i32s(&y), vec![10, 18]);
+        let y = run_axes(ReduceKind::Sum, &cube, vec![0, 2], true).unwrap();
+        assert_eq!(y.flat_values().shape(), &[1, 2, 1]);
+        let empty = dense(vec![2, 0, 3], Vec::<f64>::new());
+        let y = run_axes(ReduceKind::Max, &empty, vec![0, 1], false).unwrap();
+        assert_eq!(f64s(&y), vec![f64::NEG_INFINITY; 3], "a dense fold starts from -inf");
+    }
+
+    #[test]
+    fn an_empty_axis_list_folds_nothing() {
+        let y = run_axes(ReduceKind::Sum, &ints(), Vec::new(), false).unwrap();
+        assert!(y.equals(&ints()), "{y}");
+        let y = run_axes(ReduceKind::Max, &rank3(), Vec::new(), true).unwrap();
+        assert!(y.equals(&rank3()), "{y}");
+        let y = run_axes(ReduceKind::Mean, &ints(), Vec::new(), false).unwrap();
+        assert!(y.equals(&ints().cast(DType::F64).unwrap()), "{y}");
+        let m = dense(vec![2, 2], vec![1.5f32, 2.0, 3.0, 4.0]);
+        assert!(run_axes(ReduceKind::Prod, &m, Vec::new(), false).unwrap().equals(&m));
+    }
+
+    #[test]
+    fn repeated_or_out_of_range_axes_are_invalid_arguments() {
+        for axes in [vec![1, 1], vec![1, -1], vec![0, 2], vec![-3, 0]] {
+            let op = Reduce::with_axes(ReduceKind::Sum, axes.clone(), false);
+            let e = op.infer(&[TensorType::of(&ints())]).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidArgument, "infer, axes {axes:?}: {e}");
+            assert!(e.to_string().contains("reduce_sum"), "{e}");
+            let e = op.perform(&[ints()]).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidArgument, "perform, axes {axes:?}: {e}");
+        }
+        let e = Reduce::with_axes(ReduceKind::Sum, vec![2, -1], false).perform(&[rank3()]).unwrap_err();
+        assert!(e.to_string().contains("twice"), "{e}");
+    }
+
+    #[test]
+    fn types_with_several_axes() {
+        let x = TensorType::ragged(DType::I32, 2).with_inner(&[Some(3)]);
+        let t = |axes: Vec<i64>, keep| reduced_type("r", &x, &Axes::from(axes), keep).unwrap().to_string();
+        assert_eq!(t(vec![1, 2], false), "int32[?, 3]");
+        assert_eq!(t(vec![1, 2], true), "int32[?, 1, 1, 3]");
+        assert_eq!(t(vec![0, 3], false), "int32[?, *]");
+        assert_eq!(t(vec![-1, -2], false), "int32[?, *]");
+        assert_eq!(t(vec![0, 1, 2, 3], false), "int32[]");
+        assert_eq!(t(vec![], true), "int32[?, *, *, 3]");
+        let d = TensorType::dense(DType::F32, &[Some(2), None, Some(4)]);
+        let t = |axes: Vec<i64>, keep| reduced_type("r", &d, &Axes::from(axes), keep).unwrap().to_string();
+        assert_eq!(t(vec![2, 0], false), "float32[?]");
+        assert_eq!(t(vec![0, 2], true), "float32[1, ?, 1]");
+        let e = reduced_type("r", &x, &Axes::from(vec![3, -1]), false).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    }
+
+    /// SplitMix64: a small deterministic generator for the property tests.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    /// A random tensor of `dtype` with `ragged_rank` ragged dims (short and empty rows) and
+    /// `inner` uniform dims.
+    fn random_ragged(rng: &mut Rng, dtype: DType, ragged_rank: usize, inner: &[usize]) -> RaggedTensor {
+        let mut n = rng.below(4);
+        let mut nested = Vec::new();
+        for _ in 0..ragged_rank {
+            let mut splits = vec![0i64];
+            for _ in 0..n {
+                splits.push(splits[splits.len() - 1] + rng.below(4) as i64);
+            }
+            n = splits[splits.len() - 1] as usize;
+            nested.push(splits);
+        }
+        let shape: Vec<usize> = std::iter::once(n).chain(inner.iter().copied()).collect();
+        let len = shape.iter().product();
+        let values = match dtype {
+            DType::I32 => DenseTensor::from_vec(shape, (0..len).map(|_| rng.below(19) as i32 - 9).collect()),
+            DType::F64 => {
+                DenseTensor::from_vec(shape, (0..len).map(|_| (rng.below(33) as f64 - 16.0) * 0.37).collect::<Vec<_>>())
+            }
+            DType::Bool => DenseTensor::from_vec(shape, (0..len).map(|_| rng.below(3) > 0).collect()),
+            DType::String => {
+                let words = ["", "a", "bc", "d"];
+                let strings: Vec<&str> = (0..len).map(|_| words[rng.below(words.len())]).collect();
+                ragtime_core::StringTensor::from_strings(&strings, shape).map(DenseTensor::String)
+            }
+            other => panic!("no generator for {other}"),
+        }
+        .unwrap();
+        RaggedTensor::from_nested_row_splits(values, &nested).unwrap()
+    }
+
+    /// Reduces `x` along each of `axes` in turn (already resolved and sorted innermost first).
+    fn one_axis_at_a_time(op: impl Fn(i64) -> OpRef, x: &RaggedTensor, axes: &[usize]) -> RaggedTensor {
+        axes.iter().fold(x.clone(), |y, &a| op(a as i64).perform(&[y]).unwrap().remove(0))
+    }
+
+    #[test]
+    fn several_axes_equal_one_axis_at_a_time() {
+        let mut rng = Rng(0x5EED);
+        for case in 0..600 {
+            let ragged_rank = 1 + rng.below(3);
+            let inner: Vec<usize> = (0..rng.below(3)).map(|_| rng.below(3)).collect();
+            let rank = 1 + ragged_rank + inner.len();
+            // Two or more distinct axes, in random order, some written negative.
+            let mut axes: Vec<usize> = (0..rank).collect();
+            for i in (1..axes.len()).rev() {
+                axes.swap(i, rng.below(i + 1));
+            }
+            axes.truncate(2 + rng.below(rank - 1));
+            let listed: Vec<i64> =
+                axes.iter().map(|&a| if rng.below(2) == 0 { a as i64 } else { a as i64 - rank as i64 }).collect();
+            let keepdims = rng.below(2) == 0;
+            let mut order = axes.clone();
+            order.sort_unstable_by(|a, b| b.cmp(a));
+
+            let kind =
+                [ReduceKind::Sum, ReduceKind::Prod, ReduceKind::Max, ReduceKind::Min, ReduceKind::Mean][rng.below(5)];
+            let dtype = if rng.below(2) == 0 { DType::I32 } else { DType::F64 };
+            let (kind, dtype) = match rng.below(6) {
+                0 => ([ReduceKind::All, ReduceKind::Any][rng.below(2)], DType::Bool),
+                _ => (kind, dtype),
+            };
+            let x = random_ragged(&mut rng, dtype, ragged_rank, &inner);
+            let what = format!("case {case}: {kind:?} over {listed:?} keepdims={keepdims} of {x}");
+            let got = run_axes(kind, &x, listed.clone(), keepdims).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let want = if kind == ReduceKind::Mean {
+                // TensorFlow's reduce_mean: the sum over the axes divided by the count of values.
+                let sum = |t: &RaggedTensor| {
+                    one_axis_at_a_time(|a| Arc::new(Reduce::new(ReduceKind::Sum, Some(a), keepdims)), t, &order)
+                };
+                let total = sum(&x).cast(DType::F64).unwrap();
+                let ones = x
+                    .with_flat_values(
+                        DenseTensor::full(x.flat_values().shape().to_vec(), &DenseTensor::scalar(1.0f64)).unwrap(),
+                    )
+                    .unwrap();
+                let count = sum(&ones);
+                let quotient: Vec<f64> = f64s(&total).iter().zip(f64s(&count)).map(|(s, n)| s / n).collect();
+                total
+                    .with_flat_values(DenseTensor::from_vec(total.flat_values().shape().to_vec(), quotient).unwrap())
+                    .unwrap()
+            } else {
+                one_axis_at_a_time(|a| Arc::new(Reduce::new(kind, Some(a), keepdims)), &x, &order)
+            };
+            assert!(got.equals(&want), "{what}: expected {want}, got {got}");
+
+            let strings = random_ragged(&mut rng, DType::String, ragged_rank, &inner);
+            let join = crate::strings::ReduceJoin::with_axes(listed.clone(), "/").with_keepdims(keepdims);
+            let got = join.perform(std::slice::from_ref(&strings)).unwrap().remove(0);
+            let inferred = join.infer(&[TensorType::of(&strings)]).unwrap();
+            assert!(inferred[0].accepts(&TensorType::of(&got)), "{}: infer said {}", join.name(), inferred[0]);
+            let want = one_axis_at_a_time(
+                |a| Arc::new(crate::strings::ReduceJoin::new(Some(a), "/").with_keepdims(keepdims)),
+                &strings,
+                &order,
+            );
+            assert!(got.equals(&want), "case {case}: join over {listed:?} of {strings}: expected {want}, got {got}");
+        }
     }
 }

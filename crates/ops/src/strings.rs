@@ -6,6 +6,7 @@
 //! their results share the input's partition `Arc`s.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::fmt;
 
 use ragtime_core::{
@@ -15,7 +16,7 @@ use ragtime_core::{
 use ragtime_graph::{expect_arity, Attr, Attrs, Op, OpRef};
 
 use crate::broadcast::{broadcast_types, broadcast_values};
-use crate::reduce::{plan_reduction, reduced_type};
+use crate::reduce::{plan_reduction, reduced_type, Axes, ReductionStage};
 use crate::util::{expect_dtype, one};
 
 const SPLIT: &str = "strings.split";
@@ -584,11 +585,16 @@ impl Op for Join {
 // strings.reduce_join
 // ---------------------------------------------------------------------------------------------
 
-/// `tf.strings.reduce_join`: joins the strings along `axis` (`None`: all of them) with `separator`,
-/// in order; an empty group gives `""`. The grouping is the one of the numeric reductions.
+/// `tf.strings.reduce_join`: joins the strings along `axis` (every axis, one, or several) with
+/// `separator`, in order; an empty group gives `""`. The grouping is the one of the numeric
+/// reductions ([`plan_reduction`]): a ragged input is joined one axis at a time from the
+/// innermost listed axis outwards, so an empty inner group still stands between separators
+/// (`[["a"], [], ["b"]]` over `[0, 1]` with `"-"` gives `"a--b"`); a dense input joins each
+/// group at once with the first listed axis varying fastest (`[["a", "b"], ["c", "d"]]` over
+/// `[0, 1]` gives `"acbd"`, over `[1, 0]` `"abcd"`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReduceJoin {
-    axis: Option<i64>,
+    axis: Axes,
     keepdims: bool,
     separator: String,
 }
@@ -596,29 +602,34 @@ pub struct ReduceJoin {
 impl ReduceJoin {
     /// Joins along `axis` (negative counts from the end; `None` joins everything into a scalar).
     pub fn new(axis: Option<i64>, separator: &str) -> Self {
-        ReduceJoin { axis, keepdims: false, separator: separator.to_owned() }
+        Self::with_axes(axis, separator)
     }
 
-    /// Keeps the joined dimension with size 1.
+    /// Joins along `axes`: `Axes::All`, an axis (`1`), or a list (`vec![0, 2]`, `[0, -1]`).
+    pub fn with_axes(axes: impl Into<Axes>, separator: &str) -> Self {
+        ReduceJoin { axis: axes.into(), keepdims: false, separator: separator.to_owned() }
+    }
+
+    /// Keeps each joined dimension with size 1.
     pub fn with_keepdims(mut self, keepdims: bool) -> Self {
         self.keepdims = keepdims;
         self
     }
 
-    /// From graph-file attributes: `axis` (integer or null), `separator` (optional, `""` by
-    /// default), `keepdims` (optional, false by default).
+    /// From graph-file attributes: `axis` (integer, list of integers, or null), `separator`
+    /// (optional, `""` by default), `keepdims` (optional, false by default).
     pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
         attrs.only(&["axis", "separator", "keepdims"])?;
-        Ok(ReduceJoin::new(attrs.int_opt("axis")?, attrs.str_opt("separator")?.unwrap_or(""))
+        Ok(ReduceJoin::with_axes(Axes::from_attr(attrs, "axis")?, attrs.str_opt("separator")?.unwrap_or(""))
             .with_keepdims(attrs.bool_opt("keepdims")?.unwrap_or(false)))
     }
 
-    /// The joined axis (`None`: all).
-    pub fn axis(&self) -> Option<i64> {
-        self.axis
+    /// The joined axes.
+    pub fn axis(&self) -> &Axes {
+        &self.axis
     }
 
-    /// Whether the joined dimension is kept with size 1.
+    /// Whether each joined dimension is kept with size 1.
     pub fn keepdims(&self) -> bool {
         self.keepdims
     }
@@ -627,36 +638,49 @@ impl ReduceJoin {
     pub fn separator(&self) -> &str {
         &self.separator
     }
+
+    /// Joins the groups of one plan stage of `input`, giving a column of `shape`.
+    fn join_stage(&self, input: &StringTensor, stage: &ReductionStage, shape: Vec<usize>) -> Result<StringTensor> {
+        let sep = self.separator.as_bytes();
+        let mut out = StringBuilder::with_capacity(stage.len(), input.bytes().len() + stage.members.len() * sep.len());
+        for o in 0..stage.len() {
+            for (k, &member) in stage.group(o).iter().enumerate() {
+                if k > 0 {
+                    out.extend(sep);
+                }
+                out.extend(input.get(member));
+            }
+            out.end_string();
+        }
+        out.finish(shape)
+    }
 }
 
 impl Op for ReduceJoin {
     fn name(&self) -> String {
-        let axis = self.axis.map_or_else(|| "None".to_owned(), |a| a.to_string());
-        format!("StringsReduceJoin{{axis={axis}, keepdims={}, separator={:?}}}", self.keepdims, self.separator)
+        format!("StringsReduceJoin{{axis={}, keepdims={}, separator={:?}}}", self.axis, self.keepdims, self.separator)
     }
 
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         expect_arity(REDUCE_JOIN, inputs, 1..=1)?;
         expect_string(REDUCE_JOIN, 0, &inputs[0])?;
-        Ok(vec![reduced_type(REDUCE_JOIN, &inputs[0], self.axis, self.keepdims)?.with_dtype(DType::String)])
+        Ok(vec![reduced_type(REDUCE_JOIN, &inputs[0], &self.axis, self.keepdims)?.with_dtype(DType::String)])
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let x = single_input(REDUCE_JOIN, inputs)?;
         let col = string_column(REDUCE_JOIN, 0, x)?;
-        let plan = plan_reduction(REDUCE_JOIN, x, self.axis, self.keepdims)?;
-        let sep = self.separator.as_bytes();
-        let mut out = StringBuilder::with_capacity(plan.len(), col.bytes().len() + plan.members.len() * sep.len());
-        for o in 0..plan.len() {
-            for (k, &member) in plan.group(o).iter().enumerate() {
-                if k > 0 {
-                    out.extend(sep);
-                }
-                out.extend(col.get(member));
-            }
-            out.end_string();
+        let plan = plan_reduction(REDUCE_JOIN, x, &self.axis, self.keepdims)?;
+        plan.check_input(REDUCE_JOIN, col.len())?;
+        // Stage by stage; intermediate columns are flat, the last one takes the result's shape.
+        let last = plan.stages().len().saturating_sub(1);
+        let shape_of =
+            |k: usize, stage: &ReductionStage| if k == last { plan.flat_shape.clone() } else { vec![stage.len()] };
+        let mut joined = Cow::Borrowed(col);
+        for (k, stage) in plan.stages().iter().enumerate() {
+            joined = Cow::Owned(self.join_stage(&joined, stage, shape_of(k, stage))?);
         }
-        one(plan.finish(DenseTensor::String(out.finish(plan.flat_shape.clone())?))?)
+        one(plan.finish(DenseTensor::String(joined.into_owned()))?)
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -1448,6 +1472,69 @@ mod tests {
         let err = ReduceJoin::new(Some(2), "").infer(&[TensorType::of(&words())]).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidArgument);
         assert_eq!(perform_error(&ReduceJoin::new(Some(-3), ""), &[words()]), ErrorKind::InvalidArgument);
+    }
+
+    fn dense_strings(lit: Literal) -> RaggedTensor {
+        strings(lit, 0)
+    }
+
+    #[test]
+    fn reduce_join_of_a_dense_tensor_runs_the_first_listed_axis_fastest() {
+        // TensorFlow's ReduceJoin documentation: [["a", "b"], ["c", "d"]] over [0, 1] is "acbd",
+        // over [1, 0] "abcd".
+        let x = dense_strings(lit(vec![vec!["a", "b"], vec!["c", "d"]]));
+        let scalar = |s: &str| RaggedTensor::from_literal(&lit(s)).unwrap();
+        assert_value(&run(&ReduceJoin::with_axes(vec![0, 1], ""), std::slice::from_ref(&x)), &scalar("acbd"));
+        assert_value(&run(&ReduceJoin::with_axes(vec![1, 0], ""), std::slice::from_ref(&x)), &scalar("abcd"));
+        assert_value(&run(&ReduceJoin::with_axes(vec![-1, -2], "."), std::slice::from_ref(&x)), &scalar("a.b.c.d"));
+        let kept = run(&ReduceJoin::with_axes(vec![0, 1], "").with_keepdims(true), std::slice::from_ref(&x));
+        assert_value(&kept, &dense_strings(lit(vec![vec!["acbd"]])));
+        assert_value(&run(&ReduceJoin::with_axes(Vec::new(), "-"), std::slice::from_ref(&x)), &x);
+        // An empty dim leaves every group empty: no separators.
+        let empty =
+            RaggedTensor::dense(DenseTensor::String(StringTensor::from_strings::<&str>(&[], vec![2, 0]).unwrap()));
+        assert_value(&run(&ReduceJoin::with_axes(vec![0, 1], "-"), &[empty]), &scalar(""));
+    }
+
+    #[test]
+    fn reduce_join_of_a_ragged_tensor_joins_innermost_first() {
+        let x = ragged![["a", "b"], ["c", "d"]].unwrap();
+        let scalar = |s: &str| RaggedTensor::from_literal(&lit(s)).unwrap();
+        for axes in [vec![0, 1], vec![1, 0], vec![-1, 0]] {
+            let out = run(&ReduceJoin::with_axes(axes.clone(), ""), std::slice::from_ref(&x));
+            assert_value(&out, &scalar("abcd"));
+        }
+        // An empty row joins to "", which the join across rows keeps between separators.
+        let gaps = strings(lit(vec![vec!["a"], vec![], vec!["b"]]), 1);
+        assert_value(&run(&ReduceJoin::with_axes(vec![0, 1], "-"), std::slice::from_ref(&gaps)), &scalar("a--b"));
+        assert_value(&run(&ReduceJoin::new(None, "-"), std::slice::from_ref(&gaps)), &scalar("a-b"));
+        let no_values = strings(lit(vec![Vec::<&str>::new(), vec![]]), 1);
+        assert_value(&run(&ReduceJoin::with_axes(vec![1, 0], "-"), &[no_values]), &scalar("-"));
+        // Rank 3: each row's words, then the row's sentences.
+        let doc = strings(lit(vec![vec![vec!["to", "be"], vec!["or"]], vec![vec!["not"]]]), 2);
+        let out = run(&ReduceJoin::with_axes(vec![1, 2], " "), std::slice::from_ref(&doc));
+        assert_value(&out, &ragged!["to be or", "not"].unwrap());
+        let kept = run(&ReduceJoin::with_axes(vec![1, 2], " ").with_keepdims(true), &[doc]);
+        assert_value(&kept, &dense_strings(lit(vec![vec![vec!["to be or"]], vec![vec!["not"]]])));
+    }
+
+    #[test]
+    fn reduce_join_axis_lists_from_attributes() {
+        let mut m = std::collections::BTreeMap::new();
+        m.insert("axis".to_owned(), Attr::List(vec![Attr::Int(0), Attr::Int(-1)]));
+        m.insert("separator".to_owned(), Attr::Str(",".to_owned()));
+        let op = lookup(REDUCE_JOIN, &Attrs::new(REDUCE_JOIN, m)).unwrap().unwrap();
+        assert_eq!(op.name(), r#"StringsReduceJoin{axis=[0, -1], keepdims=false, separator=","}"#);
+        let out = op.perform(&[words()]).unwrap().remove(0);
+        assert_value(&out, &RaggedTensor::from_literal(&lit("So,long,thanks,for,all,the,fish")).unwrap());
+        assert_eq!(ReduceJoin::with_axes(vec![1], "").name(), ReduceJoin::new(Some(1), "").name());
+        assert_eq!(ReduceJoin::with_axes([0, 2], "").axis(), &Axes::List(vec![0, 2]));
+        for axes in [vec![1, 1], vec![0, -2], vec![0, 2]] {
+            let op = ReduceJoin::with_axes(axes.clone(), "");
+            let err = op.infer(&[TensorType::of(&words())]).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidArgument, "axes {axes:?}");
+            assert_eq!(perform_error(&op, &[words()]), ErrorKind::InvalidArgument, "axes {axes:?}");
+        }
     }
 
     // --- strings.length, lower, upper, to_hash_bucket_fast -------------------------------------

@@ -3,19 +3,24 @@
 //!
 //! Data movement follows one idea throughout: compute the new row partitions and the list of
 //! source rows, then gather with [`DenseTensor::take_rows`], which works for every dtype
-//! (strings included). [`take_outer_rows`] and the private `remap` are that idea in code.
+//! (strings included). [`crate::gather::take_rows`] (whole outer rows) and the private `remap`
+//! (rows and items of every dimension) are that idea in code.
 
 use std::any::Any;
 use std::collections::BTreeSet;
 use std::ops::Range;
 
 use ragtime_core::{
-    dispatch_dtype, DType, DenseTensor, Dim, Element, Error, Literal, RaggedTensor, Result, RowPartition, TensorType,
+    DType, DenseTensor, Dim, Element, Error, Level, Literal, RaggedTensor, Result, RowPartition, TensorType,
 };
-use ragtime_graph::{expect_arity, Attr, Attrs, Op};
+use ragtime_graph::{expect_arity, Attrs, Op};
 
-use crate::partition_ops::{dense_input, expect_int_vector, fixed_inputs, int_vector_input, shared};
-use crate::util::{expect_dense_rank, expect_integer, normalize_axis, one};
+use crate::gather::{raise_ragged_rank, take_rows};
+use crate::index::row_type;
+use crate::util::{
+    check_scalar_literal, dense_input, expect_dense_rank, expect_int_vector, expect_integer, fixed_inputs,
+    int_vector_input, normalize_axis, one, scalar_attr, scalar_tensor, shared, show_literal,
+};
 
 /// The op of this module called `name`, if any.
 pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<ragtime_graph::OpRef>> {
@@ -69,23 +74,6 @@ impl DimMap {
     }
 }
 
-/// One dimension below the outer one: ragged (a partition) or uniform (`n` items per row,
-/// numbered row-major).
-#[derive(Clone, Copy)]
-enum Level<'a> {
-    Ragged(&'a RowPartition),
-    Uniform(usize),
-}
-
-impl Level<'_> {
-    fn children(self, row: usize) -> Range<usize> {
-        match self {
-            Level::Ragged(p) => p.row_range(row),
-            Level::Uniform(n) => row * n..(row + 1) * n,
-        }
-    }
-}
-
 /// Rebuilds `rt` with output row `i` taken from input row `outer[i]` (repeats allowed), and every
 /// deeper dimension `d` read through `inner[d - 1]` (`Keep` where `inner` is too short).
 ///
@@ -111,12 +99,10 @@ fn remap(op: &str, rt: &RaggedTensor, outer: Vec<usize>, inner: &[DimMap]) -> Re
     let mut nvals = rows.len();
     let mut partitions = Vec::with_capacity(ragged_rank);
     let mut out_inner = vshape[1..].to_vec();
+    let levels = rt.levels();
     for d in 1..=depth {
         let map = map_of(d);
-        let level = match rt.partitions().get(d - 1) {
-            Some(p) => Level::Ragged(p),
-            None => Level::Uniform(vshape[d - ragged_rank]),
-        };
+        let level = levels[d];
         let count = rows
             .iter()
             .try_fold(0usize, |acc, &r| {
@@ -160,20 +146,6 @@ fn reshaped(t: &DenseTensor, shape: Vec<usize>) -> Result<DenseTensor> {
         return Ok(t.clone());
     }
     t.reshape(shape)
-}
-
-/// Rows `rows[0], rows[1], ...` of `rt` along its outer dimension (repeats allowed), each with all
-/// its nested rows and values: the data movement behind gather, concat along axis 1, tile and
-/// reverse. A row index past the end is an `index_out_of_range` error.
-pub fn take_outer_rows(rt: &RaggedTensor, rows: &[usize]) -> Result<RaggedTensor> {
-    remap("take_outer_rows", rt, rows.to_vec(), &[])
-}
-
-/// `values` under one more outer partition.
-fn with_outer(outer: RowPartition, values: RaggedTensor) -> Result<RaggedTensor> {
-    let mut partitions = vec![outer];
-    partitions.extend_from_slice(values.partitions());
-    RaggedTensor::new(values.flat_values().clone(), partitions)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -237,13 +209,6 @@ fn merge_dim_lists(op: &str, lists: &[Vec<Dim>], what: &str) -> Result<Vec<Dim>>
 /// The sum of several dims (known only when all are).
 fn sum_dims(dims: impl Iterator<Item = Dim>) -> Dim {
     dims.map(Dim::size).try_fold(0usize, |acc, d| acc.checked_add(d?)).map_or(Dim::Unknown, Dim::Known)
-}
-
-/// The type of a ragged type's values (`tf.RaggedTensor.values`).
-fn values_type(t: &TensorType) -> Result<TensorType> {
-    let mut dims = vec![Dim::Unknown];
-    dims.extend_from_slice(&t.dims[2..]);
-    TensorType::new(t.dtype, t.ragged_rank - 1, dims)
 }
 
 /// `t` with its ragged rank raised to `ragged_rank` (uniform dims turned into partitions).
@@ -321,7 +286,7 @@ fn join_type(op: &str, types: &[TensorType], axis: usize, stack: bool, top: bool
         }
         _ => {
             let outer = merge_dim_lists(op, &outers, "rows")?[0];
-            let values = raised.iter().map(values_type).collect::<Result<Vec<_>>>()?;
+            let values: Vec<TensorType> = raised.iter().map(row_type).collect();
             let joined = join_type(op, &values, axis - 1, stack, false)?;
             (outer, joined.ragged_rank + 1, joined.dims[joined.ragged_rank + 1..].to_vec())
         }
@@ -332,31 +297,17 @@ fn join_type(op: &str, types: &[TensorType], axis: usize, stack: bool, top: bool
     TensorType::new(first.dtype, ragged, dims)
 }
 
-/// `t` with its ragged rank raised to `ragged_rank`: each step turns the first uniform inner
-/// dimension of the flat values into a uniform partition (TensorFlow's `from_tensor`).
-fn raise_ragged_rank(op: &str, t: &RaggedTensor, ragged_rank: usize) -> Result<RaggedTensor> {
-    let mut flat = t.flat_values().clone();
-    let mut partitions = t.partitions().to_vec();
-    while partitions.len() < ragged_rank {
-        let shape = flat.shape().to_vec();
-        if shape.len() < 2 {
-            return Err(Error::shapes(
-                op,
-                format!("a tensor of rank {} cannot have ragged rank {ragged_rank}", t.rank()),
-            ));
-        }
-        // Rows of empty items still get one split each.
-        DenseTensor::checked_len(op, &shape[..2])?;
-        partitions.push(RowPartition::from_uniform_row_length(shape[1], shape[0])?);
-        let mut items = vec![shape[0] * shape[1]];
-        items.extend_from_slice(&shape[2..]);
-        flat = flat.reshape(items)?;
+/// `t` with a dimension of size 1 inserted at `axis` (`0..=t.rank()`), as TensorFlow's ragged
+/// `expand_dims`: a dense tensor is reshaped; a ragged one gains a uniform partition (axis 0
+/// wraps all rows in one row, axis 1 wraps each row) or, deeper, the same inside its values.
+/// An axis past the rank is an `invalid_argument` error.
+pub fn expand_dims(t: &RaggedTensor, axis: usize) -> Result<RaggedTensor> {
+    if axis > t.rank() {
+        return Err(Error::argument(
+            "expand_dims",
+            format!("axis {axis} is out of range for inserting a dimension into a tensor of rank {}", t.rank()),
+        ));
     }
-    RaggedTensor::new(flat, partitions)
-}
-
-/// `t` with a dimension of size 1 inserted at `axis` (TensorFlow's ragged `expand_dims`).
-fn expand_dims(t: &RaggedTensor, axis: usize) -> Result<RaggedTensor> {
     if t.is_dense() {
         let mut shape = t.flat_values().shape().to_vec();
         shape.insert(axis, 1);
@@ -364,9 +315,9 @@ fn expand_dims(t: &RaggedTensor, axis: usize) -> Result<RaggedTensor> {
     }
     let nrows = t.nrows();
     match axis {
-        0 => with_outer(RowPartition::from_uniform_row_length(nrows, 1)?, t.clone()),
-        1 => with_outer(RowPartition::from_uniform_row_length(1, nrows)?, t.clone()),
-        _ => with_outer(t.partitions()[0].clone(), expand_dims(&t.values()?, axis - 1)?),
+        0 => t.with_outer_partitions(&[RowPartition::from_uniform_row_length(nrows, 1)?]),
+        1 => t.with_outer_partitions(&[RowPartition::from_uniform_row_length(1, nrows)?]),
+        _ => expand_dims(&t.values()?, axis - 1)?.with_outer_partitions(&t.partitions()[..1]),
     }
 }
 
@@ -460,16 +411,13 @@ fn join_columns(op: &str, inputs: &[RaggedTensor], stack: bool) -> Result<Ragged
     let all = join_rows(op, inputs, false)?;
     let n = inputs.len();
     let interleaved: Vec<usize> = (0..nrows).flat_map(|row| (0..n).map(move |i| i * nrows + row)).collect();
-    let rows = take_outer_rows(&all, &interleaved)?;
+    let rows = take_rows(op, &all, &interleaved)?;
     if stack {
-        return with_outer(RowPartition::from_uniform_row_length(n, nrows)?, rows);
+        return rows.with_outer_partitions(&[RowPartition::from_uniform_row_length(n, nrows)?]);
     }
-    let (pairs, deeper) =
-        rows.partitions().split_first().ok_or_else(|| Error::argument(op, "lost the row partition"))?;
+    let pairs = rows.partitions().first().ok_or_else(|| Error::argument(op, "lost the row partition"))?;
     let merged = RowPartition::from_row_splits(pairs.row_splits().iter().step_by(n).copied().collect())?;
-    let mut partitions = vec![merged];
-    partitions.extend_from_slice(deeper);
-    RaggedTensor::new(rows.flat_values().clone(), partitions)
+    rows.values()?.with_outer_partitions(&[merged])
 }
 
 /// `concat` (`stack == false`) or `stack` of `inputs` along the resolved `axis`.
@@ -501,7 +449,7 @@ fn join(op: &str, inputs: &[RaggedTensor], axis: usize, stack: bool, top: bool) 
                 }
             }
             let values = raised.iter().map(RaggedTensor::values).collect::<Result<Vec<_>>>()?;
-            with_outer(outer.clone(), join(op, &values, axis - 1, stack, false)?)
+            join(op, &values, axis - 1, stack, false)?.with_outer_partitions(std::slice::from_ref(outer))
         }
     }
 }
@@ -974,56 +922,7 @@ impl Op for RaggedRange {
 // ---------------------------------------------------------------------------------------------
 // Dense and sparse conversions.
 
-/// A scalar attribute (`default_value`, `padding`) as a literal; lists are refused.
-pub fn scalar_attr(attrs: &Attrs, name: &str) -> Result<Option<Literal>> {
-    Ok(match attrs.get(name) {
-        None => None,
-        Some(Attr::Int(v)) => Some(Literal::Int(i128::from(*v))),
-        Some(Attr::Float(v)) => Some(Literal::Float(*v)),
-        Some(Attr::Bool(v)) => Some(Literal::Bool(*v)),
-        Some(Attr::Str(v)) => Some(Literal::Str(v.as_bytes().to_vec())),
-        Some(other) => {
-            return Err(Error::argument(attrs.op(), format!("attribute `{name}` must be a scalar, got {other:?}")))
-        }
-    })
-}
-
-/// Fails (`type_mismatch`) unless the scalar literal `lit` (named `what`) is a value of `dtype`:
-/// integers for numeric dtypes (in range), floats for float dtypes, booleans for bool, strings
-/// for string.
-pub fn check_scalar_literal(op: &str, what: &str, lit: &Literal, dtype: DType) -> Result<()> {
-    let fits = match lit {
-        Literal::Int(v) => {
-            dtype.is_numeric() && dispatch_dtype!(dtype, T => T::from_int_literal(*v).is_some(), string => false)
-        }
-        Literal::Float(_) => dtype.is_float(),
-        Literal::Bool(_) => dtype == DType::Bool,
-        Literal::Str(_) => dtype == DType::String,
-        Literal::List(_) => false,
-    };
-    if fits {
-        return Ok(());
-    }
-    Err(Error::dtype(op, format!("{what} {} is not a {dtype} scalar", show_literal(lit))))
-}
-
-/// The scalar literal `lit` as a 0-d tensor of `dtype` (checked as [`check_scalar_literal`]).
-pub fn scalar_tensor(op: &str, what: &str, lit: &Literal, dtype: DType) -> Result<DenseTensor> {
-    check_scalar_literal(op, what, lit, dtype)?;
-    Ok(RaggedTensor::from_literal_typed(lit, Some(dtype), Some(0), None)?.flat_values().clone())
-}
-
-/// A literal as written in op names (`0`, `1.5`, `""`, `true`).
-fn show_literal(lit: &Literal) -> String {
-    match lit {
-        Literal::Int(v) => v.to_string(),
-        Literal::Float(v) => format!("{v:?}"),
-        Literal::Bool(v) => v.to_string(),
-        Literal::Str(s) => format!("{:?}", String::from_utf8_lossy(s)),
-        Literal::List(_) => format!("{lit:?}"),
-    }
-}
-
+/// An optional scalar attribute as written in op names (`None` when absent).
 fn show_option_literal(lit: &Option<Literal>) -> String {
     lit.as_ref().map_or_else(|| "None".into(), show_literal)
 }
@@ -1280,6 +1179,7 @@ mod tests {
     use super::*;
     use crate::partition_ops::testing::*;
     use ragtime_core::{ragged, ErrorKind};
+    use ragtime_graph::Attr;
 
     fn axis(a: i64) -> [(&'static str, Attr); 1] {
         [("axis", Attr::Int(a))]
@@ -1486,6 +1386,18 @@ mod tests {
         let y = run1("stack", &axis(2), std::slice::from_ref(&x)).unwrap();
         assert_eq!(TensorType::of(&y).to_string(), "int32[2, *, 1]");
         assert_value(&run1("concat", &axis(1), std::slice::from_ref(&x)).unwrap(), &x);
+    }
+
+    #[test]
+    fn expand_dims_inserts_a_dimension_of_one() {
+        let x = ragged![[1, 2], [3]].unwrap();
+        assert_value(&expand_dims(&x, 0).unwrap(), &ragged![[[1, 2], [3]]].unwrap());
+        assert_value(&expand_dims(&x, 1).unwrap(), &ragged![[[1, 2]], [[3]]].unwrap());
+        assert_eq!(TensorType::of(&expand_dims(&x, 2).unwrap()).to_string(), "int32[2, *, 1]");
+        let s: RaggedTensor = DenseTensor::scalar(5i32).into();
+        assert_value(&expand_dims(&s, 0).unwrap(), &i32s(&[5]));
+        assert_kind(expand_dims(&x, 3), ErrorKind::InvalidArgument);
+        assert_kind(expand_dims(&s, 1), ErrorKind::InvalidArgument);
     }
 
     #[test]
@@ -1710,16 +1622,6 @@ mod tests {
     }
 
     #[test]
-    fn take_outer_rows_gathers_nested_rows() {
-        let x = ragged![[[1, 2], [3]], [], [[4]]].unwrap();
-        let y = take_outer_rows(&x, &[2, 0, 2]).unwrap();
-        assert_value(&y, &ragged![[[4]], [[1, 2], [3]], [[4]]].unwrap());
-        assert_eq!(take_outer_rows(&x, &[]).unwrap().nrows(), 0);
-        assert_kind(take_outer_rows(&x, &[3]), ErrorKind::IndexOutOfRange);
-        assert_kind(take_outer_rows(&DenseTensor::scalar(1i32).into(), &[]), ErrorKind::InvalidArgument);
-    }
-
-    #[test]
     fn empty_tensors_with_huge_dims_are_refused_not_allocated() {
         // 2^40 rows of nothing: no data, but per-row bookkeeping would need terabytes.
         let x: RaggedTensor = DenseTensor::from_vec(vec![1 << 40, 0], Vec::<i32>::new()).unwrap().into();
@@ -1794,6 +1696,7 @@ mod tests {
 mod sweep {
     use super::*;
     use crate::partition_ops::testing::*;
+    use ragtime_graph::Attr;
 
     /// A small linear congruential generator (the sweep must be reproducible, without new dependencies).
     struct Lcg(u64);

@@ -1,6 +1,10 @@
-//! Small helpers shared by the ops: axis normalization, single outputs, dtype checks.
+//! Small helpers shared by the ops: axis normalization, single outputs, the registry's op
+//! wrapping, type checks for `Op::infer`, input checks for `Op::perform`, and scalar attributes.
 
-use ragtime_core::{DType, Error, RaggedTensor, Result, TensorType};
+use std::sync::Arc;
+
+use ragtime_core::{dispatch_dtype, DType, DenseTensor, Element, Error, Literal, RaggedTensor, Result, TensorType};
+use ragtime_graph::{Attr, Attrs, Op, OpRef};
 
 /// Resolves a possibly negative `axis` against `rank` (`-1` is the last axis).
 pub fn normalize_axis(op: &str, axis: i64, rank: usize) -> Result<usize> {
@@ -16,6 +20,14 @@ pub fn normalize_axis(op: &str, axis: i64, rank: usize) -> Result<usize> {
 pub fn one(value: RaggedTensor) -> Result<Vec<RaggedTensor>> {
     Ok(vec![value])
 }
+
+/// Wraps a freshly built op for the registry (the common tail of every module's `lookup`).
+pub(crate) fn shared<O: Op>(op: Result<O>) -> Result<OpRef> {
+    op.map(|o| Arc::new(o) as OpRef)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Type checks, for `Op::infer`.
 
 /// Fails unless input `index` of `op` has one of the accepted dtypes.
 pub fn expect_dtype(op: &str, index: usize, ty: &TensorType, accepted: &[DType], what: &str) -> Result<()> {
@@ -39,4 +51,94 @@ pub fn expect_dense_rank(op: &str, index: usize, ty: &TensorType, rank: usize) -
         return Ok(());
     }
     Err(Error::shapes(op, format!("input {index} must be a dense tensor of rank {rank}, got {ty}")))
+}
+
+/// Fails unless input `index` of `op` is a dense integer vector (splits, lengths, row ids, dims).
+pub fn expect_int_vector(op: &str, index: usize, ty: &TensorType) -> Result<()> {
+    expect_integer(op, index, ty)?;
+    expect_dense_rank(op, index, ty, 1)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Input checks, for `Op::perform` (public API too: bad inputs must give errors, not panics).
+
+/// The inputs of `op` as an array of exactly `N` values, or an `invalid_argument` error.
+pub fn fixed_inputs<'a, const N: usize>(op: &str, inputs: &'a [RaggedTensor]) -> Result<&'a [RaggedTensor; N]> {
+    inputs.try_into().map_err(|_| Error::argument(op, format!("takes {N} inputs, got {}", inputs.len())))
+}
+
+/// Input `index` of `op` as a dense tensor, or an `incompatible_shapes` error naming it as `what`.
+pub fn dense_input<'a>(op: &str, index: usize, what: &str, value: &'a RaggedTensor) -> Result<&'a DenseTensor> {
+    value.as_dense().ok_or_else(|| {
+        Error::shapes(
+            op,
+            format!("input {index} ({what}) must be a dense tensor, got ragged rank {}", value.ragged_rank()),
+        )
+    })
+}
+
+/// Input `index` of `op` as an integer vector (splits, lengths, row ids, dims), widened to i64.
+pub fn int_vector_input(op: &str, index: usize, what: &str, value: &RaggedTensor) -> Result<Vec<i64>> {
+    let dense = dense_input(op, index, what, value)?;
+    if dense.rank() != 1 {
+        return Err(Error::shapes(
+            op,
+            format!("input {index} ({what}) must be a vector, got shape {:?}", dense.shape()),
+        ));
+    }
+    dense.to_i64_vec(op, &format!("input {index} ({what})"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scalar attributes (`default_value`, `padding`): a graph-file attribute, kept as a literal in the
+// op, checked against the input's dtype by `infer` and turned into a typed scalar by `perform`.
+
+/// The scalar attribute `name` of `attrs` as a literal (`None` when absent); lists are refused.
+pub fn scalar_attr(attrs: &Attrs, name: &str) -> Result<Option<Literal>> {
+    Ok(match attrs.get(name) {
+        None => None,
+        Some(Attr::Int(v)) => Some(Literal::Int(i128::from(*v))),
+        Some(Attr::Float(v)) => Some(Literal::Float(*v)),
+        Some(Attr::Bool(v)) => Some(Literal::Bool(*v)),
+        Some(Attr::Str(v)) => Some(Literal::Str(v.as_bytes().to_vec())),
+        Some(other) => {
+            return Err(Error::argument(attrs.op(), format!("attribute `{name}` must be a scalar, got {other:?}")))
+        }
+    })
+}
+
+/// Fails (`type_mismatch`) unless the scalar literal `lit` (named `what`) is a value of `dtype`:
+/// integers for numeric dtypes (in range), floats for float dtypes, booleans for bool, strings
+/// for string.
+pub fn check_scalar_literal(op: &str, what: &str, lit: &Literal, dtype: DType) -> Result<()> {
+    let fits = match lit {
+        Literal::Int(v) => {
+            dtype.is_numeric() && dispatch_dtype!(dtype, T => T::from_int_literal(*v).is_some(), string => false)
+        }
+        Literal::Float(_) => dtype.is_float(),
+        Literal::Bool(_) => dtype == DType::Bool,
+        Literal::Str(_) => dtype == DType::String,
+        Literal::List(_) => false,
+    };
+    if fits {
+        return Ok(());
+    }
+    Err(Error::dtype(op, format!("{what} {} is not a {dtype} scalar", show_literal(lit))))
+}
+
+/// The scalar literal `lit` as a 0-d tensor of `dtype` (checked as [`check_scalar_literal`]).
+pub fn scalar_tensor(op: &str, what: &str, lit: &Literal, dtype: DType) -> Result<DenseTensor> {
+    check_scalar_literal(op, what, lit, dtype)?;
+    Ok(RaggedTensor::from_literal_typed(lit, Some(dtype), Some(0), None)?.flat_values().clone())
+}
+
+/// A literal as written in op names and messages (`0`, `1.5`, `""`, `true`).
+pub fn show_literal(lit: &Literal) -> String {
+    match lit {
+        Literal::Int(v) => v.to_string(),
+        Literal::Float(v) => format!("{v:?}"),
+        Literal::Bool(v) => v.to_string(),
+        Literal::Str(s) => format!("{:?}", String::from_utf8_lossy(s)),
+        Literal::List(_) => format!("{lit:?}"),
+    }
 }
