@@ -167,3 +167,18 @@ fn functions_are_shared_across_threads() {
         assert_eq!(h.join().unwrap(), "<Tensor int32 shape=[5] [9, 0, 16, 6, 0]>");
     }
 }
+
+#[test]
+fn reductions_over_several_axes() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::I32, 2));
+    let sum = x.reduce_sum([1, 2]);
+    let mean = x.reduce_mean(keepdims([-2, -1]));
+    let f = compile(&[&x], &[&sum, &mean]).unwrap();
+    let out = f.call(&[ragged![[[1, 2, 3], [4]], [[5], [], [6]], [[7]], [[8, 9], [10]]].unwrap()]).unwrap();
+    assert_eq!(out[0].to_string(), "<Tensor int32 shape=[4] [10, 11, 7, 27]>");
+    // The mean divides by the number of values of each row (10 / 4, 11 / 2, ...), not a mean of means.
+    assert_eq!(out[1].to_string(), "<Tensor float64 shape=[4, 1, 1] [[[2.5]], [[5.5]], [[7.0]], [[9.0]]]>");
+    let dup = x.reduce_sum([1, -2]);
+    assert_eq!(dup.ty().unwrap_err().kind(), ErrorKind::InvalidArgument);
+}

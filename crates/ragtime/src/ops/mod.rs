@@ -3,7 +3,7 @@
 
 use ragtime_core::{DType, Literal};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
-use ragtime_ops::reduce::{Reduce, ReduceKind};
+use ragtime_ops::reduce::{Axes, Reduce, ReduceKind};
 
 use crate::Var;
 
@@ -186,29 +186,19 @@ impl Var {
     }
 }
 
-/// Which axis a reduction reduces, and whether it keeps it as a dimension of size 1.
-/// `1`, `-1` and `None` (every axis) convert into it; [`keepdims`] keeps the axis.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which axes a reduction reduces, and whether it keeps them as dimensions of size 1.
+/// `1`, `-1`, `[0, 2]`, `vec![1, 2]` and `None` (every axis) convert into it; [`keepdims`] keeps the axes.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReduceAxis {
-    /// The axis (negative counts from the end), or `None` for all.
-    pub axis: Option<i64>,
-    /// Keep the reduced axis with size 1.
+    /// The axes (negative counts from the end), or all of them.
+    pub axes: Axes,
+    /// Keep each reduced axis with size 1.
     pub keepdims: bool,
 }
 
-impl From<i64> for ReduceAxis {
-    fn from(axis: i64) -> Self {
-        ReduceAxis { axis: Some(axis), keepdims: false }
-    }
-}
-impl From<i32> for ReduceAxis {
-    fn from(axis: i32) -> Self {
-        ReduceAxis { axis: Some(axis.into()), keepdims: false }
-    }
-}
-impl From<Option<i64>> for ReduceAxis {
-    fn from(axis: Option<i64>) -> Self {
-        ReduceAxis { axis, keepdims: false }
+impl<T: Into<Axes>> From<T> for ReduceAxis {
+    fn from(axes: T) -> Self {
+        ReduceAxis { axes: axes.into(), keepdims: false }
     }
 }
 
@@ -223,7 +213,7 @@ macro_rules! reductions {
             $(#[$doc])*
             pub fn $name(x: &Var, axis: impl Into<ReduceAxis>) -> Var {
                 let a = axis.into();
-                x.apply1(Reduce::new(ReduceKind::$kind, a.axis, a.keepdims), &[])
+                x.apply1(Reduce::with_axes(ReduceKind::$kind, a.axes, a.keepdims), &[])
             }
         )*
         impl Var {

@@ -2,6 +2,8 @@
 
 use ragtime_ops::strings::{CharUnit, Join, Length, Lower, Ngrams, ReduceJoin, Split, Substr, ToHashBucketFast, Upper};
 
+use ragtime_ops::reduce::Axes;
+
 use crate::Var;
 
 /// Splits each string on `sep` (on runs of whitespace when `None`), adding a ragged dimension.
@@ -22,9 +24,10 @@ pub fn join(xs: &[&Var], separator: &str) -> Var {
     }
 }
 
-/// Joins the strings along `axis` (`None`: all) with `separator` (`tf.strings.reduce_join`).
-pub fn reduce_join(x: &Var, axis: Option<i64>, separator: &str) -> Var {
-    x.apply1(ReduceJoin::new(axis, separator), &[])
+/// Joins the strings along `axis` (an axis, a list of axes, or `None` for all) with `separator`
+/// (`tf.strings.reduce_join`).
+pub fn reduce_join(x: &Var, axis: impl Into<Axes>, separator: &str) -> Var {
+    x.apply1(ReduceJoin::with_axes(axis, separator), &[])
 }
 
 /// The length of each string in bytes, as int32 (`tf.strings.length`).
