@@ -39,7 +39,6 @@
 use std::any::Any;
 use std::borrow::Cow;
 use std::fmt;
-use std::sync::Arc;
 
 use ragtime_core::{
     dispatch_dtype, DType, DenseTensor, Dim, Element, Error, RaggedTensor, Result, RowPartition, TensorType,
@@ -761,11 +760,13 @@ fn fold_typed<T: Kernels>(
 /// The reduction called `name`, if any.
 pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<OpRef>> {
     let kind = ReduceKind::from_name(name)?;
-    Some(Reduce::from_kind_and_attrs(kind, attrs).map(|op| Arc::new(op) as OpRef))
+    Some(crate::util::shared(Reduce::from_kind_and_attrs(kind, attrs)))
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
     use ragtime_core::{ragged, ErrorKind, Literal};
     use std::collections::BTreeMap;

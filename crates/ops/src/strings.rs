@@ -17,7 +17,7 @@ use ragtime_graph::{expect_arity, Attr, Attrs, Op, OpRef};
 
 use crate::broadcast::{broadcast_types, broadcast_values};
 use crate::reduce::{plan_reduction, reduced_type, Axes, ReductionStage};
-use crate::util::{expect_dtype, one};
+use crate::util::{expect_dtype, fixed_inputs, one, shared};
 
 const SPLIT: &str = "strings.split";
 const SUBSTR: &str = "strings.substr";
@@ -31,9 +31,6 @@ const NGRAMS: &str = "strings.ngrams";
 
 /// The op of this module called `name`, if any.
 pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<OpRef>> {
-    fn shared<O: Op>(op: Result<O>) -> Result<OpRef> {
-        op.map(|o| std::sync::Arc::new(o) as OpRef)
-    }
     Some(match name {
         SPLIT => shared(Split::from_attrs(attrs)),
         SUBSTR => shared(Substr::from_attrs(attrs)),
@@ -57,14 +54,6 @@ pub fn expect_string(op: &str, index: usize, ty: &TensorType) -> Result<()> {
     expect_dtype(op, index, ty, &[DType::String], "a string tensor")
 }
 
-/// The single input of a one-input op, checked at run time too (perform may see any value).
-fn single_input<'a>(op: &str, inputs: &'a [RaggedTensor]) -> Result<&'a RaggedTensor> {
-    match inputs {
-        [x] => Ok(x),
-        _ => Err(Error::argument(op, format!("takes 1 input, got {}", inputs.len()))),
-    }
-}
-
 /// The string column of input `index`, or a `type_mismatch` naming the op and the input.
 fn string_column<'a>(op: &str, index: usize, x: &'a RaggedTensor) -> Result<&'a StringTensor> {
     string_column_of(op, index, x.flat_values())
@@ -82,34 +71,6 @@ fn infer_same_structure(op: &str, inputs: &[TensorType], dtype: DType) -> Result
     Ok(vec![inputs[0].clone().with_dtype(dtype)])
 }
 
-/// The full index (outer dim, ragged dims, inner dims) of the flat value `flat` of `x`, for error
-/// messages: `[1, 0]` reads better than "string 3".
-fn element_index(x: &RaggedTensor, flat: usize) -> Vec<usize> {
-    let shape = x.flat_values().shape();
-    let mut index = Vec::with_capacity(x.rank());
-    // Inner uniform dims, innermost first.
-    let mut row = flat;
-    for &d in shape.iter().skip(1).rev() {
-        if d == 0 {
-            break;
-        }
-        index.push(row % d);
-        row /= d;
-    }
-    // Ragged dims, innermost first: the position within the row, then the row one level up.
-    for p in x.partitions().iter().rev() {
-        let Some(&id) = p.value_rowids().get(row) else { break };
-        let start = p.row_splits().get(id as usize).copied().unwrap_or(0) as usize;
-        index.push(row - start);
-        row = id as usize;
-    }
-    if x.rank() > 0 {
-        index.push(row);
-    }
-    index.reverse();
-    index
-}
-
 /// `b"..."` with non-printable bytes escaped, cut after 40 bytes: how errors show a string.
 fn show(s: &[u8]) -> String {
     const MAX: usize = 40;
@@ -120,7 +81,7 @@ fn show(s: &[u8]) -> String {
 
 /// Where string `flat` of `x` is, for error messages: `string b"abc" at [1, 0]`.
 fn locate(x: &RaggedTensor, col: &StringTensor, flat: usize) -> String {
-    format!("string {} at {:?}", show(col.get(flat)), element_index(x, flat))
+    format!("string {} at {:?}", show(col.get(flat)), x.element_index(flat))
 }
 
 /// Applies `f` to every string of `x`, which appends the result's bytes to the builder; the output
@@ -322,7 +283,7 @@ impl Op for Split {
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
-        let x = single_input(SPLIT, inputs)?;
+        let [x] = fixed_inputs::<1>(SPLIT, inputs)?;
         let col = string_column(SPLIT, 0, x)?;
         let mut pieces = StringBuilder::with_capacity(col.len(), col.bytes().len());
         let lengths: Vec<i64> = col.iter().map(|s| self.split_into(s, &mut pieces) as i64).collect();
@@ -482,7 +443,7 @@ impl Op for Substr {
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
-        let x = single_input(SUBSTR, inputs)?;
+        let [x] = fixed_inputs::<1>(SUBSTR, inputs)?;
         let col = string_column(SUBSTR, 0, x)?;
         one(map_to_strings(SUBSTR, x, |i, s, out| match self.byte_range(s) {
             Some(range) => {
@@ -668,7 +629,7 @@ impl Op for ReduceJoin {
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
-        let x = single_input(REDUCE_JOIN, inputs)?;
+        let [x] = fixed_inputs::<1>(REDUCE_JOIN, inputs)?;
         let col = string_column(REDUCE_JOIN, 0, x)?;
         let plan = plan_reduction(REDUCE_JOIN, x, &self.axis, self.keepdims)?;
         plan.check_input(REDUCE_JOIN, col.len())?;
@@ -726,7 +687,7 @@ impl Op for Length {
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
-        let x = single_input(LENGTH, inputs)?;
+        let [x] = fixed_inputs::<1>(LENGTH, inputs)?;
         one(map_to_numbers::<i32>(LENGTH, x, |i, s| {
             let n = match self.unit {
                 CharUnit::Byte => s.len(),
@@ -735,7 +696,7 @@ impl Op for Length {
             i32::try_from(n).map_err(|_| {
                 Error::value(
                     LENGTH,
-                    format!("the length {n} of the string at {:?} overflows int32", element_index(x, i)),
+                    format!("the length {n} of the string at {:?} overflows int32", x.element_index(i)),
                 )
             })
         })?)
@@ -749,7 +710,7 @@ impl Op for Length {
 /// ASCII case mapping of a whole column: the offsets (and the partitions) are shared with the input,
 /// only the bytes are rewritten.
 fn map_ascii_case(op: &str, inputs: &[RaggedTensor], upper: bool) -> Result<Vec<RaggedTensor>> {
-    let x = single_input(op, inputs)?;
+    let [x] = fixed_inputs::<1>(op, inputs)?;
     let col = string_column(op, 0, x)?;
     let bytes: Vec<u8> = if upper {
         col.bytes().iter().map(u8::to_ascii_uppercase).collect()
@@ -874,7 +835,7 @@ impl Op for ToHashBucketFast {
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
-        let x = single_input(HASH, inputs)?;
+        let [x] = fixed_inputs::<1>(HASH, inputs)?;
         one(map_to_numbers::<i64>(HASH, x, |_, s| Ok(self.bucket(s)))?)
     }
 
@@ -1174,7 +1135,7 @@ impl Op for Ngrams {
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
-        let x = single_input(NGRAMS, inputs)?;
+        let [x] = fixed_inputs::<1>(NGRAMS, inputs)?;
         let col = string_column(NGRAMS, 0, x)?;
         Ngrams::check_tokens(&TensorType::of(x))?;
         if let Some(inner) = x.partitions().last() {
