@@ -29,6 +29,11 @@ pub use ragtime_core::{
 pub use ragtime_ops::index::{Key, KeyItem};
 pub use ragtime_ops::s;
 
+/// The README's examples, compiled and run as doctests so that the front door stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
+
 /// The graph IR underneath the DSL (for tools and custom ops).
 pub mod ir {
     pub use ragtime_graph::*;
