@@ -6,7 +6,8 @@
 //!
 //! 1. Shapes are aligned from the right; a lower-rank operand gets leading dimensions of size 1.
 //! 2. The outer dimension and every uniform dimension broadcast as in NumPy: sizes must be equal,
-//!    or one of them is 1 and is repeated.
+//!    or one of them is 1 and is repeated. Uniform sizes must agree among themselves even at a
+//!    dimension where another operand is ragged (and even when it has no rows to compare with).
 //! 3. A uniform dimension of size 1 broadcasts against a ragged dimension (it is repeated across
 //!    each row). A uniform dimension of another size `n` only matches a ragged dimension whose
 //!    rows all have `n` values.
@@ -289,26 +290,11 @@ fn target_layer(op: &str, dim: usize, sources: &[Source<'_>], layers: &[Layer<'_
             Layer::Uniform { .. } => None,
         })
         .min_by_key(|&(i, _)| !matches!(sources[i].gather, Gather::Same));
+    // The uniform layers must agree among themselves (NumPy rules), even when there are no rows
+    // to compare them with a ragged layer: `broadcast_types` refuses such shapes as well.
+    let uniform_len = common_uniform_len(op, dim, layers)?;
     let Some((r, p)) = reference else {
-        // All uniform: NumPy rules.
-        let mut len = 1usize;
-        let mut owner = 0usize;
-        for (i, layer) in layers.iter().enumerate() {
-            if let Layer::Uniform { len: l, .. } = *layer {
-                if l != 1 {
-                    if len == 1 {
-                        len = l;
-                        owner = i;
-                    } else if l != len {
-                        return Err(Error::shapes(
-                            op,
-                            format!("dimension {dim}: input {i} has size {l} but input {owner} has size {len}"),
-                        ));
-                    }
-                }
-            }
-        }
-        return Ok(Target::Uniform(len));
+        return Ok(Target::Uniform(uniform_len));
     };
     let target = match sources[r].gather {
         Gather::Same => p.clone(),
@@ -354,6 +340,28 @@ fn target_layer(op: &str, dim: usize, sources: &[Source<'_>], layers: &[Layer<'_
         }
     }
     Ok(Target::Ragged(target))
+}
+
+/// The common size of the uniform layers (1 when there are none): NumPy rules, a size 1 repeats.
+fn common_uniform_len(op: &str, dim: usize, layers: &[Layer<'_>]) -> Result<usize> {
+    let mut len = 1usize;
+    let mut owner = 0usize;
+    for (i, layer) in layers.iter().enumerate() {
+        if let Layer::Uniform { len: l, .. } = *layer {
+            if l != 1 {
+                if len == 1 {
+                    len = l;
+                    owner = i;
+                } else if l != len {
+                    return Err(Error::shapes(
+                        op,
+                        format!("dimension {dim}: input {i} has size {l} but input {owner} has size {len}"),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(len)
 }
 
 /// An input's uniform partition that is exactly the result's split at this dimension.
@@ -633,6 +641,25 @@ mod tests {
         let b = broadcast_values("add", &[none, s]).unwrap();
         assert_eq!(b.flat_shape, vec![0]);
         assert_eq!(b.operands[1].len(), 0);
+    }
+
+    #[test]
+    fn uniform_sizes_must_agree_even_without_rows() {
+        // [0, *] + [4] + [3]: the two vectors cannot broadcast together (4 vs 3), whether or not
+        // the ragged operand has rows to compare them with; infer says so too.
+        let none = RaggedTensor::from_row_splits(DenseTensor::vector(Vec::<i32>::new()), vec![0]).unwrap();
+        let four = RaggedTensor::dense(DenseTensor::vector(vec![1i32, 2, 3, 4]));
+        let three = RaggedTensor::dense(DenseTensor::vector(vec![1i32, 2, 3]));
+        let inputs = [none, four, three];
+        let err = broadcast_values("add", &inputs).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::IncompatibleShapes, "{err}");
+        let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
+        assert_eq!(broadcast_types("add", &types).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
+        // A size that agrees with the other uniform sizes is fine without rows.
+        let none = RaggedTensor::from_row_splits(DenseTensor::vector(Vec::<i32>::new()), vec![0]).unwrap();
+        let four_again = RaggedTensor::dense(DenseTensor::vector(vec![5i32, 6, 7, 8]));
+        let b = broadcast_values("add", &[none, inputs[1].clone(), four_again]).unwrap();
+        assert_eq!(b.flat_shape, vec![0]);
     }
 
     #[test]

@@ -69,6 +69,8 @@ impl DimMap {
         match self {
             DimMap::Keep => out.extend(children),
             DimMap::Reverse => out.extend(children.rev()),
+            // An empty row tiles to an empty row: don't spin `m` times over nothing (m may be huge).
+            DimMap::Tile(_) if children.is_empty() => {}
             DimMap::Tile(m) => (0..m).for_each(|_| out.extend(children.clone())),
         }
     }
@@ -124,7 +126,12 @@ fn remap(op: &str, rt: &RaggedTensor, outer: Vec<usize>, inner: &[DimMap]) -> Re
             for &r in &rows {
                 map.push_children(level.children(r), &mut next);
             }
-            out_inner[d - ragged_rank - 1] *= map.factor();
+            // The dim may be tiled past any size even when no value moves (another dim is 0).
+            let dim = &mut out_inner[d - ragged_rank - 1];
+            *dim = dim
+                .checked_mul(map.factor())
+                .filter(|&n| n <= DenseTensor::MAX_ELEMENTS)
+                .ok_or_else(|| too_large(op))?;
         }
         rows = next;
     }
@@ -1445,6 +1452,25 @@ mod tests {
         let e = crate::registry::op_from_name("tile", &attrs("tile", &multiples(vec![1, -1]))).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
         assert_eq!(build("tile", &multiples(vec![2, 1])).name(), "Tile{multiples=[2, 1]}");
+    }
+
+    #[test]
+    fn tiling_empty_rows_by_a_huge_multiple_is_instant() {
+        let multiples = |m: Vec<i64>| [("multiples", Attr::List(m.into_iter().map(Attr::Int).collect()))];
+        let started = std::time::Instant::now();
+        let ragged_empty = RaggedTensor::from_literal_typed(
+            &Literal::List(vec![Literal::List(vec![])]),
+            Some(DType::I32),
+            Some(1),
+            None,
+        )
+        .unwrap();
+        let out = run1("tile", &multiples(vec![1, 1 << 40]), std::slice::from_ref(&ragged_empty)).unwrap();
+        assert_value(&out, &ragged_empty);
+        let dense_empty = dense(&[1, 0], Vec::<i32>::new());
+        let out = run1("tile", &multiples(vec![1, 1 << 40]), std::slice::from_ref(&dense_empty)).unwrap();
+        assert_eq!(out.flat_values().shape(), &[1, 0]);
+        assert!(started.elapsed() < std::time::Duration::from_secs(1), "took {:?}", started.elapsed());
     }
 
     #[test]
