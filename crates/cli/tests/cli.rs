@@ -35,6 +35,7 @@ fn conformance_lists_failures_and_exits_1() {
              "expect": {"y": {"dtype": "int32", "ragged_rank": 1, "value": [[2, 4], [7]]}}}]}"#,
     );
     let out = ragtime().arg("conformance").arg(&path).output().unwrap();
+    let _ = std::fs::remove_file(&path);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("FAIL t/wrong"), "the failing case is named: {stdout}");
