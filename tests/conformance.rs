@@ -1,5 +1,6 @@
-//! Runs every TensorFlow-computed case of `tests/conformance/` through the library, and checks that
-//! this copy is byte-identical to `../shared/conformance` where that folder exists.
+//! Runs every TensorFlow-computed case through the library: the shared cases of `tests/conformance/`
+//! (checked to be a byte-identical copy of `../shared/conformance` where that folder exists) and the
+//! project's own cases of `tests/conformance_extra/` (computed by `tools/tf_cases/generate.py`).
 
 use std::path::{Path, PathBuf};
 
@@ -10,41 +11,18 @@ fn cases_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance")
 }
 
-/// Ops whose cases may still fail, by op name, until the issue that brings them lands.
-/// Empty: every case must pass.
-const EXPECTED_FAILURES_BY_OP: &[&str] = &[];
-
-fn case_ops(name: &str) -> Vec<String> {
-    let mut ops = Vec::new();
-    for entry in std::fs::read_dir(cases_dir()).unwrap() {
-        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
-        let doc: serde_json::Value = match serde_json::from_str(&text) {
-            Ok(d) => d,
-            Err(_) => continue,
-        };
-        for case in doc["cases"].as_array().into_iter().flatten() {
-            if case["name"] == name {
-                for node in case["nodes"].as_array().into_iter().flatten() {
-                    ops.push(node["op"].as_str().unwrap_or("").to_string());
-                }
-            }
-        }
-    }
-    ops
+fn extra_cases_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance_extra")
 }
 
-fn check_all(mode: Mode) {
-    let report = run_conformance(&[&cases_dir()], mode).expect("the conformance files load");
-    let unexpected: Vec<_> = report
-        .failures
-        .iter()
-        .filter(|(name, _)| !case_ops(name).iter().any(|op| EXPECTED_FAILURES_BY_OP.contains(&op.as_str())))
-        .collect();
-    let listing: String = unexpected.iter().map(|(n, why)| format!("\nFAIL {n}\n  {why}")).collect();
+fn check_dir(dir: &Path, mode: Mode) {
+    let report = run_conformance(&[dir], mode).expect("the conformance files load");
+    let listing: String = report.failures.iter().map(|(n, why)| format!("\nFAIL {n}\n  {why}")).collect();
     assert!(
-        unexpected.is_empty(),
-        "{} conformance cases failed ({} passed); every case must match TensorFlow:{listing}",
-        unexpected.len(),
+        report.failures.is_empty(),
+        "{} conformance cases of {} failed ({} passed); every case must match TensorFlow:{listing}",
+        report.failures.len(),
+        dir.display(),
         report.passed
     );
     assert!(report.passed >= 1, "no conformance case ran");
@@ -52,12 +30,22 @@ fn check_all(mode: Mode) {
 
 #[test]
 fn every_conformance_case_matches_tensorflow() {
-    check_all(Mode::FastCompile);
+    check_dir(&cases_dir(), Mode::FastCompile);
 }
 
 #[test]
 fn every_conformance_case_passes_in_debug_mode() {
-    check_all(Mode::Debug);
+    check_dir(&cases_dir(), Mode::Debug);
+}
+
+#[test]
+fn every_extra_tensorflow_case_matches() {
+    check_dir(&extra_cases_dir(), Mode::FastCompile);
+}
+
+#[test]
+fn every_extra_tensorflow_case_passes_in_debug_mode() {
+    check_dir(&extra_cases_dir(), Mode::Debug);
 }
 
 #[test]

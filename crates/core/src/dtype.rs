@@ -76,6 +76,18 @@ impl DType {
     pub fn is_float(self) -> bool {
         matches!(self, DType::F32 | DType::F64)
     }
+    /// The float type of a true division (or a mean) of this type, as TensorFlow's `truediv`:
+    /// 8- and 16-bit integers give float32, wider integers float64, floats stay; `None` for bool
+    /// and strings.
+    pub fn true_division_type(self) -> Option<DType> {
+        match self {
+            DType::I8 | DType::I16 | DType::U8 | DType::U16 => Some(DType::F32),
+            DType::I32 | DType::I64 | DType::U32 | DType::U64 => Some(DType::F64),
+            DType::F32 | DType::F64 => Some(self),
+            DType::Bool | DType::String => None,
+        }
+    }
+
     /// Integer or float (not bool, not string).
     pub fn is_numeric(self) -> bool {
         self.is_integer() || self.is_float()

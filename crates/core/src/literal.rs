@@ -160,7 +160,8 @@ impl RaggedTensor {
             Some(r) => r,
             None => depth.saturating_sub(1 + inner_len),
         };
-        if rr > 0 && depth < rr + 1 {
+        // Without any element, an all-empty literal (`[]`, `[[], []]`) may stand for a deeper tensor.
+        if rr > 0 && depth < rr + 1 && d.leaf.is_some() {
             return Err(Error::value(OP, format!("a literal nested {depth} deep cannot have ragged rank {rr}")));
         }
         let dtype = match dtype {

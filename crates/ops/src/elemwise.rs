@@ -25,7 +25,7 @@ use crate::util::one;
 /// A scalar function applied element by element: the whole elementwise vocabulary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ScalarOp {
-    /// `x + y` (integers wrap).
+    /// `x + y` (integers wrap; strings concatenate, as `tf.add` does).
     Add,
     /// `x - y` (integers wrap).
     Subtract,
@@ -154,6 +154,8 @@ enum Accepts {
     Any,
     /// Integers and floats.
     Numeric,
+    /// Integers, floats and strings (`add` concatenates strings, as `tf.add` does).
+    NumericOrString,
     /// Signed integers and floats.
     Signed,
     /// Floats.
@@ -169,6 +171,7 @@ impl Accepts {
         match self {
             Accepts::Any => true,
             Accepts::Numeric => dtype.is_numeric(),
+            Accepts::NumericOrString => dtype.is_numeric() || dtype == DType::String,
             Accepts::Signed => dtype.is_signed_integer() || dtype.is_float(),
             Accepts::Float => dtype.is_float(),
             Accepts::Integer => dtype.is_integer(),
@@ -180,6 +183,7 @@ impl Accepts {
         match self {
             Accepts::Any => "any tensor",
             Accepts::Numeric => "integer or float tensors",
+            Accepts::NumericOrString => "integer, float or string tensors",
             Accepts::Signed => "signed integer or float tensors",
             Accepts::Float => "float tensors",
             Accepts::Integer => "integer tensors",
@@ -288,8 +292,8 @@ impl ScalarOp {
     fn accepts(self) -> Accepts {
         match self {
             ScalarOp::Equal | ScalarOp::NotEqual | ScalarOp::Where | ScalarOp::Cast(_) => Accepts::Any,
-            ScalarOp::Add
-            | ScalarOp::Subtract
+            ScalarOp::Add => Accepts::NumericOrString,
+            ScalarOp::Subtract
             | ScalarOp::Multiply
             | ScalarOp::Divide
             | ScalarOp::FloorDiv
@@ -352,11 +356,7 @@ impl ScalarOp {
         }
         Ok(match self {
             op if op.is_comparison() => DType::Bool,
-            ScalarOp::Divide => match dtype {
-                DType::I8 | DType::I16 | DType::U8 | DType::U16 => DType::F32,
-                DType::I32 | DType::I64 | DType::U32 | DType::U64 => DType::F64,
-                float => float,
-            },
+            ScalarOp::Divide => dtype.true_division_type().unwrap_or(dtype),
             ScalarOp::Cast(to) => {
                 if (dtype == DType::String) != (to == DType::String) {
                     return Err(Error::dtype(name, format!("cannot cast {dtype} to {to}")));
@@ -696,16 +696,27 @@ fn nary_values(op: ScalarOp, b: &Broadcast, out: DType) -> Result<DenseTensor> {
 /// A same-type binary kernel over aligned operands; a kernel fault names the offending row.
 fn combine(op: ScalarOp, x: &DenseTensor, y: &DenseTensor, shape: Vec<usize>, b: &Broadcast) -> Result<DenseTensor> {
     dispatch_dtype!(x.dtype(),
-        T => {
-            let k = T::binary(op).ok_or_else(|| no_kernel(op, x.dtype()))?;
-            let (xs, ys) = (elements::<T>(op, x)?, elements::<T>(op, y)?);
-            let mut data = Vec::with_capacity(xs.len());
-            for (e, (&a, &c)) in xs.iter().zip(ys).enumerate() {
-                data.push(k(a, c).map_err(|fault| fault_error(op, fault, c, e, b))?);
+    T => {
+        let k = T::binary(op).ok_or_else(|| no_kernel(op, x.dtype()))?;
+        let (xs, ys) = (elements::<T>(op, x)?, elements::<T>(op, y)?);
+        let mut data = Vec::with_capacity(xs.len());
+        for (e, (&a, &c)) in xs.iter().zip(ys).enumerate() {
+            data.push(k(a, c).map_err(|fault| fault_error(op, fault, c, e, b))?);
+        }
+        DenseTensor::from_vec(shape, data)
+    },
+    string => match (op, x.as_strings(), y.as_strings()) {
+        (ScalarOp::Add, Some(xs), Some(ys)) => {
+            let mut out = StringBuilder::with_capacity(xs.len(), xs.bytes().len() + ys.bytes().len());
+            for (a, c) in xs.iter().zip(ys.iter()) {
+                out.extend(a);
+                out.extend(c);
+                out.end_string();
             }
-            DenseTensor::from_vec(shape, data)
-        },
-        string => Err(no_kernel(op, DType::String)))
+            Ok(DenseTensor::String(out.finish(shape)?))
+        }
+        _ => Err(no_kernel(op, DType::String)),
+    })
 }
 
 fn fault_error<T: Element>(op: ScalarOp, fault: Fault, rhs: T, element: usize, b: &Broadcast) -> Error {
@@ -855,8 +866,10 @@ mod tests {
         let a = ragged![["a", "b"], [""]].unwrap();
         let b = ragged![["a", "c"], [""]].unwrap();
         assert_eq!(lit(run(ScalarOp::Equal, &[a.clone(), b.clone()])), lit(ragged![[true, false], [true]]));
-        assert_eq!(lit(run(ScalarOp::NotEqual, &[a.clone(), b])), lit(ragged![[false, true], [false]]));
-        assert_eq!(run(ScalarOp::Add, &[a.clone(), a.clone()]).unwrap_err().kind(), ErrorKind::TypeMismatch);
+        assert_eq!(lit(run(ScalarOp::NotEqual, &[a.clone(), b.clone()])), lit(ragged![[false, true], [false]]));
+        // `tf.add` concatenates strings.
+        assert_eq!(lit(run(ScalarOp::Add, &[a.clone(), b.clone()])), lit(ragged![["aa", "bc"], [""]]));
+        assert_eq!(run(ScalarOp::Subtract, &[a.clone(), a.clone()]).unwrap_err().kind(), ErrorKind::TypeMismatch);
         assert_eq!(run(ScalarOp::Less, &[a.clone(), a]).unwrap_err().kind(), ErrorKind::TypeMismatch);
     }
 

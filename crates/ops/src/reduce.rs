@@ -121,7 +121,7 @@ impl ReduceKind {
             return Err(Error::dtype(self.name(), format!("takes a {want} tensor, got {dtype}")));
         }
         Ok(match self {
-            ReduceKind::Mean if dtype.is_integer() => DType::F64,
+            ReduceKind::Mean => dtype.true_division_type().unwrap_or(dtype),
             _ => dtype,
         })
     }
@@ -746,12 +746,11 @@ fn fold_typed<T: Kernels>(
     match kind {
         ReduceKind::Mean => {
             // The sum over every reduced axis divided by the number of values folded into it.
-            let means = folded.into_iter().zip(groups.counts()).map(|(sum, n)| sum.to_f64() / n as f64);
-            if T::DTYPE.is_float() {
-                DenseTensor::from_vec(shape, means.map(T::from_f64).collect::<Vec<T>>())
-            } else {
-                DenseTensor::from_vec(shape, means.collect::<Vec<f64>>())
-            }
+            // Integers divide in their true-division float type (float32 for 8/16-bit, as TF).
+            let means: Vec<f64> =
+                folded.into_iter().zip(groups.counts()).map(|(sum, n)| sum.to_f64() / n as f64).collect();
+            let out = T::DTYPE.true_division_type().unwrap_or(T::DTYPE);
+            DenseTensor::from_vec(shape, means)?.cast(out)
         }
         _ => DenseTensor::from_vec(shape, folded),
     }
