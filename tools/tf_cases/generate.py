@@ -1064,6 +1064,12 @@ def structure_more():
         [N("y_", "stack", ["a", "b"], axis=0)],
         error="type_mismatch",
     ))
+    cases.append(case(
+        f"{g}/stack_one_input_inner_axes",
+        {"x": R([[[[1, 2], [3, 4]]], [], [[[5, 6], [7, 8]], [[9, 10], [11, 12]]]], "int32", 1, [2, 2])},
+        [N(f"axis{str(axis).replace('-', 'm')}", "stack", ["x"], axis=axis) for axis in (1, 2, -3, 3, 4)],
+        note="one input stacks as several do: an axis among the inner dims makes them ragged up to it",
+    ))
 
     # tile.
     cases.append(case(
@@ -1196,6 +1202,13 @@ def structure_more():
         [N("plain", "to_tensor", ["x"], default_value=-1), N("shaped", "to_tensor", ["x"], shape=[3, 1, 2])],
     ))
     cases.append(case(f"{g}/to_tensor_zero_rows", {"x": R([], "float64")}, [N("y_", "to_tensor", ["x"])]))
+    cases.append(case(
+        f"{g}/err_to_tensor_shape_inner_dim_differs",
+        {"x": R([[[1, 2]], [], [[3, 4], [5, 6]]], "int32", 1, [2])},
+        [N("y_", "to_tensor", ["x"], shape=[3, 2, 3])],
+        error="incompatible_shapes",
+        note="a target shape may truncate or pad the outer and ragged dims, not the uniform inner ones",
+    ))
     cases.append(case(
         f"{g}/to_tensor_defaults_of_other_dtypes",
         {"b": R([[False], [], [False, False]], "bool"), "s": R([["a"], ["b", "c"]], "string"),

@@ -82,7 +82,22 @@ impl RaggedTensor {
                     format!("target shape {s:?} has {} dimensions, the tensor has rank {rank}", s.len()),
                 ))
             }
-            Some(s) => s.iter().zip(&bounding).map(|(target, natural)| target.unwrap_or(*natural)).collect(),
+            Some(s) => {
+                // The outer and ragged dims may be cut or padded; the uniform inner dims must match
+                // (TensorFlow refuses to reshape values).
+                let outer_rank = self.ragged_rank() + 1;
+                for (d, (target, natural)) in s.iter().zip(&bounding).enumerate().skip(outer_rank) {
+                    if let Some(t) = target.filter(|t| t != natural) {
+                        return Err(Error::shapes(
+                            OP,
+                            format!(
+                                "target shape {s:?} gives uniform dimension {d} size {t}, the values have {natural}"
+                            ),
+                        ));
+                    }
+                }
+                s.iter().zip(&bounding).map(|(target, natural)| target.unwrap_or(*natural)).collect()
+            }
         };
         let fill = match default_value {
             Some(d) if d.dtype() != self.dtype() => {

@@ -231,23 +231,6 @@ fn raise_type(op: &str, t: &TensorType, ragged_rank: usize) -> Result<TensorType
     TensorType::new(t.dtype, ragged_rank, dims)
 }
 
-/// The type of `expand_dims(t, axis)` (a stack of one operand).
-fn expand_type(t: &TensorType, axis: usize) -> Result<TensorType> {
-    let mut dims = t.dims.clone();
-    let ragged_rank = if !t.is_ragged() || axis > t.ragged_rank {
-        dims.insert(axis, Dim::Known(1));
-        t.ragged_rank
-    } else if axis == 0 {
-        dims[0] = Dim::Ragged;
-        dims.insert(0, Dim::Known(1));
-        t.ragged_rank + 1
-    } else {
-        dims.insert(axis, Dim::Ragged);
-        t.ragged_rank + 1
-    };
-    TensorType::new(t.dtype, ragged_rank, dims)
-}
-
 /// The type of a dense concat / stack.
 fn dense_join_type(op: &str, types: &[TensorType], axis: usize, stack: bool) -> Result<TensorType> {
     let dtype = types[0].dtype;
@@ -270,8 +253,10 @@ fn dense_join_type(op: &str, types: &[TensorType], axis: usize, stack: bool) -> 
 /// The type of `concat` (`stack == false`) or `stack` along the resolved `axis`.
 fn join_type(op: &str, types: &[TensorType], axis: usize, stack: bool, top: bool) -> Result<TensorType> {
     let first = types.first().ok_or_else(|| Error::argument(op, "takes at least 1 input, got 0"))?;
-    if types.len() == 1 {
-        return if stack { expand_type(first, axis) } else { Ok(first.clone()) };
+    // TensorFlow returns a lone concat operand as it is; a lone stack operand goes the general way
+    // (which may make inner dims ragged, as several operands would).
+    if types.len() == 1 && !stack {
+        return Ok(first.clone());
     }
     let all_dense = types.iter().all(|t| !t.is_ragged());
     if joins_dense(all_dense, first.rank(), axis, stack, top) {
@@ -430,8 +415,8 @@ fn join_columns(op: &str, inputs: &[RaggedTensor], stack: bool) -> Result<Ragged
 /// `concat` (`stack == false`) or `stack` of `inputs` along the resolved `axis`.
 fn join(op: &str, inputs: &[RaggedTensor], axis: usize, stack: bool, top: bool) -> Result<RaggedTensor> {
     let first = inputs.first().ok_or_else(|| Error::argument(op, "takes at least 1 input, got 0"))?;
-    if inputs.len() == 1 {
-        return if stack { expand_dims(first, axis) } else { Ok(first.clone()) };
+    if inputs.len() == 1 && !stack {
+        return Ok(first.clone());
     }
     if joins_dense(inputs.iter().all(RaggedTensor::is_dense), first.rank(), axis, stack, top) {
         return dense_join(op, inputs, axis, stack).map(RaggedTensor::from);
@@ -998,7 +983,19 @@ impl Op for ToTensor {
         }
         self.check_shape(x.rank())?;
         let dims: Vec<Option<usize>> = match &self.shape {
-            Some(s) => s.iter().zip(&x.dims).map(|(target, d)| target.or(d.size())).collect(),
+            Some(s) => {
+                // Uniform inner dims cannot be reshaped (the same check `RaggedTensor::to_tensor` makes).
+                let inner = s.iter().zip(&x.dims).enumerate().skip(x.ragged_rank + 1);
+                if let Some((d, (t, n))) =
+                    inner.filter_map(|(d, (t, n))| Some((d, (t.as_ref()?, n.size()?)))).find(|(_, (t, n))| **t != *n)
+                {
+                    return Err(Error::shapes(
+                        "to_tensor",
+                        format!("target shape {s:?} gives uniform dimension {d} size {t}, the values have {n}"),
+                    ));
+                }
+                s.iter().zip(&x.dims).map(|(target, d)| target.or(d.size())).collect()
+            }
             None => x.dims.iter().map(|d| d.size()).collect(),
         };
         Ok(vec![TensorType::dense(x.dtype, &dims)])
