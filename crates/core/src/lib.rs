@@ -14,7 +14,7 @@ mod types;
 pub use dense::{DenseTensor, Element, StringBuilder, StringTensor};
 pub use dtype::DType;
 pub use error::{Error, ErrorKind, Result};
-pub use literal::Literal;
+pub use literal::{Literal, ValuesDisplay};
 pub use partition::RowPartition;
 pub use ragged::{Level, RaggedTensor};
 pub use types::{Dim, TensorType};

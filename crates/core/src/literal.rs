@@ -383,6 +383,24 @@ fn write_elements(f: &mut fmt::Formatter<'_>, rt: &RaggedTensor) -> fmt::Result 
     rec(f, &levels, 0, 0..rt.nrows(), &elem)
 }
 
+/// The values of a tensor as nested lists, without the `<Ragged ...>` frame: see
+/// [`RaggedTensor::values_display`].
+#[derive(Debug, Clone, Copy)]
+pub struct ValuesDisplay<'a>(&'a RaggedTensor);
+
+impl fmt::Display for ValuesDisplay<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_elements(f, self.0)
+    }
+}
+
+impl RaggedTensor {
+    /// The values alone, as `Display` shows them inside its frame (`[[1, 2], [3]]`, `3`).
+    pub fn values_display(&self) -> ValuesDisplay<'_> {
+        ValuesDisplay(self)
+    }
+}
+
 impl fmt::Display for RaggedTensor {
     /// `<Ragged int32 [[3, 1, 4, 1], [], [5, 9, 2]]>` or `<Tensor float32 shape=[2] [1.0, 2.0]>`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -154,14 +154,7 @@ impl Graph {
 /// How a constant shows in printouts: its value when small, its type otherwise.
 pub fn constant_label(c: &RaggedTensor) -> String {
     if c.flat_values().len() <= 8 {
-        let s = c.to_string();
-        // `<Tensor int32 shape=[] 3>` -> `3`; keep the value part only.
-        let body = s.trim_start_matches('<').trim_end_matches('>');
-        let value = match body.find(" shape=") {
-            Some(_) => body.splitn(4, ' ').nth(3).unwrap_or(body).to_string(),
-            None => body.splitn(3, ' ').nth(2).unwrap_or(body).to_string(),
-        };
-        format!("Constant{{{value}}}")
+        format!("Constant{{{}}}", c.values_display())
     } else {
         format!("Constant{{{}}}", TensorType::of(c))
     }

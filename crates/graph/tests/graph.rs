@@ -153,3 +153,13 @@ fn make_node_refuses_bad_types() {
     assert_eq!(err.kind(), ErrorKind::TypeMismatch);
     assert!(err.to_string().contains("Sum{t}"), "{err}");
 }
+
+#[test]
+fn constants_print_their_values_or_their_type() {
+    use ragtime_graph::constant_label;
+    let m: RaggedTensor = DenseTensor::from_vec(vec![2, 2], vec![1i64, 2, 3, 4]).unwrap().into();
+    assert_eq!(constant_label(&m), "Constant{[[1, 2], [3, 4]]}");
+    assert_eq!(constant_label(&DenseTensor::scalar(3i32).into()), "Constant{3}");
+    assert_eq!(constant_label(&ragtime_core::ragged![["a"], []].unwrap()), "Constant{[[\"a\"], []]}");
+    assert_eq!(constant_label(&vec_i64(&[0; 9])), "Constant{int64[9]}");
+}

@@ -316,28 +316,16 @@ pub fn parse_value(v: &Value) -> Result<RaggedTensor> {
         DType::from_name(dtype_name).ok_or_else(|| Error::value(OP, format!("unknown dtype `{dtype_name}`")))?;
     let ragged_rank = v.get("ragged_rank").and_then(Value::as_u64).unwrap_or(0) as usize;
     let hint_key = if ragged_rank == 0 { "shape" } else { "inner_shape" };
-    let hint: Option<Vec<usize>> = v
-        .get(hint_key)
-        .and_then(Value::as_array)
-        .map(|a| a.iter().map(|d| d.as_u64().map(|x| x as usize)).collect::<Option<Vec<_>>>())
-        .transpose_none()
-        .ok_or_else(|| Error::value(OP, format!("`{hint_key}` must list non-negative integers")))?;
+    let hint: Option<Vec<usize>> = match v.get(hint_key) {
+        None => None,
+        Some(dims) => Some(
+            dims.as_array()
+                .and_then(|a| a.iter().map(|d| d.as_u64().map(|x| x as usize)).collect::<Option<Vec<_>>>())
+                .ok_or_else(|| Error::value(OP, format!("`{hint_key}` must list non-negative integers")))?,
+        ),
+    };
     let lit = json_to_literal(v.get("value").ok_or_else(|| Error::value(OP, "a value needs a `value`"))?, dtype)?;
     RaggedTensor::from_literal_typed(&lit, Some(dtype), Some(ragged_rank), hint.as_deref())
-}
-
-/// `Option<Option<T>>` helper: absent is fine (`Some(None)`), present-but-malformed is `None`.
-trait TransposeNone<T> {
-    fn transpose_none(self) -> Option<Option<T>>;
-}
-impl<T> TransposeNone<T> for Option<Option<T>> {
-    fn transpose_none(self) -> Option<Option<T>> {
-        match self {
-            None => Some(None),
-            Some(None) => None,
-            Some(Some(x)) => Some(Some(x)),
-        }
-    }
 }
 
 fn json_to_literal(v: &Value, dtype: DType) -> Result<Literal> {
