@@ -192,7 +192,7 @@ pub(crate) fn fuse(fg: &mut FunctionGraph, kind: Kind) -> Result<usize> {
             Kind::Elementwise => !group.members.is_empty(),
         };
         if wanted {
-            build(fg, group, &mut classes)?;
+            build(fg, group)?;
             built += 1;
         }
     }
@@ -200,7 +200,7 @@ pub(crate) fn fuse(fg: &mut FunctionGraph, kind: Kind) -> Result<usize> {
 }
 
 /// Replaces a group by one fused op.
-fn build(fg: &mut FunctionGraph, group: &Group, classes: &mut PartitionClasses) -> Result<()> {
+fn build(fg: &mut FunctionGraph, group: &Group) -> Result<()> {
     let members: std::collections::HashSet<ApplyId> = group.members.iter().copied().collect();
     let produced_inside =
         |fg: &FunctionGraph, v: VarId| fg.var(v).and_then(|x| x.owner).is_some_and(|o| members.contains(&o));
@@ -217,8 +217,9 @@ fn build(fg: &mut FunctionGraph, group: &Group, classes: &mut PartitionClasses) 
     for &v in &externals {
         let ty =
             fg.var(v).map(|x| x.ty.clone()).ok_or_else(|| ragtime_core::Error::graph("a fused operand vanished"))?;
-        let same = group.space.class.is_some_and(|c| classes.find(v) == c);
-        let kind = operand_kind(&ty, &group.space, same)
+        // `candidate` checked each operand's partition class when the group was formed; earlier
+        // groups may have replaced the variable since, so only its shape is looked at here.
+        let kind = operand_kind(&ty, &group.space, true)
             .ok_or_else(|| ragtime_core::Error::graph(format!("fusion: operand of type {ty} does not line up")))?;
         kinds.push(kind);
     }
