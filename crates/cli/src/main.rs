@@ -1,4 +1,5 @@
 //! The `ragtime` command: check conformance cases and run graph files.
+#![forbid(unsafe_code)]
 
 use std::path::Path;
 use std::process::ExitCode;

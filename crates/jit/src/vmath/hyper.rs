@@ -1,0 +1,77 @@
+//! `tanh` and `sigmoid` emitters, built on `exp`.
+
+use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::Value;
+
+use super::{explog, Emit, Float};
+
+/// `tanh x`: an odd polynomial / rational (Cephes `tanhf` / `tanh`) for |x| < 0.625, where
+/// `1 - 2/(e^2|x| + 1)` would cancel, and that formula with the sign of x elsewhere. `exp`
+/// saturates to +inf for large |x|, giving exactly ±1; -0 stays -0 and NaN stays NaN.
+pub(crate) fn tanh(m: &mut Emit, x: Value) -> Value {
+    let z = m.mul(x, x);
+    let small = match m.l.float {
+        Float::F32 => {
+            let p = m.horner(
+                z,
+                &[
+                    -5.704_988_727_45e-3,
+                    2.063_908_879_54e-2,
+                    -5.373_971_555_31e-2,
+                    1.333_144_220_36e-1,
+                    -3.333_328_194_22e-1,
+                ],
+            );
+            let pz = m.mul(p, z);
+            m.fma(pz, x, x)
+        }
+        Float::F64 => {
+            let p = m.horner(
+                z,
+                &[-9.643_991_794_250_522_386_28e-1, -9.928_772_310_019_185_865_64e1, -1.614_687_684_417_084_479_52e3],
+            );
+            let q = m.horner(
+                z,
+                &[1.0, 1.128_116_784_916_329_314_02e2, 2.235_488_390_601_004_485_83e3, 4.844_063_053_251_254_860_48e3],
+            );
+            let pq = m.div(p, q);
+            let pz = m.mul(pq, z);
+            m.fma(pz, x, x)
+        }
+    };
+
+    let a = m.abs(x);
+    let a2 = m.add(a, a);
+    let e = explog::exp(m, a2, None);
+    let one = m.c(1.0);
+    let two = m.c(2.0);
+    let e1 = m.add(e, one);
+    let q = m.div(two, e1);
+    let big = m.sub(one, q);
+    // big ≥ 0 (or NaN), so OR-ing in x's sign bit is copysign.
+    let sign = m.sign_mask();
+    let xb = m.bits(x);
+    let xs = m.iand(xb, sign);
+    let bb = m.bits(big);
+    let bb = m.ior(bb, xs);
+    let big = m.from_bits(bb);
+
+    let lim = m.c(0.625);
+    let is_small = m.fcmp(FloatCC::LessThan, a, lim);
+    m.sel(is_small, small, big)
+}
+
+/// `1 / (1 + e^-x)`, computed as `1/(1+e)` for x ≥ 0 and `e/(1+e)` for x < 0 with
+/// `e = e^-|x|` ≤ 1: no overflow, and results down to the denormal range keep full relative
+/// accuracy (`e^x` itself is what underflows).
+pub(crate) fn sigmoid(m: &mut Emit, x: Value) -> Value {
+    let a = m.abs(x);
+    let na = m.neg(a);
+    let e = explog::exp(m, na, None);
+    let one = m.c(1.0);
+    let d = m.add(one, e);
+    let zero = m.c(0.0);
+    let neg = m.fcmp(FloatCC::LessThan, x, zero);
+    let num = m.sel(neg, e, one);
+    m.div(num, d)
+}
