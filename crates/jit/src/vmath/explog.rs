@@ -147,6 +147,90 @@ pub(crate) fn log(m: &mut Emit, x: Value) -> Value {
     let half = m.c(0.5);
     let ff = m.mul(f, f);
     let hfsq = m.mul(half, ff);
+    let (s, r) = log_s_r(m, f);
+    // s*(hfsq+R) + dk*ln2_lo - hfsq + f + dk*ln2_hi, in musl's order.
+    let hr = m.add(hfsq, r);
+    let a = m.mul(s, hr);
+    let lo = m.cbits(ln2_lo);
+    let klo = m.mul(dk, lo);
+    let a = m.add(a, klo);
+    let a = m.sub(a, hfsq);
+    let a = m.add(a, f);
+    let hi = m.cbits(ln2_hi);
+    let khi = m.mul(dk, hi);
+    let y = m.add(a, khi);
+
+    log_specials(m, x, y)
+}
+
+/// ln 0 = -inf, ln(x<0) = NaN, ln(+inf) = +inf, ln NaN = NaN; `y` elsewhere.
+fn log_specials(m: &mut Emit, x: Value, y: Value) -> Value {
+    let zero = m.c(0.0);
+    let ninf = m.c(f64::NEG_INFINITY);
+    let is0 = m.fcmp(FloatCC::Equal, x, zero);
+    let y = m.sel(is0, ninf, y);
+    let nan = m.c(f64::NAN);
+    let neg = m.fcmp(FloatCC::LessThan, x, zero);
+    let y = m.sel(neg, nan, y);
+    let inf = m.c(f64::INFINITY);
+    // NaN or +inf: the answer is x itself.
+    let big = m.fcmp(FloatCC::UnorderedOrGreaterThanOrEqual, x, inf);
+    m.sel(big, x, y)
+}
+
+/// `ln x` for `pow`, as an unevaluated sum `hi + lo` accurate to about 2^-60 relative: the
+/// rounding of `k ln2_hi + f - f²/2` (the large terms) is kept in `lo`. With the plain `log`,
+/// `pow`'s error grows like `|y ln x|` ulps (hundreds near overflow). `lo` is 0 for the
+/// special inputs, where `hi` is what `log` returns.
+fn log_dw(m: &mut Emit, x: Value) -> (Value, Value) {
+    let (dk, f) = log_reduce(m, x);
+    let (ln2_hi, ln2_lo) = match m.l.float {
+        Float::F32 => (0x3f31_7180u64, 0x3717_f7d1u64),
+        Float::F64 => (0x3fe6_2e42_fee0_0000u64, 0x3dea_39ef_3579_3c76u64),
+    };
+    // f² exactly (fma residual), halved exactly.
+    let ff = m.mul(f, f);
+    let nff = m.neg(ff);
+    let ff_lo = m.fma(f, f, nff);
+    let half = m.c(0.5);
+    let hf_hi = m.mul(half, ff);
+    let hf_lo = m.mul(half, ff_lo);
+    let (s, r) = log_s_r(m, f);
+    let hr = m.add(hf_hi, r);
+    let u = m.mul(s, hr);
+    // d = f - hf_hi exactly as d_hi + d_lo (Fast2Sum: |f| ≥ f²/2 for |f| < 0.42).
+    let d_hi = m.sub(f, hf_hi);
+    let t = m.sub(f, d_hi);
+    let d_lo = m.sub(t, hf_hi);
+    // a = k ln2_hi (exact: ln2_hi has 32 trailing zero bits) plus d_hi, by Fast2Sum
+    // (|a| ≥ ln2/2 > |d_hi| when k ≠ 0; exact when k = 0).
+    let c_hi = m.cbits(ln2_hi);
+    let a = m.mul(dk, c_hi);
+    let hi = m.add(a, d_hi);
+    let t = m.sub(a, hi);
+    let e = m.add(t, d_hi);
+    let c_lo = m.cbits(ln2_lo);
+    let klo = m.mul(dk, c_lo);
+    let lo = m.sub(d_lo, hf_lo);
+    let lo = m.add(lo, u);
+    let lo = m.add(lo, klo);
+    let lo = m.add(lo, e);
+    let hi2 = m.add(hi, lo);
+    let t = m.sub(hi, hi2);
+    let lo2 = m.add(t, lo);
+
+    let hi_s = log_specials(m, x, hi2);
+    let zero = m.c(0.0);
+    let inf = m.c(f64::INFINITY);
+    let pos = m.fcmp(FloatCC::GreaterThan, x, zero);
+    let fin = m.fcmp(FloatCC::LessThan, x, inf);
+    let normal = m.mask_and(pos, fin);
+    let lo_s = m.sel(normal, lo2, zero);
+    (hi_s, lo_s)
+}
+
+/// fdlibm's `s = f/(2+f)` and `R(s²)` with `ln(1+f) = f - f²/2 + s(f²/2 + R)`.
+fn log_s_r(m: &mut Emit, f: Value) -> (Value, Value) {
     let two = m.c(2.0);
     let den = m.add(two, f);
     let s = m.div(f, den);
@@ -182,37 +266,15 @@ pub(crate) fn log(m: &mut Emit, x: Value) -> Value {
         }
     };
     let r = m.add(t2, t1);
-    // s*(hfsq+R) + dk*ln2_lo - hfsq + f + dk*ln2_hi, in musl's order.
-    let hr = m.add(hfsq, r);
-    let a = m.mul(s, hr);
-    let lo = m.cbits(ln2_lo);
-    let klo = m.mul(dk, lo);
-    let a = m.add(a, klo);
-    let a = m.sub(a, hfsq);
-    let a = m.add(a, f);
-    let hi = m.cbits(ln2_hi);
-    let khi = m.mul(dk, hi);
-    let y = m.add(a, khi);
-
-    let zero = m.c(0.0);
-    let ninf = m.c(f64::NEG_INFINITY);
-    let is0 = m.fcmp(FloatCC::Equal, x, zero);
-    let y = m.sel(is0, ninf, y);
-    let nan = m.c(f64::NAN);
-    let neg = m.fcmp(FloatCC::LessThan, x, zero);
-    let y = m.sel(neg, nan, y);
-    let inf = m.c(f64::INFINITY);
-    // NaN or +inf: the answer is x itself.
-    let big = m.fcmp(FloatCC::UnorderedOrGreaterThanOrEqual, x, inf);
-    m.sel(big, x, y)
+    (s, r)
 }
 
 /// `x^y` with C99 Annex F special cases.
 ///
 /// f32 lanes are widened to f64 and computed there (the f64 `y ln|x|` error is far below f32
-/// resolution, so f32 `pow` is nearly correctly rounded). f64 computes `e^(y ln|x|)` with the
-/// product's rounding error fed into `exp`; the error of `ln` itself is amplified by
-/// `|y ln x|`, see the crate docs for the measured bound.
+/// resolution, so f32 `pow` is nearly correctly rounded). f64 computes `e^(y ln|x|)` with
+/// `ln` as a double-word `hi + lo` and the product's rounding error fed into `exp`'s reduced
+/// argument; the remaining error still grows with `|y ln x|`, see the crate docs.
 pub(crate) fn pow(m: &mut Emit, x: Value, y: Value) -> Value {
     match (m.l.float, m.l.vector) {
         (Float::F64, _) => pow_f64(m, x, y),
@@ -242,11 +304,12 @@ pub(crate) fn pow(m: &mut Emit, x: Value, y: Value) -> Value {
 
 fn pow_f64(m: &mut Emit, x: Value, y: Value) -> Value {
     let ax = m.abs(x);
-    let l = log(m, ax);
+    let (l, l_lo) = log_dw(m, ax);
     let t = m.mul(y, l);
     let nt = m.neg(t);
-    // Exact rounding error of the product (when finite), passed to exp as a low part.
+    // y (l + l_lo) = t + tlo: the product's exact rounding error plus y l_lo.
     let tlo = m.fma(y, l, nt);
+    let tlo = m.fma(y, l_lo, tlo);
     // 0 * inf and inf - inf give NaN here; such lanes are replaced below or are NaN anyway.
     let zero = m.c(0.0);
     let tlo_ok = m.fcmp(FloatCC::Ordered, tlo, tlo);

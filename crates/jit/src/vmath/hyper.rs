@@ -7,9 +7,12 @@ use super::{explog, Emit, Float};
 
 /// `tanh x`: an odd polynomial / rational (Cephes `tanhf` / `tanh`) for |x| < 0.625, where
 /// `1 - 2/(e^2|x| + 1)` would cancel, and that formula with the sign of x elsewhere. `exp`
-/// saturates to +inf for large |x|, giving exactly ±1; -0 stays -0 and NaN stays NaN.
+/// saturates to +inf for large |x|, giving exactly ±1; NaN stays NaN.
 pub(crate) fn tanh(m: &mut Emit, x: Value) -> Value {
-    let z = m.mul(x, x);
+    // Both branches work on a = |x| and x's sign bit is OR-ed in at the end, which also makes
+    // tanh(-0) = -0 (the polynomial would give +0 + -0 = +0).
+    let a = m.abs(x);
+    let z = m.mul(a, a);
     let small = match m.l.float {
         Float::F32 => {
             let p = m.horner(
@@ -23,7 +26,7 @@ pub(crate) fn tanh(m: &mut Emit, x: Value) -> Value {
                 ],
             );
             let pz = m.mul(p, z);
-            m.fma(pz, x, x)
+            m.fma(pz, a, a)
         }
         Float::F64 => {
             let p = m.horner(
@@ -36,11 +39,10 @@ pub(crate) fn tanh(m: &mut Emit, x: Value) -> Value {
             );
             let pq = m.div(p, q);
             let pz = m.mul(pq, z);
-            m.fma(pz, x, x)
+            m.fma(pz, a, a)
         }
     };
 
-    let a = m.abs(x);
     let a2 = m.add(a, a);
     let e = explog::exp(m, a2, None);
     let one = m.c(1.0);
@@ -48,22 +50,19 @@ pub(crate) fn tanh(m: &mut Emit, x: Value) -> Value {
     let e1 = m.add(e, one);
     let q = m.div(two, e1);
     let big = m.sub(one, q);
-    // big ≥ 0 (or NaN), so OR-ing in x's sign bit is copysign.
-    let sign = m.sign_mask();
-    let xb = m.bits(x);
-    let xs = m.iand(xb, sign);
-    let bb = m.bits(big);
-    let bb = m.ior(bb, xs);
-    let big = m.from_bits(bb);
 
     let lim = m.c(0.625);
     let is_small = m.fcmp(FloatCC::LessThan, a, lim);
-    m.sel(is_small, small, big)
+    let t = m.sel(is_small, small, big);
+    // t ≥ 0 (or NaN), so OR-ing in x's sign bit is copysign.
+    let sign = m.sign_mask();
+    let xb = m.bits(x);
+    let xs = m.iand(xb, sign);
+    let tb = m.bits(t);
+    let tb = m.ior(tb, xs);
+    m.from_bits(tb)
 }
 
-/// `1 / (1 + e^-x)`, computed as `1/(1+e)` for x ≥ 0 and `e/(1+e)` for x < 0 with
-/// `e = e^-|x|` ≤ 1: no overflow, and results down to the denormal range keep full relative
-/// accuracy (`e^x` itself is what underflows).
 pub(crate) fn sigmoid(m: &mut Emit, x: Value) -> Value {
     let a = m.abs(x);
     let na = m.neg(a);
@@ -73,5 +72,19 @@ pub(crate) fn sigmoid(m: &mut Emit, x: Value) -> Value {
     let zero = m.c(0.0);
     let neg = m.fcmp(FloatCC::LessThan, x, zero);
     let num = m.sel(neg, e, one);
-    m.div(num, d)
+    // q ≈ num/d, then one correction step with the residual num - q (1 + e): it removes the
+    // rounding of 1 + e, of 1/d and of the product (d_err = e - (d - 1) is exact as e ≤ 1).
+    // One division in all.
+    let inv = m.div(one, d);
+    let q = m.mul(num, inv);
+    let dm1 = m.sub(d, one);
+    let d_err = m.sub(e, dm1);
+    let nq = m.neg(q);
+    let res = m.fma(nq, d, num);
+    let res = m.fma(nq, d_err, res);
+    let corr = m.mul(res, inv);
+    // For NaN or infinite intermediates the correction is NaN; keep q there.
+    let ok = m.fcmp(FloatCC::Ordered, corr, corr);
+    let corr = m.sel(ok, corr, zero);
+    m.add(q, corr)
 }

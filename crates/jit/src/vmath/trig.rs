@@ -1,5 +1,6 @@
 //! `sin` and `cos` emitters.
 
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::Value;
 
 use super::{Emit, Float};
@@ -84,7 +85,7 @@ pub(crate) fn sin_cos(m: &mut Emit, x: Value, cos: bool) -> Value {
     let one_i = m.ic(1);
     let odd = m.iand(q, one_i);
     let izero = m.ic(0);
-    let use_cos = m.icmp(cranelift_codegen::ir::condcodes::IntCC::NotEqual, odd, izero);
+    let use_cos = m.icmp(IntCC::NotEqual, odd, izero);
     let res = m.sel(use_cos, c, s);
     let two_i = m.ic(2);
     let neg = m.iand(q, two_i);
@@ -92,5 +93,13 @@ pub(crate) fn sin_cos(m: &mut Emit, x: Value, cos: bool) -> Value {
     let flip = m.ishl(neg, shift);
     let rb = m.bits(res);
     let rb = m.ixor(rb, flip);
-    m.from_bits(rb)
+    let res = m.from_bits(rb);
+    if cos {
+        res
+    } else {
+        // sin(±0) = ±0: the reduction's -0 + +0 sums lose the sign of zero.
+        let zero = m.c(0.0);
+        let x0 = m.fcmp(FloatCC::Equal, x, zero);
+        m.sel(x0, x, res)
+    }
 }
