@@ -137,7 +137,14 @@ impl Jit {
         emit_map_loop(&mut b, ptr, arity, vectorize.then_some(vector), scalar, &body);
         b.finalize(self.module.target_config());
 
+        let disasm = std::env::var_os("RAGTIME_JIT_DISASM").is_some();
+        self.ctx.set_disasm(disasm);
         let define = self.module.define_function(id, &mut self.ctx);
+        if disasm {
+            if let Some(vcode) = self.ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
+                eprintln!("; {name}\n{vcode}");
+            }
+        }
         if let Err(e) = define {
             // Show the verifier's findings, not just "Verifier errors".
             let message = match &e {

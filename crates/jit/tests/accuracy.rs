@@ -147,7 +147,7 @@ fn ref64(op: UnaryMath, x: f64) -> f64 {
 /// Dense sweep + random inputs for each function, in f32 (finite inputs where the bound holds).
 fn inputs32(op: UnaryMath, rng: &mut Rng) -> Vec<f32> {
     let mut xs = Vec::new();
-    let mut sweep = |lo: f64, hi: f64, step: f64| {
+    let sweep = |lo: f64, hi: f64, step: f64| {
         let n = ((hi - lo) / step) as usize;
         (0..=n).map(move |i| (lo + i as f64 * step) as f32)
     };
@@ -178,7 +178,7 @@ fn inputs32(op: UnaryMath, rng: &mut Rng) -> Vec<f32> {
 
 fn inputs64(op: UnaryMath, rng: &mut Rng) -> Vec<f64> {
     let mut xs = Vec::new();
-    let mut sweep = |lo: f64, hi: f64, step: f64| {
+    let sweep = |lo: f64, hi: f64, step: f64| {
         let n = ((hi - lo) / step) as usize;
         (0..=n).map(move |i| lo + i as f64 * step)
     };

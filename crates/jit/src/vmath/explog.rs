@@ -13,7 +13,7 @@ use super::{Emit, Float, Lanes};
 /// `p * 2^n1 * 2^n2` with `n1 = n >> 1`, `n2 = n - n1`: two scalings keep every factor normal,
 /// so results near the overflow threshold and gradual-underflow (denormal) results are rounded
 /// once, correctly. `x` is first clamped to a range whose ends overflow to +inf / underflow to
-/// 0 by themselves (NaN passes through the NaN-propagating `fmin`/`fmax`).
+/// 0 by themselves (NaN passes through).
 pub(crate) fn exp(m: &mut Emit, x: Value, lo: Option<Value>) -> Value {
     let (hi_clamp, lo_clamp, ln2_hi, ln2_lo) = match m.l.float {
         // e^89 > f32::MAX; e^-104 < f32 min denormal / 2.
@@ -23,8 +23,12 @@ pub(crate) fn exp(m: &mut Emit, x: Value, lo: Option<Value>) -> Value {
     };
     let hc = m.c(hi_clamp);
     let lc = m.c(lo_clamp);
-    let x = m.min(x, hc);
-    let x = m.max(x, lc);
+    // Compare + select (cmpps + blendvps on x86) rather than NaN-propagating fmin/fmax, which
+    // lower to long sequences; a NaN compares false and passes through unchanged.
+    let over = m.fcmp(FloatCC::GreaterThan, x, hc);
+    let x = m.sel(over, hc, x);
+    let under = m.fcmp(FloatCC::LessThan, x, lc);
+    let x = m.sel(under, lc, x);
 
     let log2e = m.c(std::f64::consts::LOG2_E);
     let magic = m.magic();
@@ -277,11 +281,11 @@ fn log_s_r(m: &mut Emit, f: Value) -> (Value, Value) {
 /// argument; the remaining error still grows with `|y ln x|`, see the crate docs.
 pub(crate) fn pow(m: &mut Emit, x: Value, y: Value) -> Value {
     match (m.l.float, m.l.vector) {
-        (Float::F64, _) => pow_f64(m, x, y),
+        (Float::F64, _) => pow_f64(m, x, y, true),
         (Float::F32, false) => {
             let xd = m.b.ins().fpromote(cranelift_codegen::ir::types::F64, x);
             let yd = m.b.ins().fpromote(cranelift_codegen::ir::types::F64, y);
-            let r = pow_f64(&mut m.with_lanes(Lanes::F64), xd, yd);
+            let r = pow_f64(&mut m.with_lanes(Lanes::F64), xd, yd, false);
             m.b.ins().fdemote(cranelift_codegen::ir::types::F32, r)
         }
         (Float::F32, true) => {
@@ -293,7 +297,7 @@ pub(crate) fn pow(m: &mut Emit, x: Value, y: Value) -> Value {
             for (i, (xs, ys)) in [(x, y), (xh, yh)].into_iter().enumerate() {
                 let xd = m.b.ins().fvpromote_low(xs);
                 let yd = m.b.ins().fvpromote_low(ys);
-                let r = pow_f64(&mut m.with_lanes(Lanes::F64X2), xd, yd);
+                let r = pow_f64(&mut m.with_lanes(Lanes::F64X2), xd, yd, false);
                 halves[i] = m.b.ins().fvdemote(r);
             }
             const JOIN: [u8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23];
@@ -302,14 +306,24 @@ pub(crate) fn pow(m: &mut Emit, x: Value, y: Value) -> Value {
     }
 }
 
-fn pow_f64(m: &mut Emit, x: Value, y: Value) -> Value {
+/// `precise`: double-word `ln` (f64 results); f32 results need only the plain f64 `ln`, whose
+/// error times |y ln x| ≤ 104 stays far below an f32 ulp.
+fn pow_f64(m: &mut Emit, x: Value, y: Value, precise: bool) -> Value {
     let ax = m.abs(x);
-    let (l, l_lo) = log_dw(m, ax);
+    let (l, l_lo) = if precise {
+        let (l, lo) = log_dw(m, ax);
+        (l, Some(lo))
+    } else {
+        (log(m, ax), None)
+    };
     let t = m.mul(y, l);
     let nt = m.neg(t);
     // y (l + l_lo) = t + tlo: the product's exact rounding error plus y l_lo.
     let tlo = m.fma(y, l, nt);
-    let tlo = m.fma(y, l_lo, tlo);
+    let tlo = match l_lo {
+        Some(l_lo) => m.fma(y, l_lo, tlo),
+        None => tlo,
+    };
     // 0 * inf and inf - inf give NaN here; such lanes are replaced below or are NaN anyway.
     let zero = m.c(0.0);
     let tlo_ok = m.fcmp(FloatCC::Ordered, tlo, tlo);

@@ -277,14 +277,6 @@ impl<'a, 'b> Emit<'a, 'b> {
     pub(crate) fn abs(&mut self, a: Value) -> Value {
         self.b.ins().fabs(a)
     }
-    /// NaN-propagating minimum (Cranelift `fmin`).
-    pub(crate) fn min(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().fmin(a, b)
-    }
-    /// NaN-propagating maximum (Cranelift `fmax`).
-    pub(crate) fn max(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().fmax(a, b)
-    }
     pub(crate) fn trunc(&mut self, a: Value) -> Value {
         self.b.ins().trunc(a)
     }
