@@ -228,6 +228,9 @@ impl<T: JitFloat> MapKernel<T> {
     }
 }
 
+/// Vectors per main-loop iteration.
+const UNROLL: i64 = 2;
+
 /// Emits the map loop into an empty function with signature `(ptr, ptr, ptr)`.
 fn emit_map_loop(
     b: &mut FunctionBuilder,
@@ -255,7 +258,11 @@ fn emit_map_loop(
 
     if let Some(vl) = vector {
         let lanes = i64::from(vl.lane_count());
-        let nvec = b.ins().band_imm_s(n, !(lanes - 1));
+        // Two independent vectors per iteration: the math emitters are long dependency chains
+        // (pow: a few hundred cycles), and a second chain in the same iteration lets the
+        // out-of-order core overlap them. The scalar tail takes the last < 2·lanes elements.
+        let step = UNROLL * lanes;
+        let nvec = b.ins().band_imm_s(n, !(step - 1));
         let head = b.create_block();
         let vbody = b.create_block();
         b.append_block_param(head, ptr);
@@ -269,17 +276,24 @@ fn emit_map_loop(
         b.switch_to_block(vbody);
         b.seal_block(vbody);
         let off = b.ins().imul_imm_s(i, esize);
-        let xs: Vec<Value> = srcs
-            .iter()
-            .map(|&p| {
-                let a = b.ins().iadd(p, off);
-                b.ins().load(vl.ty(), mem, a, 0)
+        let vbytes = (lanes * esize) as i32;
+        let ys: Vec<Value> = (0..UNROLL as i32)
+            .map(|u| {
+                let xs: Vec<Value> = srcs
+                    .iter()
+                    .map(|&p| {
+                        let a = b.ins().iadd(p, off);
+                        b.ins().load(vl.ty(), mem, a, u * vbytes)
+                    })
+                    .collect();
+                body(b, &xs)
             })
             .collect();
-        let y = body(b, &xs);
         let a = b.ins().iadd(out, off);
-        b.ins().store(mem, y, a, 0);
-        let next = b.ins().iadd_imm_s(i, lanes);
+        for (u, y) in ys.into_iter().enumerate() {
+            b.ins().store(mem, y, a, u as i32 * vbytes);
+        }
+        let next = b.ins().iadd_imm_s(i, step);
         b.ins().jump(head, &[next.into()]);
         b.seal_block(head);
     } else {

@@ -225,7 +225,7 @@ fn unary_f32_within_bounds_and_vector_equals_scalar() {
             w.add(err32(a, ref32(op, x)), f64::from(x), 0.0);
         }
         report.push(format!("f32 {:8} max {:.3} ulp at x = {:e} ({} inputs)", op.name(), w.ulp, w.at, w.n));
-        if !(w.ulp <= bound(op.name()).0) {
+        if w.ulp.is_nan() || w.ulp > bound(op.name()).0 {
             failed.push(format!("{} {:?}", op.name(), w));
         }
     }
@@ -252,7 +252,7 @@ fn unary_f64_within_bounds_and_vector_equals_scalar() {
             w.add(err64(a, ref64(op, x)), x, 0.0);
         }
         report.push(format!("f64 {:8} max {:.3} ulp at x = {:e} ({} inputs)", op.name(), w.ulp, w.at, w.n));
-        if !(w.ulp <= bound(op.name()).1) {
+        if w.ulp.is_nan() || w.ulp > bound(op.name()).1 {
             failed.push(format!("{} {:?}", op.name(), w));
         }
     }
@@ -290,7 +290,11 @@ macro_rules! special_cases {
     ($name:ident, $t:ident, $check:ident) => {
         #[test]
         fn $name() {
-            use std::$t::{INFINITY as INF, MAX, MIN_POSITIVE, NAN, NEG_INFINITY as NINF};
+            const INF: $t = $t::INFINITY;
+            const NINF: $t = $t::NEG_INFINITY;
+            const NAN: $t = $t::NAN;
+            const MAX: $t = $t::MAX;
+            const MIN_POSITIVE: $t = $t::MIN_POSITIVE;
             let mut jit = Jit::new().unwrap();
             let tiny: $t = MIN_POSITIVE / 1024.0; // a denormal
             $check(

@@ -131,7 +131,7 @@ fn log_reduce(m: &mut Emit, x: Value) -> (Value, Value) {
     let ix = m.iand(ix, mask);
     let sh = m.ic(sqrt_half_bits);
     let ix = m.iadd(ix, sh);
-    let xm = m.from_bits(ix);
+    let xm = m.float_of(ix);
     let one = m.c(1.0);
     let f = m.sub(xm, one);
     let dk = m.int_to_float(k);
@@ -348,7 +348,7 @@ fn pow_f64(m: &mut Emit, x: Value, y: Value, precise: bool) -> Value {
     let rb = m.bits(r);
     let rb_neg = m.ixor(rb, sign);
     let rb = m.sel(flip, rb_neg, rb);
-    let r = m.from_bits(rb);
+    let r = m.float_of(rb);
 
     // Finite negative base with a non-integer finite exponent: NaN.
     let ninf = m.c(f64::NEG_INFINITY);

@@ -5,6 +5,8 @@ use cranelift_codegen::ir::Value;
 
 use super::{explog, Emit, Float};
 
+// Cephes' coefficients are kept with the digits it publishes, beyond f64 precision.
+#[allow(clippy::excessive_precision)]
 /// `tanh x`: an odd polynomial / rational (Cephes `tanhf` / `tanh`) for |x| < 0.625, where
 /// `1 - 2/(e^2|x| + 1)` would cancel, and that formula with the sign of x elsewhere. `exp`
 /// saturates to +inf for large |x|, giving exactly ±1; NaN stays NaN.
@@ -60,7 +62,7 @@ pub(crate) fn tanh(m: &mut Emit, x: Value) -> Value {
     let xs = m.iand(xb, sign);
     let tb = m.bits(t);
     let tb = m.ior(tb, xs);
-    m.from_bits(tb)
+    m.float_of(tb)
 }
 
 pub(crate) fn sigmoid(m: &mut Emit, x: Value) -> Value {

@@ -324,7 +324,7 @@ impl<'a, 'b> Emit<'a, 'b> {
         self.bitcast_to(ty, x)
     }
     /// Reinterprets an integer as the float of the same shape.
-    pub(crate) fn from_bits(&mut self, i: Value) -> Value {
+    pub(crate) fn float_of(&mut self, i: Value) -> Value {
         let ty = self.l.ty();
         self.bitcast_to(ty, i)
     }
@@ -392,7 +392,7 @@ impl<'a, 'b> Emit<'a, 'b> {
         let mb = self.magic_bits();
         let mb = self.ic(mb);
         let t = self.iadd(i, mb);
-        let t = self.from_bits(t);
+        let t = self.float_of(t);
         let magic = self.magic();
         let magic = self.c(magic);
         self.sub(t, magic)
@@ -404,7 +404,7 @@ impl<'a, 'b> Emit<'a, 'b> {
         let e = self.iadd(k, bias);
         let mb = self.mant_bits();
         let e = self.ishl(e, mb);
-        self.from_bits(e)
+        self.float_of(e)
     }
 
     /// Changes `lanes` of a vector `f32x4` / `f64x2` through a byte shuffle (`idx` are byte

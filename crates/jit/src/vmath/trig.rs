@@ -93,7 +93,7 @@ pub(crate) fn sin_cos(m: &mut Emit, x: Value, cos: bool) -> Value {
     let flip = m.ishl(neg, shift);
     let rb = m.bits(res);
     let rb = m.ixor(rb, flip);
-    let res = m.from_bits(rb);
+    let res = m.float_of(rb);
     if cos {
         res
     } else {
