@@ -191,16 +191,15 @@ pub(crate) fn fuse(fg: &mut FunctionGraph, kind: Kind) -> Result<usize> {
             Kind::Rows => group.reductions > 0,
             Kind::Elementwise => !group.members.is_empty(),
         };
-        if wanted {
-            build(fg, group)?;
+        if wanted && build(fg, group)? {
             built += 1;
         }
     }
     Ok(built)
 }
 
-/// Replaces a group by one fused op.
-fn build(fg: &mut FunctionGraph, group: &Group) -> Result<()> {
+/// Replaces a group by one fused op; `false` when that would make a cycle.
+fn build(fg: &mut FunctionGraph, group: &Group) -> Result<bool> {
     let members: std::collections::HashSet<ApplyId> = group.members.iter().copied().collect();
     let produced_inside =
         |fg: &FunctionGraph, v: VarId| fg.var(v).and_then(|x| x.owner).is_some_and(|o| members.contains(&o));
@@ -303,7 +302,33 @@ fn build(fg: &mut FunctionGraph, group: &Group) -> Result<()> {
         let graph = builder.finish(elements);
         op_ref(RowKernel { graph, operands: kinds, reductions, outputs, original })
     };
+    // Groups are convex one by one, but two groups can still feed each other through fused ops
+    // built earlier; such a group stays unfused (correct, only slower).
+    if externals_depend_on(fg, &externals, &replaced) {
+        return Ok(false);
+    }
     let new_outputs = fg.add_node(op, &externals)?;
     let pairs: Vec<(VarId, VarId)> = replaced.into_iter().zip(new_outputs).collect();
-    fg.replace_all(&pairs, "fusion")
+    fg.replace_all(&pairs, "fusion")?;
+    Ok(true)
+}
+
+/// True when some external operand is computed from one of `replaced` (one walk over the
+/// operands' ancestors).
+fn externals_depend_on(fg: &FunctionGraph, externals: &[VarId], replaced: &[VarId]) -> bool {
+    let targets: std::collections::HashSet<VarId> = replaced.iter().copied().collect();
+    let mut seen = std::collections::HashSet::new();
+    let mut stack: Vec<VarId> = externals.to_vec();
+    while let Some(v) = stack.pop() {
+        if targets.contains(&v) {
+            return true;
+        }
+        if !seen.insert(v) {
+            continue;
+        }
+        if let Some(node) = fg.var(v).and_then(|x| x.owner).and_then(|o| fg.node(o)) {
+            stack.extend(node.inputs.iter().copied());
+        }
+    }
+    false
 }
