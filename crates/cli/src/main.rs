@@ -1,9 +1,11 @@
 //! The `ragtime` command: check conformance cases and run graph files.
 
+use std::ffi::OsString;
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use ragtime::case::{run_conformance, CaseFile, Expectation};
+use ragtime::case::{run_conformance_with, CaseFile, Expectation, Outcome};
 use ragtime::Mode;
 
 const USAGE: &str = "\
@@ -15,17 +17,25 @@ options:
   --debug                            compile in Mode::Debug (verifier + type checks of every value)";
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // `args_os`: a path need not be UTF-8, and a non-UTF-8 argument is a usage error, not a panic.
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let mode = if args.iter().any(|a| a == "--debug") { Mode::Debug } else { Mode::default() };
-    let args: Vec<&str> = args.iter().map(String::as_str).filter(|a| *a != "--debug").collect();
-    match args.split_first() {
-        Some((&"conformance", paths)) if !paths.is_empty() => conformance(paths, mode),
-        Some((&"run", rest)) => match rest {
-            [file] => run(file, None, mode),
-            [file, "--case", name] => run(file, Some(name), mode),
+    let args: Vec<OsString> = args.into_iter().filter(|a| a != "--debug").collect();
+    let Some((command, rest)) = args.split_first() else { return usage() };
+    match command.to_str() {
+        Some("conformance") if !rest.is_empty() => conformance(rest, mode),
+        Some("run") => match rest {
+            [file] => run(Path::new(file), None, mode),
+            [file, flag, name] if flag == "--case" => match name.to_str() {
+                Some(name) => run(Path::new(file), Some(name), mode),
+                None => {
+                    eprintln!("error: the case name {name:?} is not UTF-8");
+                    ExitCode::from(2)
+                }
+            },
             _ => usage(),
         },
-        Some((&("help" | "--help" | "-h"), _)) => {
+        Some("help" | "--help" | "-h") => {
             println!("{USAGE}");
             ExitCode::SUCCESS
         }
@@ -38,13 +48,19 @@ fn usage() -> ExitCode {
     ExitCode::from(2)
 }
 
-fn conformance(paths: &[&str], mode: Mode) -> ExitCode {
+fn conformance(paths: &[OsString], mode: Mode) -> ExitCode {
     let paths: Vec<&Path> = paths.iter().map(Path::new).collect();
-    match run_conformance(&paths, mode) {
+    // Failures are printed (and flushed) as they are found: if the process dies on a later
+    // case, the report so far is not lost.
+    let mut stdout = std::io::stdout();
+    let report = run_conformance_with(&paths, mode, |name, outcome| {
+        if let Outcome::Fail(why) = outcome {
+            let _ = writeln!(stdout, "FAIL {name}\n  {why}");
+            let _ = stdout.flush();
+        }
+    });
+    match report {
         Ok(report) => {
-            for (name, why) in &report.failures {
-                println!("FAIL {name}\n  {why}");
-            }
             println!("{} passed, {} failed", report.passed, report.failures.len());
             if report.failures.is_empty() {
                 ExitCode::SUCCESS
@@ -59,18 +75,18 @@ fn conformance(paths: &[&str], mode: Mode) -> ExitCode {
     }
 }
 
-fn run(file: &str, only: Option<&str>, mode: Mode) -> ExitCode {
-    let cases = match CaseFile::load(Path::new(file)) {
+fn run(file: &Path, only: Option<&str>, mode: Mode) -> ExitCode {
+    let cases = match CaseFile::load(file) {
         Ok(f) => f.cases,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error ({}): {e}", e.kind());
             return ExitCode::FAILURE;
         }
     };
     let selected: Vec<_> =
         cases.iter().filter(|c| only.is_none_or(|n| c.name == n || c.name.ends_with(&format!("/{n}")))).collect();
     if selected.is_empty() {
-        eprintln!("error: no case named {:?} in {file}", only.unwrap_or(""));
+        eprintln!("error: no case named {:?} in {}", only.unwrap_or(""), file.display());
         return ExitCode::FAILURE;
     }
     let mut ok = true;
@@ -82,7 +98,7 @@ fn run(file: &str, only: Option<&str>, mode: Mode) -> ExitCode {
         let built = match case.build(mode) {
             Ok(b) => b,
             Err(e) => {
-                println!("error ({}): {e}", e.kind());
+                println!("error ({}): case {}: {e}", e.kind(), case.name);
                 ok = false;
                 continue;
             }
@@ -95,7 +111,7 @@ fn run(file: &str, only: Option<&str>, mode: Mode) -> ExitCode {
                 }
             }
             Err(e) => {
-                println!("error ({}): {e}", e.kind());
+                println!("error ({}): case {}: {e}", e.kind(), case.name);
                 ok = false;
             }
         }

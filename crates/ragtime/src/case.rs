@@ -634,6 +634,14 @@ pub struct Report {
 
 /// Runs every case of every `*.json` file in `paths` (files or folders), in name order.
 pub fn run_conformance(paths: &[&Path], mode: Mode) -> Result<Report> {
+    run_conformance_with(paths, mode, |_, _| {})
+}
+
+/// [`run_conformance`], calling `on_case(name, outcome)` as soon as each case is checked, so a
+/// caller can report progressively (what was printed survives even if the process dies later).
+/// A file that cannot be read or parsed counts as one failure (named by its path), and the
+/// other files are still checked.
+pub fn run_conformance_with(paths: &[&Path], mode: Mode, mut on_case: impl FnMut(&str, &Outcome)) -> Result<Report> {
     let mut files = Vec::new();
     for p in paths {
         if p.is_dir() {
@@ -650,11 +658,22 @@ pub fn run_conformance(paths: &[&Path], mode: Mode) -> Result<Report> {
     }
     let mut report = Report::default();
     for f in files {
-        let file = CaseFile::load(&f)?;
+        let file = match CaseFile::load(&f) {
+            Ok(file) => file,
+            Err(e) => {
+                let (name, outcome) = (f.display().to_string(), Outcome::Fail(format!("cannot load: {e}")));
+                on_case(&name, &outcome);
+                if let Outcome::Fail(why) = outcome {
+                    report.failures.push((name, why));
+                }
+                continue;
+            }
+        };
         for case in &file.cases {
             // A panic is a bug to report, not a reason to stop checking the other cases.
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case.check(mode)))
                 .unwrap_or_else(|_| Outcome::Fail("panicked".to_string()));
+            on_case(&case.name, &outcome);
             match outcome {
                 Outcome::Pass => report.passed += 1,
                 Outcome::Fail(why) => report.failures.push((case.name.clone(), why)),
