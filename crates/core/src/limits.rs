@@ -75,7 +75,7 @@ fn rank_error(op: &str, rank: usize) -> Error {
 /// An empty vector with room for `n` items, allocated fallibly: more than [`MAX_BYTES`], or more
 /// than the allocator can give, is an `invalid_argument` error from `op` instead of an abort.
 pub fn try_vec<T>(op: &str, n: usize) -> Result<Vec<T>> {
-    let bytes = n.checked_mul(std::mem::size_of::<T>()).unwrap_or(usize::MAX);
+    let bytes = n.saturating_mul(std::mem::size_of::<T>());
     checked_bytes(op, bytes, &format!("a buffer of {n} items"))?;
     let mut v = Vec::new();
     v.try_reserve_exact(n)
