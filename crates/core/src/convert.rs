@@ -13,12 +13,14 @@ impl DenseTensor {
     /// index vectors built for them (row ids, source positions: 16 bytes each, plus 8 for the
     /// widest element) would take more than [`crate::limits::MAX_BYTES`]. Zero dimensions are left
     /// out of the check because builders still walk the other dimensions (`[2^40, 0]` has 2^40 rows).
+    ///
+    /// Inside a call with a memory budget ([`crate::limits::enter_budget`]) the bytes counted are
+    /// charged to the budget.
     pub fn checked_len(op: &str, shape: &[usize]) -> Result<usize> {
-        crate::limits::checked_size(
-            op,
-            shape,
-            crate::limits::INDEX_BYTES_PER_ELEMENT + crate::limits::MAX_ELEMENT_BYTES,
-        )
+        let per_element = crate::limits::INDEX_BYTES_PER_ELEMENT + crate::limits::MAX_ELEMENT_BYTES;
+        let n = crate::limits::checked_size(op, shape, per_element)?;
+        crate::limits::charge(op, n * per_element)?;
+        Ok(n)
     }
 
     /// The 0-d zero of `dtype` (`false`, `0`, `0.0` or the empty string): the default padding.

@@ -226,7 +226,11 @@ impl StringBuilder {
         let _ = offsets.try_reserve(strings.saturating_add(1).min(limits::MAX_BYTES / 8));
         offsets.push(0);
         let mut buf = Vec::new();
-        let _ = buf.try_reserve(bytes.min(limits::MAX_BYTES));
+        let bytes = bytes.min(limits::MAX_BYTES);
+        // Room reserved up front is charged to the call's budget like later growth.
+        if limits::charge("StringBuilder", bytes).is_ok() {
+            let _ = buf.try_reserve_exact(bytes);
+        }
         StringBuilder { bytes: buf, offsets, overflow: false }
     }
     /// Appends one string.
@@ -239,7 +243,15 @@ impl StringBuilder {
         if self.overflow {
             return;
         }
+        let capacity = self.bytes.capacity();
         if self.bytes.len().saturating_add(s.len()) > limits::MAX_BYTES || self.bytes.try_reserve(s.len()).is_err() {
+            self.overflow = true;
+            return;
+        }
+        // Growth is charged to the call's memory budget, if one is open.
+        if self.bytes.capacity() > capacity
+            && limits::charge("StringBuilder", self.bytes.capacity() - capacity).is_err()
+        {
             self.overflow = true;
             return;
         }
@@ -277,7 +289,10 @@ impl StringBuilder {
         if self.overflow {
             return Err(Error::argument(
                 "StringBuilder",
-                format!("the strings of a result of shape {shape:?} would take more than {} bytes", limits::MAX_BYTES),
+                format!(
+                    "the strings of a result of shape {shape:?} would take more than {} bytes, or more than the call's memory budget",
+                    limits::MAX_BYTES
+                ),
             ));
         }
         if self.offsets.is_empty() {
