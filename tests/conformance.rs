@@ -28,24 +28,31 @@ fn check_dir(dir: &Path, mode: Mode) {
     assert!(report.passed >= 1, "no conformance case ran");
 }
 
+fn workloads_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workloads")
+}
+
+const MODES: [Mode; 3] = [Mode::FastRun, Mode::FastCompile, Mode::Debug];
+
 #[test]
-fn every_conformance_case_matches_tensorflow() {
-    check_dir(&cases_dir(), Mode::FastCompile);
+fn every_conformance_case_matches_tensorflow_in_every_mode() {
+    for mode in MODES {
+        check_dir(&cases_dir(), mode);
+    }
 }
 
 #[test]
-fn every_conformance_case_passes_in_debug_mode() {
-    check_dir(&cases_dir(), Mode::Debug);
+fn every_extra_tensorflow_case_matches_in_every_mode() {
+    for mode in MODES {
+        check_dir(&extra_cases_dir(), mode);
+    }
 }
 
 #[test]
-fn every_extra_tensorflow_case_matches() {
-    check_dir(&extra_cases_dir(), Mode::FastCompile);
-}
-
-#[test]
-fn every_extra_tensorflow_case_passes_in_debug_mode() {
-    check_dir(&extra_cases_dir(), Mode::Debug);
+fn every_workload_graph_matches_tensorflow_in_every_mode() {
+    for mode in MODES {
+        check_dir(&workloads_dir(), mode);
+    }
 }
 
 #[test]
@@ -61,11 +68,17 @@ fn the_case_files_load() {
     assert_eq!(total, 159, "expected the 159 shared TensorFlow cases");
 }
 
-/// The project keeps a copy of `../shared/conformance` so that tests pass on any clone; this
-/// fails when the copy has drifted (copy the shared files again, never edit them).
+/// The project keeps copies of `../shared/conformance` and `../shared/workloads` so that tests
+/// pass on any clone; this fails when a copy has drifted (copy the shared files again, never
+/// edit them).
 #[test]
-fn the_copy_matches_shared_conformance() {
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance");
+fn the_copies_match_shared_conformance_and_workloads() {
+    check_copy(&cases_dir(), "conformance");
+    check_copy(&workloads_dir(), "workloads");
+}
+
+fn check_copy(copy: &Path, name: &str) {
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared").join(name);
     if !shared.is_dir() {
         eprintln!("{} is absent: nothing to compare", shared.display());
         return;
@@ -76,13 +89,9 @@ fn the_copy_matches_shared_conformance() {
         names.sort();
         names
     };
-    assert_eq!(
-        list(&cases_dir()),
-        list(&shared),
-        "tests/conformance must hold exactly the files of ../shared/conformance"
-    );
-    for name in list(&shared) {
-        let (a, b) = (std::fs::read(cases_dir().join(&name)).unwrap(), std::fs::read(shared.join(&name)).unwrap());
-        assert!(a == b, "tests/conformance/{name} differs from ../shared/conformance/{name}: copy it again");
+    assert_eq!(list(copy), list(&shared), "tests/{name} must hold exactly the files of ../shared/{name}");
+    for file in list(&shared) {
+        let (a, b) = (std::fs::read(copy.join(&file)).unwrap(), std::fs::read(shared.join(&file)).unwrap());
+        assert!(a == b, "tests/{name}/{file} differs from ../shared/{name}/{file}: copy it again");
     }
 }

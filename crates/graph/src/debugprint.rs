@@ -34,7 +34,7 @@ struct Printer<'g> {
     positions: HashMap<ApplyId, usize>,
     ids: HashMap<VarId, String>,
     expanded: std::collections::HashSet<ApplyId>,
-    inner: Vec<(String, &'g FunctionGraph)>,
+    inner: Vec<(String, String)>,
     out: String,
 }
 
@@ -129,8 +129,7 @@ fn print(graph: &Graph, outputs: &[VarId], positions: HashMap<ApplyId, usize>, o
         }
         let (title, inner) = p.inner[k].clone();
         let _ = writeln!(p.out, "\n{title}");
-        let text = debugprint_function(inner, PrintOptions { positions: false, ..opts });
-        for l in text.lines() {
+        for l in inner.lines() {
             let _ = writeln!(p.out, " {l}");
         }
         k += 1;

@@ -24,7 +24,8 @@ pub enum Client {
 /// of the function, constants, or outputs of nodes of this graph; the graph is acyclic; each
 /// node's output types are what its op infers from its input types; `clients` lists exactly the
 /// uses of each variable, including output markers. Every rewrite goes through
-/// [`FunctionGraph::replace`], which keeps these true.
+/// [`FunctionGraph::replace_all`], which keeps these true; dead nodes stay until
+/// [`FunctionGraph::remove_dead`].
 #[derive(Debug, Clone)]
 pub struct FunctionGraph {
     graph: Graph,
@@ -186,56 +187,144 @@ impl FunctionGraph {
         self.graph.node(id).map(|a| a.op.name()).unwrap_or_else(|| "?".into())
     }
 
-    /// Makes every client of `old` read `new` instead (the one rewrite primitive). `new`'s type must
-    /// be accepted by `old`'s type; nodes left without clients are removed.
-    pub fn replace(&mut self, old: VarId, new: VarId, reason: &str) -> Result<()> {
-        let (old_ty, new_ty) = match (self.graph.var(old), self.graph.var(new)) {
-            (Some(a), Some(b)) => (a.ty.clone(), b.ty.clone()),
-            _ => return Err(Error::graph(format!("replace ({reason}): a variable is not in this graph"))),
-        };
-        if !old_ty.accepts(&new_ty) {
-            return Err(Error::graph(format!(
-                "replace ({reason}): {} of type {old_ty} cannot be replaced by {} of type {new_ty}",
-                self.graph.var_label(old),
-                self.graph.var_label(new)
-            )));
+    /// A node as errors name it: its op, its output variables' names when the user gave any, and
+    /// which function outputs it computes.
+    pub fn describe_node(&self, id: ApplyId) -> String {
+        let Some(apply) = self.graph.node(id) else { return "a removed node".into() };
+        let mut text = apply.op.name();
+        let names: Vec<String> =
+            apply.outputs.iter().filter_map(|&o| self.graph.var(o).and_then(|v| v.name.clone())).collect();
+        if !names.is_empty() {
+            text.push_str(&format!(" (computing `{}`)", names.join("`, `")));
         }
-        for client in self.clients(old).to_vec() {
-            match client {
-                Client::Node { node, input } => self.graph.applies[node].inputs[input] = new,
-                Client::Output(i) => self.outputs[i] = new,
+        let outs: Vec<String> = apply
+            .outputs
+            .iter()
+            .flat_map(|&o| self.clients(o))
+            .filter_map(|c| match c {
+                Client::Output(i) => Some(i.to_string()),
+                Client::Node { .. } => None,
+            })
+            .collect();
+        if !outs.is_empty() {
+            text.push_str(&format!(" (function output {})", outs.join(", ")));
+        }
+        text
+    }
+
+    /// Makes every client of `old` read `new` instead; see [`FunctionGraph::replace_all`].
+    pub fn replace(&mut self, old: VarId, new: VarId, reason: &str) -> Result<()> {
+        self.replace_all(&[(old, new)], reason)
+    }
+
+    /// Makes every client of each `old` read its `new` instead: the one rewrite primitive.
+    ///
+    /// Transactional: every pair is checked first (both variables present, `new`'s type accepted
+    /// by `old`'s, no cycle: `new` must not be computed from `old`), and nothing changes unless
+    /// all pass. Clients are updated incrementally. Nodes left without clients stay until
+    /// [`FunctionGraph::remove_dead`], so replacements built for later pairs survive.
+    pub fn replace_all(&mut self, pairs: &[(VarId, VarId)], reason: &str) -> Result<()> {
+        for &(old, new) in pairs {
+            let (old_ty, new_ty) = match (self.graph.var(old), self.graph.var(new)) {
+                (Some(a), Some(b)) => (&a.ty, &b.ty),
+                _ => return Err(Error::graph(format!("replace ({reason}): a variable is not in this graph"))),
+            };
+            if !old_ty.accepts(new_ty) {
+                return Err(Error::graph(format!(
+                    "replace ({reason}): {} of type {old_ty} cannot be replaced by {} of type {new_ty}",
+                    self.graph.var_label(old),
+                    self.graph.var_label(new)
+                )));
+            }
+            if old != new && self.depends_on(new, old) {
+                return Err(Error::graph(format!(
+                    "replace ({reason}): {} is computed from {}, so the replacement would make a cycle",
+                    self.graph.var_label(new),
+                    self.graph.var_label(old)
+                )));
             }
         }
-        self.prune();
-        self.rebuild_clients();
+        for &(old, new) in pairs {
+            if old == new {
+                continue;
+            }
+            let moved = std::mem::take(&mut self.clients[old]);
+            for &client in &moved {
+                match client {
+                    Client::Node { node, input } => self.graph.applies[node].inputs[input] = new,
+                    Client::Output(i) => self.outputs[i] = new,
+                }
+            }
+            self.clients[new].extend(moved);
+        }
         Ok(())
     }
 
-    /// Adds a node to this graph (for rewrites that build replacements); types are inferred.
-    pub fn add_node(&mut self, op: crate::OpRef, inputs: &[VarId]) -> Result<Vec<VarId>> {
-        let outs = self.graph.apply(op, inputs)?;
-        self.rebuild_clients();
-        Ok(outs)
+    /// True when `var` is `ancestor` or is computed (transitively) from it.
+    pub fn depends_on(&self, var: VarId, ancestor: VarId) -> bool {
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = vec![var];
+        while let Some(v) = stack.pop() {
+            if v == ancestor {
+                return true;
+            }
+            if !seen.insert(v) {
+                continue;
+            }
+            if let Some(node) = self.graph.var(v).and_then(|x| x.owner).and_then(|o| self.graph.node(o)) {
+                stack.extend(node.inputs.iter().copied());
+            }
+        }
+        false
     }
 
-    /// Removes nodes whose outputs nobody reads, and constants nobody reads.
-    fn prune(&mut self) {
-        loop {
-            self.rebuild_clients();
-            let dead: Vec<ApplyId> = self
-                .graph
-                .applies
-                .iter()
-                .filter(|(_, a)| a.outputs.iter().all(|&o| self.clients(o).is_empty()))
-                .map(|(id, _)| id)
-                .collect();
-            if dead.is_empty() {
-                break;
+    /// Adds a node to this graph (for rewrites that build replacements); types are inferred and
+    /// clients updated. Its inputs must be variables of this graph.
+    pub fn add_node(&mut self, op: crate::OpRef, inputs: &[VarId]) -> Result<Vec<VarId>> {
+        let node = self.graph.make_node(op, inputs)?;
+        let apply = &self.graph.applies[node];
+        for (input, &v) in apply.inputs.iter().enumerate() {
+            if let Some(c) = self.clients.entry(v) {
+                c.or_default().push(Client::Node { node, input });
             }
-            for id in dead {
-                if let Some(a) = self.graph.applies.remove(id) {
-                    for o in a.outputs {
-                        self.graph.vars.remove(o);
+        }
+        let outputs = apply.outputs.clone();
+        for &o in &outputs {
+            self.clients.insert(o, Vec::new());
+        }
+        Ok(outputs)
+    }
+
+    /// Adds a Constant holding `value`.
+    pub fn add_constant(&mut self, value: ragtime_core::RaggedTensor) -> VarId {
+        let v = self.graph.constant(value);
+        self.clients.insert(v, Vec::new());
+        v
+    }
+
+    /// Dead-code elimination: removes every node none of whose outputs is read (transitively),
+    /// and constants nobody reads. Returns the number of nodes removed.
+    pub fn remove_dead(&mut self) -> usize {
+        let mut work: Vec<ApplyId> = self.graph.applies.keys().collect();
+        let mut removed = 0;
+        while let Some(id) = work.pop() {
+            let Some(apply) = self.graph.applies.get(id) else { continue };
+            if !apply.outputs.iter().all(|&o| self.clients(o).is_empty()) {
+                continue;
+            }
+            let Some(apply) = self.graph.applies.remove(id) else { continue };
+            removed += 1;
+            for o in apply.outputs {
+                self.graph.vars.remove(o);
+                self.clients.remove(o);
+            }
+            for (input, v) in apply.inputs.into_iter().enumerate() {
+                if let Some(list) = self.clients.get_mut(v) {
+                    list.retain(|c| *c != Client::Node { node: id, input });
+                    if list.is_empty() {
+                        if let Some(owner) = self.graph.var(v).and_then(|x| x.owner) {
+                            work.push(owner);
+                        }
                     }
                 }
             }
@@ -249,7 +338,14 @@ impl FunctionGraph {
             .collect();
         for id in unused {
             self.graph.vars.remove(id);
+            self.clients.remove(id);
         }
+        removed
+    }
+
+    /// The number of nodes.
+    pub fn node_count(&self) -> usize {
+        self.graph.applies.len()
     }
 
     /// Checks every invariant and returns every violation found (empty when the graph is sound).

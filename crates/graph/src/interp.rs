@@ -11,6 +11,8 @@ pub struct Interpreter {
     order: Vec<ApplyId>,
     /// For each node in `order`, the variables whose last reader it is (freed after it runs).
     frees: Vec<Vec<crate::VarId>>,
+    /// Check every computed value against its inferred type.
+    check_types: bool,
 }
 
 impl Interpreter {
@@ -36,7 +38,14 @@ impl Interpreter {
                 frees[last].push(var);
             }
         }
-        Ok(Interpreter { order, frees })
+        Ok(Interpreter { order, frees, check_types: cfg!(debug_assertions) })
+    }
+
+    /// Checks (or not) every computed value against its node's inferred type; on by default in
+    /// debug builds, and in `Mode::Debug`.
+    pub fn checking_types(mut self, on: bool) -> Self {
+        self.check_types = on;
+        self
     }
 
     /// Runs the graph on `inputs` (already checked against the input types by the caller).
@@ -75,8 +84,8 @@ impl Interpreter {
                 )));
             }
             for (&var, value) in apply.outputs.iter().zip(outs) {
-                // Debug builds check every op against its own type inference.
-                if cfg!(debug_assertions) {
+                // Every op is checked against its own type inference when asked.
+                if self.check_types {
                     if let Some(v) = g.var(var) {
                         v.ty.check(&value, "output").map_err(|e| {
                             Error::graph(format!(

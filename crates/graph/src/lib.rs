@@ -12,4 +12,4 @@ pub use debugprint::{debugprint, debugprint_function, PrintOptions};
 pub use fgraph::{Client, FunctionGraph};
 pub use graph::{constant_label, Apply, ApplyId, Graph, VarId, Variable};
 pub use interp::Interpreter;
-pub use op::{expect_arity, Attr, Attrs, Op, OpRef};
+pub use op::{expect_arity, Attr, Attrs, Cost, Op, OpEq, OpProperties, OpRef};

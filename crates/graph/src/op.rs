@@ -7,13 +7,59 @@ use std::sync::Arc;
 
 use ragtime_core::{Error, RaggedTensor, Result, TensorType};
 
+/// How expensive an op is per element, for rewrites that weigh recomputation against memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum Cost {
+    /// Reads its inputs' structure only (accessors, identity).
+    Free,
+    /// A few instructions per element (arithmetic, comparisons, casts).
+    #[default]
+    Cheap,
+    /// A transcendental function or a division per element (`exp`, `tanh`, `pow`).
+    Expensive,
+}
+
+/// What the passes may assume of an op, read instead of hard-coded op lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct OpProperties {
+    /// One output whose element `k` depends only on element `k` of the (broadcast) inputs.
+    pub elementwise: bool,
+    /// Output 0 keeps the row partitions of this input when both have the same ragged rank and
+    /// rank (so partition analysis may equate their structures).
+    pub keeps_partitions_of: Option<usize>,
+    /// Whether values its types accept can still make it fail at run time (integer division by
+    /// zero, an index out of range). Rewrites must not drop or duplicate such nodes carelessly.
+    pub can_fail: bool,
+    /// Cost class per element.
+    pub cost: Cost,
+}
+
+/// Equality between ops of any type: two ops are the same op when they have the same Rust type
+/// and compare equal. Implemented for every `Op + PartialEq`; `dyn Op` compares through it.
+pub trait OpEq {
+    /// True when `other` is the same op as `self`.
+    fn op_eq(&self, other: &dyn Op) -> bool;
+}
+
+impl<T: Op + PartialEq> OpEq for T {
+    fn op_eq(&self, other: &dyn Op) -> bool {
+        other.as_any().downcast_ref::<T>().is_some_and(|o| o == self)
+    }
+}
+
+impl PartialEq for dyn Op {
+    fn eq(&self, other: &dyn Op) -> bool {
+        self.op_eq(other)
+    }
+}
+
 /// An operation: the function an [`crate::Apply`] node applies to its inputs.
 ///
 /// Each op declares type inference ([`Op::infer`]) and evaluation ([`Op::perform`]) separately.
-/// Architecture invariant: two ops are the same op exactly when their [`Op::name`]s are equal
-/// (the name carries every property, e.g. `ReduceSum{axis=1, keepdims=false}`); merging,
-/// rewrite dispatch and kernel caches key on it.
-pub trait Op: fmt::Debug + Send + Sync + 'static {
+/// Architecture invariant: two ops are the same op exactly when they are equal as values
+/// ([`OpEq`]: same Rust type, equal properties); merging and rewrite dispatch key on that, never on
+/// the printed [`Op::name`], which is for people.
+pub trait Op: OpEq + fmt::Debug + Send + Sync + 'static {
     /// The op's name with its properties, e.g. `Elemwise{add}` or `ReduceSum{axis=1}`.
     fn name(&self) -> String;
 
@@ -29,9 +75,15 @@ pub trait Op: fmt::Debug + Send + Sync + 'static {
     /// For rewrites that look inside a specific op type.
     fn as_any(&self) -> &dyn Any;
 
-    /// The inner graph of a composite op (a fused kernel), shown by `debugprint` under `Inner graphs:`.
-    fn inner_graph(&self) -> Option<&crate::FunctionGraph> {
+    /// The inner graph of a composite op (a fused kernel), already drawn as a tree, shown by
+    /// `debugprint` under `Inner graphs:`.
+    fn inner_graph(&self) -> Option<String> {
         None
+    }
+
+    /// What rewrites may assume of this op (defaults: not elementwise, cannot fail, cheap).
+    fn properties(&self) -> OpProperties {
+        OpProperties::default()
     }
 }
 

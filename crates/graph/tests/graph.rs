@@ -116,14 +116,34 @@ fn missing_input_is_an_error() {
 }
 
 #[test]
-fn replace_redirects_clients_and_prunes() {
+fn replace_redirects_clients_and_dead_code_elimination_prunes() {
     let (g, inputs, y) = sample();
     let mut fg = FunctionGraph::new(&g, &inputs, &[y]).unwrap();
     let x = fg.inputs()[0];
-    // Replace the output by x itself: both nodes become dead and are pruned.
+    let before = fg.node_count();
+    // Replace the output by x itself: both nodes become dead; they stay until DCE runs.
     fg.replace(fg.outputs()[0], x, "test").unwrap();
     assert_eq!(fg.outputs(), &[x]);
+    assert!(fg.verify().is_empty(), "{:?}", fg.verify());
+    assert_eq!(fg.node_count(), before, "replace alone removes nothing");
+    assert_eq!(fg.remove_dead(), before);
     assert_eq!(fg.toposort().unwrap().len(), 0);
+    assert!(fg.verify().is_empty(), "{:?}", fg.verify());
+}
+
+#[test]
+fn replace_refuses_a_cycle_and_changes_nothing() {
+    let (g, inputs, y) = sample();
+    let mut fg = FunctionGraph::new(&g, &inputs, &[y]).unwrap();
+    let out = fg.outputs()[0];
+    // A node computed from the output cannot replace it.
+    let above = fg.add_node(Arc::new(Sum { tag: "above" }), &[out]).unwrap()[0];
+    let x = fg.inputs()[0];
+    // The first pair is fine, the second makes a cycle: neither may be applied.
+    let err = fg.replace_all(&[(x, x), (out, above)], "cycle").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidGraph);
+    assert!(err.to_string().contains("cycle"), "{err}");
+    assert_eq!(fg.outputs(), &[out], "a refused replace_all changes nothing");
     assert!(fg.verify().is_empty(), "{:?}", fg.verify());
 }
 

@@ -17,9 +17,9 @@ use std::sync::Arc;
 use ragtime_core::{
     dispatch_dtype, DType, DenseTensor, Element, Error, RaggedTensor, Result, StringBuilder, TensorType,
 };
-use ragtime_graph::{expect_arity, Attrs, Op, OpRef};
+use ragtime_graph::{expect_arity, Attrs, Cost, Op, OpProperties, OpRef};
 
-use crate::broadcast::{broadcast_types, broadcast_values, Broadcast};
+use crate::broadcast::{broadcast_types, broadcast_values};
 use crate::util::one;
 
 /// A scalar function applied element by element: the whole elementwise vocabulary.
@@ -368,6 +368,54 @@ impl ScalarOp {
     }
 }
 
+impl ScalarOp {
+    /// True when some operand values make the kernel fail (integer division by zero, a negative
+    /// integer exponent); such ops fault only on integers.
+    pub fn can_fault(self) -> bool {
+        matches!(self, ScalarOp::FloorDiv | ScalarOp::FloorMod | ScalarOp::Pow)
+    }
+
+    /// The per-element cost class.
+    pub fn cost(self) -> Cost {
+        match self {
+            ScalarOp::Divide
+            | ScalarOp::FloorDiv
+            | ScalarOp::FloorMod
+            | ScalarOp::Pow
+            | ScalarOp::Sqrt
+            | ScalarOp::Exp
+            | ScalarOp::Log
+            | ScalarOp::Sin
+            | ScalarOp::Cos
+            | ScalarOp::Tanh
+            | ScalarOp::Sigmoid => Cost::Expensive,
+            _ => Cost::Cheap,
+        }
+    }
+
+    /// The infix symbol of a binary arithmetic or comparison op, for printing scalar graphs.
+    pub fn infix(self) -> Option<&'static str> {
+        Some(match self {
+            ScalarOp::Add => "+",
+            ScalarOp::Subtract => "-",
+            ScalarOp::Multiply => "*",
+            ScalarOp::Divide => "/",
+            ScalarOp::FloorDiv => "//",
+            ScalarOp::FloorMod => "%",
+            ScalarOp::Equal => "==",
+            ScalarOp::NotEqual => "!=",
+            ScalarOp::Less => "<",
+            ScalarOp::LessEqual => "<=",
+            ScalarOp::Greater => ">",
+            ScalarOp::GreaterEqual => ">=",
+            ScalarOp::BitwiseAnd | ScalarOp::LogicalAnd => "&",
+            ScalarOp::BitwiseOr | ScalarOp::LogicalOr => "|",
+            ScalarOp::BitwiseXor | ScalarOp::LogicalXor => "^",
+            _ => return None,
+        })
+    }
+}
+
 impl fmt::Display for ScalarOp {
     /// The graph-file name, with the target dtype of a cast: `add`, `cast<float32>`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -645,12 +693,27 @@ impl Op for Elemwise {
             return one(x.with_flat_values(flat)?);
         }
         let b = broadcast_values(op.name(), inputs)?;
-        let flat = nary_values(op, &b, out)?;
+        let locate = |element: usize| match b.outer_row(element) {
+            Some(row) if !b.partitions.is_empty() || b.flat_shape.len() > 1 => {
+                format!("row {row} (flat element {element})")
+            }
+            _ => format!("element {element}"),
+        };
+        let flat = apply_aligned(op, &b.operands, b.flat_shape.clone(), out, &locate)?;
         one(b.finish(flat)?)
     }
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+
+    fn properties(&self) -> OpProperties {
+        OpProperties {
+            elementwise: true,
+            keeps_partitions_of: (self.scalar.arity() == 1).then_some(0),
+            can_fail: self.scalar.can_fault(),
+            cost: self.scalar.cost(),
+        }
     }
 }
 
@@ -677,31 +740,45 @@ fn unary_values(op: ScalarOp, x: &DenseTensor) -> Result<DenseTensor> {
         string => Err(no_kernel(op, DType::String)))
 }
 
-/// A binary or ternary op on broadcast operands, giving flat values of dtype `out`.
-fn nary_values(op: ScalarOp, b: &Broadcast, out: DType) -> Result<DenseTensor> {
-    let shape = b.flat_shape.clone();
-    match op {
-        ScalarOp::Where => select(op, &b.operands, shape),
-        op if op.is_comparison() => compare(op, &b.operands[0], &b.operands[1], shape),
-        ScalarOp::Divide if b.operands[0].dtype() != out => {
+/// Applies `op` to operands already aligned element by element (each of `shape`), giving values of
+/// dtype `out` (the op's [`ScalarOp::output_dtype`]): the one evaluation of the scalar layer, shared
+/// by [`Elemwise`] and the fused ops. A kernel fault (integer division by zero, a negative integer
+/// exponent) is `invalid_argument`, placed by `locate(flat element index)`.
+pub fn apply_aligned(
+    op: ScalarOp,
+    operands: &[DenseTensor],
+    shape: Vec<usize>,
+    out: DType,
+    locate: &dyn Fn(usize) -> String,
+) -> Result<DenseTensor> {
+    match (op, operands) {
+        (_, [x]) => unary_values(op, x),
+        (ScalarOp::Where, _) => select(op, operands, shape),
+        (op, [x, y]) if op.is_comparison() => compare(op, x, y, shape),
+        (ScalarOp::Divide, [x, y]) if x.dtype() != out => {
             // True division of integers: convert both operands to the float result type.
-            let x = b.operands[0].cast(out)?;
-            let y = b.operands[1].cast(out)?;
-            combine(op, &x, &y, shape, b)
+            combine(op, &x.cast(out)?, &y.cast(out)?, shape, locate)
         }
-        _ => combine(op, &b.operands[0], &b.operands[1], shape, b),
+        (_, [x, y]) => combine(op, x, y, shape, locate),
+        _ => Err(Error::argument(op.name(), format!("takes {} inputs, got {}", op.arity(), operands.len()))),
     }
 }
 
 /// A same-type binary kernel over aligned operands; a kernel fault names the offending row.
-fn combine(op: ScalarOp, x: &DenseTensor, y: &DenseTensor, shape: Vec<usize>, b: &Broadcast) -> Result<DenseTensor> {
+fn combine(
+    op: ScalarOp,
+    x: &DenseTensor,
+    y: &DenseTensor,
+    shape: Vec<usize>,
+    locate: &dyn Fn(usize) -> String,
+) -> Result<DenseTensor> {
     dispatch_dtype!(x.dtype(),
     T => {
         let k = T::binary(op).ok_or_else(|| no_kernel(op, x.dtype()))?;
         let (xs, ys) = (elements::<T>(op, x)?, elements::<T>(op, y)?);
         let mut data = Vec::with_capacity(xs.len());
         for (e, (&a, &c)) in xs.iter().zip(ys).enumerate() {
-            data.push(k(a, c).map_err(|fault| fault_error(op, fault, c, e, b))?);
+            data.push(k(a, c).map_err(|fault| fault_error(op, fault, c, &locate(e)))?);
         }
         DenseTensor::from_vec(shape, data)
     },
@@ -719,13 +796,7 @@ fn combine(op: ScalarOp, x: &DenseTensor, y: &DenseTensor, shape: Vec<usize>, b:
     })
 }
 
-fn fault_error<T: Element>(op: ScalarOp, fault: Fault, rhs: T, element: usize, b: &Broadcast) -> Error {
-    let at = match b.outer_row(element) {
-        Some(row) if !b.partitions.is_empty() || b.flat_shape.len() > 1 => {
-            format!("row {row} (flat element {element})")
-        }
-        _ => format!("element {element}"),
-    };
+fn fault_error<T: Element>(op: ScalarOp, fault: Fault, rhs: T, at: &str) -> Error {
     let what = match fault {
         Fault::DivisionByZero => "integer division by zero".to_string(),
         Fault::NegativeExponent => format!("integer to the negative power {rhs}"),

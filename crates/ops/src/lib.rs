@@ -5,6 +5,7 @@
 
 pub mod broadcast;
 pub mod elemwise;
+pub mod fused;
 pub mod gather;
 pub mod index;
 pub mod partition_ops;

@@ -5,7 +5,7 @@
 use std::any::Any;
 
 use ragtime_core::{DType, DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, TensorType};
-use ragtime_graph::{expect_arity, Attrs, Op, OpRef};
+use ragtime_graph::{expect_arity, Attrs, Cost, Op, OpProperties, OpRef};
 
 use crate::util::{expect_int_vector, fixed_inputs, int_vector_input, normalize_axis, one, shared};
 
@@ -97,6 +97,9 @@ impl Op for Identity {
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("identity", inputs)?;
         one(x.clone())
+    }
+    fn properties(&self) -> OpProperties {
+        OpProperties { elementwise: true, keeps_partitions_of: Some(0), can_fail: false, cost: Cost::Free }
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -712,10 +712,7 @@ impl Op for Reduce {
         let values = x.flat_values();
         // Fast path: the rows of a ragged rank 1 tensor without inner dims are contiguous.
         if x.ragged_rank() == 1 && values.rank() == 1 && matches!(self.axis.single(), Some(1 | -1)) {
-            let splits = x.partitions()[0].row_splits();
-            let nrows = splits.len() - 1;
-            let shape = if self.keepdims { vec![nrows, 1] } else { vec![nrows] };
-            let flat = fold(self.kind, &Groups::Rows(splits), values, shape)?;
+            let flat = fold_rows(self.kind, values, x.partitions()[0].row_splits(), self.keepdims)?;
             return one(RaggedTensor::dense(flat));
         }
         let plan = plan_reduction(name, x, &self.axis, self.keepdims)?;
@@ -726,6 +723,17 @@ impl Op for Reduce {
     fn as_any(&self) -> &dyn Any {
         self
     }
+}
+
+/// Folds each row `splits[r]..splits[r + 1]` of the 1-d `values` with `kind` (an empty row gives
+/// the ragged-axis identity): the reduction of a ragged rank 1 tensor along axis 1, shared by
+/// [`Reduce`] and the fused row kernels so both compute bit-identical results. The result has
+/// shape `[nrows]`, or `[nrows, 1]` with `keepdims`. `splits` must be non-decreasing and within
+/// `values` (a validated partition's, or a slice of one rebased to start at 0).
+pub fn fold_rows(kind: ReduceKind, values: &DenseTensor, splits: &[i64], keepdims: bool) -> Result<DenseTensor> {
+    let nrows = splits.len().saturating_sub(1);
+    let shape = if keepdims { vec![nrows, 1] } else { vec![nrows] };
+    fold(kind, &Groups::Rows(splits), values, shape)
 }
 
 /// The groups to fold: contiguous rows (a ragged axis), or a plan's stages.

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::{Function, Mode};
+use crate::{CompileOptions, Function};
 
 const FORMAT: &str = "ragged-conformance/1";
 
@@ -60,6 +60,17 @@ pub struct BuiltCase {
     pub output_names: Vec<String>,
     /// The output variables of `graph`.
     pub outputs: Vec<VarId>,
+}
+
+impl BuiltCase {
+    /// The graph as the file describes it, before any optimization, with types.
+    pub fn user_debugprint(&self) -> String {
+        ragtime_graph::debugprint(
+            &self.graph,
+            &self.outputs,
+            ragtime_graph::PrintOptions { types: true, positions: false },
+        )
+    }
 }
 
 /// The outcome of checking one case.
@@ -337,7 +348,7 @@ impl Case {
     }
 
     /// Builds the graph (type inference runs here) and compiles it.
-    pub fn build(&self, mode: Mode) -> Result<BuiltCase> {
+    pub fn build(&self, options: impl Into<CompileOptions>) -> Result<BuiltCase> {
         let mut graph = Graph::new();
         let mut names: HashMap<String, VarId> = HashMap::new();
         let mut inputs = Vec::new();
@@ -397,24 +408,24 @@ impl Case {
             .iter()
             .map(|n| names.get(n).copied().ok_or_else(|| Error::graph(format!("output `{n}` is not defined"))))
             .collect::<Result<Vec<_>>>()?;
-        let function = Function::from_graph(&graph, &input_vars, &outputs, mode)?;
+        let function = Function::from_graph(&graph, &input_vars, &outputs, options)?;
         Ok(BuiltCase { graph, function, inputs, output_names, outputs })
     }
 
     /// Builds and runs the case, giving each output by name.
-    pub fn run(&self, mode: Mode) -> Result<Vec<(String, RaggedTensor)>> {
-        let built = self.build(mode)?;
+    pub fn run(&self, options: impl Into<CompileOptions>) -> Result<Vec<(String, RaggedTensor)>> {
+        let built = self.build(options)?;
         let values = built.function.call(&built.inputs)?;
         Ok(built.output_names.into_iter().zip(values).collect())
     }
 
     /// Runs the case and compares with its expectation.
-    pub fn check(&self, mode: Mode) -> Outcome {
+    pub fn check(&self, options: impl Into<CompileOptions>) -> Outcome {
         let expectation = match self.expectation() {
             Ok(e) => e,
             Err(e) => return Outcome::Fail(format!("cannot read the expected values: {e}")),
         };
-        let result = self.run(mode);
+        let result = self.run(options);
         match (expectation, result) {
             (Expectation::Error(kind), Err(e)) if e.kind().as_str() == kind => Outcome::Pass,
             (Expectation::Error(kind), Err(e)) => {
@@ -633,15 +644,20 @@ pub struct Report {
 }
 
 /// Runs every case of every `*.json` file in `paths` (files or folders), in name order.
-pub fn run_conformance(paths: &[&Path], mode: Mode) -> Result<Report> {
-    run_conformance_with(paths, mode, |_, _| {})
+pub fn run_conformance(paths: &[&Path], options: impl Into<CompileOptions>) -> Result<Report> {
+    run_conformance_with(paths, options, |_, _| {})
 }
 
 /// [`run_conformance`], calling `on_case(name, outcome)` as soon as each case is checked, so a
 /// caller can report progressively (what was printed survives even if the process dies later).
 /// A file that cannot be read or parsed counts as one failure (named by its path), and the
 /// other files are still checked.
-pub fn run_conformance_with(paths: &[&Path], mode: Mode, mut on_case: impl FnMut(&str, &Outcome)) -> Result<Report> {
+pub fn run_conformance_with(
+    paths: &[&Path],
+    options: impl Into<CompileOptions>,
+    mut on_case: impl FnMut(&str, &Outcome),
+) -> Result<Report> {
+    let options = options.into();
     let mut files = Vec::new();
     for p in paths {
         if p.is_dir() {
@@ -671,7 +687,7 @@ pub fn run_conformance_with(paths: &[&Path], mode: Mode, mut on_case: impl FnMut
         };
         for case in &file.cases {
             // A panic is a bug to report, not a reason to stop checking the other cases.
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case.check(mode)))
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case.check(options.clone())))
                 .unwrap_or_else(|_| Outcome::Fail("panicked".to_string()));
             on_case(&case.name, &outcome);
             match outcome {
@@ -681,4 +697,36 @@ pub fn run_conformance_with(paths: &[&Path], mode: Mode, mut on_case: impl FnMut
         }
     }
     Ok(report)
+}
+
+/// A value in the graph-file format (`{"dtype", "ragged_rank", "value", ...}`), the inverse of
+/// [`parse_value`]; non-finite floats are the strings `"nan"`, `"inf"`, `"-inf"`.
+pub fn value_to_json(v: &RaggedTensor) -> Value {
+    fn literal(l: &Literal) -> Value {
+        match l {
+            Literal::List(items) => Value::Array(items.iter().map(literal).collect()),
+            Literal::Bool(b) => Value::Bool(*b),
+            Literal::Int(i) => i64::try_from(*i)
+                .map(Value::from)
+                .or_else(|_| u64::try_from(*i).map(Value::from))
+                .unwrap_or_else(|_| Value::String(i.to_string())),
+            Literal::Float(f) if f.is_nan() => Value::String("nan".into()),
+            Literal::Float(f) if f.is_infinite() => Value::String(if *f > 0.0 { "inf" } else { "-inf" }.into()),
+            Literal::Float(f) => serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number),
+            Literal::Str(bytes) => match std::str::from_utf8(bytes) {
+                Ok(s) => Value::String(s.to_string()),
+                Err(_) => serde_json::json!({ "hex": bytes.iter().map(|b| format!("{b:02x}")).collect::<String>() }),
+            },
+        }
+    }
+    let mut map = serde_json::Map::new();
+    map.insert("dtype".into(), Value::String(v.dtype().to_string()));
+    map.insert("ragged_rank".into(), Value::from(v.ragged_rank()));
+    if v.is_dense() {
+        map.insert("shape".into(), Value::from(v.flat_values().shape().to_vec()));
+    } else if v.flat_values().rank() > 1 {
+        map.insert("inner_shape".into(), Value::from(v.flat_values().shape()[1..].to_vec()));
+    }
+    map.insert("value".into(), literal(&v.to_literal()));
+    Value::Object(map)
 }

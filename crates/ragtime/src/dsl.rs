@@ -9,7 +9,7 @@ use std::rc::Rc;
 use ragtime_core::{DType, Error, Literal, RaggedTensor, Result, TensorType};
 use ragtime_graph::{debugprint, Op, OpRef, PrintOptions, VarId};
 
-use crate::{Function, Mode};
+use crate::{CompileOptions, Function, Mode};
 
 /// A graph under construction. Cheap to clone (a shared handle).
 #[derive(Clone, Default)]
@@ -89,11 +89,17 @@ impl Graph {
         self.compile_with(inputs, outputs, Mode::default())
     }
 
-    /// Compiles in a chosen [`Mode`].
-    pub fn compile_with(&self, inputs: &[&Var], outputs: &[&Var], mode: Mode) -> Result<Function> {
+    /// Compiles in a chosen [`Mode`], or with [`CompileOptions`] that also switch rewrites off
+    /// or on by name or tag (`Mode::FastRun.into()`, `CompileOptions::from(mode).excluding("fusion")`).
+    pub fn compile_with(
+        &self,
+        inputs: &[&Var],
+        outputs: &[&Var],
+        options: impl Into<CompileOptions>,
+    ) -> Result<Function> {
         let ids = |vars: &[&Var]| vars.iter().map(|v| v.id()).collect::<Result<Vec<_>>>();
         let (inputs, outputs) = (ids(inputs)?, ids(outputs)?);
-        Function::from_graph(&self.inner.borrow(), &inputs, &outputs, mode)
+        Function::from_graph(&self.inner.borrow(), &inputs, &outputs, options)
     }
 
     /// Prints the graph computing `outputs` (before any optimization), with types.

@@ -4,17 +4,105 @@ use std::fmt;
 
 use ragtime_core::{Error, RaggedTensor, Result, TensorType};
 use ragtime_graph::{debugprint_function, FunctionGraph, Graph, Interpreter, PrintOptions, VarId};
+use ragtime_opt::{optimize, optimize_staged, Level, OptimizeOptions, RewriteReport};
+
+/// Compares the results of the graph after rewrite stage `rewrite` with those of the stage
+/// before it: the same values bit for bit (NaN-aware), or errors of the same kind.
+fn compare_stage(
+    rewrite: &str,
+    before: &str,
+    expected: &Result<Vec<RaggedTensor>>,
+    got: &Result<Vec<RaggedTensor>>,
+) -> Result<()> {
+    let mismatch = |what: String| {
+        Err(Error::graph(format!("Mode::Debug: rewrite stage `{rewrite}` changed the result of `{before}`: {what}")))
+    };
+    match (expected, got) {
+        (Ok(a), Ok(b)) => {
+            for (k, (x, y)) in a.iter().zip(b).enumerate() {
+                if !(x.dtype() == y.dtype() && x.equals(y)) {
+                    return mismatch(format!("output {k} was {x}, is now {y}"));
+                }
+            }
+            Ok(())
+        }
+        (Err(a), Err(b)) if a.kind() == b.kind() => Ok(()),
+        (Err(a), Err(b)) => mismatch(format!("error kind {:?} became {:?} ({b})", a.kind(), b.kind())),
+        (Err(a), Ok(_)) => mismatch(format!("it failed ({a}) and now succeeds")),
+        (Ok(_), Err(b)) => mismatch(format!("it succeeded and now fails: {b}")),
+    }
+}
 
 /// How a graph is compiled and run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Mode {
-    /// No rewrites; the reference interpreter runs each op's `perform`.
+    /// Every rewrite (merge, constant folding, canonicalization, fusion into `Composite` and
+    /// `RowKernel` ops); fused ops run their chunked reference kernels.
     #[default]
+    FastRun,
+    /// Merge and dead-code elimination only; the reference interpreter runs each op's `perform`.
     FastCompile,
-    /// As `FastCompile`, plus the graph verifier at compile time and a check of every computed
-    /// value against its inferred type on every call: for debugging ops and graphs.
+    /// As `FastRun`, plus the verifier after optimizing, a type check of every computed value on
+    /// every call (in release builds too), and every rewrite's result checked against the
+    /// unoptimized graph on the call's data: a mismatch names the rewrite and the output.
     Debug,
+}
+
+impl Mode {
+    /// The graph-file and CLI name: `fast_run`, `fast_compile`, `debug`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::FastRun => "fast_run",
+            Mode::FastCompile => "fast_compile",
+            Mode::Debug => "debug",
+        }
+    }
+
+    /// The mode called `name`.
+    pub fn from_name(name: &str) -> Option<Mode> {
+        [Mode::FastRun, Mode::FastCompile, Mode::Debug].into_iter().find(|m| m.name() == name)
+    }
+}
+
+/// How to compile: the mode, and rewrites switched off or on by name or tag (see
+/// `ragtime::ir::opt::REWRITES`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompileOptions {
+    /// The mode.
+    pub mode: Mode,
+    /// Rewrites left out, by name (`local_mul_one`) or tag (`fusion`, `canonicalize`).
+    pub excluding: Vec<String>,
+    /// Rewrites run even when the mode leaves them out.
+    pub including: Vec<String>,
+}
+
+impl From<Mode> for CompileOptions {
+    fn from(mode: Mode) -> Self {
+        CompileOptions { mode, ..Default::default() }
+    }
+}
+
+impl CompileOptions {
+    /// Leaves out a rewrite or a tag.
+    pub fn excluding(mut self, name_or_tag: impl Into<String>) -> Self {
+        self.excluding.push(name_or_tag.into());
+        self
+    }
+
+    /// Runs a rewrite or a tag even if the mode leaves it out.
+    pub fn including(mut self, name_or_tag: impl Into<String>) -> Self {
+        self.including.push(name_or_tag.into());
+        self
+    }
+}
+
+/// The graph after one rewrite stage, kept by `Mode::Debug` to check each stage on real data.
+#[derive(Clone)]
+struct Stage {
+    rewrite: &'static str,
+    fg: FunctionGraph,
+    interpreter: Interpreter,
 }
 
 /// A compiled graph: call it on values. `Function` is `Send + Sync`; calls share nothing mutable.
@@ -28,6 +116,9 @@ pub struct Function {
     /// Bytes one call may allocate for data-sized buffers (`None`: the process default,
     /// `ragtime_core::limits::default_call_budget`).
     memory_budget: Option<usize>,
+    report: RewriteReport,
+    /// `Mode::Debug`: the unoptimized graph, then the graph after each rewrite stage.
+    stages: Vec<Stage>,
 }
 
 impl fmt::Debug for Function {
@@ -36,18 +127,55 @@ impl fmt::Debug for Function {
     }
 }
 
+fn verified(fg: &FunctionGraph, when: &str) -> Result<()> {
+    let problems = fg.verify();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::graph(format!("the verifier found {when}: {}", problems.join("; "))))
+    }
+}
+
 impl Function {
     /// Compiles the part of `graph` computing `outputs` from `inputs`.
-    pub fn from_graph(graph: &Graph, inputs: &[VarId], outputs: &[VarId], mode: Mode) -> Result<Self> {
-        let fg = FunctionGraph::new(graph, inputs, outputs)?;
+    pub fn from_graph(
+        graph: &Graph,
+        inputs: &[VarId],
+        outputs: &[VarId],
+        options: impl Into<CompileOptions>,
+    ) -> Result<Self> {
+        let options = options.into();
+        let mode = options.mode;
+        let mut fg = FunctionGraph::new(graph, inputs, outputs)?;
         // The verifier is cheap next to running a graph: debug builds always run it.
-        if mode == Mode::Debug || cfg!(debug_assertions) {
-            let problems = fg.verify();
-            if !problems.is_empty() {
-                return Err(Error::graph(format!("the verifier found: {}", problems.join("; "))));
-            }
+        let verify = mode == Mode::Debug || cfg!(debug_assertions);
+        if verify {
+            verified(&fg, "before optimizing")?;
         }
-        let interpreter = Interpreter::new(&fg)?;
+        let level = if mode == Mode::FastCompile { Level::FastCompile } else { Level::Full };
+        let opt = OptimizeOptions { level, excluding: options.excluding.clone(), including: options.including.clone() };
+        let check_types = mode == Mode::Debug || cfg!(debug_assertions);
+        let mut stages = Vec::new();
+        let report = if mode == Mode::Debug {
+            let unoptimized = fg.clone();
+            let mut snapshots = Vec::new();
+            let report = optimize_staged(&mut fg, &opt, &mut |rewrite, g| snapshots.push((rewrite, g.clone())))?;
+            stages.push(Stage {
+                rewrite: "(unoptimized)",
+                interpreter: Interpreter::new(&unoptimized)?.checking_types(true),
+                fg: unoptimized,
+            });
+            for (rewrite, g) in snapshots {
+                stages.push(Stage { rewrite, interpreter: Interpreter::new(&g)?.checking_types(true), fg: g });
+            }
+            report
+        } else {
+            optimize(&mut fg, &opt)?
+        };
+        if verify {
+            verified(&fg, "after optimizing")?;
+        }
+        let interpreter = Interpreter::new(&fg)?.checking_types(check_types);
         let (input_types, input_names) = fg
             .inputs()
             .iter()
@@ -59,7 +187,7 @@ impl Function {
             .collect::<Result<Vec<_>>>()?
             .into_iter()
             .unzip();
-        Ok(Function { fg, interpreter, input_types, input_names, mode, memory_budget: None })
+        Ok(Function { fg, interpreter, input_types, input_names, mode, report, stages, memory_budget: None })
     }
 
     /// Runs the function. Every input is checked against its type before any data is touched;
@@ -79,17 +207,36 @@ impl Function {
         for (i, (value, ty)) in inputs.iter().zip(&self.input_types).enumerate() {
             ty.check(value, &format!("input {i} (\"{}\")", self.input_names[i]))?;
         }
+        // Every data-sized buffer of this call is charged to its memory budget.
         let budget = self.memory_budget.unwrap_or_else(ragtime_core::limits::default_call_budget);
         let _budget = ragtime_core::limits::enter_budget(budget);
-        let outputs = self.interpreter.run(&self.fg, inputs)?;
         if self.mode == Mode::Debug {
-            for (k, (&v, value)) in self.fg.outputs().iter().zip(&outputs).enumerate() {
-                if let Some(var) = self.fg.var(v) {
-                    var.ty.check(value, &format!("output {k}"))?;
-                }
-            }
+            return self.call_checked(inputs);
         }
-        Ok(outputs)
+        self.interpreter.run(&self.fg, inputs)
+    }
+
+    /// `Mode::Debug`: runs the graph after every rewrite stage and compares each with the stage
+    /// before it, so a rewrite that changes a result is named.
+    fn call_checked(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let mut previous: Option<(&'static str, Result<Vec<RaggedTensor>>)> = None;
+        for stage in &self.stages {
+            let result = stage.interpreter.run(&stage.fg, inputs);
+            if let Some((before, expected)) = &previous {
+                compare_stage(stage.rewrite, before, expected, &result)?;
+            }
+            previous = Some((stage.rewrite, result));
+        }
+        let result = self.interpreter.run(&self.fg, inputs);
+        if let Some((before, expected)) = &previous {
+            compare_stage("(final)", before, expected, &result)?;
+        }
+        result
+    }
+
+    /// What the optimizer did: per rewrite, how often it applied and its time; node counts.
+    pub fn rewrite_report(&self) -> &RewriteReport {
+        &self.report
     }
 
     /// The optimized graph, in PyTensor's `debugprint` format with each node's position in the

@@ -20,7 +20,7 @@ mod function;
 pub mod ops;
 
 pub use dsl::{compile, Graph, Var};
-pub use function::{Function, Mode};
+pub use function::{CompileOptions, Function, Mode};
 pub use ragtime_core::limits;
 pub use ragtime_core::{
     dispatch_dtype, ragged, DType, DenseTensor, Dim, Element, Error, ErrorKind, Literal, RaggedTensor, Result,
@@ -38,11 +38,19 @@ pub struct ReadmeDoctests;
 /// The graph IR underneath the DSL (for tools and custom ops).
 pub mod ir {
     pub use ragtime_graph::*;
+    /// The optimizer: rewrites by name and tag, reports.
+    pub mod opt {
+        pub use ragtime_opt::*;
+    }
+    /// The fused ops the optimizer builds.
+    pub mod fused {
+        pub use ragtime_ops::fused::*;
+    }
 }
 
 /// Everything a typical program needs.
 pub mod prelude {
     pub use crate::ops::keepdims;
     pub use crate::s;
-    pub use crate::{compile, ragged, DType, Function, Graph, Mode, RaggedTensor, TensorType, Var};
+    pub use crate::{compile, ragged, CompileOptions, DType, Function, Graph, Mode, RaggedTensor, TensorType, Var};
 }

@@ -137,6 +137,13 @@ fn debugprint_of_a_compiled_function() {
     let softmax = (&e / e.reduce_sum(keepdims(1))).named("softmax");
     let f = compile(&[&x], &[&softmax]).unwrap();
     golden("softmax_function.txt", &f.debugprint());
+    let unfused = g.compile_with(&[&x], &[&softmax], ragtime::Mode::FastCompile).unwrap();
+    golden("softmax_function_fast_compile.txt", &unfused.debugprint());
+    let value = ragged![[1.0f32, 2.0, 3.0], [], [-1.0]].unwrap();
+    assert!(
+        f.call(std::slice::from_ref(&value)).unwrap()[0].equals(&unfused.call(&[value]).unwrap()[0]),
+        "the fused softmax must equal the unfused one bit for bit"
+    );
     golden("softmax_graph_types.txt", &g.debugprint(&[&softmax]).unwrap());
     let out = f.call(&[ragged![[1.0, 1.0], [], [5.0]].unwrap()]).unwrap();
     assert_eq!(out[0].to_string(), "<Ragged float32 [[0.5, 0.5], [], [1.0]]>");

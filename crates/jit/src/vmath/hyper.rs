@@ -1,0 +1,92 @@
+//! `tanh` and `sigmoid` emitters, built on `exp`.
+
+use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::Value;
+
+use super::{explog, Emit, Float};
+
+// Cephes' coefficients are kept with the digits it publishes, beyond f64 precision.
+#[allow(clippy::excessive_precision)]
+/// `tanh x`: an odd polynomial / rational (Cephes `tanhf` / `tanh`) for |x| < 0.625, where
+/// `1 - 2/(e^2|x| + 1)` would cancel, and that formula with the sign of x elsewhere. `exp`
+/// saturates to +inf for large |x|, giving exactly ±1; NaN stays NaN.
+pub(crate) fn tanh(m: &mut Emit, x: Value) -> Value {
+    // Both branches work on a = |x| and x's sign bit is OR-ed in at the end, which also makes
+    // tanh(-0) = -0 (the polynomial would give +0 + -0 = +0).
+    let a = m.abs(x);
+    let z = m.mul(a, a);
+    let small = match m.l.float {
+        Float::F32 => {
+            let p = m.horner(
+                z,
+                &[
+                    -5.704_988_727_45e-3,
+                    2.063_908_879_54e-2,
+                    -5.373_971_555_31e-2,
+                    1.333_144_220_36e-1,
+                    -3.333_328_194_22e-1,
+                ],
+            );
+            let pz = m.mul(p, z);
+            m.fma(pz, a, a)
+        }
+        Float::F64 => {
+            let p = m.horner(
+                z,
+                &[-9.643_991_794_250_522_386_28e-1, -9.928_772_310_019_185_865_64e1, -1.614_687_684_417_084_479_52e3],
+            );
+            let q = m.horner(
+                z,
+                &[1.0, 1.128_116_784_916_329_314_02e2, 2.235_488_390_601_004_485_83e3, 4.844_063_053_251_254_860_48e3],
+            );
+            let pq = m.div(p, q);
+            let pz = m.mul(pq, z);
+            m.fma(pz, a, a)
+        }
+    };
+
+    let a2 = m.add(a, a);
+    let e = explog::exp(m, a2, None);
+    let one = m.c(1.0);
+    let two = m.c(2.0);
+    let e1 = m.add(e, one);
+    let q = m.div(two, e1);
+    let big = m.sub(one, q);
+
+    let lim = m.c(0.625);
+    let is_small = m.fcmp(FloatCC::LessThan, a, lim);
+    let t = m.sel(is_small, small, big);
+    // t ≥ 0 (or NaN), so OR-ing in x's sign bit is copysign.
+    let sign = m.sign_mask();
+    let xb = m.bits(x);
+    let xs = m.iand(xb, sign);
+    let tb = m.bits(t);
+    let tb = m.ior(tb, xs);
+    m.float_of(tb)
+}
+
+pub(crate) fn sigmoid(m: &mut Emit, x: Value) -> Value {
+    let a = m.abs(x);
+    let na = m.neg(a);
+    let e = explog::exp(m, na, None);
+    let one = m.c(1.0);
+    let d = m.add(one, e);
+    let zero = m.c(0.0);
+    let neg = m.fcmp(FloatCC::LessThan, x, zero);
+    let num = m.sel(neg, e, one);
+    // q ≈ num/d, then one correction step with the residual num - q (1 + e): it removes the
+    // rounding of 1 + e, of 1/d and of the product (d_err = e - (d - 1) is exact as e ≤ 1).
+    // One division in all.
+    let inv = m.div(one, d);
+    let q = m.mul(num, inv);
+    let dm1 = m.sub(d, one);
+    let d_err = m.sub(e, dm1);
+    let nq = m.neg(q);
+    let res = m.fma(nq, d, num);
+    let res = m.fma(nq, d_err, res);
+    let corr = m.mul(res, inv);
+    // For NaN or infinite intermediates the correction is NaN; keep q there.
+    let ok = m.fcmp(FloatCC::Ordered, corr, corr);
+    let corr = m.sel(ok, corr, zero);
+    m.add(q, corr)
+}

@@ -1,0 +1,420 @@
+//! The fused op types and their chunked reference evaluation: [`Composite`] maps over every
+//! element of one iteration space; [`RowKernel`] makes several passes over each row of a ragged
+//! rank 1 tensor (row reductions, then maps that read their results).
+
+use std::any::Any;
+use std::cell::RefCell;
+
+use ragtime_core::{dispatch_dtype, DenseTensor, Error, RaggedTensor, Result};
+use ragtime_graph::{Cost, Op, OpProperties};
+
+use super::scalar_graph::{Chunk, ScalarGraph, ScalarRef};
+use super::OriginalOps;
+use crate::reduce::{fold_rows, ReduceKind};
+
+/// About this many elements are evaluated at a time: small enough that a chunk's intermediates
+/// stay in the L1/L2 cache, large enough to amortize the per-node dispatch.
+const CHUNK: usize = 4096;
+
+/// How an input of a fused op lines up with its iteration space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OperandKind {
+    /// One value per element: the same structure and flat shape as the iteration space.
+    Full,
+    /// A rank-0 value, repeated for every element.
+    Scalar,
+    /// One value per row of a ragged rank 1 iteration space (a dense `[nrows, 1]` operand, e.g.
+    /// a row reduction with `keepdims`), repeated along the row.
+    PerRow,
+}
+
+/// The operands of one call checked against the kinds fusion assumed.
+struct Layout<'a> {
+    reference: &'a RaggedTensor,
+    /// Each input's values: Full as flat 1-d, PerRow as `[nrows]`, Scalar as rank 0.
+    columns: Vec<DenseTensor>,
+}
+
+impl<'a> Layout<'a> {
+    /// `None` when an operand does not have the shape its kind needs (the caller then runs the
+    /// original ops, which broadcast in general or report the error).
+    fn new(kinds: &[OperandKind], inputs: &'a [RaggedTensor], rows: bool) -> Result<Option<Self>> {
+        let Some(reference) = kinds.iter().zip(inputs).find(|(k, _)| **k == OperandKind::Full).map(|(_, x)| x) else {
+            return Ok(None);
+        };
+        let flat_shape = reference.flat_values().shape();
+        let rows_layout = reference.ragged_rank() == 1 && flat_shape.len() == 1;
+        if rows && !rows_layout {
+            return Ok(None);
+        }
+        let total = reference.flat_values().len();
+        let mut columns = Vec::with_capacity(inputs.len());
+        for (kind, x) in kinds.iter().zip(inputs) {
+            let column = match kind {
+                OperandKind::Full => {
+                    if !x.same_structure(reference) || x.flat_values().shape() != flat_shape {
+                        return Ok(None);
+                    }
+                    x.flat_values().reshape(vec![total])?
+                }
+                OperandKind::Scalar => match x.as_dense() {
+                    Some(d) if d.rank() == 0 => d.clone(),
+                    _ => return Ok(None),
+                },
+                OperandKind::PerRow => match x.as_dense() {
+                    Some(d) if rows_layout && d.shape() == [reference.nrows(), 1] => {
+                        d.reshape(vec![reference.nrows()])?
+                    }
+                    _ => return Ok(None),
+                },
+            };
+            columns.push(column);
+        }
+        Ok(Some(Layout { reference, columns }))
+    }
+
+    /// The column of input `i` for flat elements `e0..e1` (`rows`: the row of each element,
+    /// needed by per-row operands).
+    fn column(&self, kinds: &[OperandKind], i: usize, e0: usize, e1: usize, rows: &[usize]) -> Result<DenseTensor> {
+        let c = &self.columns[i];
+        match kinds[i] {
+            OperandKind::Full => slice(c, e0, e1),
+            OperandKind::Scalar => fill(c, e1 - e0),
+            OperandKind::PerRow => c.take_rows(rows),
+        }
+    }
+
+    /// Names the row of flat element `e` for error messages, as the unfused ops do.
+    fn locate(&self, e: usize) -> String {
+        let flat = self.reference.flat_values();
+        if self.reference.ragged_rank() == 0 && flat.rank() <= 1 {
+            return format!("element {e}");
+        }
+        let inner: usize = flat.shape().iter().skip(1).product();
+        let mut row = e / inner.max(1);
+        for p in self.reference.partitions().iter().rev() {
+            let splits = p.row_splits();
+            row = splits.partition_point(|&s| s as usize <= row).saturating_sub(1);
+        }
+        format!("row {row} (flat element {e})")
+    }
+}
+
+/// Elements `a..b` of a 1-d tensor.
+fn slice(t: &DenseTensor, a: usize, b: usize) -> Result<DenseTensor> {
+    dispatch_dtype!(t.dtype(),
+        T => {
+            let s = t.as_slice::<T>().and_then(|s| s.get(a..b)).ok_or_else(|| Error::graph("a fused operand is shorter than its iteration space"))?;
+            DenseTensor::from_vec(vec![b - a], s.to_vec())
+        },
+        string => Err(Error::dtype("fused", "string operands are not fused")))
+}
+
+/// `len` copies of the value of a rank-0 tensor.
+fn fill(t: &DenseTensor, len: usize) -> Result<DenseTensor> {
+    dispatch_dtype!(t.dtype(),
+        T => {
+            let v = *t.as_slice::<T>().and_then(|s| s.first()).ok_or_else(|| Error::graph("a fused scalar operand is empty"))?;
+            DenseTensor::from_vec(vec![len], vec![v; len])
+        },
+        string => Err(Error::dtype("fused", "string operands are not fused")))
+}
+
+/// The row of each element of rows `r0..r1` (absolute row numbers).
+fn element_rows(splits: &[i64], r0: usize, r1: usize, e0: usize, e1: usize) -> Vec<usize> {
+    let mut rows = Vec::with_capacity(e1 - e0);
+    let mut r = r0;
+    for e in e0..e1 {
+        while r + 1 < splits.len() && (splits[r + 1] as usize) <= e {
+            r += 1;
+        }
+        rows.push(r);
+    }
+    debug_assert!(rows.last().is_none_or(|&x| x < r1));
+    rows
+}
+
+/// The first row containing flat element `e` (or the row count if past the end).
+fn row_of(splits: &[i64], e: usize) -> usize {
+    splits.partition_point(|&s| (s as usize) <= e).saturating_sub(1)
+}
+
+fn max_cost(graph: &ScalarGraph) -> Cost {
+    graph.nodes.iter().map(|n| n.op.cost()).max().unwrap_or(Cost::Free)
+}
+
+/// A fused group of elementwise ops over one iteration space: one pass over the elements, no
+/// intermediate arrays, broadcasts read in place.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Composite {
+    /// The scalar computation; input `i` is the op's input `i`.
+    pub graph: ScalarGraph,
+    /// How each input lines up with the iteration space.
+    pub operands: Vec<OperandKind>,
+    /// The ops it replaced (types and general semantics).
+    pub original: OriginalOps,
+}
+
+impl Composite {
+    fn fast(&self, inputs: &[RaggedTensor]) -> Result<Option<Vec<RaggedTensor>>> {
+        let Some(layout) = Layout::new(&self.operands, inputs, false)? else { return Ok(None) };
+        let reference = layout.reference;
+        let total = reference.flat_values().len();
+        let splits = (reference.ragged_rank() == 1).then(|| reference.partitions()[0].row_splits());
+        let per_row = self.operands.contains(&OperandKind::PerRow);
+        let mut parts: Vec<Vec<DenseTensor>> = vec![Vec::new(); self.graph.outputs.len()];
+        let mut e0 = 0;
+        loop {
+            let e1 = (e0 + CHUNK).min(total);
+            let rows = match (per_row, splits) {
+                (true, Some(s)) => element_rows(s, row_of(s, e0), s.len() - 1, e0, e1),
+                _ => Vec::new(),
+            };
+            let fetch = |i: usize| layout.column(&self.operands, i, e0, e1, &rows);
+            let mut chunk = Chunk::new(&self.graph, e1 - e0, &fetch);
+            self.graph.eval_chunk(&self.graph.outputs, &mut chunk, &|e| layout.locate(e0 + e))?;
+            for (part, &out) in parts.iter_mut().zip(&self.graph.outputs) {
+                part.push(chunk.value(out)?);
+            }
+            if e1 >= total {
+                break;
+            }
+            e0 = e1;
+        }
+        let flat_shape = reference.flat_values().shape().to_vec();
+        parts
+            .into_iter()
+            .map(|p| {
+                let flat = DenseTensor::concat_rows(&p)?.reshape(flat_shape.clone())?;
+                RaggedTensor::new(flat, reference.partitions().to_vec())
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
+    }
+}
+
+impl Op for Composite {
+    fn name(&self) -> String {
+        let text = self.graph.expression();
+        if text.len() <= 80 {
+            format!("Composite{{{text}}}")
+        } else {
+            format!("Composite{{{} ops, {} outputs}}", self.graph.nodes.len(), self.graph.outputs.len())
+        }
+    }
+
+    fn infer(&self, inputs: &[ragtime_core::TensorType]) -> Result<Vec<ragtime_core::TensorType>> {
+        self.original.infer(inputs)
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        match self.fast(inputs)? {
+            Some(outputs) => Ok(outputs),
+            None => self.original.run(inputs),
+        }
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn inner_graph(&self) -> Option<String> {
+        Some(self.graph.listing())
+    }
+
+    fn properties(&self) -> OpProperties {
+        OpProperties {
+            elementwise: true,
+            keeps_partitions_of: self.operands.iter().position(|k| *k == OperandKind::Full),
+            can_fail: self.graph.can_fault(),
+            cost: max_cost(&self.graph),
+        }
+    }
+}
+
+/// One row reduction of a [`RowKernel`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RowReduction {
+    /// What it computes.
+    pub kind: ReduceKind,
+    /// The value reduced (an element-level value of the kernel's graph; it may read earlier
+    /// reductions).
+    pub arg: ScalarRef,
+    /// Whether its output keeps the reduced axis (`[nrows, 1]` instead of `[nrows]`).
+    pub keepdims: bool,
+}
+
+/// An output of a [`RowKernel`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RowOutput {
+    /// A ragged value with the iteration space's structure.
+    Elements(ScalarRef),
+    /// The result of reduction `k`.
+    Reduction(usize),
+}
+
+/// Row reductions over one partition with the elementwise maps before, between and after them
+/// (softmax, mean-centering, `x / reduce_sum(x)`), run as passes over each row while it is in
+/// cache. Graph inputs: the op's inputs first, then one per reduction (its per-row result).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowKernel {
+    /// The scalar computation.
+    pub graph: ScalarGraph,
+    /// How each op input lines up with the rows.
+    pub operands: Vec<OperandKind>,
+    /// The reductions, in pass order; reduction `k` may read reductions before it.
+    pub reductions: Vec<RowReduction>,
+    /// What the op returns.
+    pub outputs: Vec<RowOutput>,
+    /// The ops it replaced (types and general semantics).
+    pub original: OriginalOps,
+}
+
+impl RowKernel {
+    fn input_name(&self, i: usize) -> String {
+        match i.checked_sub(self.operands.len()) {
+            Some(k) => format!("r{k}"),
+            None => format!("i{i}"),
+        }
+    }
+
+    /// `RowReduce{...}` for a lone reduction, `RowKernel{...}` otherwise.
+    fn title(&self) -> String {
+        let names = |i: usize| self.input_name(i);
+        let args: Vec<ScalarRef> = self.reductions.iter().map(|r| r.arg).collect();
+        let arg_texts = self.graph.expressions(&args, &names);
+        if let ([red], [RowOutput::Reduction(0)]) = (self.reductions.as_slice(), self.outputs.as_slice()) {
+            return format!("RowReduce{{{}({}), keepdims={}}}", red.kind.name(), arg_texts[0], red.keepdims);
+        }
+        let mut parts: Vec<String> = self
+            .reductions
+            .iter()
+            .zip(&arg_texts)
+            .enumerate()
+            .map(|(k, (r, t))| format!("r{k} = {}({t})", r.kind.name()))
+            .collect();
+        let outs: Vec<ScalarRef> =
+            self.outputs.iter().filter_map(|o| if let RowOutput::Elements(r) = o { Some(*r) } else { None }).collect();
+        for t in self.graph.expressions(&outs, &names) {
+            parts.push(format!("out = {t}"));
+        }
+        let text = parts.join("; ");
+        if text.len() <= 120 {
+            format!("RowKernel{{{text}}}")
+        } else {
+            format!("RowKernel{{{} reductions, {} outputs}}", self.reductions.len(), self.outputs.len())
+        }
+    }
+
+    fn fast(&self, inputs: &[RaggedTensor]) -> Result<Option<Vec<RaggedTensor>>> {
+        let Some(layout) = Layout::new(&self.operands, inputs, true)? else { return Ok(None) };
+        let reference = layout.reference;
+        let splits = reference.partitions()[0].row_splits();
+        let nrows = splits.len() - 1;
+        let n_ops = self.operands.len();
+        let mut element_parts: Vec<Vec<DenseTensor>> = vec![Vec::new(); self.outputs.len()];
+        let mut reduction_parts: Vec<Vec<DenseTensor>> = vec![Vec::new(); self.reductions.len()];
+        let mut r0 = 0;
+        loop {
+            // Whole rows, about CHUNK values (one long row makes a chunk of its own).
+            let e0 = splits[r0] as usize;
+            let mut r1 = r0;
+            while r1 < nrows && (r1 == r0 || (splits[r1 + 1] as usize) - e0 <= CHUNK) {
+                r1 += 1;
+            }
+            let e1 = splits[r1] as usize;
+            let local: Vec<i64> = splits[r0..=r1].iter().map(|&s| s - e0 as i64).collect();
+            let rows = element_rows(splits, r0, r1, e0, e1);
+            let local_rows: Vec<usize> = rows.iter().map(|r| r - r0).collect();
+            let reduced: RefCell<Vec<Option<DenseTensor>>> = RefCell::new(vec![None; self.reductions.len()]);
+            let fetch = |i: usize| -> Result<DenseTensor> {
+                if i < n_ops {
+                    return layout.column(&self.operands, i, e0, e1, &rows);
+                }
+                let k = i - n_ops;
+                let column = reduced.borrow().get(k).cloned().flatten();
+                column
+                    .ok_or_else(|| Error::graph(format!("row reduction r{k} read before it was computed")))?
+                    .take_rows(&local_rows)
+            };
+            let mut chunk = Chunk::new(&self.graph, e1 - e0, &fetch);
+            let locate = |e: usize| layout.locate(e0 + e);
+            for (k, red) in self.reductions.iter().enumerate() {
+                self.graph.eval_chunk(&[red.arg], &mut chunk, &locate)?;
+                let values = chunk.value(red.arg)?;
+                let folded = fold_rows(red.kind, &values, &local, false)?;
+                reduction_parts[k].push(folded.clone());
+                reduced.borrow_mut()[k] = Some(folded);
+            }
+            let wanted: Vec<ScalarRef> = self
+                .outputs
+                .iter()
+                .filter_map(|o| if let RowOutput::Elements(r) = o { Some(*r) } else { None })
+                .collect();
+            self.graph.eval_chunk(&wanted, &mut chunk, &locate)?;
+            for (part, out) in element_parts.iter_mut().zip(&self.outputs) {
+                if let RowOutput::Elements(r) = out {
+                    part.push(chunk.value(*r)?);
+                }
+            }
+            if r1 >= nrows {
+                break;
+            }
+            r0 = r1;
+        }
+        let mut results = Vec::with_capacity(self.outputs.len());
+        for (out, parts) in self.outputs.iter().zip(element_parts) {
+            results.push(match *out {
+                RowOutput::Elements(_) => {
+                    RaggedTensor::new(DenseTensor::concat_rows(&parts)?, reference.partitions().to_vec())?
+                }
+                RowOutput::Reduction(k) => {
+                    let red = self.reductions.get(k).ok_or_else(|| Error::graph(format!("no row reduction r{k}")))?;
+                    let flat = DenseTensor::concat_rows(&reduction_parts[k])?;
+                    let shape = if red.keepdims { vec![nrows, 1] } else { vec![nrows] };
+                    RaggedTensor::dense(flat.reshape(shape)?)
+                }
+            });
+        }
+        Ok(Some(results))
+    }
+}
+
+impl Op for RowKernel {
+    fn name(&self) -> String {
+        self.title()
+    }
+
+    fn infer(&self, inputs: &[ragtime_core::TensorType]) -> Result<Vec<ragtime_core::TensorType>> {
+        self.original.infer(inputs)
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        match self.fast(inputs)? {
+            Some(outputs) => Ok(outputs),
+            None => self.original.run(inputs),
+        }
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn inner_graph(&self) -> Option<String> {
+        let mut text = self.graph.listing();
+        for (k, r) in self.reductions.iter().enumerate() {
+            let arg = self.graph.expressions(&[r.arg], &|i| self.input_name(i)).remove(0);
+            text.push_str(&format!("r{k} = {}({arg}) per row, keepdims={}\n", r.kind.name(), r.keepdims));
+        }
+        Some(text)
+    }
+
+    fn properties(&self) -> OpProperties {
+        OpProperties {
+            elementwise: false,
+            keeps_partitions_of: None,
+            can_fail: self.graph.can_fault(),
+            cost: max_cost(&self.graph),
+        }
+    }
+}

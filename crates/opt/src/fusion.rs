@@ -1,0 +1,309 @@
+//! Fusion: maximal convex groups of ops over one iteration space become one fused op.
+//!
+//! - `Kind::Rows`: elementwise ops and axis-1 reductions over the rows of one ragged rank 1
+//!   partition class (softmax, mean-centering, `reduce_mean(x * 2 + z)`) become a `RowKernel`
+//!   (printed `RowReduce` when it is one reduction).
+//! - `Kind::Elementwise`: the remaining elementwise ops over one iteration space (same type and
+//!   partition class) become a `Composite`.
+//!
+//! Operands line up as `Full` (the space's own type and class), `Scalar` (rank 0; rank-0
+//! constants are inlined into the scalar graph) or `PerRow` (a dense `[n, 1]` value against a
+//! ragged rank 1 space). Groups stay convex: a node joins a group only if none of its other
+//! inputs depends on the group through a node outside it, so the fused op never needs its own
+//! output. A node with several clients still fuses; every member read outside the group becomes
+//! an output of the fused op.
+
+use std::collections::HashMap;
+
+use fixedbitset::FixedBitSet;
+use ragtime_core::{DType, Dim, Result, TensorType};
+use ragtime_graph::{ApplyId, FunctionGraph, OpRef, VarId};
+use ragtime_ops::elemwise::Elemwise;
+use ragtime_ops::fused::{
+    op_ref, Composite, OperandKind, OriginalOps, OriginalRef, OriginalStep, RowKernel, RowOutput, RowReduction,
+    ScalarConst, ScalarGraphBuilder, ScalarRef,
+};
+use ragtime_ops::reduce::Reduce;
+
+use crate::partition::PartitionClasses;
+
+/// Which fusion pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Row kernels around axis-1 reductions.
+    Rows,
+    /// Composites of elementwise ops.
+    Elementwise,
+}
+
+/// The iteration space of a group: the output type's shape and the partition class.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Space {
+    dims: Vec<Dim>,
+    ragged_rank: usize,
+    class: Option<VarId>,
+}
+
+/// What a node would contribute to a group.
+struct Candidate {
+    space: Space,
+    /// Inputs through which it may join a group (full operands, and per-row operands computed
+    /// by a reduction).
+    links: Vec<VarId>,
+}
+
+struct Group {
+    space: Space,
+    members: Vec<ApplyId>,
+    reductions: usize,
+}
+
+fn is_rows_space(dims: &[Dim], ragged_rank: usize) -> bool {
+    ragged_rank == 1 && dims.len() == 2
+}
+
+fn is_per_row(ty: &TensorType) -> bool {
+    ty.ragged_rank == 0 && ty.rank() == 2 && ty.dims[1] == Dim::Known(1)
+}
+
+fn inlined_const(fg: &FunctionGraph, v: VarId) -> Option<ScalarConst> {
+    ScalarConst::from_tensor(fg.var(v)?.constant.as_ref()?)
+}
+
+/// The operand kind of an input of type `ty` in `space`, if it lines up.
+fn operand_kind(ty: &TensorType, space: &Space, same_class: bool) -> Option<OperandKind> {
+    if ty.dtype == DType::String {
+        return None;
+    }
+    if ty.rank() == 0 {
+        return Some(OperandKind::Scalar);
+    }
+    if ty.dims == space.dims && ty.ragged_rank == space.ragged_rank && (space.class.is_none() || same_class) {
+        return Some(OperandKind::Full);
+    }
+    if is_rows_space(&space.dims, space.ragged_rank) && is_per_row(ty) {
+        return Some(OperandKind::PerRow);
+    }
+    None
+}
+
+fn candidate(fg: &FunctionGraph, node: ApplyId, classes: &mut PartitionClasses, kind: Kind) -> Option<Candidate> {
+    let apply = fg.node(node)?;
+    let out = *apply.outputs.first()?;
+    let out_ty = fg.var(out)?.ty.clone();
+    if out_ty.dtype == DType::String {
+        return None;
+    }
+    if let Some(reduce) = apply.op.as_any().downcast_ref::<Reduce>() {
+        let x = apply.inputs[0];
+        let x_ty = &fg.var(x)?.ty;
+        let axis_one = matches!(reduce.axis.single(), Some(1 | -1));
+        if kind != Kind::Rows
+            || !axis_one
+            || !is_rows_space(&x_ty.dims, x_ty.ragged_rank)
+            || x_ty.dtype == DType::String
+        {
+            return None;
+        }
+        let space = Space { dims: x_ty.dims.clone(), ragged_rank: 1, class: Some(classes.find(x)) };
+        return Some(Candidate { space, links: vec![x] });
+    }
+    apply.op.as_any().downcast_ref::<Elemwise>()?;
+    if kind == Kind::Rows && !is_rows_space(&out_ty.dims, out_ty.ragged_rank) {
+        return None;
+    }
+    let space = Space {
+        dims: out_ty.dims.clone(),
+        ragged_rank: out_ty.ragged_rank,
+        class: out_ty.is_ragged().then(|| classes.find(out)),
+    };
+    let mut links = Vec::new();
+    let mut full = false;
+    for &v in &apply.inputs {
+        if inlined_const(fg, v).is_some() {
+            continue;
+        }
+        let ty = fg.var(v)?.ty.clone();
+        let same_class = space.class.is_some_and(|c| classes.find(v) == c);
+        match operand_kind(&ty, &space, same_class)? {
+            OperandKind::Full => {
+                full = true;
+                links.push(v);
+            }
+            OperandKind::PerRow => links.push(v),
+            OperandKind::Scalar => {}
+        }
+    }
+    full.then_some(Candidate { space, links })
+}
+
+/// Runs one fusion pass; returns the number of fused ops built.
+pub(crate) fn fuse(fg: &mut FunctionGraph, kind: Kind) -> Result<usize> {
+    let mut classes = PartitionClasses::analyze(fg)?;
+    let order = fg.toposort()?;
+    let mut group_of: HashMap<ApplyId, usize> = HashMap::new();
+    let mut groups: Vec<Group> = Vec::new();
+    // For each variable, the groups it depends on.
+    let mut reach: HashMap<VarId, FixedBitSet> = HashMap::new();
+    for &node in &order {
+        let Some(apply) = fg.node(node) else { continue };
+        let inputs = apply.inputs.clone();
+        let outputs = apply.outputs.clone();
+        let mut reach_in = FixedBitSet::with_capacity(groups.len());
+        for v in &inputs {
+            if let Some(r) = reach.get(v) {
+                reach_in.grow(r.len());
+                reach_in.union_with(r);
+            }
+        }
+        let owner_group = |v: VarId| fg.var(v).and_then(|x| x.owner).and_then(|o| group_of.get(&o).copied());
+        let mut chosen = None;
+        if let Some(c) = candidate(fg, node, &mut classes, kind) {
+            let convex = |g: usize| {
+                inputs.iter().all(|&u| owner_group(u) == Some(g) || !reach.get(&u).is_some_and(|r| r.contains(g)))
+            };
+            chosen = c
+                .links
+                .iter()
+                .filter_map(|&v| owner_group(v))
+                .find(|&g| groups[g].space == c.space && convex(g))
+                .or_else(|| {
+                    groups.push(Group { space: c.space.clone(), members: Vec::new(), reductions: 0 });
+                    Some(groups.len() - 1)
+                });
+        }
+        if let Some(g) = chosen {
+            groups[g].members.push(node);
+            if fg.node(node).is_some_and(|a| a.op.as_any().is::<Reduce>()) {
+                groups[g].reductions += 1;
+            }
+            group_of.insert(node, g);
+            reach_in.grow(groups.len());
+            reach_in.insert(g);
+        }
+        for o in outputs {
+            reach.insert(o, reach_in.clone());
+        }
+    }
+    let mut built = 0;
+    for group in &groups {
+        let wanted = match kind {
+            Kind::Rows => group.reductions > 0,
+            Kind::Elementwise => !group.members.is_empty(),
+        };
+        if wanted {
+            build(fg, group)?;
+            built += 1;
+        }
+    }
+    Ok(built)
+}
+
+/// Replaces a group by one fused op.
+fn build(fg: &mut FunctionGraph, group: &Group) -> Result<()> {
+    let members: std::collections::HashSet<ApplyId> = group.members.iter().copied().collect();
+    let produced_inside =
+        |fg: &FunctionGraph, v: VarId| fg.var(v).and_then(|x| x.owner).is_some_and(|o| members.contains(&o));
+    // External operands, in first-use order; rank-0 constants are inlined.
+    let mut externals: Vec<VarId> = Vec::new();
+    for &m in &group.members {
+        for &v in &fg.node(m).map(|a| a.inputs.clone()).unwrap_or_default() {
+            if !produced_inside(fg, v) && inlined_const(fg, v).is_none() && !externals.contains(&v) {
+                externals.push(v);
+            }
+        }
+    }
+    let mut kinds = Vec::with_capacity(externals.len());
+    for &v in &externals {
+        let ty =
+            fg.var(v).map(|x| x.ty.clone()).ok_or_else(|| ragtime_core::Error::graph("a fused operand vanished"))?;
+        // `candidate` checked each operand's partition class when the group was formed; earlier
+        // groups may have replaced the variable since, so only its shape is looked at here.
+        let kind = operand_kind(&ty, &group.space, true)
+            .ok_or_else(|| ragtime_core::Error::graph(format!("fusion: operand of type {ty} does not line up")))?;
+        kinds.push(kind);
+    }
+    let mut builder = ScalarGraphBuilder::new(Vec::new());
+    let mut scalar_of: HashMap<VarId, ScalarRef> = HashMap::new();
+    for &v in &externals {
+        let dtype = fg.var(v).map(|x| x.ty.dtype).unwrap_or(DType::Bool);
+        let r = builder.input(dtype);
+        scalar_of.insert(v, r);
+    }
+    let mut original = OriginalOps::default();
+    let mut original_of: HashMap<VarId, OriginalRef> =
+        externals.iter().enumerate().map(|(i, &v)| (v, OriginalRef::Input(i))).collect();
+    let mut reductions: Vec<RowReduction> = Vec::new();
+    // Reduction results come after the operands among the graph's inputs.
+    let reduce_inputs: Vec<ScalarRef> = group
+        .members
+        .iter()
+        .filter_map(|&m| {
+            let a = fg.node(m)?;
+            a.op.as_any().is::<Reduce>().then(|| fg.var(a.outputs[0]).map(|x| x.ty.dtype))?
+        })
+        .map(|dtype| builder.input(dtype))
+        .collect();
+    for (j, &m) in group.members.iter().enumerate() {
+        let Some(apply) = fg.node(m) else { continue };
+        let (op, inputs, out): (OpRef, Vec<VarId>, VarId) = (apply.op.clone(), apply.inputs.clone(), apply.outputs[0]);
+        let mut step_inputs = Vec::with_capacity(inputs.len());
+        let mut args = Vec::with_capacity(inputs.len());
+        for &v in &inputs {
+            if let Some(c) = inlined_const(fg, v).filter(|_| !produced_inside(fg, v)) {
+                args.push(ScalarRef::Const(c));
+                original.consts.push(c.to_tensor());
+                step_inputs.push(OriginalRef::Const(original.consts.len() - 1));
+            } else {
+                args.push(scalar_of[&v]);
+                step_inputs.push(original_of[&v]);
+            }
+        }
+        original.steps.push(OriginalStep { op: op.clone(), inputs: step_inputs });
+        original_of.insert(out, OriginalRef::Step(j, 0));
+        if let Some(reduce) = op.as_any().downcast_ref::<Reduce>() {
+            let k = reductions.len();
+            reductions.push(RowReduction { kind: reduce.kind, arg: args[0], keepdims: reduce.keepdims });
+            scalar_of.insert(out, reduce_inputs[k]);
+        } else if let Some(e) = op.as_any().downcast_ref::<Elemwise>() {
+            let r = builder.node(e.scalar, args)?;
+            scalar_of.insert(out, r);
+        }
+    }
+    // Outputs: members read outside the group.
+    let mut replaced: Vec<VarId> = Vec::new();
+    for &m in &group.members {
+        let out = fg.node(m).map(|a| a.outputs[0]);
+        if let Some(out) = out {
+            let outside = fg.clients(out).iter().any(|c| match c {
+                ragtime_graph::Client::Node { node, .. } => !members.contains(node),
+                ragtime_graph::Client::Output(_) => true,
+            });
+            if outside {
+                replaced.push(out);
+            }
+        }
+    }
+    original.outputs = replaced.iter().map(|v| original_of[v]).collect();
+    let scalar_outputs: Vec<ScalarRef> = replaced.iter().map(|v| scalar_of[v]).collect();
+    let op: OpRef = if reductions.is_empty() {
+        let graph = builder.finish(scalar_outputs);
+        op_ref(Composite { graph, operands: kinds, original })
+    } else {
+        let outputs: Vec<RowOutput> = replaced
+            .iter()
+            .zip(&scalar_outputs)
+            .map(|(_, r)| match r {
+                ScalarRef::Input(i) if *i >= externals.len() => RowOutput::Reduction(i - externals.len()),
+                other => RowOutput::Elements(*other),
+            })
+            .collect();
+        let elements: Vec<ScalarRef> =
+            outputs.iter().filter_map(|o| if let RowOutput::Elements(r) = o { Some(*r) } else { None }).collect();
+        let graph = builder.finish(elements);
+        op_ref(RowKernel { graph, operands: kinds, reductions, outputs, original })
+    };
+    let new_outputs = fg.add_node(op, &externals)?;
+    let pairs: Vec<(VarId, VarId)> = replaced.into_iter().zip(new_outputs).collect();
+    fg.replace_all(&pairs, "fusion")
+}

@@ -1,0 +1,14 @@
+//! ragtime-opt: the optimizer. A database of named, tagged rewrites (PyTensor's manner) run as a
+//! pipeline over a `FunctionGraph`: merge, constant folding, canonicalization, dead-code
+//! elimination, partition analysis and fusion into `Composite` / `RowKernel` ops.
+#![forbid(unsafe_code)]
+
+mod canon;
+mod db;
+mod fold;
+mod fusion;
+mod merge;
+mod partition;
+
+pub use db::{optimize, optimize_staged, Level, OptimizeOptions, RewriteInfo, RewriteReport, RewriteStat, REWRITES};
+pub use partition::PartitionClasses;

@@ -1,0 +1,111 @@
+//! Property test: random DAGs of elementwise ops (with per-row and scalar broadcasts) and row
+//! reductions over random ragged data compute bit-identical results before and after
+//! optimization (merge, folding, canonicalization and fusion).
+
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use ragtime_core::{DType, DenseTensor, RaggedTensor, TensorType};
+use ragtime_graph::{FunctionGraph, Graph, Interpreter, OpRef, VarId};
+use ragtime_ops::elemwise::{Elemwise, ScalarOp};
+use ragtime_ops::reduce::{Reduce, ReduceKind};
+use ragtime_opt::{optimize, OptimizeOptions};
+
+const BINARY: [ScalarOp; 6] =
+    [ScalarOp::Add, ScalarOp::Subtract, ScalarOp::Multiply, ScalarOp::Divide, ScalarOp::Maximum, ScalarOp::Minimum];
+const UNARY: [ScalarOp; 6] =
+    [ScalarOp::Exp, ScalarOp::Tanh, ScalarOp::Negative, ScalarOp::Square, ScalarOp::Abs, ScalarOp::Sigmoid];
+const KINDS: [ReduceKind; 4] = [ReduceKind::Sum, ReduceKind::Max, ReduceKind::Mean, ReduceKind::Min];
+const VALUES: [f32; 10] = [0.5, -1.25, 2.0, 0.0, -0.0, f32::NAN, f32::INFINITY, -3.5, 1e-3, 7.0];
+
+/// One random step: (what, operand picks).
+type Step = (u8, u8, u8);
+
+fn build(steps: &[Step]) -> (Graph, Vec<VarId>, Vec<VarId>) {
+    let mut g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F32, 1)).unwrap();
+    let z = g.input("z", TensorType::ragged(DType::F32, 1)).unwrap();
+    let row = g.input("row", TensorType::dense(DType::F32, &[None, Some(1)])).unwrap();
+    let mut ragged = vec![x, z];
+    let mut per_row = vec![row];
+    let mut outputs = Vec::new();
+    let ew = |op| -> OpRef { Arc::new(Elemwise::new(op)) };
+    for &(what, a, b) in steps {
+        let r = |k: u8| ragged[k as usize % ragged.len()];
+        match what % 6 {
+            0 | 1 => {
+                let rhs = match b % 3 {
+                    0 => r(b / 3),
+                    1 => per_row[(b / 3) as usize % per_row.len()],
+                    _ => g.constant(DenseTensor::scalar(VALUES[(b / 3) as usize % VALUES.len()]).into()),
+                };
+                let (lhs, rhs) = if a % 2 == 0 { (r(a / 2), rhs) } else { (rhs, r(a / 2)) };
+                let v = g.apply(ew(BINARY[what as usize % BINARY.len()]), &[lhs, rhs]).unwrap()[0];
+                ragged.push(v);
+            }
+            2 | 3 => {
+                let v = g.apply(ew(UNARY[(a as usize + what as usize) % UNARY.len()]), &[r(b)]).unwrap()[0];
+                ragged.push(v);
+            }
+            4 => {
+                let kind = KINDS[a as usize % KINDS.len()];
+                let v = g.apply(Arc::new(Reduce::new(kind, Some(1), true)), &[r(b)]).unwrap()[0];
+                per_row.push(v);
+            }
+            _ => {
+                let kind = KINDS[a as usize % KINDS.len()];
+                let v = g.apply(Arc::new(Reduce::new(kind, Some(-1), false)), &[r(b)]).unwrap()[0];
+                outputs.push(v);
+            }
+        }
+    }
+    outputs.push(*ragged.last().unwrap());
+    if per_row.len() > 1 {
+        outputs.push(*per_row.last().unwrap());
+    }
+    (g, vec![x, z, row], outputs)
+}
+
+fn data(lengths: &[usize], picks: &[u8]) -> Vec<RaggedTensor> {
+    let total: usize = lengths.iter().sum();
+    let mut splits = vec![0i64];
+    for l in lengths {
+        splits.push(splits.last().unwrap() + *l as i64);
+    }
+    let vals = |offset: usize, n: usize| -> Vec<f32> {
+        (0..n).map(|i| VALUES[picks.get(i + offset).copied().unwrap_or(i as u8) as usize % VALUES.len()]).collect()
+    };
+    let x = RaggedTensor::from_row_splits(DenseTensor::vector(vals(0, total)), splits.clone()).unwrap();
+    let z = RaggedTensor::from_row_splits(DenseTensor::vector(vals(3, total)), splits).unwrap();
+    let row = DenseTensor::from_vec(vec![lengths.len(), 1], vals(7, lengths.len())).unwrap().into();
+    vec![x, z, row]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn optimized_graphs_compute_what_unoptimized_graphs_compute(
+        steps in prop::collection::vec((any::<u8>(), any::<u8>(), any::<u8>()), 1..14),
+        lengths in prop::collection::vec(0usize..6, 0..7),
+        picks in prop::collection::vec(any::<u8>(), 0..64),
+    ) {
+        let (g, inputs, outputs) = build(&steps);
+        let plain = FunctionGraph::new(&g, &inputs, &outputs).unwrap();
+        let mut fg = plain.clone();
+        optimize(&mut fg, &OptimizeOptions::default()).unwrap();
+        prop_assert!(fg.verify().is_empty(), "{:?}", fg.verify());
+        let values = data(&lengths, &picks);
+        let want = Interpreter::new(&plain).unwrap().run(&plain, &values);
+        let got = Interpreter::new(&fg).unwrap().run(&fg, &values);
+        match (want, got) {
+            (Ok(w), Ok(o)) => {
+                for (a, b) in w.iter().zip(&o) {
+                    prop_assert!(a.dtype() == b.dtype() && a.equals(b), "optimized {} differs from unoptimized {}", b, a);
+                }
+            }
+            (Err(a), Err(b)) => prop_assert_eq!(a.kind(), b.kind()),
+            (w, o) => prop_assert!(false, "unoptimized gave {:?}, optimized {:?}", w, o),
+        }
+    }
+}

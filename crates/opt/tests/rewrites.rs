@@ -1,0 +1,231 @@
+//! Each rewrite's law, shown on a small graph: what it removes, what it must leave alone (IEEE
+//! floats), and that the optimized graph computes exactly what the unoptimized one does.
+
+use std::sync::Arc;
+
+use ragtime_core::{ragged, DType, DenseTensor, RaggedTensor, TensorType};
+use ragtime_graph::{FunctionGraph, Graph, Interpreter, OpRef, VarId};
+use ragtime_ops::elemwise::{Elemwise, ScalarOp};
+use ragtime_ops::partition_ops::Identity;
+use ragtime_ops::reduce::{Reduce, ReduceKind};
+use ragtime_ops::structure::Concat;
+use ragtime_opt::{optimize, Level, OptimizeOptions};
+
+fn ew(op: ScalarOp) -> OpRef {
+    Arc::new(Elemwise::new(op))
+}
+
+fn f32c(g: &mut Graph, v: f32) -> VarId {
+    g.constant(DenseTensor::scalar(v).into())
+}
+
+fn apply(g: &mut Graph, op: OpRef, inputs: &[VarId]) -> VarId {
+    g.apply(op, inputs).unwrap()[0]
+}
+
+/// Optimizes `outputs` of `g` (inputs `inputs`) with `excluding`, runs both graphs on `values`,
+/// asserts bit-identical results, and returns the optimized node count and its ops' names.
+fn check(
+    g: &Graph,
+    inputs: &[VarId],
+    outputs: &[VarId],
+    values: &[RaggedTensor],
+    excluding: &[&str],
+) -> (usize, Vec<String>) {
+    let plain = FunctionGraph::new(g, inputs, outputs).unwrap();
+    let mut fg = plain.clone();
+    let opts = OptimizeOptions {
+        level: Level::Full,
+        excluding: excluding.iter().map(|s| s.to_string()).collect(),
+        including: vec![],
+    };
+    optimize(&mut fg, &opts).unwrap();
+    assert!(fg.verify().is_empty(), "{:?}", fg.verify());
+    let want = Interpreter::new(&plain).unwrap().run(&plain, values);
+    let got = Interpreter::new(&fg).unwrap().run(&fg, values);
+    match (&want, &got) {
+        (Ok(w), Ok(o)) => {
+            for (a, b) in w.iter().zip(o) {
+                assert!(a.dtype() == b.dtype() && a.equals(b), "optimized result {b} differs from unoptimized {a}");
+            }
+        }
+        (Err(a), Err(b)) => assert_eq!(a.kind(), b.kind(), "{a} vs {b}"),
+        _ => panic!("unoptimized gave {want:?}, optimized {got:?}"),
+    }
+    let names = fg.toposort().unwrap().into_iter().map(|n| fg.node(n).unwrap().op.name()).collect();
+    (fg.node_count(), names)
+}
+
+fn rx() -> (Graph, VarId, RaggedTensor) {
+    let mut g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F32, 1)).unwrap();
+    let v = ragged![[1.5f32, -0.0, f32::NAN], [], [f32::INFINITY, -2.0]].unwrap();
+    (g, x, v)
+}
+
+const NO_FUSION: &[&str] = &["fusion"];
+
+#[test]
+fn mul_one_and_div_one_vanish_for_every_float() {
+    let (mut g, x, v) = rx();
+    let one = f32c(&mut g, 1.0);
+    let a = apply(&mut g, ew(ScalarOp::Multiply), &[one, x]);
+    let b = apply(&mut g, ew(ScalarOp::Divide), &[a, one]);
+    assert_eq!(check(&g, &[x], &[b], &[v], NO_FUSION).0, 0, "x * 1 / 1 is x");
+}
+
+#[test]
+fn add_zero_respects_signed_zeros() {
+    let (mut g, x, v) = rx();
+    // -0.0 + 0.0 is +0.0, so x + 0.0 must stay; x + (-0.0) and x - 0.0 are x.
+    let zero = f32c(&mut g, 0.0);
+    let neg_zero = f32c(&mut g, -0.0);
+    let kept = apply(&mut g, ew(ScalarOp::Add), &[x, zero]);
+    assert_eq!(check(&g, &[x], &[kept], std::slice::from_ref(&v), NO_FUSION).0, 1, "x + 0.0 is not x in IEEE");
+    let gone = apply(&mut g, ew(ScalarOp::Add), &[neg_zero, x]);
+    let gone = apply(&mut g, ew(ScalarOp::Subtract), &[gone, zero]);
+    assert_eq!(check(&g, &[x], &[gone], &[v], NO_FUSION).0, 0, "-0.0 + x - 0.0 is x");
+}
+
+#[test]
+fn integer_add_zero_vanishes() {
+    let mut g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::I32, 1)).unwrap();
+    let zero = g.constant(DenseTensor::scalar(0i32).into());
+    let y = apply(&mut g, ew(ScalarOp::Add), &[x, zero]);
+    assert_eq!(check(&g, &[x], &[y], &[ragged![[1, 2], []].unwrap()], NO_FUSION).0, 0);
+}
+
+#[test]
+fn times_zero_and_minus_self_are_kept() {
+    let (mut g, x, v) = rx();
+    let zero = f32c(&mut g, 0.0);
+    let a = apply(&mut g, ew(ScalarOp::Multiply), &[x, zero]);
+    let b = apply(&mut g, ew(ScalarOp::Subtract), &[x, x]);
+    // NaN * 0 and inf - inf are NaN: neither is 0.
+    assert_eq!(check(&g, &[x], &[a, b], &[v], NO_FUSION).0, 2);
+}
+
+#[test]
+fn double_negation_identity_cast_and_concat_of_one_vanish() {
+    let (mut g, x, v) = rx();
+    let a = apply(&mut g, ew(ScalarOp::Negative), &[x]);
+    let b = apply(&mut g, ew(ScalarOp::Negative), &[a]);
+    let c = apply(&mut g, Arc::new(Identity::new()), &[b]);
+    let d = apply(&mut g, ew(ScalarOp::Cast(DType::F32)), &[c]);
+    let e = apply(&mut g, Arc::new(Concat::new(0)), &[d]);
+    assert_eq!(check(&g, &[x], &[e], &[v], NO_FUSION).0, 0);
+}
+
+#[test]
+fn keepdims_max_over_a_size_one_axis_vanishes_but_a_float_sum_stays() {
+    let mut g = Graph::new();
+    let x = g.input("x", TensorType::dense(DType::F32, &[None, Some(1)])).unwrap();
+    let m = apply(&mut g, Arc::new(Reduce::new(ReduceKind::Max, Some(1), true)), &[x]);
+    let s = apply(&mut g, Arc::new(Reduce::new(ReduceKind::Sum, Some(1), true)), &[x]);
+    let v: RaggedTensor = DenseTensor::from_vec(vec![3, 1], vec![-0.0f32, 2.0, f32::NAN]).unwrap().into();
+    assert_eq!(check(&g, &[x], &[m], std::slice::from_ref(&v), NO_FUSION).0, 0);
+    assert_eq!(check(&g, &[x], &[s], &[v], NO_FUSION).0, 1, "0 + -0.0 is +0.0: the sum stays");
+}
+
+#[test]
+fn merge_joins_equal_nodes_and_constants_but_not_signed_zeros() {
+    let (mut g, x, v) = rx();
+    let (two_a, two_b) = (f32c(&mut g, 2.0), f32c(&mut g, 2.0));
+    let a = apply(&mut g, ew(ScalarOp::Multiply), &[x, two_a]);
+    let b = apply(&mut g, ew(ScalarOp::Multiply), &[x, two_b]);
+    let y = apply(&mut g, ew(ScalarOp::Add), &[a, b]);
+    assert_eq!(check(&g, &[x], &[y], std::slice::from_ref(&v), NO_FUSION).0, 2, "x * 2 is computed once");
+    let (z, nz) = (f32c(&mut g, 0.0), f32c(&mut g, -0.0));
+    let p = apply(&mut g, ew(ScalarOp::Maximum), &[x, z]);
+    let q = apply(&mut g, ew(ScalarOp::Maximum), &[x, nz]);
+    let r = apply(&mut g, ew(ScalarOp::Add), &[p, q]);
+    assert_eq!(check(&g, &[x], &[r], &[v], NO_FUSION).0, 3, "0.0 and -0.0 are different constants");
+}
+
+#[test]
+fn constant_folding_computes_constant_subgraphs() {
+    let (mut g, x, v) = rx();
+    let (three, four) = (f32c(&mut g, 3.0), f32c(&mut g, 4.0));
+    let k = apply(&mut g, ew(ScalarOp::Add), &[three, four]);
+    let k = apply(&mut g, ew(ScalarOp::Exp), &[k]);
+    let y = apply(&mut g, ew(ScalarOp::Multiply), &[x, k]);
+    assert_eq!(check(&g, &[x], &[y], &[v], NO_FUSION).0, 1);
+}
+
+#[test]
+fn folding_leaves_a_failing_node_to_fail_at_run_time() {
+    let mut g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::I32, 1)).unwrap();
+    let (one, zero) = (g.constant(DenseTensor::scalar(1i32).into()), g.constant(DenseTensor::scalar(0i32).into()));
+    let k = apply(&mut g, ew(ScalarOp::FloorDiv), &[one, zero]);
+    let y = apply(&mut g, ew(ScalarOp::Add), &[x, k]);
+    assert_eq!(check(&g, &[x], &[y], &[ragged![[1], []].unwrap()], &[]).0, 2, "1 // 0 is not folded away");
+}
+
+#[test]
+fn an_intermediate_with_several_clients_fuses_into_a_multi_output_composite() {
+    let (mut g, x, v) = rx();
+    let two = f32c(&mut g, 2.0);
+    let a = apply(&mut g, ew(ScalarOp::Multiply), &[x, two]);
+    let b = apply(&mut g, ew(ScalarOp::Tanh), &[a]);
+    let c = apply(&mut g, ew(ScalarOp::Subtract), &[b, x]);
+    let (n, names) = check(&g, &[x], &[a, c], &[v], &[]);
+    assert_eq!(n, 1, "{names:?}");
+    assert!(names[0].starts_with("Composite{i0 * 2, "), "{names:?}");
+}
+
+#[test]
+fn fusion_keeps_groups_convex() {
+    let (mut g, x, v) = rx();
+    let a = apply(&mut g, ew(ScalarOp::Exp), &[x]);
+    let s = apply(&mut g, Arc::new(Identity::new()), &[a]);
+    let b = apply(&mut g, ew(ScalarOp::Add), &[a, s]);
+    // `b` reads `a` directly and through the identity: fusing it with `a` would make a cycle.
+    let (n, names) = check(&g, &[x], &[b], &[v], &["canonicalize"]);
+    assert_eq!(n, 3, "{names:?}");
+}
+
+#[test]
+fn row_ops_fuse_into_one_row_kernel() {
+    let (mut g, x, v) = rx();
+    let m = apply(&mut g, Arc::new(Reduce::new(ReduceKind::Mean, Some(1), true)), &[x]);
+    let c = apply(&mut g, ew(ScalarOp::Subtract), &[x, m]);
+    let sq = apply(&mut g, ew(ScalarOp::Square), &[c]);
+    let var = apply(&mut g, Arc::new(Reduce::new(ReduceKind::Mean, Some(1), false)), &[sq]);
+    let (n, names) = check(&g, &[x], &[c, var], &[v], &[]);
+    assert_eq!(n, 1, "{names:?}");
+    assert!(names[0].starts_with("RowKernel{r0 = reduce_mean(i0); r1 = reduce_mean(square(i0 - r0))"), "{names:?}");
+}
+
+#[test]
+fn fused_ops_fall_back_to_the_original_ops_on_broadcasts_they_do_not_cover() {
+    // x: [?, *] and y: [?, *] of different partitions with one row each side broadcasting.
+    let mut g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F32, 1)).unwrap();
+    let y = g.input("y", TensorType::ragged(DType::F32, 1)).unwrap();
+    let a = apply(&mut g, ew(ScalarOp::Add), &[x, y]);
+    let b = apply(&mut g, ew(ScalarOp::Exp), &[a]);
+    let one_row = ragged![[1.0f32, 2.0]].unwrap();
+    let three = ragged![[1.0f32, 2.0], [3.0, 4.0], [5.0, 6.0]].unwrap();
+    check(&g, &[x, y], &[b], &[one_row, three.clone()], &[]);
+    let mismatched = ragged![[1.0f32], [2.0, 3.0], []].unwrap();
+    check(&g, &[x, y], &[b], &[mismatched, three], &[]);
+}
+
+#[test]
+fn integer_division_by_zero_inside_a_composite_names_the_row() {
+    let mut g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::I32, 1)).unwrap();
+    let y = g.input("y", TensorType::ragged(DType::I32, 1)).unwrap();
+    let q = apply(&mut g, ew(ScalarOp::FloorDiv), &[x, y]);
+    let r = apply(&mut g, ew(ScalarOp::Add), &[q, x]);
+    let mut fg = FunctionGraph::new(&g, &[x, y], &[r]).unwrap();
+    optimize(&mut fg, &OptimizeOptions::default()).unwrap();
+    assert_eq!(fg.node_count(), 1);
+    let err = Interpreter::new(&fg)
+        .unwrap()
+        .run(&fg, &[ragged![[1, 2], [], [3]].unwrap(), ragged![[1, 1], [], [0]].unwrap()])
+        .unwrap_err();
+    assert!(err.to_string().contains("row 2"), "{err}");
+}
