@@ -1,11 +1,12 @@
 //! The `ragtime` command: check conformance cases and run graph files, in any compile mode.
 #![forbid(unsafe_code)]
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use ragtime::case::{run_conformance, value_to_json, CaseFile, Expectation};
+use ragtime::case::{run_conformance_with, value_to_json, CaseFile, Expectation, Outcome};
 use ragtime::{CompileOptions, Mode};
 use serde_json::json;
 
@@ -90,11 +91,17 @@ fn main() -> ExitCode {
 
 fn conformance(paths: &[PathBuf], options: &CompileOptions) -> ExitCode {
     let paths: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
-    match run_conformance(&paths, options.clone()) {
+    // Failures are printed (and flushed) as they are found: if the process dies on a later case,
+    // the report so far is not lost.
+    let mut stdout = std::io::stdout();
+    let report = run_conformance_with(&paths, options.clone(), |name, outcome| {
+        if let Outcome::Fail(why) = outcome {
+            let _ = writeln!(stdout, "FAIL {name}\n  {why}");
+            let _ = stdout.flush();
+        }
+    });
+    match report {
         Ok(report) => {
-            for (name, why) in &report.failures {
-                println!("FAIL {name}\n  {why}");
-            }
             println!("{} passed, {} failed", report.passed, report.failures.len());
             if report.failures.is_empty() {
                 ExitCode::SUCCESS
@@ -120,7 +127,11 @@ fn run(file: &Path, only: Option<&str>, as_json: bool, options: &CompileOptions)
     };
     let cases = match CaseFile::load(file) {
         Ok(f) => f.cases,
-        Err(e) => return fail(e.to_string()),
+        Err(e) if as_json => return fail(e.to_string()),
+        Err(e) => {
+            eprintln!("error ({}): {e}", e.kind());
+            return ExitCode::FAILURE;
+        }
     };
     let selected: Vec<_> =
         cases.iter().filter(|c| only.is_none_or(|n| c.name == n || c.name.ends_with(&format!("/{n}")))).collect();

@@ -9,17 +9,18 @@ impl DenseTensor {
     pub const MAX_ELEMENTS: usize = 1 << 31;
 
     /// The number of elements of `shape`, refusing (as `invalid_argument` from `op`) a shape whose
-    /// non-zero dimensions multiply past [`DenseTensor::MAX_ELEMENTS`]. Zero dimensions are left out
-    /// of the check because builders still walk the other dimensions (`[2^40, 0]` has 2^40 rows).
+    /// non-zero dimensions multiply past [`DenseTensor::MAX_ELEMENTS`], or whose elements with the
+    /// index vectors built for them (row ids, source positions: 16 bytes each, plus 8 for the
+    /// widest element) would take more than [`crate::limits::MAX_BYTES`]. Zero dimensions are left
+    /// out of the check because builders still walk the other dimensions (`[2^40, 0]` has 2^40 rows).
+    ///
+    /// Inside a call with a memory budget ([`crate::limits::enter_budget`]) the bytes counted are
+    /// charged to the budget.
     pub fn checked_len(op: &str, shape: &[usize]) -> Result<usize> {
-        let nonzero = shape.iter().filter(|&&d| d != 0).try_fold(1usize, |acc, &d| acc.checked_mul(d));
-        match nonzero {
-            Some(n) if n <= Self::MAX_ELEMENTS => Ok(if shape.contains(&0) { 0 } else { n }),
-            _ => Err(Error::argument(
-                op,
-                format!("a result of shape {shape:?} would exceed {} elements", Self::MAX_ELEMENTS),
-            )),
-        }
+        let per_element = crate::limits::INDEX_BYTES_PER_ELEMENT + crate::limits::MAX_ELEMENT_BYTES;
+        let n = crate::limits::checked_size(op, shape, per_element)?;
+        crate::limits::charge(op, n * per_element)?;
+        Ok(n)
     }
 
     /// The 0-d zero of `dtype` (`false`, `0`, `0.0` or the empty string): the default padding.

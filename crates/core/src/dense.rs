@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use ndarray::{ArcArray, IxDyn};
 
-use crate::{dispatch_dtype, DType, Error, Result};
+use crate::{dispatch_dtype, limits, DType, Error, Result};
 
 /// A Rust element type of a numeric or boolean [`DenseTensor`].
 ///
@@ -135,8 +135,9 @@ pub struct StringTensor {
 impl StringTensor {
     /// Builds a column from its parts, checking the offsets invariant.
     pub fn from_parts(bytes: Arc<[u8]>, offsets: Arc<[i64]>, shape: Vec<usize>) -> Result<Self> {
-        let n: usize = shape.iter().product();
-        if offsets.len() != n + 1 {
+        let n = shape_len(&shape)
+            .ok_or_else(|| Error::value("StringTensor", format!("the shape {shape:?} has too many elements")))?;
+        if offsets.len() != n.saturating_add(1) {
             return Err(Error::value(
                 "StringTensor",
                 format!("{} offsets for {n} strings (expected {})", offsets.len(), n + 1),
@@ -190,7 +191,7 @@ impl StringTensor {
     }
     /// The same strings with another shape of the same size.
     pub fn reshaped(&self, shape: Vec<usize>) -> Result<Self> {
-        if shape.iter().product::<usize>() != self.len() {
+        if shape_len(&shape) != Some(self.len()) {
             return Err(Error::shapes("reshape", format!("cannot reshape {} strings to {shape:?}", self.len())));
         }
         Ok(StringTensor { bytes: self.bytes.clone(), offsets: self.offsets.clone(), shape })
@@ -198,10 +199,16 @@ impl StringTensor {
 }
 
 /// Appends strings into one byte buffer; the way every string kernel builds its output.
+///
+/// The builder never grows past [`limits::MAX_BYTES`] of bytes (or of offsets) and grows its
+/// buffers fallibly: a push that would cross the limit, or that the allocator cannot serve, is
+/// dropped and remembered, and [`StringBuilder::finish`] then returns an `invalid_argument` error.
+/// Kernels can therefore push without checking, and still never abort on a huge result.
 #[derive(Debug)]
 pub struct StringBuilder {
     bytes: Vec<u8>,
     offsets: Vec<i64>,
+    overflow: bool,
 }
 
 impl Default for StringBuilder {
@@ -212,23 +219,53 @@ impl Default for StringBuilder {
 }
 
 impl StringBuilder {
-    /// An empty builder with room for `strings` strings of `bytes` bytes in all.
+    /// An empty builder with room for `strings` strings of `bytes` bytes in all (a hint: the
+    /// room is clamped to the limits and reserved only if the allocator can give it).
     pub fn with_capacity(strings: usize, bytes: usize) -> Self {
-        let mut offsets = Vec::with_capacity(strings + 1);
+        let mut offsets = Vec::new();
+        let _ = offsets.try_reserve(strings.saturating_add(1).min(limits::MAX_BYTES / 8));
         offsets.push(0);
-        StringBuilder { bytes: Vec::with_capacity(bytes), offsets }
+        let mut buf = Vec::new();
+        let bytes = bytes.min(limits::MAX_BYTES);
+        // Room reserved up front is charged to the call's budget like later growth.
+        if limits::charge("StringBuilder", bytes).is_ok() {
+            let _ = buf.try_reserve_exact(bytes);
+        }
+        StringBuilder { bytes: buf, offsets, overflow: false }
     }
     /// Appends one string.
     pub fn push(&mut self, s: &[u8]) {
-        self.bytes.extend_from_slice(s);
+        self.extend(s);
         self.end_string();
     }
     /// Appends bytes to the string being built, without ending it.
     pub fn extend(&mut self, s: &[u8]) {
+        if self.overflow {
+            return;
+        }
+        let capacity = self.bytes.capacity();
+        if self.bytes.len().saturating_add(s.len()) > limits::MAX_BYTES || self.bytes.try_reserve(s.len()).is_err() {
+            self.overflow = true;
+            return;
+        }
+        // Growth is charged to the call's memory budget, if one is open.
+        if self.bytes.capacity() > capacity
+            && limits::charge("StringBuilder", self.bytes.capacity() - capacity).is_err()
+        {
+            self.overflow = true;
+            return;
+        }
         self.bytes.extend_from_slice(s);
     }
     /// Ends the string being built (made of the bytes given to [`StringBuilder::extend`]).
     pub fn end_string(&mut self) {
+        if self.overflow {
+            return;
+        }
+        if (self.offsets.len() + 1) * 8 > limits::MAX_BYTES || self.offsets.try_reserve(1).is_err() {
+            self.overflow = true;
+            return;
+        }
         self.offsets.push(self.bytes.len() as i64);
     }
     /// Number of strings so far.
@@ -239,16 +276,41 @@ impl StringBuilder {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Number of bytes so far.
+    pub fn byte_len(&self) -> usize {
+        self.bytes.len()
+    }
+    /// True once a push was dropped for crossing the limits: the builder will not finish.
+    pub fn overflowed(&self) -> bool {
+        self.overflow
+    }
     /// The column, with the given shape (whose size must be the number of strings).
     pub fn finish(mut self, shape: Vec<usize>) -> Result<StringTensor> {
+        if self.overflow {
+            return Err(Error::argument(
+                "StringBuilder",
+                format!(
+                    "the strings of a result of shape {shape:?} would take more than {} bytes, or more than the call's memory budget",
+                    limits::MAX_BYTES
+                ),
+            ));
+        }
         if self.offsets.is_empty() {
             self.offsets.push(0);
         }
-        if shape.iter().product::<usize>() != self.len() {
+        if shape_len(&shape) != Some(self.len()) {
             return Err(Error::shapes("StringBuilder", format!("{} strings for shape {shape:?}", self.len())));
         }
         Ok(StringTensor { bytes: self.bytes.into(), offsets: self.offsets.into(), shape })
     }
+}
+
+/// The product of a shape, `None` when it overflows `usize` or the rank exceeds [`limits::MAX_RANK`].
+pub(crate) fn shape_len(shape: &[usize]) -> Option<usize> {
+    if shape.len() > limits::MAX_RANK {
+        return None;
+    }
+    shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d))
 }
 
 /// A dense tensor of any dtype: numeric and boolean data in an `ndarray` array (always in standard
@@ -303,16 +365,19 @@ impl DenseTensor {
         if fill.len() != 1 {
             return Err(Error::shapes(OP, format!("fill value must be a scalar, got shape {:?}", fill.shape())));
         }
-        let n = if shape.contains(&0) { 0 } else { Self::checked_len(OP, &shape)? };
+        limits::checked_rank(OP, shape.len())?;
+        let n = if shape.contains(&0) { 0 } else { limits::checked_size(OP, &shape, fill.dtype().size_of())? };
         // The value is repeated directly: a gather would first build an index per element.
         Ok(dispatch_dtype!(fill.dtype(),
         T => {
             let value = fill.as_slice::<T>().and_then(|s| s.first()).copied().unwrap_or_default();
-            DenseTensor::from_vec(shape, vec![value; n])?
+            DenseTensor::from_vec(shape, limits::try_filled(OP, n, value)?)?
         },
         string => {
             let value = fill.as_strings().map_or(&[][..], |s| s.get(0));
-            let mut b = StringBuilder::with_capacity(n, 0);
+            limits::checked_size(OP, &[n], 8)?;
+            limits::checked_bytes(OP, n.saturating_mul(value.len()), "the repeated strings")?;
+            let mut b = StringBuilder::with_capacity(n, n * value.len());
             for _ in 0..n {
                 b.push(value);
             }
@@ -392,7 +457,7 @@ impl DenseTensor {
 
     /// The same elements with another shape of the same size.
     pub fn reshape(&self, shape: Vec<usize>) -> Result<Self> {
-        if shape.iter().product::<usize>() != self.len() {
+        if shape_len(&shape) != Some(self.len()) {
             return Err(Error::shapes("reshape", format!("cannot reshape {:?} to {shape:?}", self.shape())));
         }
         Ok(dispatch_dtype!(self.dtype(),
@@ -426,13 +491,15 @@ impl DenseTensor {
         if let Some(&bad) = rows.iter().find(|&&r| r >= nrows) {
             return Err(Error::out_of_range("take_rows", bad as i64, 0, nrows));
         }
+        const OP: &str = "take_rows";
         let row = self.row_size();
         let mut out_shape = shape.to_vec();
         out_shape[0] = rows.len();
+        let n = limits::checked_size(OP, &out_shape, self.dtype().size_of().max(1))?;
         Ok(dispatch_dtype!(self.dtype(),
         T => {
             let src = self.as_slice::<T>().unwrap_or(&[]);
-            let mut data = Vec::with_capacity(rows.len() * row);
+            let mut data = limits::try_vec(OP, n)?;
             for &r in rows {
                 data.extend_from_slice(&src[r * row..(r + 1) * row]);
             }
@@ -440,7 +507,16 @@ impl DenseTensor {
         },
         string => {
             let s = self.as_strings().unwrap_or_else(|| unreachable_strings());
-            let mut b = StringBuilder::with_capacity(rows.len() * row, 0);
+            // The bytes are counted before anything is copied: repeating one long string many
+            // times is refused up front.
+            let offsets = s.offsets();
+            let mut bytes = 0usize;
+            for &r in rows {
+                let len = (offsets[(r + 1) * row] - offsets[r * row]) as usize;
+                bytes = bytes.saturating_add(len);
+            }
+            limits::checked_bytes(OP, bytes, "the strings of the result")?;
+            let mut b = StringBuilder::with_capacity(n, bytes);
             for &r in rows {
                 for i in r * row..(r + 1) * row {
                     b.push(s.get(i));
@@ -478,7 +554,7 @@ impl DenseTensor {
         shape.extend_from_slice(&inner);
         Ok(dispatch_dtype!(dtype,
         T => {
-            let mut data: Vec<T> = Vec::with_capacity(shape.iter().product());
+            let mut data: Vec<T> = limits::try_vec("concat", limits::checked_size("concat", &shape, T::DTYPE.size_of())?)?;
             for p in parts {
                 data.extend_from_slice(p.as_slice::<T>().unwrap_or(&[]));
             }

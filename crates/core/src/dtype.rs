@@ -92,6 +92,17 @@ impl DType {
     pub fn is_numeric(self) -> bool {
         self.is_integer() || self.is_float()
     }
+
+    /// Bytes per element in memory; for strings, the 8-byte offset of each string (their bytes
+    /// are counted separately, see [`crate::limits`]).
+    pub fn size_of(self) -> usize {
+        match self {
+            DType::Bool | DType::I8 | DType::U8 => 1,
+            DType::I16 | DType::U16 => 2,
+            DType::I32 | DType::U32 | DType::F32 => 4,
+            DType::I64 | DType::U64 | DType::F64 | DType::String => 8,
+        }
+    }
 }
 
 impl fmt::Display for DType {

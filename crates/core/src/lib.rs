@@ -6,6 +6,7 @@ mod convert;
 mod dense;
 mod dtype;
 mod error;
+pub mod limits;
 mod literal;
 mod partition;
 mod ragged;

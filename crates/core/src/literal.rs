@@ -140,6 +140,14 @@ impl RaggedTensor {
         ragged_rank: Option<usize>,
         shape_hint: Option<&[usize]>,
     ) -> Result<Self> {
+        // A claimed rank is checked before anything is built for it: an empty list may claim any
+        // ragged rank, and one partition is allocated per ragged dimension.
+        if let Some(r) = ragged_rank {
+            crate::limits::checked_rank(OP, r.saturating_add(1).saturating_add(shape_hint.map_or(0, <[usize]>::len)))?;
+        }
+        if let Some(h) = shape_hint {
+            crate::limits::checked_rank(OP, h.len())?;
+        }
         let mut d = Depths::default();
         scan(lit, 0, &mut d)?;
         let depth = d.leaf.unwrap_or(d.max_list).max(d.max_list);
@@ -348,40 +356,65 @@ fn write_elements(f: &mut fmt::Formatter<'_>, rt: &RaggedTensor) -> fmt::Result 
             }
         })
     };
-    // rec(level, range) prints the items of `range` as a list; item i's children are
-    // levels[level][i]..levels[level][i + 1], and past the last level items are elements.
-    fn rec(
-        f: &mut fmt::Formatter<'_>,
-        levels: &[Vec<usize>],
-        level: usize,
-        range: std::ops::Range<usize>,
-        elem: &dyn Fn(&mut fmt::Formatter<'_>, usize) -> fmt::Result,
-    ) -> fmt::Result {
-        f.write_str("[")?;
-        for (k, i) in range.enumerate() {
-            if k > 0 {
-                f.write_str(", ")?;
-            }
-            match levels.get(level) {
-                Some(b) => rec(f, levels, level + 1, b[i]..b[i + 1], elem)?,
-                None => elem(f, i)?,
-            }
-        }
-        f.write_str("]")
-    }
     let shape = fv.shape();
     if shape.is_empty() {
         return if n == 1 { elem(f, 0) } else { Ok(()) };
     }
-    let mut levels: Vec<Vec<usize>> =
-        rt.partitions().iter().map(|p| p.row_splits().iter().map(|&s| s as usize).collect()).collect();
-    let mut count = shape[0];
-    for &d in &shape[1..] {
-        levels.push((0..=count).map(|i| i * d).collect());
-        count *= d;
+    // One level per dimension below the outer one: ragged levels give each item's children by
+    // splits, uniform levels by a fixed size (never materialised, so `[2^40, 0]` costs nothing).
+    enum Lvl<'a> {
+        Splits(&'a [i64]),
+        Uniform(usize),
     }
-    rec(f, &levels, 0, 0..rt.nrows(), &elem)
+    let mut levels: Vec<Lvl<'_>> = rt.partitions().iter().map(|p| Lvl::Splits(p.row_splits())).collect();
+    levels.extend(shape[1..].iter().map(|&d| Lvl::Uniform(d)));
+    // An explicit stack instead of recursion (no stack overflow, whatever the rank); past
+    // `DISPLAY_ITEMS` items the rest of every open list is elided as `...`, so printing any tensor
+    // takes bounded time and output.
+    struct Open {
+        level: usize,
+        next: usize,
+        end: usize,
+        first: bool,
+    }
+    let mut budget = DISPLAY_ITEMS;
+    let mut stack = vec![Open { level: 0, next: 0, end: rt.nrows(), first: true }];
+    f.write_str("[")?;
+    while let Some(top) = stack.last_mut() {
+        if top.next >= top.end {
+            f.write_str("]")?;
+            stack.pop();
+            continue;
+        }
+        if !top.first {
+            f.write_str(", ")?;
+        }
+        top.first = false;
+        if budget == 0 {
+            f.write_str("...]")?;
+            stack.pop();
+            continue;
+        }
+        budget -= 1;
+        let (level, i) = (top.level, top.next);
+        top.next += 1;
+        match levels.get(level) {
+            Some(Lvl::Splits(s)) => {
+                f.write_str("[")?;
+                stack.push(Open { level: level + 1, next: s[i] as usize, end: s[i + 1] as usize, first: true });
+            }
+            Some(Lvl::Uniform(d)) => {
+                f.write_str("[")?;
+                stack.push(Open { level: level + 1, next: i * d, end: (i + 1) * d, first: true });
+            }
+            None => elem(f, i)?,
+        }
+    }
+    Ok(())
 }
+
+/// How many items (elements and lists) `Display` writes before eliding the rest as `...`.
+pub const DISPLAY_ITEMS: usize = 100_000;
 
 /// The values of a tensor as nested lists, without the `<Ragged ...>` frame: see
 /// [`RaggedTensor::values_display`].

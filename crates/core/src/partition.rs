@@ -2,7 +2,19 @@
 
 use std::sync::{Arc, OnceLock};
 
-use crate::{DenseTensor, Error, Result};
+use crate::{limits, Error, Result};
+
+/// The most values (and the most rows) one partition may describe: its row ids (8 bytes per
+/// value) and splits (8 bytes per row) must fit [`limits::MAX_BYTES`], so `value_rowids()` and
+/// `row_lengths()` can never ask for an allocation the limits refuse.
+pub const MAX_PARTITION_LEN: usize = limits::MAX_BYTES / 8;
+
+fn check_len(op: &str, what: &str, n: u64) -> Result<()> {
+    if n > MAX_PARTITION_LEN as u64 {
+        return Err(Error::partition(op, format!("{n} {what} exceed the limit of {MAX_PARTITION_LEN} per partition")));
+    }
+    Ok(())
+}
 
 #[derive(Debug)]
 struct PartitionData {
@@ -55,12 +67,15 @@ impl RowPartition {
                 ),
             ));
         }
+        check_len(OP, "rows", splits.len() as u64 - 1)?;
+        check_len(OP, "values", *splits.last().unwrap_or(&0) as u64)?;
         Ok(Self::build(splits, None))
     }
 
     /// From row lengths (`[4, 0, 3]`).
     pub fn from_row_lengths(lengths: &[i64]) -> Result<Self> {
-        let mut splits = Vec::with_capacity(lengths.len() + 1);
+        check_len("from_row_lengths", "rows", lengths.len() as u64)?;
+        let mut splits = limits::try_vec("from_row_lengths", lengths.len() + 1)?;
         splits.push(0i64);
         let mut total = 0i64;
         for (row, &len) in lengths.iter().enumerate() {
@@ -72,6 +87,7 @@ impl RowPartition {
                 .ok_or_else(|| Error::partition("from_row_lengths", "row lengths overflow i64"))?;
             splits.push(total);
         }
+        check_len("from_row_lengths", "values", total as u64)?;
         Ok(Self::build(splits, None))
     }
 
@@ -97,12 +113,10 @@ impl RowPartition {
         let needed = rowids.last().map_or(0, |&r| r as usize + 1);
         // The splits take one entry per row: refuse row counts no tensor could hold before allocating.
         let rows = nrows.unwrap_or(0).max(needed);
-        if rows > DenseTensor::MAX_ELEMENTS {
-            return Err(Error::argument(
-                OP,
-                format!("{rows} rows exceed the limit of {} rows", DenseTensor::MAX_ELEMENTS),
-            ));
+        if rows > MAX_PARTITION_LEN {
+            return Err(Error::argument(OP, format!("{rows} rows exceed the limit of {MAX_PARTITION_LEN} rows")));
         }
+        check_len(OP, "values", rowids.len() as u64)?;
         let nrows = match nrows {
             Some(n) if n < needed => {
                 return Err(Error::partition(OP, format!("nrows = {n} but a value has row id {}", needed - 1)))
@@ -110,7 +124,7 @@ impl RowPartition {
             Some(n) => n,
             None => needed,
         };
-        let mut splits = vec![0i64; nrows + 1];
+        let mut splits = limits::try_filled(OP, nrows + 1, 0i64)?;
         for &r in rowids {
             splits[r as usize + 1] += 1;
         }
@@ -125,17 +139,15 @@ impl RowPartition {
     /// `nrows` rows of `row_length` values each.
     pub fn from_uniform_row_length(row_length: usize, nrows: usize) -> Result<Self> {
         const OP: &str = "from_uniform_row_length";
-        if nrows > DenseTensor::MAX_ELEMENTS {
-            return Err(Error::argument(
-                OP,
-                format!("{nrows} rows exceed the limit of {} rows", DenseTensor::MAX_ELEMENTS),
-            ));
+        if nrows > MAX_PARTITION_LEN {
+            return Err(Error::argument(OP, format!("{nrows} rows exceed the limit of {MAX_PARTITION_LEN} rows")));
         }
-        row_length
+        let total = row_length
             .checked_mul(nrows)
             .and_then(|n| i64::try_from(n).ok())
             .ok_or_else(|| Error::argument(OP, format!("{nrows} rows of {row_length} values overflow")))?;
-        let splits = (0..=nrows).map(|i| (i * row_length) as i64).collect();
+        check_len(OP, "values", total as u64)?;
+        let splits = limits::try_collect(OP, (0..nrows + 1).map(|i| (i * row_length) as i64))?;
         Ok(Self::build(splits, Some(row_length)))
     }
 

@@ -31,6 +31,7 @@ impl RaggedTensor {
     }
 
     fn new_for(op: &str, flat_values: DenseTensor, partitions: Vec<RowPartition>) -> Result<Self> {
+        crate::limits::checked_rank(op, partitions.len().saturating_add(flat_values.rank()))?;
         if !partitions.is_empty() && flat_values.rank() == 0 {
             return Err(Error::partition(op, "the values of a ragged tensor must have rank >= 1, got a scalar"));
         }

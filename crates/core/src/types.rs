@@ -78,6 +78,7 @@ impl TensorType {
     /// Checks the invariant of the type (ragged dims exactly at `1..=ragged_rank`); types built by
     /// the constructors always pass, hand-assembled ones may not.
     pub fn validate(&self) -> Result<()> {
+        crate::limits::checked_rank("TensorType", self.dims.len())?;
         let ok = if self.ragged_rank == 0 {
             !self.dims.contains(&Dim::Ragged)
         } else {
@@ -117,10 +118,11 @@ impl TensorType {
 
     /// The uniform dims of the flat values after the ragged ones.
     pub fn inner_dims(&self) -> &[Dim] {
+        // `get`: a hand-assembled type may break the invariant; it gets no inner dims, not a panic.
         if self.ragged_rank == 0 {
             self.dims.get(1..).unwrap_or(&[])
         } else {
-            &self.dims[self.ragged_rank + 1..]
+            self.dims.get(self.ragged_rank.saturating_add(1)..).unwrap_or(&[])
         }
     }
 

@@ -49,7 +49,25 @@ impl<'g> Printer<'g> {
         self.ids.entry(key).or_insert_with(|| id_label(next)).clone()
     }
 
-    fn line(&mut self, v: VarId, prefix: &str, connector: &str, child_prefix: &str) {
+    /// Prints the tree under `root` in pre-order with an explicit stack (no recursion, so a chain
+    /// of any length cannot overflow the stack). Past [`MAX_INDENT`] levels the tree stops
+    /// indenting, so the output stays linear in the number of nodes.
+    fn tree(&mut self, root: VarId, prefix: &str, connector: &str, child_prefix: &str) {
+        let mut stack = vec![(root, prefix.to_string(), connector, child_prefix.to_string(), 0usize)];
+        while let Some((v, prefix, connector, child_prefix, depth)) = stack.pop() {
+            let Some(inputs) = self.line(v, &prefix, connector) else { continue };
+            let indent = depth < MAX_INDENT;
+            for (k, &input) in inputs.iter().enumerate().rev() {
+                let last = k + 1 == inputs.len();
+                let (conn, next) = if last { ("└─ ", "   ") } else { ("├─ ", "│  ") };
+                let grandchild = if indent { format!("{child_prefix}{next}") } else { child_prefix.clone() };
+                stack.push((input, child_prefix.clone(), conn, grandchild, depth + 1));
+            }
+        }
+    }
+
+    /// Writes the line of `v`; gives the inputs to print below it when its node is expanded here.
+    fn line(&mut self, v: VarId, prefix: &str, connector: &str) -> Option<Vec<VarId>> {
         let id = self.id(v);
         let label = self.graph.var_label(v);
         let var = self.graph.var(v);
@@ -71,27 +89,25 @@ impl<'g> Printer<'g> {
         let Some(owner) = owner else {
             self.out.push_str(&line);
             self.out.push('\n');
-            return;
+            return None;
         };
         if !self.expanded.insert(owner) {
             self.out.push_str(&line);
             self.out.push_str(" ···\n");
-            return;
+            return None;
         }
         self.out.push_str(&line);
         self.out.push('\n');
-        let Some(apply) = self.graph.node(owner) else { return };
+        let apply = self.graph.node(owner)?;
         if let Some(inner) = apply.op.inner_graph() {
             self.inner.push((format!("{} [id {id}]", apply.op.name()), inner));
         }
-        let inputs = apply.inputs.clone();
-        for (k, &input) in inputs.iter().enumerate() {
-            let last = k + 1 == inputs.len();
-            let (conn, next) = if last { ("└─ ", "   ") } else { ("├─ ", "│  ") };
-            self.line(input, child_prefix, conn, &format!("{child_prefix}{next}"));
-        }
+        Some(apply.inputs.clone())
     }
 }
+
+/// How many levels the tree indents; deeper nodes are drawn at that indentation.
+pub const MAX_INDENT: usize = 100;
 
 fn print(graph: &Graph, outputs: &[VarId], positions: HashMap<ApplyId, usize>, opts: PrintOptions) -> String {
     let mut p = Printer {
@@ -104,7 +120,7 @@ fn print(graph: &Graph, outputs: &[VarId], positions: HashMap<ApplyId, usize>, o
         out: String::new(),
     };
     for &o in outputs {
-        p.line(o, "", "", " ");
+        p.tree(o, "", "", " ");
     }
     let mut k = 0;
     while k < p.inner.len() {

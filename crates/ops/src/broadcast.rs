@@ -136,6 +136,10 @@ pub fn broadcast_values(op: &str, inputs: &[RaggedTensor]) -> Result<Broadcast> 
                 }
             }
         }
+        if let Target::Uniform(len) = &target {
+            // The gathers below build an index per result element: refuse a size past the limits first.
+            DenseTensor::checked_len(op, &[count, *len])?;
+        }
         for (s, layer) in sources.iter_mut().zip(&layers) {
             s.gather = next_gather(&s.gather, layer, &target, count);
         }

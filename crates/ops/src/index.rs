@@ -173,6 +173,9 @@ impl FromStr for Key {
         if trimmed.is_empty() {
             return Err(bad("the key is empty (write \"()\" for the whole tensor)"));
         }
+        if trimmed.split(',').nth(MAX_KEY_ITEMS + 1).is_some() {
+            return Err(bad(&format!("more than {MAX_KEY_ITEMS} items")));
+        }
         let mut parts: Vec<&str> = trimmed.split(',').map(str::trim).collect();
         // Python accepts one trailing comma (`x[1,]`).
         if parts.len() > 1 && parts.last() == Some(&"") {
@@ -258,6 +261,7 @@ impl Op for GetItem {
 
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         expect_arity(OP, inputs, 1..=1)?;
+        check_key_len(&self.key)?;
         let walk = Walk { key: &self.key };
         let items = walk.expand(inputs[0].rank())?;
         Ok(vec![walk.outer_type(&inputs[0], &items, 0)?])
@@ -267,6 +271,7 @@ impl Op for GetItem {
         let [x] = inputs else {
             return Err(Error::argument(OP, format!("takes 1 input, got {}", inputs.len())));
         };
+        check_key_len(&self.key)?;
         let walk = Walk { key: &self.key };
         let items = walk.expand(x.rank())?;
         one(walk.outer_value(x, &items, 0)?)
@@ -275,6 +280,21 @@ impl Op for GetItem {
     fn as_any(&self) -> &dyn Any {
         self
     }
+}
+
+/// The most items a key may have: each item consumes an input dim or adds an output dim, both
+/// at most [`MAX_RANK`](ragtime_core::limits::MAX_RANK), plus one `...`. Longer keys are refused
+/// before they are walked (the walk recurses once per item).
+pub const MAX_KEY_ITEMS: usize = 2 * ragtime_core::limits::MAX_RANK + 1;
+
+fn check_key_len(key: &Key) -> Result<()> {
+    if key.0.len() > MAX_KEY_ITEMS {
+        return Err(Error::argument(
+            OP,
+            format!("the key has {} items, more than the limit of {MAX_KEY_ITEMS}", key.0.len()),
+        ));
+    }
+    Ok(())
 }
 
 /// The op of this module called `name`, if any.

@@ -195,7 +195,21 @@ impl Axes {
     /// Attribute `name` of a graph-file node: an integer, a list of integers, or null / absent
     /// for all axes.
     pub fn from_attr(attrs: &Attrs, name: &str) -> Result<Axes> {
-        Ok(attrs.ints_opt(name)?.map_or(Axes::All, Axes::List))
+        let axes = attrs.ints_opt(name)?.map_or(Axes::All, Axes::List);
+        if let Axes::List(list) = &axes {
+            // No tensor has more axes than the rank limit: a longer list is refused before it is read.
+            ragtime_core::limits::checked_rank(attrs.op(), list.len()).map_err(|_| {
+                Error::argument(
+                    attrs.op(),
+                    format!(
+                        "attribute `{name}` lists {} axes, more than the rank limit {}",
+                        list.len(),
+                        ragtime_core::limits::MAX_RANK
+                    ),
+                )
+            })?;
+        }
+        Ok(axes)
     }
 
     /// The listed axes resolved into `0..rank`, in the order given (`None` for [`Axes::All`]).
@@ -205,6 +219,22 @@ impl Axes {
         let Axes::List(list) = self else {
             return Ok(None);
         };
+        if list.len() > rank {
+            // Some axis is out of range or named twice: find which, without quadratic work.
+            let mut seen = vec![false; rank];
+            for &axis in list {
+                let a = normalize_axis(op, axis, rank)?;
+                if std::mem::replace(&mut seen[a], true) {
+                    return Err(Error::argument(
+                        op,
+                        format!(
+                            "axis list of {} entries names axis {a} twice (for a tensor of rank {rank})",
+                            list.len()
+                        ),
+                    ));
+                }
+            }
+        }
         let mut resolved = Vec::with_capacity(list.len());
         for &axis in list {
             let a = normalize_axis(op, axis, rank)?;
@@ -411,14 +441,14 @@ pub fn plan_reduction(op: &str, x: &RaggedTensor, axes: &Axes, keepdims: bool) -
     };
     if x.is_dense() {
         // TensorFlow's dense kernels fold every listed axis at once.
-        let (stage, flat_shape) = plan_uniform_axes(flat_shape, &axes, keepdims);
+        let (stage, flat_shape) = plan_uniform_axes(op, flat_shape, &axes, keepdims)?;
         return Ok(ReductionPlan { input_len, stages: vec![stage], partitions: Vec::new(), flat_shape });
     }
     let mut partitions = x.partitions().to_vec();
     let mut flat_shape = flat_shape.to_vec();
     let mut stages = Vec::with_capacity(axes.len().max(1));
     for axis in innermost_first(axes) {
-        let (stage, next_partitions, next_shape) = plan_axis(&partitions, &flat_shape, axis, keepdims)?;
+        let (stage, next_partitions, next_shape) = plan_axis(op, &partitions, &flat_shape, axis, keepdims)?;
         stages.push(stage);
         partitions = next_partitions;
         flat_shape = next_shape;
@@ -432,6 +462,7 @@ pub fn plan_reduction(op: &str, x: &RaggedTensor, axes: &Axes, keepdims: bool) -
 /// One stage folding resolved `axis` of a tensor with `partitions` and flat values of shape
 /// `flat_shape`, and the structure of its result (partitions, flat shape).
 fn plan_axis(
+    op: &str,
     partitions: &[RowPartition],
     flat_shape: &[usize],
     axis: usize,
@@ -440,16 +471,24 @@ fn plan_axis(
     let rr = partitions.len();
     if rr == 0 || axis > rr {
         // A uniform axis: index `axis - rr` of the flat values (any axis of a dense tensor).
-        let (stage, flat_shape) = plan_uniform_axes(flat_shape, &[axis - rr], keepdims);
+        let (stage, flat_shape) = plan_uniform_axes(op, flat_shape, &[axis - rr], keepdims)?;
         return Ok((stage, partitions.to_vec(), flat_shape));
     }
-    plan_ragged_axis(partitions, flat_shape, axis, keepdims)
+    plan_ragged_axis(op, partitions, flat_shape, axis, keepdims)
 }
 
 /// Folds dimensions `axes` (distinct, in `0..shape.len()`) of dense values of shape `shape` in
 /// one stage, and gives the result's shape. Within a group the listed axes run with the first
 /// one varying fastest (TensorFlow's `reduce_join` order); groups are the kept dims, row-major.
-fn plan_uniform_axes(shape: &[usize], axes: &[usize], keepdims: bool) -> (ReductionStage, Vec<usize>) {
+///
+/// The number of groups (the result's size) is checked before anything is built: the values may
+/// be empty while the kept dims are huge (`[0, 2^62]` summed over axis 0).
+fn plan_uniform_axes(
+    op: &str,
+    shape: &[usize],
+    axes: &[usize],
+    keepdims: bool,
+) -> Result<(ReductionStage, Vec<usize>)> {
     let mut strides = vec![1usize; shape.len()];
     for d in (0..shape.len().saturating_sub(1)).rev() {
         strides[d] = strides[d + 1] * shape[d + 1];
@@ -462,9 +501,13 @@ fn plan_uniform_axes(shape: &[usize], axes: &[usize], keepdims: bool) -> (Reduct
         })
     };
     let kept: Vec<usize> = (0..shape.len()).filter(|d| !axes.contains(d)).collect();
+    let kept_shape: Vec<usize> = kept.iter().map(|&d| shape[d]).collect();
+    DenseTensor::checked_len(op, &kept_shape)?;
     let first_listed_fastest: Vec<usize> = axes.iter().rev().copied().collect();
-    let within_group = offsets_along(&first_listed_fastest);
-    let group_starts = offsets_along(&kept);
+    // Without values every group is empty (and the reduced dims may be huge): nothing to list.
+    let empty = shape.contains(&0);
+    let within_group = if empty { Vec::new() } else { offsets_along(&first_listed_fastest) };
+    let group_starts = if kept_shape.contains(&0) { Vec::new() } else { offsets_along(&kept) };
     let members: Vec<usize> =
         group_starts.iter().flat_map(|&start| within_group.iter().map(move |&k| start + k)).collect();
     let offsets = (0..=group_starts.len()).map(|g| g * within_group.len()).collect();
@@ -473,13 +516,14 @@ fn plan_uniform_axes(shape: &[usize], axes: &[usize], keepdims: bool) -> (Reduct
     } else {
         kept.iter().map(|&d| shape[d]).collect()
     };
-    (ReductionStage { offsets, members, ragged_axis: false }, out_shape)
+    Ok((ReductionStage { offsets, members, ragged_axis: false }, out_shape))
 }
 
 /// Folds ragged axis `axis` (`0 <= axis <= ragged rank`, ragged rank >= 1) of a tensor with
 /// `parts` and flat values of shape `flat_shape`; gives the stage and the result's partitions
 /// and flat shape.
 fn plan_ragged_axis(
+    op: &str,
     parts: &[RowPartition],
     flat_shape: &[usize],
     axis: usize,
@@ -523,6 +567,10 @@ fn plan_ragged_axis(
     // Group the flat values' rows (each `inner` elements) by segment, in input order.
     let inner_shape = &flat_shape[1..];
     let inner: usize = inner_shape.iter().product();
+    // The result's size: the values may be empty while the inner dims are huge.
+    let mut out_shape = vec![nsegments];
+    out_shape.extend_from_slice(inner_shape);
+    DenseTensor::checked_len(op, &out_shape)?;
     let mut counts = vec![0usize; nsegments];
     for &o in &segment {
         counts[o] += 1;
@@ -547,8 +595,6 @@ fn plan_ragged_axis(
     }
 
     let mut partitions = parts[..axis.saturating_sub(1)].to_vec();
-    let mut out_shape = vec![nsegments];
-    out_shape.extend_from_slice(inner_shape);
     if keepdims {
         if new_partitions.is_empty() {
             // The folded dim was the innermost ragged one: a size-1 dim in the flat values.

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use ragtime_core::{
-    DType, DenseTensor, Dim, Element, Error, RaggedTensor, Result, RowPartition, StringBuilder, StringTensor,
+    limits, DType, DenseTensor, Dim, Element, Error, RaggedTensor, Result, RowPartition, StringBuilder, StringTensor,
     TensorType,
 };
 use ragtime_graph::{expect_arity, Attr, Attrs, Op, OpRef};
@@ -517,14 +517,24 @@ impl Op for Join {
         if inputs.is_empty() {
             return Err(Error::argument(JOIN, "takes at least 1 input, got 0"));
         }
-        let columns = inputs.iter().enumerate().map(|(i, x)| string_column(JOIN, i, x)).collect::<Result<Vec<_>>>()?;
-        let bytes: usize = columns.iter().map(|c| c.bytes().len()).sum();
+        for (i, x) in inputs.iter().enumerate() {
+            string_column(JOIN, i, x)?;
+        }
         let b = broadcast_values(JOIN, inputs)?;
         let operands =
             b.operands.iter().enumerate().map(|(i, t)| string_column_of(JOIN, i, t)).collect::<Result<Vec<_>>>()?;
-        let n: usize = b.flat_shape.iter().product();
+        let n = limits::checked_size(JOIN, &b.flat_shape, 8)?;
         let sep = self.separator.as_bytes();
-        let mut out = StringBuilder::with_capacity(n, bytes + n * sep.len() * operands.len().saturating_sub(1));
+        // The result's bytes, counted before anything is joined (a broadcast operand repeats its
+        // strings, and the separator comes once per join).
+        let operand_bytes = operands.iter().map(|c| {
+            let o = c.offsets();
+            (o[o.len() - 1] - o[0]) as u128
+        });
+        let seps = n as u128 * operands.len().saturating_sub(1) as u128 * sep.len() as u128;
+        let bytes = operand_bytes.sum::<u128>() + seps;
+        limits::checked_bytes(JOIN, usize::try_from(bytes).unwrap_or(usize::MAX), "the joined strings")?;
+        let mut out = StringBuilder::with_capacity(n, bytes as usize);
         for e in 0..n {
             for (k, col) in operands.iter().enumerate() {
                 if k > 0 {
@@ -1048,6 +1058,53 @@ impl Ngrams {
         Ok(())
     }
 
+    /// Checks, before anything is written, that the n-grams of every row fit the limits: their
+    /// number, the items (tokens and pads) they are made of (the work), and an upper bound of
+    /// their bytes. Padded output grows quadratically with the width, so a small file could
+    /// otherwise ask for terabytes or run for hours. O(rows x widths).
+    fn check_output_size(&self, col: &StringTensor, splits: &[i64]) -> Result<()> {
+        let (lp, rp) = self.pad_values().map_or((0, 0), |(l, r)| (l.len() as u128, r.len() as u128));
+        let sep = self.separator.len() as u128;
+        let offsets = col.offsets();
+        let (mut ngrams, mut items, mut bytes) = (0u128, 0u128, 0u128);
+        let mut add_width = |count: i64, width: i64, pad: i64, row_bytes: u128| {
+            let (count, width, pad) = (count.max(0) as u128, width.max(0) as u128, pad.max(0) as u128);
+            // Left pads over the n-grams: sum of max(pad - i, 0); the right side mirrors it.
+            let k = pad.min(count);
+            let pads_each_side = k * pad - k * k.saturating_sub(1) / 2;
+            ngrams += count;
+            items += count * width;
+            // Each token appears in at most `width` n-grams of one width.
+            bytes += pads_each_side * (lp + rp) + width * row_bytes + count * width.saturating_sub(1) * sep;
+        };
+        for w in splits.windows(2) {
+            let length = w[1] - w[0];
+            let row_bytes = (offsets[w[1] as usize] - offsets[w[0] as usize]) as u128;
+            let mut any = false;
+            for &width in &self.widths {
+                let count = self.count_for_width(length, width);
+                any |= count > 0;
+                add_width(count, width, self.pad_width(width), row_bytes);
+            }
+            if self.preserve_short_sequences && !any && length > 0 {
+                let pad = self.requested_padding().max(0);
+                let width = length + 2 * pad;
+                add_width(1, width, pad.min(width - 1), row_bytes);
+            }
+        }
+        let limit = limits::MAX_BYTES as u128;
+        if ngrams > (limits::MAX_BYTES / 8) as u128 || items > limit || bytes > limit {
+            return Err(Error::argument(
+                NGRAMS,
+                format!(
+                    "the n-grams would be {ngrams} strings of {items} tokens and pads (up to {bytes} bytes), over the limit of {} bytes",
+                    limits::MAX_BYTES
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// The n-grams of every row `splits[i]..splits[i + 1]` of `col`: the n-gram column and its splits.
     fn ngrams_of_rows(&self, col: &StringTensor, splits: &[i64]) -> Result<(StringTensor, Vec<i64>)> {
         let nrows = splits.len().saturating_sub(1);
@@ -1058,6 +1115,7 @@ impl Ngrams {
             out_splits.resize(nrows + 1, 0);
             return Ok((StringBuilder::default().finish(vec![0])?, out_splits));
         }
+        self.check_output_size(col, splits)?;
         let mut out = StringBuilder::with_capacity(0, col.bytes().len());
         for w in splits.windows(2) {
             let row = RowTokens { col, start: w[0] as usize, len: (w[1] - w[0]) as usize };

@@ -40,7 +40,20 @@ pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<ragtime_graph::
 }
 
 fn too_large(op: &str) -> Error {
-    Error::argument(op, format!("the result would exceed {} elements", DenseTensor::MAX_ELEMENTS))
+    Error::argument(
+        op,
+        format!(
+            "the result would exceed {} elements or {} bytes with its index vectors",
+            DenseTensor::MAX_ELEMENTS,
+            ragtime_core::limits::MAX_BYTES
+        ),
+    )
+}
+
+/// True when `n` elements fit the limits of [`DenseTensor::checked_len`] (elements, and bytes
+/// with the index vectors built for them).
+fn fits(n: usize) -> bool {
+    DenseTensor::checked_len("", &[n]).is_ok()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -110,7 +123,7 @@ fn remap(op: &str, rt: &RaggedTensor, outer: Vec<usize>, inner: &[DimMap]) -> Re
             .try_fold(0usize, |acc, &r| {
                 level.children(r).len().checked_mul(map.factor()).and_then(|n| acc.checked_add(n))
             })
-            .filter(|&n| n <= DenseTensor::MAX_ELEMENTS)
+            .filter(|&n| fits(n))
             .ok_or_else(|| too_large(op))?;
         let mut next = Vec::with_capacity(count);
         if let Level::Ragged(_) = level {
@@ -128,10 +141,7 @@ fn remap(op: &str, rt: &RaggedTensor, outer: Vec<usize>, inner: &[DimMap]) -> Re
             }
             // The dim may be tiled past any size even when no value moves (another dim is 0).
             let dim = &mut out_inner[d - ragged_rank - 1];
-            *dim = dim
-                .checked_mul(map.factor())
-                .filter(|&n| n <= DenseTensor::MAX_ELEMENTS)
-                .ok_or_else(|| too_large(op))?;
+            *dim = dim.checked_mul(map.factor()).filter(|&n| fits(n)).ok_or_else(|| too_large(op))?;
         }
         rows = next;
     }
@@ -694,6 +704,7 @@ impl Op for Fill {
         let rank = inputs[0].dims[0].size().ok_or_else(|| {
             Error::argument(OP, "the length of input 0 (dims) must be known when the graph is built: it is the rank")
         })?;
+        ragtime_core::limits::checked_rank(OP, rank)?;
         Ok(vec![TensorType::dense(inputs[1].dtype, &vec![None; rank])])
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
@@ -793,13 +804,14 @@ fn ragged_ranges<T: RangeElement>(operands: [&DenseTensor; 3], nrows: usize) -> 
         }
         let len = T::range_len(start, limit, delta)
             .and_then(|n| total.checked_add(n).map(|t| (n, t)))
-            .filter(|&(_, t)| t <= DenseTensor::MAX_ELEMENTS)
+            .filter(|&(_, t)| fits(t))
             .ok_or_else(|| {
                 Error::argument(
                     OP,
                     format!(
-                        "row {row}: range({start}, {limit}, {delta}) makes more than {} values",
-                        DenseTensor::MAX_ELEMENTS
+                        "row {row}: range({start}, {limit}, {delta}) makes more values than the limits allow ({} elements, {} bytes)",
+                        DenseTensor::MAX_ELEMENTS,
+                        ragtime_core::limits::MAX_BYTES
                     ),
                 )
             })?;

@@ -1,11 +1,16 @@
 //! Graph files (`ragged-conformance/1`): load cases and graphs from JSON, run them, and compare results
 //! with TensorFlow's tolerance rules.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+use std::marker::PhantomData;
 use std::path::Path;
 
 use ragtime_core::{dispatch_dtype, DType, Error, Literal, RaggedTensor, Result};
 use ragtime_graph::{Attr, Attrs, Graph, VarId};
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::{CompileOptions, Function};
@@ -28,7 +33,7 @@ pub struct Case {
     pub name: String,
     /// A remark.
     pub note: Option<String>,
-    raw: Value,
+    doc: CaseDoc,
 }
 
 /// What a case expects.
@@ -85,41 +90,258 @@ impl CaseFile {
         Self::parse(&text).map_err(|e| Error::value("load", format!("{}: {e}", path.display())))
     }
 
-    /// Parses the text of a file.
+    /// Parses the text of a file, strictly: every object is decoded into its typed form
+    /// (unknown fields, wrong JSON types and duplicate keys are refused), and an error names the
+    /// case, the node and the field.
     pub fn parse(text: &str) -> Result<CaseFile> {
-        let doc: Value = serde_json::from_str(text).map_err(|e| Error::value("load", format!("not JSON: {e}")))?;
-        if let Some(f) = doc.get("format").and_then(Value::as_str) {
+        let doc: FileDoc = serde_json::from_str(text).map_err(|e| Error::value("load", format!("{e}")))?;
+        if let Some(f) = &doc.format {
             if f != FORMAT {
                 return Err(Error::value("load", format!("unknown format `{f}` (expected `{FORMAT}`)")));
             }
         }
-        let group = doc.get("group").and_then(Value::as_str).unwrap_or("").to_string();
-        let cases = doc
-            .get("cases")
-            .and_then(Value::as_array)
-            .ok_or_else(|| Error::value("load", "no `cases` list"))?
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let name =
-                    c.get("name").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| format!("{group}/{i}"));
-                let note = c.get("note").and_then(Value::as_str).map(str::to_string);
-                Case { name, note, raw: c.clone() }
-            })
-            .collect();
+        let group = doc.group.unwrap_or_default();
+        let mut seen = HashSet::new();
+        let mut cases = Vec::with_capacity(doc.cases.len());
+        for (i, raw) in doc.cases.iter().enumerate() {
+            let doc = CaseDoc::decode(raw.get(), i)?;
+            let name = doc.name.clone().unwrap_or_else(|| format!("{group}/{i}"));
+            if !seen.insert(name.clone()) {
+                return Err(Error::value("load", format!("case {i}: the name `{name}` is used by an earlier case")));
+            }
+            cases.push(Case { name, note: doc.note.clone(), doc });
+        }
         Ok(CaseFile { group, cases })
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The typed form of a file. Each level is decoded on its own (cases and nodes are kept as raw
+// JSON by their parent), so an error can name the case and the node it is in.
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // `generated_by`, `source`, `description`: informational, checked for type only.
+struct FileDoc {
+    format: Option<String>,
+    group: Option<String>,
+    generated_by: Option<String>,
+    source: Option<String>,
+    description: Option<String>,
+    cases: Vec<Box<RawValue>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CaseFields {
+    name: Option<String>,
+    note: Option<String>,
+    #[serde(default)]
+    inputs: UniqueMap<ValueDoc>,
+    #[serde(default)]
+    nodes: Vec<Box<RawValue>>,
+    outputs: Vec<String>,
+    expect: Option<UniqueMap<ValueDoc>>,
+    expect_error: Option<String>,
+}
+
+/// A decoded case: its fields, with every node decoded.
+#[derive(Debug, Clone)]
+struct CaseDoc {
+    name: Option<String>,
+    note: Option<String>,
+    inputs: Vec<(String, ValueDoc)>,
+    nodes: Vec<NodeDoc>,
+    outputs: Vec<String>,
+    expect: Option<Vec<(String, ValueDoc)>>,
+    expect_error: Option<String>,
+}
+
+impl CaseDoc {
+    /// Decodes case number `i` from its JSON text.
+    fn decode(text: &str, i: usize) -> Result<CaseDoc> {
+        // The name, if it can be read at all, makes the messages of the other fields clearer.
+        let name = serde_json::from_str::<Value>(text)
+            .ok()
+            .and_then(|v| v.get("name").and_then(Value::as_str).map(str::to_string));
+        let at = match &name {
+            Some(n) => format!("case {i} (`{n}`)"),
+            None => format!("case {i}"),
+        };
+        let f: CaseFields =
+            serde_json::from_str(text).map_err(|e| Error::value("load", format!("{at}: {}", strip_position(&e))))?;
+        if f.expect.is_some() && f.expect_error.is_some() {
+            return Err(Error::value("load", format!("{at}: give `expect` or `expect_error`, not both")));
+        }
+        let nodes = f
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(k, raw)| {
+                serde_json::from_str::<NodeDoc>(raw.get()).map_err(|e| {
+                    let op = serde_json::from_str::<Value>(raw.get())
+                        .ok()
+                        .and_then(|v| v.get("op").and_then(Value::as_str).map(|o| format!(" ({o})")))
+                        .unwrap_or_default();
+                    Error::value("load", format!("{at}, node {k}{op}: {}", strip_position(&e)))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(CaseDoc {
+            name: f.name,
+            note: f.note,
+            inputs: f.inputs.0,
+            nodes,
+            outputs: f.outputs,
+            expect: f.expect.map(|m| m.0),
+            expect_error: f.expect_error,
+        })
+    }
+}
+
+/// serde_json's message without its ` at line L column C` (positions inside one case's text
+/// mislead: the case and node are named instead).
+fn strip_position(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(k) => text[..k].to_string(),
+        None => text,
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NodeDoc {
+    op: String,
+    #[serde(rename = "in", default)]
+    inputs: Vec<InputDoc>,
+    out: OneOrMany,
+    #[serde(default)]
+    attrs: UniqueMap<Value>,
+}
+
+/// A node input: the name of a variable defined before, or `{"const": VALUE}`.
+#[derive(Debug, Clone)]
+enum InputDoc {
+    Name(String),
+    Const(ValueDoc),
+}
+
+impl<'de> Deserialize<'de> for InputDoc {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct ConstDoc {
+            #[serde(rename = "const")]
+            value: ValueDoc,
+        }
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = InputDoc;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a variable name or {\"const\": VALUE}")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<InputDoc, E> {
+                Ok(InputDoc::Name(v.to_string()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, m: A) -> std::result::Result<InputDoc, A::Error> {
+                let c = ConstDoc::deserialize(de::value::MapAccessDeserializer::new(m))?;
+                Ok(InputDoc::Const(c.value))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `"out": "y"` or `"out": ["a", "b"]`.
+#[derive(Debug, Clone)]
+struct OneOrMany(Vec<String>);
+
+impl<'de> Deserialize<'de> for OneOrMany {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = OneOrMany;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an output name or a list of output names")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<OneOrMany, E> {
+                Ok(OneOrMany(vec![v.to_string()]))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<OneOrMany, A::Error> {
+                let mut names = Vec::new();
+                while let Some(n) = seq.next_element::<String>()? {
+                    names.push(n);
+                }
+                Ok(OneOrMany(names))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A JSON object whose keys must be distinct (serde_json's own maps keep the last of two equal
+/// keys silently), in key order (the order inputs are passed in).
+#[derive(Debug, Clone)]
+struct UniqueMap<T>(Vec<(String, T)>);
+
+impl<T> Default for UniqueMap<T> {
+    fn default() -> Self {
+        UniqueMap(Vec::new())
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for UniqueMap<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = UniqueMap<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> std::result::Result<UniqueMap<T>, A::Error> {
+                let mut items: Vec<(String, T)> = Vec::new();
+                let mut seen = HashSet::new();
+                while let Some(k) = m.next_key::<String>()? {
+                    if !seen.insert(k.clone()) {
+                        return Err(de::Error::custom(format!("duplicate key `{k}`")));
+                    }
+                    let v = m.next_value::<T>().map_err(|e| de::Error::custom(format!("`{k}`: {e}")))?;
+                    items.push((k, v));
+                }
+                items.sort_by(|a, b| a.0.cmp(&b.0));
+                Ok(UniqueMap(items))
+            }
+        }
+        d.deserialize_map(V(PhantomData))
+    }
+}
+
+/// A VALUE object: `dtype`, `ragged_rank` (a non-negative integer, at most the rank limit),
+/// `value`, and `shape` (dense) or `inner_shape` (ragged).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ValueDoc {
+    dtype: String,
+    #[serde(default)]
+    ragged_rank: u64,
+    value: Value,
+    shape: Option<Vec<u64>>,
+    inner_shape: Option<Vec<u64>>,
 }
 
 impl Case {
     /// What the case expects.
     pub fn expectation(&self) -> Result<Expectation> {
-        if let Some(kind) = self.raw.get("expect_error").and_then(Value::as_str) {
-            return Ok(Expectation::Error(kind.to_string()));
+        if let Some(kind) = &self.doc.expect_error {
+            return Ok(Expectation::Error(kind.clone()));
         }
-        match self.raw.get("expect").and_then(Value::as_object) {
+        match &self.doc.expect {
             Some(map) => Ok(Expectation::Values(
-                map.iter().map(|(k, v)| Ok((k.clone(), parse_value(v)?))).collect::<Result<Vec<_>>>()?,
+                map.iter()
+                    .map(|(k, v)| Ok((k.clone(), v.decode().map_err(|e| e.at_node(format!("expected output {k}")))?)))
+                    .collect::<Result<Vec<_>>>()?,
             )),
             None => Ok(Expectation::Nothing),
         }
@@ -131,48 +353,35 @@ impl Case {
         let mut names: HashMap<String, VarId> = HashMap::new();
         let mut inputs = Vec::new();
         let mut input_vars = Vec::new();
-        if let Some(map) = self.raw.get("inputs").and_then(Value::as_object) {
-            for (name, v) in map {
-                let value = parse_value(v).map_err(|e| e.at_node(format!("input {name}")))?;
-                let var = graph.input(name.clone(), ragtime_core::TensorType::of(&value))?;
-                names.insert(name.clone(), var);
-                inputs.push(value);
-                input_vars.push(var);
-            }
+        for (name, v) in &self.doc.inputs {
+            let value = v.decode().map_err(|e| e.at_node(format!("input {name}")))?;
+            let var = graph.input(name.clone(), ragtime_core::TensorType::of(&value))?;
+            names.insert(name.clone(), var);
+            inputs.push(value);
+            input_vars.push(var);
         }
-        let nodes = self.raw.get("nodes").and_then(Value::as_array).cloned().unwrap_or_default();
-        for (k, node) in nodes.iter().enumerate() {
-            let op_name =
-                node.get("op").and_then(Value::as_str).ok_or_else(|| Error::graph(format!("node {k} has no `op`")))?;
+        for (k, node) in self.doc.nodes.iter().enumerate() {
+            let op_name = node.op.as_str();
+            let at = |e: Error| e.at_node(format!("node {k} ({op_name})"));
             let attrs = Attrs::new(
                 op_name,
-                node.get("attrs")
-                    .and_then(Value::as_object)
-                    .map(|m| m.iter().map(|(k, v)| (k.clone(), parse_attr(v))).collect::<BTreeMap<_, _>>())
-                    .unwrap_or_default(),
+                node.attrs.0.iter().map(|(k, v)| (k.clone(), parse_attr(v))).collect::<BTreeMap<_, _>>(),
             );
-            let op = ragtime_ops::op_from_name(op_name, &attrs)?;
-            let mut args = Vec::new();
-            for (i, input) in node.get("in").and_then(Value::as_array).cloned().unwrap_or_default().iter().enumerate() {
+            let op = ragtime_ops::op_from_name(op_name, &attrs).map_err(at)?;
+            let mut args = Vec::with_capacity(node.inputs.len());
+            for (i, input) in node.inputs.iter().enumerate() {
                 let var = match input {
-                    Value::String(n) => *names.get(n).ok_or_else(|| {
+                    InputDoc::Name(n) => *names.get(n).ok_or_else(|| {
                         Error::graph(format!("node {k} ({op_name}): input {i} `{n}` is not defined before it"))
                     })?,
-                    Value::Object(o) if o.contains_key("const") => graph.constant(parse_value(&o["const"])?),
-                    other => {
-                        return Err(Error::graph(format!(
-                            "node {k} ({op_name}): input {i} is not a name or a const: {other}"
-                        )))
-                    }
+                    InputDoc::Const(v) => graph.constant(
+                        v.decode().map_err(|e| e.at_node(format!("node {k} ({op_name}), input {i} (const)")))?,
+                    ),
                 };
                 args.push(var);
             }
-            let outs = graph.apply(op, &args)?;
-            let out_names: Vec<String> = match node.get("out") {
-                Some(Value::String(s)) => vec![s.clone()],
-                Some(Value::Array(a)) => a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect(),
-                _ => return Err(Error::graph(format!("node {k} ({op_name}) has no `out`"))),
-            };
+            let outs = graph.apply(op, &args).map_err(at)?;
+            let out_names = &node.out.0;
             if out_names.len() != outs.len() {
                 return Err(Error::graph(format!(
                     "node {k} ({op_name}) names {} outputs but the op has {}",
@@ -180,17 +389,21 @@ impl Case {
                     outs.len()
                 )));
             }
-            for (n, v) in out_names.into_iter().zip(outs) {
+            for (n, v) in out_names.iter().zip(outs) {
+                if names.contains_key(n) {
+                    return Err(Error::graph(format!(
+                        "node {k} ({op_name}): output `{n}` is already defined (by an input or an earlier node)"
+                    )));
+                }
                 graph.set_name(v, n.clone());
-                names.insert(n, v);
+                names.insert(n.clone(), v);
             }
         }
-        let output_names: Vec<String> = self
-            .raw
-            .get("outputs")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
-            .unwrap_or_default();
+        let output_names = self.doc.outputs.clone();
+        let mut listed = HashSet::new();
+        if let Some(dup) = output_names.iter().find(|n| !listed.insert(n.as_str())) {
+            return Err(Error::graph(format!("output `{dup}` is listed twice in `outputs`")));
+        }
         let outputs = output_names
             .iter()
             .map(|n| names.get(n).copied().ok_or_else(|| Error::graph(format!("output `{n}` is not defined"))))
@@ -318,25 +531,56 @@ pub fn compare(want: &RaggedTensor, got: &RaggedTensor) -> std::result::Result<(
     }
 }
 
-/// Parses a VALUE object of the format (`dtype`, `ragged_rank`, `value`, `inner_shape` / `shape`).
+/// Parses a VALUE object of the format (`dtype`, `ragged_rank`, `value`, `inner_shape` / `shape`),
+/// strictly (unknown fields, wrong JSON types and a ragged rank past the limit are refused).
 pub fn parse_value(v: &Value) -> Result<RaggedTensor> {
-    const OP: &str = "value";
-    let dtype_name =
-        v.get("dtype").and_then(Value::as_str).ok_or_else(|| Error::value(OP, "a value needs a `dtype`"))?;
-    let dtype =
-        DType::from_name(dtype_name).ok_or_else(|| Error::value(OP, format!("unknown dtype `{dtype_name}`")))?;
-    let ragged_rank = v.get("ragged_rank").and_then(Value::as_u64).unwrap_or(0) as usize;
-    let hint_key = if ragged_rank == 0 { "shape" } else { "inner_shape" };
-    let hint: Option<Vec<usize>> = match v.get(hint_key) {
-        None => None,
-        Some(dims) => Some(
-            dims.as_array()
-                .and_then(|a| a.iter().map(|d| d.as_u64().map(|x| x as usize)).collect::<Option<Vec<_>>>())
-                .ok_or_else(|| Error::value(OP, format!("`{hint_key}` must list non-negative integers")))?,
-        ),
-    };
-    let lit = json_to_literal(v.get("value").ok_or_else(|| Error::value(OP, "a value needs a `value`"))?, dtype)?;
-    RaggedTensor::from_literal_typed(&lit, Some(dtype), Some(ragged_rank), hint.as_deref())
+    ValueDoc::deserialize(v).map_err(|e| Error::value("value", e.to_string()))?.decode()
+}
+
+impl ValueDoc {
+    fn decode(&self) -> Result<RaggedTensor> {
+        const OP: &str = "value";
+        let dtype =
+            DType::from_name(&self.dtype).ok_or_else(|| Error::value(OP, format!("unknown dtype `{}`", self.dtype)))?;
+        // Checked before anything is built: an empty list may claim any ragged rank.
+        let ragged_rank = usize::try_from(self.ragged_rank)
+            .ok()
+            .filter(|&r| r < ragtime_core::limits::MAX_RANK)
+            .ok_or_else(|| {
+                Error::value(
+                    OP,
+                    format!(
+                        "ragged_rank {} exceeds the rank limit {}",
+                        self.ragged_rank,
+                        ragtime_core::limits::MAX_RANK
+                    ),
+                )
+            })?;
+        let hint = match (ragged_rank, &self.shape, &self.inner_shape) {
+            (0, Some(_), None) | (1.., None, Some(_)) | (_, None, None) => {
+                self.shape.as_ref().or(self.inner_shape.as_ref())
+            }
+            (0, _, Some(_)) => {
+                return Err(Error::value(OP, "a dense value (ragged_rank 0) gives `shape`, not `inner_shape`"))
+            }
+            _ => return Err(Error::value(OP, "a ragged value gives `inner_shape`, not `shape`")),
+        };
+        let hint: Option<Vec<usize>> = match hint {
+            None => None,
+            Some(dims) => {
+                ragtime_core::limits::checked_rank(OP, dims.len())?;
+                Some(
+                    dims.iter()
+                        .map(|&d| {
+                            usize::try_from(d).map_err(|_| Error::value(OP, format!("dimension {d} is too large")))
+                        })
+                        .collect::<Result<_>>()?,
+                )
+            }
+        };
+        let lit = json_to_literal(&self.value, dtype)?;
+        RaggedTensor::from_literal_typed(&lit, Some(dtype), Some(ragged_rank), hint.as_deref())
+    }
 }
 
 fn json_to_literal(v: &Value, dtype: DType) -> Result<Literal> {
@@ -356,8 +600,10 @@ fn json_to_literal(v: &Value, dtype: DType) -> Result<Literal> {
             other => return Err(Error::value("value", format!("`{other}` is not a float"))),
         }),
         Value::String(s) => Literal::Str(s.as_bytes().to_vec()),
-        Value::Object(o) if o.contains_key("hex") => {
-            let hex = o["hex"].as_str().unwrap_or("");
+        Value::Object(o) if o.len() == 1 && o.contains_key("hex") && dtype == DType::String => {
+            let hex = o["hex"]
+                .as_str()
+                .ok_or_else(|| Error::value("value", format!("`hex` must be a string, got {}", o["hex"])))?;
             Literal::Str(decode_hex(hex).ok_or_else(|| Error::value("value", format!("bad hex string `{hex}`")))?)
         }
         other => return Err(Error::value("value", format!("{other} is not a tensor element"))),
@@ -366,6 +612,9 @@ fn json_to_literal(v: &Value, dtype: DType) -> Result<Literal> {
 
 fn decode_hex(s: &str) -> Option<Vec<u8>> {
     if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    if !s.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
@@ -396,6 +645,18 @@ pub struct Report {
 
 /// Runs every case of every `*.json` file in `paths` (files or folders), in name order.
 pub fn run_conformance(paths: &[&Path], options: impl Into<CompileOptions>) -> Result<Report> {
+    run_conformance_with(paths, options, |_, _| {})
+}
+
+/// [`run_conformance`], calling `on_case(name, outcome)` as soon as each case is checked, so a
+/// caller can report progressively (what was printed survives even if the process dies later).
+/// A file that cannot be read or parsed counts as one failure (named by its path), and the
+/// other files are still checked.
+pub fn run_conformance_with(
+    paths: &[&Path],
+    options: impl Into<CompileOptions>,
+    mut on_case: impl FnMut(&str, &Outcome),
+) -> Result<Report> {
     let options = options.into();
     let mut files = Vec::new();
     for p in paths {
@@ -413,11 +674,22 @@ pub fn run_conformance(paths: &[&Path], options: impl Into<CompileOptions>) -> R
     }
     let mut report = Report::default();
     for f in files {
-        let file = CaseFile::load(&f)?;
+        let file = match CaseFile::load(&f) {
+            Ok(file) => file,
+            Err(e) => {
+                let (name, outcome) = (f.display().to_string(), Outcome::Fail(format!("cannot load: {e}")));
+                on_case(&name, &outcome);
+                if let Outcome::Fail(why) = outcome {
+                    report.failures.push((name, why));
+                }
+                continue;
+            }
+        };
         for case in &file.cases {
             // A panic is a bug to report, not a reason to stop checking the other cases.
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case.check(options.clone())))
                 .unwrap_or_else(|_| Outcome::Fail("panicked".to_string()));
+            on_case(&case.name, &outcome);
             match outcome {
                 Outcome::Pass => report.passed += 1,
                 Outcome::Fail(why) => report.failures.push((case.name.clone(), why)),

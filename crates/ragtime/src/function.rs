@@ -113,6 +113,9 @@ pub struct Function {
     input_types: Vec<TensorType>,
     input_names: Vec<String>,
     mode: Mode,
+    /// Bytes one call may allocate for data-sized buffers (`None`: the process default,
+    /// `ragtime_core::limits::default_call_budget`).
+    memory_budget: Option<usize>,
     report: RewriteReport,
     /// `Mode::Debug`: the unoptimized graph, then the graph after each rewrite stage.
     stages: Vec<Stage>,
@@ -184,7 +187,7 @@ impl Function {
             .collect::<Result<Vec<_>>>()?
             .into_iter()
             .unzip();
-        Ok(Function { fg, interpreter, input_types, input_names, mode, report, stages })
+        Ok(Function { fg, interpreter, input_types, input_names, mode, report, stages, memory_budget: None })
     }
 
     /// Runs the function. Every input is checked against its type before any data is touched;
@@ -204,6 +207,9 @@ impl Function {
         for (i, (value, ty)) in inputs.iter().zip(&self.input_types).enumerate() {
             ty.check(value, &format!("input {i} (\"{}\")", self.input_names[i]))?;
         }
+        // Every data-sized buffer of this call is charged to its memory budget.
+        let budget = self.memory_budget.unwrap_or_else(ragtime_core::limits::default_call_budget);
+        let _budget = ragtime_core::limits::enter_budget(budget);
         if self.mode == Mode::Debug {
             return self.call_checked(inputs);
         }
@@ -252,6 +258,14 @@ impl Function {
     /// The input types, in call order.
     pub fn input_types(&self) -> &[TensorType] {
         &self.input_types
+    }
+
+    /// The same function with a per-call memory budget of `bytes`: an op whose output or scratch
+    /// would take the call past it is refused (`invalid_argument`) before allocating. Without one,
+    /// calls use the process default (`ragtime_core::limits::set_default_call_budget`, 4 GiB).
+    pub fn with_memory_budget(mut self, bytes: usize) -> Self {
+        self.memory_budget = Some(bytes);
+        self
     }
 
     /// The mode it was compiled in.

@@ -21,6 +21,7 @@ pub mod ops;
 
 pub use dsl::{compile, Graph, Var};
 pub use function::{CompileOptions, Function, Mode};
+pub use ragtime_core::limits;
 pub use ragtime_core::{
     dispatch_dtype, ragged, DType, DenseTensor, Dim, Element, Error, ErrorKind, Literal, RaggedTensor, Result,
     RowPartition, StringBuilder, StringTensor, TensorType,
