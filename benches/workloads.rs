@@ -2,8 +2,8 @@
 //! Rust baseline loop over the same buffers, in the same run; outputs are checked against the baseline
 //! before any time is reported. Run with `cargo bench --bench workloads` (release build).
 //!
-//! This measures the interpreter (`Mode::FastCompile`), the starting point the optimizer and the
-//! Cranelift JIT are judged against.
+//! ragtime runs in its default mode (optimizer + JIT) on `RAGTIME_THREADS` threads (default 1),
+//! handing each result back with `Function::recycle` before the next call, as a loop would.
 
 use std::time::{Duration, Instant};
 
@@ -47,38 +47,43 @@ fn main() -> Result<()> {
     let xr = RaggedTensor::from_row_lengths(DenseTensor::vector(x.clone()), &lengths)?;
     let zr = xr.with_flat_values(DenseTensor::vector(z.clone()))?;
     let splits = xr.row_splits()?.to_vec();
-    println!("{NROWS} rows, {n} values, 1 thread, best of {RUNS}");
+    let threads: usize = std::env::var("RAGTIME_THREADS").ok().and_then(|t| t.parse().ok()).unwrap_or(1);
+    println!("{NROWS} rows, {n} values, {threads} thread(s) for ragtime, 1 for the baselines, best of {RUNS}");
 
     let g = Graph::new();
     let xv = g.input("x", TensorType::ragged(DType::F32, 1));
     let zv = g.input("z", TensorType::ragged(DType::F32, 1));
-    let call = |out: &Var| -> Result<Box<dyn Fn() -> Vec<f32>>> {
-        let f = compile(&[&xv, &zv], &[out])?;
-        let (xr, zr) = (xr.clone(), zr.clone());
-        Ok(Box::new(move || {
-            let out = f.call(&[xr.clone(), zr.clone()]).expect("the workload runs");
-            out[0].flat_slice::<f32>().expect("float32 output").to_vec()
-        }))
+    let inputs = [xr.clone(), zr.clone()];
+    // Times calls of the compiled `out`, each handing the previous result back first.
+    let call = |out: &Var| -> Result<(Duration, RaggedTensor)> {
+        let f = g.compile_with(&[&xv, &zv], &[out], CompileOptions::from(Mode::FastRun).threads(threads))?;
+        let mut previous: Option<RaggedTensor> = None;
+        let (t, ()) = best(|| {
+            f.recycle(previous.take());
+            previous = Some(f.call(&inputs).expect("the workload runs").remove(0));
+        });
+        Ok((t, previous.expect("ran")))
     };
+    let values = |t: &RaggedTensor| t.flat_slice::<f32>().expect("float32 output").to_vec();
 
     // W1: tanh(x * 2 + 1) * z - x; baseline: a scalar tanhf loop.
-    let w1 = call(&((&xv * 2.0 + 1.0).tanh() * &zv - &xv))?;
-    let (t, got) = best(&w1);
+    let (t, got) = call(&((&xv * 2.0 + 1.0).tanh() * &zv - &xv))?;
+    let got = values(&got);
     let mut buf = vec![0f32; n];
     let (b, ()) = best(|| buf.iter_mut().enumerate().for_each(|(k, o)| *o = (x[k] * 2.0 + 1.0).tanh() * z[k] - x[k]));
     assert_close("W1", &got, &buf);
     report("W1_fused_elemwise", t, b);
 
     // W2: x * 2 + z; baseline: axpy into a reused buffer (the memory-bandwidth limit).
-    let w2 = call(&(&xv * 2.0 + &zv))?;
-    let (t, got) = best(&w2);
+    let (t, got) = call(&(&xv * 2.0 + &zv))?;
+    let got = values(&got);
     let (b, ()) = best(|| buf.iter_mut().enumerate().for_each(|(k, o)| *o = x[k] * 2.0 + z[k]));
     assert_close("W2", &got, &buf);
     report("W2_axpy", t, b);
 
     // W3: reduce_mean(x * 2 + z, axis=1); baseline: a row loop over the offsets.
-    let w3 = call(&(&xv * 2.0 + &zv).reduce_mean(1))?;
-    let (t, got) = best(&w3);
+    let (t, got) = call(&(&xv * 2.0 + &zv).reduce_mean(1))?;
+    let got = values(&got);
     let mut means = vec![0f32; NROWS];
     let (b, ()) = best(|| {
         for (r, m) in means.iter_mut().enumerate() {
@@ -92,8 +97,8 @@ fn main() -> Result<()> {
 
     // W4: row softmax; baseline: three passes over each row.
     let e = (&xv - xv.reduce_max(keepdims(1))).exp();
-    let w4 = call(&(&e / e.reduce_sum(keepdims(1))))?;
-    let (t, got) = best(&w4);
+    let (t, got) = call(&(&e / e.reduce_sum(keepdims(1))))?;
+    let got = values(&got);
     let (b, ()) = best(|| {
         for r in 0..NROWS {
             let (s, e) = (splits[r] as usize, splits[r + 1] as usize);

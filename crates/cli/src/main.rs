@@ -71,7 +71,7 @@ impl CompileArgs {
             (_, CliMode::FastRun) => Mode::FastRun,
             (_, CliMode::FastCompile) => Mode::FastCompile,
         };
-        CompileOptions { mode, excluding: self.exclude.clone(), including: Vec::new() }
+        CompileOptions { mode, excluding: self.exclude.clone(), ..Default::default() }
     }
 }
 

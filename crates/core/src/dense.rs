@@ -19,6 +19,8 @@ pub trait Element:
     fn array(t: &DenseTensor) -> Option<&ArcArray<Self, IxDyn>>;
     /// Wraps an array into a [`DenseTensor`].
     fn wrap(a: ArcArray<Self, IxDyn>) -> DenseTensor;
+    /// The array of `t` by value if `t` holds this element type, else `t` back.
+    fn unwrap_array(t: DenseTensor) -> std::result::Result<ArcArray<Self, IxDyn>, DenseTensor>;
     /// `self as f64` (`true` is 1).
     fn to_f64(self) -> f64;
     /// `v as Self` (non-zero is `true`).
@@ -55,6 +57,12 @@ macro_rules! impl_element_number {
             }
             fn wrap(a: ArcArray<Self, IxDyn>) -> DenseTensor {
                 DenseTensor::$variant(a)
+            }
+            fn unwrap_array(t: DenseTensor) -> std::result::Result<ArcArray<Self, IxDyn>, DenseTensor> {
+                match t {
+                    DenseTensor::$variant(a) => Ok(a),
+                    other => Err(other),
+                }
             }
             fn to_f64(self) -> f64 {
                 self as f64
@@ -93,6 +101,12 @@ impl Element for bool {
     }
     fn wrap(a: ArcArray<Self, IxDyn>) -> DenseTensor {
         DenseTensor::Bool(a)
+    }
+    fn unwrap_array(t: DenseTensor) -> std::result::Result<ArcArray<Self, IxDyn>, DenseTensor> {
+        match t {
+            DenseTensor::Bool(a) => Ok(a),
+            other => Err(other),
+        }
     }
     fn to_f64(self) -> f64 {
         u8::from(self) as f64
@@ -429,6 +443,27 @@ impl DenseTensor {
     /// The row-major elements, if the tensor holds `T`.
     pub fn as_slice<T: Element>(&self) -> Option<&[T]> {
         T::array(self).and_then(|a| a.as_slice())
+    }
+
+    /// The tensor's buffer as a `Vec<T>` (elements in memory order) without copying, when this
+    /// tensor holds `T`, is the only owner of its buffer and starts at its beginning: for
+    /// recycling buffers. Otherwise the tensor comes back unchanged.
+    pub fn try_into_buffer<T: Element>(self) -> std::result::Result<Vec<T>, DenseTensor> {
+        let a = T::unwrap_array(self)?;
+        let shape = a.shape().to_vec();
+        match a.try_into_owned_nocopy() {
+            Ok(owned) => match owned.into_raw_vec_and_offset() {
+                (v, None | Some(0)) => Ok(v),
+                // A view into the middle of its buffer (rare): give back an equal tensor.
+                (v, Some(offset)) => {
+                    let n: usize = shape.iter().product();
+                    let data = v.get(offset..offset + n).map(<[T]>::to_vec).unwrap_or_default();
+                    Err(DenseTensor::from_vec(shape, data)
+                        .unwrap_or_else(|_| T::wrap(ndarray::ArcArray::from_vec(Vec::new()).into_dyn())))
+                }
+            },
+            Err(shared) => Err(T::wrap(shared)),
+        }
     }
 
     /// The `ndarray` array, if the tensor holds `T`.

@@ -177,6 +177,11 @@ impl RaggedTensor {
         &self.flat_values
     }
 
+    /// The flat values by value (the partitions are dropped).
+    pub fn into_flat_values(self) -> DenseTensor {
+        self.flat_values
+    }
+
     /// The values one level down (`tf.RaggedTensor.values`): drops the outermost partition.
     /// For a tensor of ragged rank 1 this is torch's jagged `values()`.
     pub fn values(&self) -> Result<RaggedTensor> {

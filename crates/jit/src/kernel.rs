@@ -121,20 +121,70 @@ impl Jit {
         vectorize: bool,
         body: impl Fn(&mut FunctionBuilder, &[Value]) -> Value,
     ) -> Result<MapKernel<T>, JitError> {
-        let name = format!("ragtime_map_{}", self.next_id);
+        let ptr = self.module.target_config().pointer_type();
+        let scalar = Lanes { float: T::FLOAT, vector: false };
+        let vector = Lanes { float: T::FLOAT, vector: true };
+        let code = self.define("map", 3, |b, _| {
+            emit_map_loop(b, ptr, arity, vectorize.then_some(vector), scalar, &body);
+        })?;
+        // SAFETY: `code` is the entry of a function just defined and finalized with three
+        // pointer-sized integer parameters and no return value, in the platform's default C
+        // calling convention (`define`). Its memory is never freed.
+        let f = unsafe { std::mem::transmute::<*const u8, MapFn>(code) };
+        Ok(MapKernel { f, arity, _t: PhantomData })
+    }
+
+    /// Compiles a fused kernel with the [`FusedFn`] signature; `emit` writes the whole body
+    /// (entry block included) given the parameters.
+    pub fn compile_fused(
+        &mut self,
+        emit: impl FnOnce(&mut FunctionBuilder, &FusedParams),
+    ) -> Result<FusedKernel, JitError> {
+        let ptr = self.module.target_config().pointer_type();
+        let code = self.define("fused", 5, |b, params| {
+            let p = FusedParams {
+                ptr,
+                inputs: params[0],
+                outputs: params[1],
+                splits: params[2],
+                begin: params[3],
+                end: params[4],
+            };
+            emit(b, &p);
+        })?;
+        // SAFETY: `code` is the entry of a function just defined and finalized with five
+        // pointer-sized integer parameters and no return value in the default C calling
+        // convention, which is `FusedFn`. Its memory is never freed.
+        let f = unsafe { std::mem::transmute::<*const u8, FusedFn>(code) };
+        Ok(FusedKernel { f })
+    }
+
+    /// Defines and finalizes a function of `nparams` pointer-sized parameters (no result); the
+    /// closure gets the builder positioned in the entry block and the parameter values, and must
+    /// end every block it creates. Returns the code address.
+    fn define(
+        &mut self,
+        kind: &str,
+        nparams: usize,
+        build: impl FnOnce(&mut FunctionBuilder, &[Value]),
+    ) -> Result<*const u8, JitError> {
+        let name = format!("ragtime_{kind}_{}", self.next_id);
         self.next_id += 1;
         let ptr = self.module.target_config().pointer_type();
         let mut sig = self.module.make_signature();
-        sig.params.extend([AbiParam::new(ptr); 3]);
+        sig.params.extend(std::iter::repeat_n(AbiParam::new(ptr), nparams));
         let compile_err = |e: &dyn fmt::Display| JitError::Compile { name: name.clone(), message: e.to_string() };
         let id = self.module.declare_function(&name, Linkage::Local, &sig).map_err(|e| compile_err(&e))?;
         self.ctx.func.signature = sig;
         self.ctx.func.name = UserFuncName::user(0, id.as_u32());
 
-        let scalar = Lanes { float: T::FLOAT, vector: false };
-        let vector = Lanes { float: T::FLOAT, vector: true };
         let mut b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fctx);
-        emit_map_loop(&mut b, ptr, arity, vectorize.then_some(vector), scalar, &body);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let params = b.block_params(entry).to_vec();
+        build(&mut b, &params);
+        b.seal_all_blocks();
         b.finalize(self.module.target_config());
 
         let disasm = std::env::var_os("RAGTIME_JIT_DISASM").is_some();
@@ -158,12 +208,7 @@ impl Jit {
         }
         self.module.clear_context(&mut self.ctx);
         self.module.finalize_definitions().map_err(|e| compile_err(&e))?;
-        let code = self.module.get_finalized_function(id);
-        // SAFETY: `code` is the entry of the function just defined and finalized with `sig`,
-        // i.e. three pointer-sized integer parameters and no return value, in the platform's
-        // default C calling convention (`make_signature`). Its memory is never freed.
-        let f = unsafe { std::mem::transmute::<*const u8, MapFn>(code) };
-        Ok(MapKernel { f, arity, _t: PhantomData })
+        Ok(self.module.get_finalized_function(id))
     }
 
     /// Compiles a kernel applying one math function elementwise.
@@ -174,6 +219,62 @@ impl Jit {
     /// Compiles `out[i] = pow(x[i], y[i])`.
     pub fn compile_pow<T: JitFloat>(&mut self, vectorize: bool) -> Result<MapKernel<T>, JitError> {
         self.compile_map(2, vectorize, |b, v| vmath::emit_pow(b, v[0], v[1]))
+    }
+}
+
+/// The machine-level signature of fused kernels: `(inputs, outputs, splits, begin, end)`, where
+/// `inputs` / `outputs` point to arrays of buffer pointers (so the operand count is unbounded),
+/// `splits` to the row offsets (or null for flat kernels), and `begin..end` is the range of
+/// elements (flat kernels) or rows (row kernels) to compute.
+pub type FusedFn = unsafe extern "C" fn(*const *const u8, *const *mut u8, *const i64, usize, usize);
+
+/// The parameters of a fused kernel being emitted.
+#[derive(Debug, Clone, Copy)]
+pub struct FusedParams {
+    /// The pointer type.
+    pub ptr: types::Type,
+    /// Pointer to the array of input buffer pointers.
+    pub inputs: Value,
+    /// Pointer to the array of output buffer pointers.
+    pub outputs: Value,
+    /// Pointer to the row offsets.
+    pub splits: Value,
+    /// First element or row.
+    pub begin: Value,
+    /// One past the last element or row.
+    pub end: Value,
+}
+
+/// A compiled fused kernel (machine code that is never freed, so the handle is `'static`).
+#[derive(Clone, Copy)]
+pub struct FusedKernel {
+    f: FusedFn,
+}
+
+impl fmt::Debug for FusedKernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FusedKernel").field("code", &(self.f as *const u8)).finish()
+    }
+}
+
+impl FusedKernel {
+    /// The address of the machine code (two handles are the same kernel when it is equal).
+    pub fn address(&self) -> usize {
+        self.f as usize
+    }
+
+    /// Calls the kernel.
+    ///
+    /// # Safety
+    /// The caller guarantees what the kernel was compiled to assume: `inputs` and `outputs` hold
+    /// one valid pointer per operand, each buffer has the element type the kernel reads or
+    /// writes and is long enough for every index in `begin..end` (elements), or, for row
+    /// kernels, for every element `splits[r]..splits[r + 1]` and every row `r` of `begin..end`;
+    /// `splits` is non-decreasing with at least `end + 1` entries; the output ranges written by
+    /// concurrent calls do not overlap.
+    pub unsafe fn call(&self, inputs: &[*const u8], outputs: &[*mut u8], splits: *const i64, begin: usize, end: usize) {
+        // SAFETY: forwarded to the caller's contract above.
+        unsafe { (self.f)(inputs.as_ptr(), outputs.as_ptr(), splits, begin, end) }
     }
 }
 
@@ -243,9 +344,7 @@ fn emit_map_loop(
     // Unaligned, non-trapping: slices are only element-aligned, and bounds are checked by
     // `MapKernel::run` before the call.
     let mem = MemFlagsData::new().with_notrap();
-    let entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
+    let entry = b.current_block().expect("define positions the builder in the entry block");
     let params = b.block_params(entry).to_vec();
     let (ins, out, n) = (params[0], params[1], params[2]);
     let pw = i64::from(ptr.bytes());
@@ -327,5 +426,4 @@ fn emit_map_loop(
     b.switch_to_block(exit);
     b.seal_block(exit);
     b.ins().return_(&[]);
-    b.seal_block(entry);
 }

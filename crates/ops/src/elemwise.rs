@@ -574,8 +574,27 @@ macro_rules! float_kernels {
                         Ok(if r != 0.0 && (r < 0.0) != (b < 0.0) { r + b } else { r })
                     },
                     ScalarOp::Pow => |a, b| Ok(a.powf(b)),
-                    ScalarOp::Maximum => |a, b| Ok(if a.is_nan() || b.is_nan() { $t::NAN } else { a.max(b) }),
-                    ScalarOp::Minimum => |a, b| Ok(if a.is_nan() || b.is_nan() { $t::NAN } else { a.min(b) }),
+                    // IEEE 754-2019 maximum / minimum: NaN propagates and -0.0 < +0.0, so the
+                    // result never depends on the operand order (or on how a JIT reduction
+                    // groups its operands).
+                    ScalarOp::Maximum => |a, b| {
+                        Ok(if a.is_nan() || b.is_nan() {
+                            $t::NAN
+                        } else if a > b || (a == b && b.is_sign_negative()) {
+                            a
+                        } else {
+                            b
+                        })
+                    },
+                    ScalarOp::Minimum => |a, b| {
+                        Ok(if a.is_nan() || b.is_nan() {
+                            $t::NAN
+                        } else if a < b || (a == b && a.is_sign_negative()) {
+                            a
+                        } else {
+                            b
+                        })
+                    },
                     _ => return None,
                 };
                 Some(k)

@@ -42,6 +42,12 @@ pub mod ir {
     pub mod opt {
         pub use ragtime_opt::*;
     }
+    /// The Cranelift backend: kernel cache, thread defaults, recycling.
+    pub mod jit {
+        pub use ragtime_jit::{
+            cached_kernels, clear_kernel_cache, default_threads, lowered_op, recycle, JitKernel, KernelSpec,
+        };
+    }
     /// The fused ops the optimizer builds.
     pub mod fused {
         pub use ragtime_ops::fused::*;

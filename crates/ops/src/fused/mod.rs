@@ -18,7 +18,7 @@ use std::sync::Arc;
 use ragtime_core::{Error, RaggedTensor, Result, TensorType};
 use ragtime_graph::OpRef;
 
-pub use kernels::{Composite, OperandKind, RowKernel, RowOutput, RowReduction};
+pub use kernels::{Composite, Layout, OperandKind, RowKernel, RowOutput, RowReduction};
 pub use scalar_graph::{ScalarConst, ScalarGraph, ScalarGraphBuilder, ScalarNode, ScalarRef};
 
 /// Where a step of an [`OriginalOps`] program reads a value.

@@ -1,0 +1,406 @@
+//! Fused ops run as machine code: the [`JitKernel`] op that wraps a `Composite` / `RowKernel`
+//! with its compiled kernel, the process-wide kernel cache, the split of work across threads,
+//! and [`lower_fused`], the pass that swaps fused ops for JIT kernels.
+#![allow(unsafe_code)]
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use ragtime_core::{limits, DenseTensor, Element, Error, RaggedTensor, Result, TensorType};
+use ragtime_graph::{FunctionGraph, Op, OpProperties, OpRef};
+use ragtime_ops::fused::{Composite, Layout, OperandKind, RowKernel, RowOutput};
+use rayon::prelude::*;
+
+use crate::kernel::{FusedKernel, Jit};
+use crate::lower::{emit_kernel, KernelSpec};
+use crate::vmath::Float;
+
+/// Below this many values (plus rows) per thread, a kernel runs on the calling thread only:
+/// splitting smaller work costs more in synchronization than it saves.
+const MIN_WORK_PER_THREAD: usize = 1 << 16;
+
+fn cache() -> &'static Mutex<HashMap<KernelSpec, FusedKernel>> {
+    static CACHE: OnceLock<Mutex<HashMap<KernelSpec, FusedKernel>>> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
+thread_local! {
+    /// Each thread compiles into its own module (compiled code is never freed, so kernels
+    /// outlive the module's use and may be shared through the cache).
+    static JIT: RefCell<Option<Jit>> = const { RefCell::new(None) };
+}
+
+/// Output buffers handed back by callers ([`recycle`]), reused by later kernel calls so
+/// repeated calls do not pay page faults for fresh memory. Bounded in count and bytes.
+trait Pooled: Element {
+    fn pool() -> &'static Mutex<Vec<Vec<Self>>>;
+}
+
+macro_rules! pooled {
+    ($($t:ty),*) => {$(
+        impl Pooled for $t {
+            fn pool() -> &'static Mutex<Vec<Vec<Self>>> {
+                static POOL: Mutex<Vec<Vec<$t>>> = Mutex::new(Vec::new());
+                &POOL
+            }
+        }
+    )*};
+}
+pooled!(f32, f64);
+
+/// Buffers kept at most, per element type.
+const POOL_BUFFERS: usize = 16;
+/// Bytes kept at most, per element type.
+const POOL_BYTES: usize = 1 << 30;
+
+/// A recycled buffer with room for `n` values (the smallest that fits, and not more than twice
+/// `n`, so small outputs do not pin big buffers).
+fn take<T: Pooled>(n: usize) -> Option<Vec<T>> {
+    let mut pool = T::pool().lock().ok()?;
+    let best = pool
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.capacity() >= n && v.capacity() <= n.saturating_mul(2).max(1024))
+        .min_by_key(|(_, v)| v.capacity())
+        .map(|(i, _)| i)?;
+    let mut v = pool.swap_remove(best);
+    v.clear();
+    Some(v)
+}
+
+fn give<T: Pooled>(v: Vec<T>) {
+    let Ok(mut pool) = T::pool().lock() else { return };
+    let bytes = |p: &[Vec<T>]| p.iter().map(|v| v.capacity() * std::mem::size_of::<T>()).sum::<usize>();
+    if pool.len() < POOL_BUFFERS && bytes(&pool) + v.capacity() * std::mem::size_of::<T>() <= POOL_BYTES {
+        pool.push(v);
+    }
+}
+
+/// Hands the buffer of a value the caller no longer needs back to the kernels' pool. Only a
+/// buffer nobody else holds is taken (a tensor sharing its buffer with another value is just
+/// dropped), so a recycled buffer is never one the caller can still read.
+pub fn recycle(value: RaggedTensor) {
+    let flat = value.into_flat_values();
+    let flat = match flat.try_into_buffer::<f32>() {
+        Ok(v) => return give(v),
+        Err(t) => t,
+    };
+    if let Ok(v) = flat.try_into_buffer::<f64>() {
+        give(v);
+    }
+}
+
+/// Empties the process-wide kernel cache, so the next compile of any graph compiles its kernels
+/// anew (for measuring cold compiles; machine code already handed out stays valid).
+pub fn clear_kernel_cache() {
+    if let Ok(mut c) = cache().lock() {
+        c.clear();
+    }
+}
+
+/// The number of kernels in the process-wide cache.
+pub fn cached_kernels() -> usize {
+    cache().lock().map(|c| c.len()).unwrap_or(0)
+}
+
+/// The compiled kernel of `spec`, from the process-wide cache (keyed by the spec: scalar graph,
+/// operand kinds, reductions, outputs and dtype) or compiled now.
+pub fn kernel_for(spec: &KernelSpec) -> Result<FusedKernel> {
+    let mut cache = cache().lock().map_err(|_| Error::graph("the JIT kernel cache is poisoned"))?;
+    if let Some(k) = cache.get(spec) {
+        return Ok(*k);
+    }
+    let kernel = JIT.with(|cell| -> Result<FusedKernel> {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(Jit::new().map_err(|e| Error::graph(format!("JIT: {e}")))?);
+        }
+        let jit = slot.as_mut().ok_or_else(|| Error::graph("JIT: no module"))?;
+        jit.compile_fused(|b, p| emit_kernel(b, p, spec)).map_err(|e| Error::graph(format!("JIT: {e}")))
+    })?;
+    cache.insert(spec.clone(), kernel);
+    Ok(kernel)
+}
+
+/// The thread count a function uses when none is given: `RAGTIME_THREADS`, else every core.
+pub fn default_threads() -> usize {
+    std::env::var("RAGTIME_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    let mut pools = POOLS.get_or_init(Default::default).lock().map_err(|_| Error::graph("thread pools poisoned"))?;
+    if let Some(p) = pools.get(&threads) {
+        return Ok(p.clone());
+    }
+    let p = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("ragtime-{i}"))
+            .build()
+            .map_err(|e| Error::graph(format!("cannot start {threads} threads: {e}")))?,
+    );
+    pools.insert(threads, p.clone());
+    Ok(p)
+}
+
+/// A fused op running as a JIT kernel; when the operands are not shaped as fusion assumed, it
+/// runs the fused op's reference implementation instead.
+#[derive(Debug, Clone)]
+pub struct JitKernel {
+    inner: OpRef,
+    spec: Arc<KernelSpec>,
+    kernel: FusedKernel,
+    threads: usize,
+}
+
+impl PartialEq for JitKernel {
+    fn eq(&self, other: &Self) -> bool {
+        self.inner.op_eq(&*other.inner) && self.threads == other.threads
+    }
+}
+
+/// Buffer pointers shared by the threads of one kernel call.
+struct Buffers {
+    inputs: Vec<*const u8>,
+    outputs: Vec<*mut u8>,
+    splits: *const i64,
+}
+
+// SAFETY: the pointers are only dereferenced by the kernel, which reads inputs (never written
+// during the call) and writes output ranges that differ between threads (`JitKernel::launch`
+// gives each thread a disjoint range of elements or rows).
+unsafe impl Sync for Buffers {}
+
+impl Buffers {
+    /// # Safety
+    /// As [`FusedKernel::call`], for these buffers.
+    unsafe fn launch(&self, kernel: FusedKernel, begin: usize, end: usize) {
+        // SAFETY: forwarded to the caller.
+        unsafe { kernel.call(&self.inputs, &self.outputs, self.splits, begin, end) }
+    }
+}
+
+impl JitKernel {
+    /// The compiled kernel (shared, through the cache, by every op with the same spec).
+    pub fn kernel(&self) -> FusedKernel {
+        self.kernel
+    }
+
+    /// The spec the kernel was compiled from.
+    pub fn spec(&self) -> &KernelSpec {
+        &self.spec
+    }
+
+    fn run<T: Pooled>(&self, layout: &Layout<'_>) -> Result<Vec<RaggedTensor>> {
+        let spec = &self.spec;
+        let reference = layout.reference;
+        let total = reference.flat_values().len();
+        let rows = spec.rows();
+        let splits: &[i64] = if rows { reference.partitions()[0].row_splits() } else { &[] };
+        let nrows = splits.len().saturating_sub(1);
+        // Every bound the kernel relies on, checked before it runs.
+        if rows && splits.last().copied() != Some(total as i64) {
+            return Err(Error::graph("JIT: the flat values do not end at the last row split"));
+        }
+        let mut inputs = Vec::with_capacity(layout.columns.len());
+        for (k, (column, kind)) in layout.columns.iter().zip(&spec.operands).enumerate() {
+            let data =
+                column.as_slice::<T>().ok_or_else(|| Error::graph(format!("JIT: operand {k} is not {}", T::DTYPE)))?;
+            let want = match kind {
+                OperandKind::Full => total,
+                OperandKind::Scalar => 1,
+                OperandKind::PerRow => nrows,
+            };
+            if data.len() != want {
+                return Err(Error::graph(format!("JIT: operand {k} has {} values, expected {want}", data.len())));
+            }
+            inputs.push(data.as_ptr().cast::<u8>());
+        }
+        let name = self.inner.name();
+        let mut outputs: Vec<Vec<T>> = spec
+            .outputs
+            .iter()
+            .map(|o| {
+                let n = match o {
+                    RowOutput::Elements(_) => total,
+                    RowOutput::Reduction(_) => nrows,
+                };
+                // Charged to the call's memory budget and allocated fallibly, like every
+                // data-sized buffer; not zeroed, since the kernel writes every element.
+                match take::<T>(n) {
+                    Some(v) => limits::charge(&name, n * std::mem::size_of::<T>()).map(|()| v),
+                    None => limits::try_vec::<T>(&name, n),
+                }
+            })
+            .collect::<Result<_>>()?;
+        let lengths: Vec<usize> = spec
+            .outputs
+            .iter()
+            .map(|o| match o {
+                RowOutput::Elements(_) => total,
+                RowOutput::Reduction(_) => nrows,
+            })
+            .collect();
+        let buffers = Buffers {
+            inputs,
+            outputs: outputs.iter_mut().map(|o| o.as_mut_ptr().cast::<u8>()).collect(),
+            splits: if rows { splits.as_ptr() } else { std::ptr::null() },
+        };
+        let ranges = if rows { row_ranges(splits, self.threads) } else { flat_ranges(total, self.threads) };
+        let launch = |&(begin, end): &(usize, usize)| {
+            // SAFETY: every input pointer addresses a buffer of `T` with the length the kernel
+            // indexes (checked above: full operands `total` values, per-row ones `nrows`,
+            // scalars 1); outputs have `total` or `nrows` elements; for row kernels `splits` is
+            // a validated partition (non-decreasing, from 0 to `total`) with `nrows + 1`
+            // entries and `end <= nrows`; ranges of different calls are disjoint, so no two
+            // threads write the same element.
+            unsafe { buffers.launch(self.kernel, begin, end) }
+        };
+        if ranges.len() <= 1 {
+            ranges.iter().for_each(launch);
+        } else {
+            pool(self.threads)?.install(|| ranges.par_iter().for_each(launch));
+        }
+        drop(buffers);
+        for (out, &n) in outputs.iter_mut().zip(&lengths) {
+            // SAFETY: the ranges launched cover every element `0..total` (flat ranges) or every
+            // row `0..nrows` and with them every element `splits[0]..splits[nrows]` = `0..total`
+            // (row ranges), and the kernel writes each element output at every element and each
+            // reduction output at every row of its range; `n <= capacity` (`try_vec(n)`, or a
+            // pooled buffer of at least `n`).
+            unsafe { out.set_len(n) };
+        }
+        let flat_shape = reference.flat_values().shape().to_vec();
+        spec.outputs
+            .iter()
+            .zip(outputs)
+            .map(|(o, data)| match *o {
+                RowOutput::Elements(_) => {
+                    RaggedTensor::new(DenseTensor::from_vec(flat_shape.clone(), data)?, reference.partitions().to_vec())
+                }
+                RowOutput::Reduction(k) => {
+                    let keep = spec.reductions.get(k).is_some_and(|r| r.keepdims);
+                    let shape = if keep { vec![nrows, 1] } else { vec![nrows] };
+                    Ok(RaggedTensor::dense(DenseTensor::from_vec(shape, data)?))
+                }
+            })
+            .collect()
+    }
+}
+
+/// Element ranges for up to `threads` threads.
+fn flat_ranges(total: usize, threads: usize) -> Vec<(usize, usize)> {
+    let parts = (total / MIN_WORK_PER_THREAD).clamp(1, threads.max(1));
+    let step = total.div_ceil(parts).max(1);
+    (0..parts).map(|p| (p * step, ((p + 1) * step).min(total))).filter(|(a, b)| a < b || total == 0).collect()
+}
+
+/// Row ranges for up to `threads` threads, balanced by values plus rows.
+fn row_ranges(splits: &[i64], threads: usize) -> Vec<(usize, usize)> {
+    let nrows = splits.len().saturating_sub(1);
+    let work = |r: usize| splits[r] as usize + r;
+    let total = work(nrows);
+    let parts = (total / MIN_WORK_PER_THREAD).clamp(1, threads.max(1));
+    let mut ranges = Vec::with_capacity(parts);
+    let mut begin = 0;
+    for p in 1..=parts {
+        let target = total * p / parts;
+        // The first row whose cumulative work reaches the target.
+        let end = if p == parts { nrows } else { (begin..=nrows).find(|&r| work(r) >= target).unwrap_or(nrows) };
+        if end > begin {
+            ranges.push((begin, end));
+            begin = end;
+        }
+    }
+    if ranges.is_empty() {
+        ranges.push((0, nrows));
+    }
+    ranges
+}
+
+impl Op for JitKernel {
+    fn name(&self) -> String {
+        format!("Jit{}", self.inner.name())
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        self.inner.infer(inputs)
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let Some(layout) = Layout::new(&self.spec.operands, inputs, self.spec.rows())? else {
+            return self.inner.perform(inputs);
+        };
+        match self.spec.float {
+            Float::F32 => self.run::<f32>(&layout),
+            Float::F64 => self.run::<f64>(&layout),
+        }
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn inner_graph(&self) -> Option<String> {
+        self.inner.inner_graph()
+    }
+
+    fn properties(&self) -> OpProperties {
+        self.inner.properties()
+    }
+}
+
+/// The kernel spec of a fused op, if it is one the JIT lowers.
+pub fn spec_of(op: &OpRef) -> Option<KernelSpec> {
+    let any = op.as_any();
+    if let Some(c) = any.downcast_ref::<Composite>() {
+        let outputs: Vec<RowOutput> = c.graph.outputs.iter().map(|&r| RowOutput::Elements(r)).collect();
+        return KernelSpec::new(&c.graph, &c.operands, &[], &outputs);
+    }
+    let k = any.downcast_ref::<RowKernel>()?;
+    KernelSpec::new(&k.graph, &k.operands, &k.reductions, &k.outputs)
+}
+
+/// Replaces every fused op the JIT can lower by a [`JitKernel`] running on `threads` threads;
+/// returns how many were lowered. Kernels come from the process-wide cache.
+pub fn lower_fused(fg: &mut FunctionGraph, threads: usize) -> Result<usize> {
+    let mut lowered = 0;
+    for node in fg.toposort()? {
+        let Some(apply) = fg.node(node) else { continue };
+        let Some(spec) = spec_of(&apply.op) else { continue };
+        let (inner, inputs, outputs) = (apply.op.clone(), apply.inputs.clone(), apply.outputs.clone());
+        let kernel = kernel_for(&spec)?;
+        let op = JitKernel { inner, spec: Arc::new(spec), kernel, threads: threads.max(1) };
+        let new = fg.add_node(Arc::new(op), &inputs)?;
+        let pairs: Vec<_> = outputs.into_iter().zip(new).collect();
+        fg.replace_all(&pairs, "jit")?;
+        lowered += 1;
+    }
+    fg.remove_dead();
+    Ok(lowered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_ranges_cover_every_row_once_and_balance_values() {
+        let splits: Vec<i64> = (0..=200_000).map(|r| r * 3).collect();
+        let ranges = row_ranges(&splits, 4);
+        assert_eq!(ranges.len(), 4);
+        assert_eq!(ranges[0].0, 0);
+        assert_eq!(ranges.last().unwrap().1, 200_000);
+        assert!(ranges.windows(2).all(|w| w[0].1 == w[1].0), "{ranges:?}");
+        assert_eq!(row_ranges(&[0], 8), vec![(0, 0)], "zero rows: one empty range");
+        assert_eq!(flat_ranges(10, 8), vec![(0, 10)], "small inputs stay on one thread");
+        assert_eq!(flat_ranges(0, 8), vec![(0, 0)]);
+    }
+}

@@ -1,0 +1,565 @@
+//! Lowering of the optimizer's fused ops to Cranelift IR: a [`KernelSpec`] (scalar graph, operand
+//! kinds, row reductions, outputs, float type) becomes one machine-code kernel with the
+//! [`FusedFn`](crate::FusedFn) signature.
+//!
+//! Two loop shapes:
+//! - **flat** (a `Composite` whose operands are full or scalar): one loop over the elements
+//!   `begin..end`, `f32x4` / `f64x2` vectors then a scalar tail;
+//! - **rows** (a `RowKernel`, or a `Composite` with per-row operands): a loop over the rows
+//!   `begin..end`; each row loads its offsets once, then makes one pass per reduction (vector
+//!   partial results, combined across lanes, then the scalar tail) and one pass computing the
+//!   element outputs, while the row is in cache.
+//!
+//! What is lowered: graphs whose inputs, constants and nodes all have one float dtype (float32
+//! or float64), with the ops of [`lowered_op`]; reductions sum, mean, max, min and prod. Anything
+//! else keeps running on the chunked reference implementation. Vector reductions reassociate
+//! sums and products (lanes are summed separately, then combined), so results may differ from
+//! the sequential reference in the last bits; max and min are exact.
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_frontend::FunctionBuilder;
+use ragtime_core::DType;
+use ragtime_ops::elemwise::ScalarOp;
+use ragtime_ops::fused::{OperandKind, RowOutput, RowReduction, ScalarGraph, ScalarRef};
+use ragtime_ops::reduce::ReduceKind;
+
+use crate::kernel::FusedParams;
+use crate::vmath::{self, Float, Lanes, UnaryMath};
+
+/// Everything a fused kernel is compiled from; the kernel cache's key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct KernelSpec {
+    /// The scalar computation. Inputs: the op's operands, then one per reduction.
+    pub graph: ScalarGraph,
+    /// How each op input lines up with the iteration space.
+    pub operands: Vec<OperandKind>,
+    /// Row reductions, in pass order (empty for a `Composite`).
+    pub reductions: Vec<RowReduction>,
+    /// The outputs.
+    pub outputs: Vec<RowOutput>,
+    /// The element type of every value.
+    pub float: Float,
+}
+
+impl KernelSpec {
+    /// True when the kernel loops over rows (reductions or per-row operands), false for a flat
+    /// loop over elements.
+    pub fn rows(&self) -> bool {
+        !self.reductions.is_empty() || self.operands.contains(&OperandKind::PerRow)
+    }
+
+    /// The spec of a fused computation, if every part of it can be lowered.
+    pub fn new(
+        graph: &ScalarGraph,
+        operands: &[OperandKind],
+        reductions: &[RowReduction],
+        outputs: &[RowOutput],
+    ) -> Option<KernelSpec> {
+        let dtype = *graph.inputs.first()?;
+        let float = match dtype {
+            DType::F32 => Float::F32,
+            DType::F64 => Float::F64,
+            _ => return None,
+        };
+        let consts_ok = graph.nodes.iter().flat_map(|n| &n.args).all(|a| match a {
+            ScalarRef::Const(c) => c.dtype() == dtype,
+            _ => true,
+        });
+        let nodes_ok = graph.nodes.iter().all(|n| n.dtype == dtype && lowered_op(n.op));
+        let reductions_ok = reductions.iter().all(|r| {
+            matches!(r.kind, ReduceKind::Sum | ReduceKind::Mean | ReduceKind::Max | ReduceKind::Min | ReduceKind::Prod)
+        });
+        let inputs_ok = graph.inputs.iter().all(|&d| d == dtype);
+        (consts_ok && nodes_ok && reductions_ok && inputs_ok).then(|| KernelSpec {
+            graph: graph.clone(),
+            operands: operands.to_vec(),
+            reductions: reductions.to_vec(),
+            outputs: outputs.to_vec(),
+            float,
+        })
+    }
+
+    /// Bytes per element.
+    pub fn element_bytes(&self) -> usize {
+        match self.float {
+            Float::F32 => 4,
+            Float::F64 => 8,
+        }
+    }
+}
+
+/// The scalar ops the JIT lowers (on float32 and float64).
+pub fn lowered_op(op: ScalarOp) -> bool {
+    matches!(
+        op,
+        ScalarOp::Add
+            | ScalarOp::Subtract
+            | ScalarOp::Multiply
+            | ScalarOp::Divide
+            | ScalarOp::FloorDiv
+            | ScalarOp::Pow
+            | ScalarOp::Maximum
+            | ScalarOp::Minimum
+            | ScalarOp::Negative
+            | ScalarOp::Abs
+            | ScalarOp::Square
+            | ScalarOp::Sqrt
+            | ScalarOp::Exp
+            | ScalarOp::Log
+            | ScalarOp::Sin
+            | ScalarOp::Cos
+            | ScalarOp::Tanh
+            | ScalarOp::Sigmoid
+            | ScalarOp::Floor
+            | ScalarOp::Ceil
+            | ScalarOp::Round
+    )
+}
+
+/// Unaligned, non-trapping accesses: buffers are element-aligned and bounds are checked by the
+/// caller before the kernel runs.
+fn mem() -> MemFlagsData {
+    MemFlagsData::new().with_notrap()
+}
+
+/// A value available both as a scalar and splat into a vector.
+#[derive(Clone, Copy)]
+struct Both {
+    scalar: Value,
+    vector: Value,
+}
+
+struct Emitter<'s> {
+    spec: &'s KernelSpec,
+    ptr: Type,
+    scalar: Lanes,
+    vector: Lanes,
+    esize: i64,
+    in_ptrs: Vec<Value>,
+    out_ptrs: Vec<Value>,
+    /// Scalar operands, loaded once.
+    scalars: Vec<Option<Both>>,
+    /// Row kernels: expensive reduction arguments that an element output also needs, kept in
+    /// that output's buffer by the reduction's pass and read back by the output pass instead of
+    /// being computed twice (softmax's `exp(x - max)`): `(node, output)`.
+    stash: Vec<(usize, usize)>,
+}
+
+impl Emitter<'_> {
+    fn lanes(&self, vector: bool) -> Lanes {
+        if vector {
+            self.vector
+        } else {
+            self.scalar
+        }
+    }
+
+    fn splat(&self, b: &mut FunctionBuilder, s: Value) -> Both {
+        let vector = b.ins().splat(self.vector.ty(), s);
+        Both { scalar: s, vector }
+    }
+
+    fn constant(&self, b: &mut FunctionBuilder, v: f64) -> Both {
+        let s = match self.scalar.float {
+            Float::F32 => b.ins().f32const(v as f32),
+            Float::F64 => b.ins().f64const(v),
+        };
+        self.splat(b, s)
+    }
+
+    /// Address of element `idx` of buffer `base`.
+    fn addr(&self, b: &mut FunctionBuilder, base: Value, idx: Value) -> Value {
+        let off = b.ins().imul_imm_s(idx, self.esize);
+        b.ins().iadd(base, off)
+    }
+
+    /// Evaluates `wanted` at element `idx`; `row_values[i]` gives per-row inputs (per-row
+    /// operands and reduction results) for the current row.
+    fn eval(
+        &self,
+        b: &mut FunctionBuilder,
+        wanted: &[ScalarRef],
+        idx: Value,
+        vector: bool,
+        row_values: &[Option<Both>],
+        use_stash: bool,
+    ) -> Vec<Value> {
+        let graph = &self.spec.graph;
+        let stashed =
+            |j: usize| if use_stash { self.stash.iter().find(|(n, _)| *n == j).map(|&(_, o)| o) } else { None };
+        let lanes = self.lanes(vector);
+        let mut inputs: Vec<Option<Value>> = vec![None; graph.inputs.len()];
+        let mut nodes: Vec<Option<Value>> = vec![None; graph.nodes.len()];
+        let mut needed = vec![false; graph.nodes.len()];
+        let mut stack: Vec<ScalarRef> = wanted.to_vec();
+        while let Some(r) = stack.pop() {
+            match r {
+                ScalarRef::Node(j) if !needed[j] => {
+                    needed[j] = true;
+                    if stashed(j).is_none() {
+                        stack.extend(graph.nodes[j].args.iter().copied());
+                    }
+                }
+                ScalarRef::Input(i) if inputs[i].is_none() => {
+                    let pick = |x: Both| if vector { x.vector } else { x.scalar };
+                    let v = match (self.spec.operands.get(i), self.scalars.get(i).copied().flatten()) {
+                        (Some(OperandKind::Full), _) => {
+                            let a = self.addr(b, self.in_ptrs[i], idx);
+                            b.ins().load(lanes.ty(), mem(), a, 0)
+                        }
+                        (Some(OperandKind::Scalar), Some(s)) => pick(s),
+                        _ => pick(row_values[i].expect("per-row value loaded for the row")),
+                    };
+                    inputs[i] = Some(v);
+                }
+                _ => {}
+            }
+        }
+        let value = |b: &mut FunctionBuilder, inputs: &[Option<Value>], nodes: &[Option<Value>], r: ScalarRef| match r {
+            ScalarRef::Input(i) => inputs[i].expect("input loaded"),
+            ScalarRef::Node(j) => nodes[j].expect("node evaluated in order"),
+            ScalarRef::Const(c) => {
+                let both = self.constant(b, c.as_f64());
+                if vector {
+                    both.vector
+                } else {
+                    both.scalar
+                }
+            }
+        };
+        for (j, node) in graph.nodes.iter().enumerate() {
+            if !needed[j] {
+                continue;
+            }
+            if let Some(out) = stashed(j) {
+                let a = self.addr(b, self.out_ptrs[out], idx);
+                nodes[j] = Some(b.ins().load(lanes.ty(), mem(), a, 0));
+                continue;
+            }
+            let args: Vec<Value> = node.args.iter().map(|&a| value(b, &inputs, &nodes, a)).collect();
+            nodes[j] = Some(emit_op(b, node.op, &args));
+        }
+        wanted.iter().map(|&r| value(b, &inputs, &nodes, r)).collect()
+    }
+}
+
+/// Which reduction arguments to keep in an output buffer (see `Emitter::stash`): those whose
+/// expression has an expensive op and that an element output reads.
+fn stash_plan(spec: &KernelSpec) -> Vec<(usize, usize)> {
+    let graph = &spec.graph;
+    // reaches[j][n]: node j depends on node n (nodes are in topological order).
+    let depends = |from: ScalarRef, target: usize| {
+        let mut stack = vec![from];
+        let mut seen = vec![false; graph.nodes.len()];
+        while let Some(r) = stack.pop() {
+            if let ScalarRef::Node(j) = r {
+                if j == target {
+                    return true;
+                }
+                if !std::mem::replace(&mut seen[j], true) {
+                    stack.extend(graph.nodes[j].args.iter().copied());
+                }
+            }
+        }
+        false
+    };
+    let expensive = |n: usize| {
+        (0..=n).any(|j| graph.nodes[j].op.cost() == ragtime_graph::Cost::Expensive && depends(ScalarRef::Node(n), j))
+    };
+    let mut plan: Vec<(usize, usize)> = Vec::new();
+    for red in &spec.reductions {
+        let ScalarRef::Node(n) = red.arg else { continue };
+        if plan.iter().any(|(m, _)| *m == n) || !expensive(n) {
+            continue;
+        }
+        let reader = spec.outputs.iter().enumerate().find_map(|(j, o)| match o {
+            RowOutput::Elements(r) if depends(*r, n) && !plan.iter().any(|(_, k)| *k == j) => Some(j),
+            _ => None,
+        });
+        if let Some(j) = reader {
+            plan.push((n, j));
+        }
+    }
+    plan
+}
+
+/// One scalar op on values of one float lane shape.
+fn emit_op(b: &mut FunctionBuilder, op: ScalarOp, a: &[Value]) -> Value {
+    match op {
+        ScalarOp::Add => b.ins().fadd(a[0], a[1]),
+        ScalarOp::Subtract => b.ins().fsub(a[0], a[1]),
+        ScalarOp::Multiply => b.ins().fmul(a[0], a[1]),
+        ScalarOp::Divide => b.ins().fdiv(a[0], a[1]),
+        ScalarOp::FloorDiv => {
+            let q = b.ins().fdiv(a[0], a[1]);
+            b.ins().floor(q)
+        }
+        ScalarOp::Pow => vmath::emit_pow(b, a[0], a[1]),
+        // Cranelift's fmax / fmin return NaN when either operand is NaN, as ragtime's do.
+        ScalarOp::Maximum => b.ins().fmax(a[0], a[1]),
+        ScalarOp::Minimum => b.ins().fmin(a[0], a[1]),
+        ScalarOp::Negative => b.ins().fneg(a[0]),
+        ScalarOp::Abs => b.ins().fabs(a[0]),
+        ScalarOp::Square => b.ins().fmul(a[0], a[0]),
+        ScalarOp::Sqrt => b.ins().sqrt(a[0]),
+        ScalarOp::Exp => vmath::emit_unary(b, UnaryMath::Exp, a[0]),
+        ScalarOp::Log => vmath::emit_unary(b, UnaryMath::Log, a[0]),
+        ScalarOp::Sin => vmath::emit_unary(b, UnaryMath::Sin, a[0]),
+        ScalarOp::Cos => vmath::emit_unary(b, UnaryMath::Cos, a[0]),
+        ScalarOp::Tanh => vmath::emit_unary(b, UnaryMath::Tanh, a[0]),
+        ScalarOp::Sigmoid => vmath::emit_unary(b, UnaryMath::Sigmoid, a[0]),
+        ScalarOp::Floor => b.ins().floor(a[0]),
+        ScalarOp::Ceil => b.ins().ceil(a[0]),
+        ScalarOp::Round => b.ins().nearest(a[0]),
+        // `KernelSpec::new` admits only the ops above.
+        other => unreachable!("scalar op {other} is not lowered"),
+    }
+}
+
+/// A loop body: given the index and the carried values, emits the body and returns the next
+/// carried values.
+type LoopBody<'a> = dyn FnMut(&mut FunctionBuilder, Value, &[Value]) -> Vec<Value> + 'a;
+
+/// Emits `for i in start..limit step step { carried = body(i, carried) }` and returns the final
+/// carried values; `limit - start` must be a multiple of `step`.
+fn emit_loop(
+    b: &mut FunctionBuilder,
+    ptr: Type,
+    start: Value,
+    limit: Value,
+    step: i64,
+    init: &[Value],
+    body: &mut LoopBody<'_>,
+) -> Vec<Value> {
+    let head = b.create_block();
+    let body_block = b.create_block();
+    let exit = b.create_block();
+    b.append_block_param(head, ptr);
+    for &v in init {
+        let ty = b.func.dfg.value_type(v);
+        b.append_block_param(head, ty);
+        b.append_block_param(exit, ty);
+    }
+    let args: Vec<_> = std::iter::once(start).chain(init.iter().copied()).map(Into::into).collect();
+    b.ins().jump(head, &args);
+
+    b.switch_to_block(head);
+    let params = b.block_params(head).to_vec();
+    let (i, carried) = (params[0], params[1..].to_vec());
+    let more = b.ins().icmp(IntCC::UnsignedLessThan, i, limit);
+    let carried_args: Vec<_> = carried.iter().copied().map(Into::into).collect();
+    b.ins().brif(more, body_block, &[], exit, &carried_args);
+
+    b.switch_to_block(body_block);
+    let next_carried = body(b, i, &carried);
+    let next = b.ins().iadd_imm_s(i, step);
+    let args: Vec<_> = std::iter::once(next).chain(next_carried).map(Into::into).collect();
+    b.ins().jump(head, &args);
+
+    b.switch_to_block(exit);
+    b.block_params(exit).to_vec()
+}
+
+/// `start + ((end - start) & !(lanes - 1))`: where the vector loop stops.
+fn vector_limit(b: &mut FunctionBuilder, start: Value, end: Value, lanes: i64) -> Value {
+    let n = b.ins().isub(end, start);
+    let whole = b.ins().band_imm_s(n, !(lanes - 1));
+    b.ins().iadd(start, whole)
+}
+
+/// Emits the whole kernel body for `spec`.
+pub(crate) fn emit_kernel(b: &mut FunctionBuilder, p: &FusedParams, spec: &KernelSpec) {
+    let scalar = Lanes { float: spec.float, vector: false };
+    let vector = Lanes { float: spec.float, vector: true };
+    let pw = i64::from(p.ptr.bytes());
+    let in_ptrs: Vec<Value> =
+        (0..spec.operands.len()).map(|k| b.ins().load(p.ptr, mem(), p.inputs, (k as i64 * pw) as i32)).collect();
+    let out_ptrs: Vec<Value> =
+        (0..spec.outputs.len()).map(|k| b.ins().load(p.ptr, mem(), p.outputs, (k as i64 * pw) as i32)).collect();
+    let mut e = Emitter {
+        spec,
+        ptr: p.ptr,
+        scalar,
+        vector,
+        esize: i64::from(scalar.lane_bytes()),
+        in_ptrs,
+        out_ptrs,
+        scalars: Vec::new(),
+        stash: if spec.reductions.is_empty() { Vec::new() } else { stash_plan(spec) },
+    };
+    e.scalars = spec
+        .operands
+        .iter()
+        .enumerate()
+        .map(|(k, kind)| {
+            (*kind == OperandKind::Scalar).then(|| {
+                let s = b.ins().load(scalar.ty(), mem(), e.in_ptrs[k], 0);
+                e.splat(b, s)
+            })
+        })
+        .collect();
+    if spec.rows() {
+        emit_rows(b, p, &e);
+    } else {
+        let no_rows = vec![None; spec.graph.inputs.len()];
+        emit_elements(b, &e, p.begin, p.end, &no_rows);
+    }
+    b.ins().return_(&[]);
+}
+
+/// The element outputs over elements `start..end`: vector loop, then scalar tail.
+fn emit_elements(b: &mut FunctionBuilder, e: &Emitter<'_>, start: Value, end: Value, row_values: &[Option<Both>]) {
+    let outs: Vec<(usize, ScalarRef)> = e
+        .spec
+        .outputs
+        .iter()
+        .enumerate()
+        .filter_map(|(j, o)| if let RowOutput::Elements(r) = o { Some((j, *r)) } else { None })
+        .collect();
+    if outs.is_empty() {
+        return;
+    }
+    let wanted: Vec<ScalarRef> = outs.iter().map(|(_, r)| *r).collect();
+    let lanes = i64::from(e.vector.lane_count());
+    // Two vectors per iteration (independent chains the core can overlap), then one, then
+    // scalars.
+    let vend2 = vector_limit(b, start, end, UNROLL * lanes);
+    let vend = vector_limit(b, start, end, lanes);
+    let body = |b: &mut FunctionBuilder, i: Value, vector: bool| {
+        let values = e.eval(b, &wanted, i, vector, row_values, true);
+        for (&(j, _), v) in outs.iter().zip(values) {
+            let a = e.addr(b, e.out_ptrs[j], i);
+            b.ins().store(mem(), v, a, 0);
+        }
+    };
+    let _ = emit_loop(b, e.ptr, start, vend2, UNROLL * lanes, &[], &mut |b, i, _| {
+        for u in 0..UNROLL {
+            let at = b.ins().iadd_imm_s(i, u * lanes);
+            body(b, at, true);
+        }
+        Vec::new()
+    });
+    let _ = emit_loop(b, e.ptr, vend2, vend, lanes, &[], &mut |b, i, _| {
+        body(b, i, true);
+        Vec::new()
+    });
+    let _ = emit_loop(b, e.ptr, vend, end, 1, &[], &mut |b, i, _| {
+        body(b, i, false);
+        Vec::new()
+    });
+}
+
+/// Vectors per iteration of the main loops.
+const UNROLL: i64 = 2;
+
+/// The row loop: per row, the reductions in order, then the element outputs.
+fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_>) {
+    let spec = e.spec;
+    let n_ops = spec.operands.len();
+    let _ = emit_loop(b, e.ptr, p.begin, p.end, 1, &[], &mut |b, r, _| {
+        let off = b.ins().imul_imm_s(r, 8);
+        let at = b.ins().iadd(p.splits, off);
+        let start = b.ins().load(types::I64, mem(), at, 0);
+        let end = b.ins().load(types::I64, mem(), at, 8);
+        let mut row_values: Vec<Option<Both>> = vec![None; spec.graph.inputs.len()];
+        for (k, kind) in spec.operands.iter().enumerate() {
+            if *kind == OperandKind::PerRow {
+                let a = e.addr(b, e.in_ptrs[k], r);
+                let s = b.ins().load(e.scalar.ty(), mem(), a, 0);
+                row_values[k] = Some(e.splat(b, s));
+            }
+        }
+        for (k, red) in spec.reductions.iter().enumerate() {
+            let value = emit_reduction(b, e, red, start, end, &row_values);
+            for (j, o) in spec.outputs.iter().enumerate() {
+                if *o == RowOutput::Reduction(k) {
+                    let a = e.addr(b, e.out_ptrs[j], r);
+                    b.ins().store(mem(), value, a, 0);
+                }
+            }
+            row_values[n_ops + k] = Some(e.splat(b, value));
+        }
+        emit_elements(b, e, start, end, &row_values);
+        Vec::new()
+    });
+}
+
+/// One reduction over elements `start..end` of the current row, finalized (mean divides).
+fn emit_reduction(
+    b: &mut FunctionBuilder,
+    e: &Emitter<'_>,
+    red: &RowReduction,
+    start: Value,
+    end: Value,
+    row_values: &[Option<Both>],
+) -> Value {
+    // The identities of `ReduceKind` on a ragged axis (max / min start at the finite extremes).
+    let big = match e.scalar.float {
+        Float::F32 => f64::from(f32::MAX),
+        Float::F64 => f64::MAX,
+    };
+    let identity = match red.kind {
+        ReduceKind::Sum | ReduceKind::Mean => 0.0,
+        ReduceKind::Prod => 1.0,
+        ReduceKind::Max => -big,
+        ReduceKind::Min => big,
+        ReduceKind::All | ReduceKind::Any => unreachable!("bool reductions are not lowered"),
+    };
+    let combine = |b: &mut FunctionBuilder, x: Value, y: Value| match red.kind {
+        ReduceKind::Sum | ReduceKind::Mean => b.ins().fadd(x, y),
+        ReduceKind::Prod => b.ins().fmul(x, y),
+        ReduceKind::Max => b.ins().fmax(x, y),
+        _ => b.ins().fmin(x, y),
+    };
+    let init = e.constant(b, identity);
+    let lanes = i64::from(e.vector.lane_count());
+    let vend = vector_limit(b, start, end, lanes);
+    let stash_to = match red.arg {
+        ScalarRef::Node(n) => e.stash.iter().find(|(m, _)| *m == n).map(|&(_, out)| e.out_ptrs[out]),
+        _ => None,
+    };
+    let arg = |b: &mut FunctionBuilder, i: Value, vector: bool| {
+        let x = e.eval(b, &[red.arg], i, vector, row_values, false)[0];
+        if let Some(base) = stash_to {
+            let a = e.addr(b, base, i);
+            b.ins().store(mem(), x, a, 0);
+        }
+        x
+    };
+    // Two vector accumulators (independent chains), folded into one, then the scalar tail.
+    let vend2 = vector_limit(b, start, end, UNROLL * lanes);
+    let accs = emit_loop(b, e.ptr, start, vend2, UNROLL * lanes, &[init.vector, init.vector], &mut |b, i, acc| {
+        let second = b.ins().iadd_imm_s(i, lanes);
+        let (x0, x1) = (arg(b, i, true), arg(b, second, true));
+        vec![combine(b, acc[0], x0), combine(b, acc[1], x1)]
+    });
+    let folded = combine(b, accs[0], accs[1]);
+    let vacc = emit_loop(b, e.ptr, vend2, vend, lanes, &[folded], &mut |b, i, acc| {
+        let x = arg(b, i, true);
+        vec![combine(b, acc[0], x)]
+    })[0];
+    let mut acc = b.ins().extractlane(vacc, 0);
+    for lane in 1..lanes as u8 {
+        let x = b.ins().extractlane(vacc, lane);
+        acc = combine(b, acc, x);
+    }
+    let acc = emit_loop(b, e.ptr, vend, end, 1, &[acc], &mut |b, i, acc| {
+        let x = arg(b, i, false);
+        vec![combine(b, acc[0], x)]
+    })[0];
+    if red.kind != ReduceKind::Mean {
+        return acc;
+    }
+    // As `reduce::fold_rows`: the sum in the element type, divided in float64.
+    let count = b.ins().isub(end, start);
+    let count = b.ins().fcvt_from_sint(types::F64, count);
+    match e.scalar.float {
+        Float::F32 => {
+            let wide = b.ins().fpromote(types::F64, acc);
+            let q = b.ins().fdiv(wide, count);
+            b.ins().fdemote(types::F32, q)
+        }
+        Float::F64 => b.ins().fdiv(acc, count),
+    }
+}

@@ -1,0 +1,195 @@
+//! The JIT against the reference interpreter: random fused graphs on random ragged data (NaN,
+//! ±inf, ±0, empty rows, zero rows, one long row), float32 and float64, one and several threads;
+//! output buffers recycled between calls; the kernel cache shared by functions.
+
+use proptest::prelude::*;
+use ragtime::case::compare;
+use ragtime::prelude::*;
+use ragtime::{CompileOptions, DenseTensor};
+
+const SPECIAL: [f64; 12] =
+    [0.5, -1.25, 2.0, 0.0, -0.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -3.5, 1e-3, 7.0, 30.0];
+
+/// One random step: (what, operand picks).
+type Step = (u8, u8, u8);
+
+/// Builds a graph of elementwise ops and row reductions over x, z (ragged) and a per-row value.
+fn build(g: &Graph, dtype: DType, steps: &[Step]) -> (Vec<Var>, Vec<Var>) {
+    let x = g.input("x", TensorType::ragged(dtype, 1));
+    let z = g.input("z", TensorType::ragged(dtype, 1));
+    let mut ragged = vec![x.clone(), z.clone()];
+    let mut per_row: Vec<Var> = vec![x.reduce_max(keepdims(1))];
+    let mut outputs = Vec::new();
+    for &(what, a, b) in steps {
+        let r = |k: u8| ragged[k as usize % ragged.len()].clone();
+        let p = |k: u8| per_row[k as usize % per_row.len()].clone();
+        let v = match what % 12 {
+            0 => r(a) + r(b),
+            1 => r(a) - p(b),
+            2 => r(a) * r(b),
+            3 => r(a) / p(b),
+            4 => r(a).maximum(&r(b)),
+            5 => r(a) * 2.0 + 1.0,
+            6 => r(a).exp(),
+            7 => r(a).tanh(),
+            8 => r(a).sigmoid(),
+            9 => r(a).abs().sqrt(),
+            10 => {
+                per_row.push(match b % 4 {
+                    0 => r(a).reduce_sum(keepdims(1)),
+                    1 => r(a).reduce_mean(keepdims(1)),
+                    2 => r(a).reduce_max(keepdims(1)),
+                    _ => r(a).reduce_min(keepdims(1)),
+                });
+                continue;
+            }
+            _ => {
+                outputs.push(r(a).reduce_sum(1));
+                continue;
+            }
+        };
+        ragged.push(v);
+    }
+    outputs.push(ragged.last().cloned().expect("x"));
+    (vec![x, z], outputs)
+}
+
+fn data(dtype: DType, lengths: &[usize], picks: &[u8], shift: usize) -> RaggedTensor {
+    let total: usize = lengths.iter().sum();
+    let values: Vec<f64> = (0..total)
+        .map(|i| {
+            SPECIAL[picks.get((i + shift) % picks.len().max(1)).copied().unwrap_or(i as u8) as usize % SPECIAL.len()]
+        })
+        .collect();
+    let flat = match dtype {
+        DType::F32 => DenseTensor::vector(values.iter().map(|&v| v as f32).collect::<Vec<_>>()),
+        _ => DenseTensor::vector(values),
+    };
+    let lengths: Vec<i64> = lengths.iter().map(|&l| l as i64).collect();
+    RaggedTensor::from_row_lengths(flat, &lengths).expect("valid lengths")
+}
+
+fn check(
+    steps: &[Step],
+    dtype: DType,
+    lengths: &[usize],
+    picks: &[u8],
+    threads: usize,
+) -> std::result::Result<(), String> {
+    let g = Graph::new();
+    let (inputs, outputs) = build(&g, dtype, steps);
+    let ins: Vec<&Var> = inputs.iter().collect();
+    let outs: Vec<&Var> = outputs.iter().collect();
+    let jit =
+        g.compile_with(&ins, &outs, CompileOptions::from(Mode::FastRun).threads(threads)).map_err(|e| e.to_string())?;
+    let reference = g.compile_with(&ins, &outs, Mode::FastCompile).map_err(|e| e.to_string())?;
+    let x = data(dtype, lengths, picks, 0);
+    let z = x.with_flat_values(data(dtype, lengths, picks, 5).flat_values().clone()).map_err(|e| e.to_string())?;
+    let want = reference.call(&[x.clone(), z.clone()]);
+    let got = jit.call(&[x, z]);
+    match (want, got) {
+        (Ok(w), Ok(o)) => {
+            for (k, (a, b)) in w.iter().zip(&o).enumerate() {
+                compare(a, b).map_err(|why| format!("output {k}: {why}\n{}", jit.debugprint()))?;
+            }
+            Ok(())
+        }
+        (Err(a), Err(b)) if a.kind() == b.kind() => Ok(()),
+        (w, o) => Err(format!("interpreter {w:?}, JIT {o:?}")),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn jit_kernels_agree_with_the_interpreter(
+        steps in prop::collection::vec((any::<u8>(), any::<u8>(), any::<u8>()), 1..10),
+        lengths in prop::collection::vec(0usize..19, 0..9),
+        picks in prop::collection::vec(any::<u8>(), 1..64),
+        f64s in any::<bool>(),
+    ) {
+        let dtype = if f64s { DType::F64 } else { DType::F32 };
+        prop_assert!(check(&steps, dtype, &lengths, &picks, 1).is_ok(), "{}", check(&steps, dtype, &lengths, &picks, 1).unwrap_err());
+    }
+}
+
+#[test]
+fn the_workloads_are_compiled_to_jit_kernels() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F32, 1));
+    let e = (&x - x.reduce_max(keepdims(1))).exp();
+    let y = &e / e.reduce_sum(keepdims(1));
+    let f = compile(&[&x], &[&y]).unwrap();
+    assert_eq!(f.jit_kernels(), 1, "{}", f.debugprint());
+    assert!(f.debugprint().starts_with("JitRowKernel{"), "{}", f.debugprint());
+}
+
+#[test]
+fn long_rows_and_many_threads_agree_with_one_thread() {
+    // One long row, many short and empty rows: over the per-thread threshold, so the work is
+    // split across threads by value count.
+    let mut lengths = vec![100_000usize];
+    lengths.extend((0..60_000).map(|i| (i * 7919) % 21));
+    let picks: Vec<u8> = (0..=255).collect();
+    for steps in [vec![(1u8, 0u8, 0u8), (6, 2, 0), (10, 3, 0), (3, 3, 1)], vec![(7, 0, 0), (0, 2, 1), (11, 3, 0)]] {
+        for threads in [1, 2, 4] {
+            check(&steps, DType::F32, &lengths, &picks, threads).unwrap();
+        }
+    }
+}
+
+#[test]
+fn zero_rows_and_all_empty_rows() {
+    for lengths in [vec![], vec![0, 0, 0]] {
+        check(&[(10, 0, 0), (3, 0, 1), (11, 2, 0)], DType::F32, &lengths, &[1, 2, 3], 2).unwrap();
+    }
+}
+
+#[test]
+fn recycled_buffers_are_never_ones_the_caller_still_holds() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F32, 1));
+    let f = compile(&[&x], &[&(&x * 2.0 + 1.0)]).unwrap();
+    let one = ragged![[1.0, 2.0], [3.0]].unwrap();
+    let two = ragged![[10.0, 20.0], [30.0]].unwrap();
+    let first = f.call(std::slice::from_ref(&one)).unwrap();
+    let kept = first[0].clone(); // shares the buffer: recycling must not take it
+    f.recycle(first);
+    let second = f.call(std::slice::from_ref(&two)).unwrap();
+    assert_eq!(kept.to_string(), "<Ragged float32 [[3.0, 5.0], [7.0]]>", "a held result must not be overwritten");
+    assert_eq!(second[0].to_string(), "<Ragged float32 [[21.0, 41.0], [61.0]]>");
+    // A result nobody else holds is reused, and the values stay right.
+    f.recycle(second);
+    let third = f.call(std::slice::from_ref(&one)).unwrap();
+    assert_eq!(third[0].to_string(), "<Ragged float32 [[3.0, 5.0], [7.0]]>");
+}
+
+#[test]
+fn functions_share_compiled_kernels() {
+    let build = || {
+        let g = Graph::new();
+        let x = g.input("x", TensorType::ragged(DType::F64, 1));
+        let y = (&x * 3.0).tanh() - &x;
+        compile(&[&x], &[&y]).unwrap()
+    };
+    let (first, second) = (build(), build());
+    let kernel = |f: &Function| {
+        let fg = f.fgraph();
+        fg.toposort()
+            .unwrap()
+            .into_iter()
+            .find_map(|n| {
+                fg.node(n)
+                    .unwrap()
+                    .op
+                    .as_any()
+                    .downcast_ref::<ragtime::ir::jit::JitKernel>()
+                    .map(|k| k.kernel().address())
+            })
+            .expect("a JIT kernel")
+    };
+    assert_eq!(kernel(&first), kernel(&second), "the second function reuses the cached kernel");
+    let v: RaggedTensor = RaggedTensor::from_row_lengths(DenseTensor::vector(vec![0.5f64, -1.0]), &[2, 0]).unwrap();
+    assert!(first.call(std::slice::from_ref(&v)).unwrap()[0].equals(&second.call(&[v]).unwrap()[0]));
+}
