@@ -109,7 +109,7 @@ pub fn main(args: &BenchArgs) -> ExitCode {
 
 /// All workloads, then one JSON object; `Ok(false)` when a check failed.
 fn run_json(settings: &Settings) -> Result<bool, BenchError> {
-    let mut bench = run::Bench::new(settings)?;
+    let bench = run::Bench::new(settings)?;
     let mut outcomes = Vec::new();
     for &id in &settings.only {
         outcomes.push(bench.run(id)?);
@@ -120,7 +120,7 @@ fn run_json(settings: &Settings) -> Result<bool, BenchError> {
 
 /// The table, one line per workload as it finishes; `Ok(false)` when a check failed.
 fn run_table(settings: &Settings) -> Result<bool, BenchError> {
-    let mut bench = run::Bench::new(settings)?;
+    let bench = run::Bench::new(settings)?;
     let mut stdout = std::io::stdout();
     print!("{}", report::table_header(settings, bench.sizes()));
     let mut ok = true;

@@ -152,7 +152,7 @@ impl Bench {
     }
 
     /// Times and checks one workload.
-    pub fn run(&mut self, id: WorkloadId) -> Result<Outcome, BenchError> {
+    pub fn run(&self, id: WorkloadId) -> Result<Outcome, BenchError> {
         match (id, &self.data, &self.queries) {
             (WorkloadId::Compile, _, _) => self.compile(),
             (WorkloadId::SmallCall, _, _) => self.small_call(),
