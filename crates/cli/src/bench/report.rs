@@ -3,7 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::run::{Outcome, Settings};
+use super::run::{Outcome, Settings, Sizes};
 
 /// The JSON entry of one workload: `ragtime_s`, `baseline_s` (where a baseline applies), `ratio`,
 /// `threads`, `baseline_threads`, `checked`, `checked_against`, `runs` and the input's size; on a failed
@@ -60,12 +60,12 @@ pub fn seconds(s: f64) -> String {
 }
 
 /// The table's heading: the sizes, the runs, the threads, then the column names.
-pub fn table_header(settings: &Settings, sizes: (Option<(usize, usize)>, Option<(usize, usize)>)) -> String {
+pub fn table_header(settings: &Settings, sizes: Sizes) -> String {
     let mut out = String::from("ragtime bench:");
-    if let Some((rows, values)) = sizes.0 {
+    if let Some((rows, values)) = sizes.data {
         out += &format!(" {rows} rows, {values} values;");
     }
-    if let Some((queries, words)) = sizes.1 {
+    if let Some((queries, words)) = sizes.queries {
         out += &format!(" {queries} queries, {words} words;");
     }
     out += &format!(" best of {} runs after a warm-up; baselines on {} thread(s)\n", settings.runs, settings.threads);

@@ -46,6 +46,15 @@ impl Settings {
     }
 }
 
+/// The sizes of the inputs a run built (for the table's heading).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sizes {
+    /// `(rows, values)` of the W1-W4 data, if built.
+    pub data: Option<(usize, usize)>,
+    /// `(queries, words)` of the W7 data, if built.
+    pub queries: Option<(usize, usize)>,
+}
+
 /// One workload's measurements.
 #[derive(Debug, Clone)]
 pub struct Outcome {
@@ -146,9 +155,12 @@ impl Bench {
         Ok(Bench { settings: settings.clone(), parallel, data, queries })
     }
 
-    /// The sizes of the inputs built: `(rows, values)` and `(queries, words)`.
-    pub fn sizes(&self) -> (Option<(usize, usize)>, Option<(usize, usize)>) {
-        (self.data.as_ref().map(|d| (d.nrows(), d.nvals())), self.queries.as_ref().map(|q| (q.count(), q.words())))
+    /// The sizes of the inputs built.
+    pub fn sizes(&self) -> Sizes {
+        Sizes {
+            data: self.data.as_ref().map(|d| (d.nrows(), d.nvals())),
+            queries: self.queries.as_ref().map(|q| (q.count(), q.words())),
+        }
     }
 
     /// Times and checks one workload.
