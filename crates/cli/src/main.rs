@@ -1,4 +1,4 @@
-//! The `ragtime` command: check conformance cases and run graph files, in any compile mode.
+//! The `ragtime` command: check conformance cases, run graph files in any compile mode, run the benchmarks.
 #![forbid(unsafe_code)]
 
 use std::io::Write;
@@ -41,6 +41,8 @@ enum Command {
         #[command(flatten)]
         compile: CompileArgs,
     },
+    /// Time the workloads of BENCHMARKS.md (W1-W7) against same-run baselines, outputs checked first.
+    Bench(ragtime_cli::bench::BenchArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -86,6 +88,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Conformance { paths, compile } => conformance(&paths, &compile.options()),
         Command::Run { file, case, json, compile } => run(&file, case.as_deref(), json, &compile.options()),
+        Command::Bench(args) => ragtime_cli::bench::main(&args),
     }
 }
 

@@ -1,0 +1,121 @@
+//! Criterion benches guarding the kernels of `ragtime bench` against regressions: the workloads of
+//! `BENCHMARKS.md` (W1-W7, same graphs and data generators as `ragtime bench`) at 2^16 rows and 6,250
+//! queries, each next to its single-threaded baseline loop. Every workload's output is checked (against
+//! its baseline and the interpreter) before it is timed. Run with `cargo bench --bench kernels`
+//! (`-- --quick` for a short run, `-- W3` to filter).
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use ragtime::prelude::*;
+use ragtime::RaggedTensor;
+use ragtime_cli::bench::baseline::{self, Parallel};
+use ragtime_cli::bench::data::{small_input, Data, Queries, DIM};
+use ragtime_cli::bench::run::{Bench, Settings};
+use ragtime_cli::bench::workloads::{self, WorkloadId};
+
+const ROWS: usize = 1 << 16;
+/// 100,000 queries scaled like the rows: 100,000 * 2^16 / 2^20.
+const QUERIES: usize = 6_250;
+
+/// Runs `ragtime bench`'s check of `id` at the bench size; panics (failing the bench) on a mismatch.
+fn checked(id: WorkloadId) {
+    let settings = Settings { only: vec![id], rows: ROWS, queries: QUERIES, runs: 1, threads: 1 };
+    let outcome = Bench::new(&settings).and_then(|b| b.run(id)).expect("the workload runs");
+    if let Err(m) = outcome.check {
+        panic!("{}: {m}", id.name());
+    }
+}
+
+fn compiled(id: WorkloadId) -> Function {
+    workloads::build(id).compile().expect("the workload compiles")
+}
+
+fn call(f: &Function, inputs: &[RaggedTensor]) -> Vec<RaggedTensor> {
+    f.call(inputs).expect("the workload runs")
+}
+
+/// W1-W4: ragtime's compiled function and the baseline loop over the same buffers.
+fn arrays(c: &mut Criterion) {
+    let data = Data::new(ROWS).expect("the data builds");
+    let (xs, zs, splits) = (data.xs(), data.zs(), data.splits());
+    let xz = [data.x.clone(), data.z.clone()];
+    let mut group = c.benchmark_group("arrays");
+    group.throughput(Throughput::Elements(data.nvals() as u64));
+    let mut flat = vec![0f32; data.nvals()];
+    let mut rows = vec![0f32; data.nrows()];
+
+    let id = WorkloadId::FusedElemwise;
+    checked(id);
+    let f = compiled(id);
+    group.bench_function(BenchmarkId::new("ragtime", id.name()), |b| b.iter(|| call(&f, &xz)));
+    group.bench_function(BenchmarkId::new("baseline", id.name()), |b| {
+        b.iter(|| baseline::fused_elemwise(xs, zs, &mut flat))
+    });
+
+    let id = WorkloadId::Axpy;
+    checked(id);
+    let f = compiled(id);
+    group.bench_function(BenchmarkId::new("ragtime", id.name()), |b| b.iter(|| call(&f, &xz)));
+    group.bench_function(BenchmarkId::new("baseline", id.name()), |b| b.iter(|| baseline::axpy(xs, zs, &mut flat)));
+
+    let id = WorkloadId::RowMean;
+    checked(id);
+    let f = compiled(id);
+    group.bench_function(BenchmarkId::new("ragtime", id.name()), |b| b.iter(|| call(&f, &xz)));
+    group.bench_function(BenchmarkId::new("baseline", id.name()), |b| {
+        b.iter(|| baseline::row_mean(splits, xs, zs, &mut rows))
+    });
+
+    let id = WorkloadId::RowSoftmax;
+    checked(id);
+    let f = compiled(id);
+    let x = [data.x.clone()];
+    group.bench_function(BenchmarkId::new("ragtime", id.name()), |b| b.iter(|| call(&f, &x)));
+    group.bench_function(BenchmarkId::new("baseline", id.name()), |b| {
+        b.iter(|| baseline::row_softmax(splits, xs, &mut flat))
+    });
+    group.finish();
+}
+
+/// W5 and W6: compiling W4's graph, and one call of W3's function on the 5-row input.
+fn fixed_costs(c: &mut Criterion) {
+    let mut group = c.benchmark_group("fixed_costs");
+    checked(WorkloadId::Compile);
+    let built = workloads::row_softmax();
+    group.bench_function(WorkloadId::Compile.name(), |b| b.iter(|| built.compile().expect("W4 compiles")));
+    checked(WorkloadId::SmallCall);
+    let f = compiled(WorkloadId::SmallCall);
+    let small = small_input().expect("the small input builds");
+    let inputs = [small.clone(), small];
+    group.bench_function(WorkloadId::SmallCall.name(), |b| b.iter(|| call(&f, &inputs)));
+    group.finish();
+}
+
+/// W7: the bigram pipeline and its baseline.
+fn bigram(c: &mut Criterion) {
+    let id = WorkloadId::Bigram;
+    checked(id);
+    let q = Queries::new(QUERIES).expect("the queries build");
+    let f = compiled(id);
+    let inputs = [q.queries.clone(), q.table.clone()];
+    let words = q.words_column().expect("a string column");
+    let one = Parallel::new(1).expect("one thread");
+    let chunks = one.row_chunks(q.splits());
+    let mut out = vec![0f32; q.count() * DIM];
+    let mut group = c.benchmark_group("bigram");
+    group.throughput(Throughput::Elements(q.words() as u64));
+    group.bench_function(BenchmarkId::new("ragtime", id.name()), |b| b.iter(|| call(&f, &inputs)));
+    group.bench_function(BenchmarkId::new("baseline", id.name()), |b| {
+        b.iter(|| {
+            one.run(
+                &chunks,
+                &mut out,
+                |r| r * DIM,
+                |rows, o| baseline::bigram(&q.splits()[rows.start..=rows.end], words, q.table_values(), o),
+            )
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, arrays, fixed_costs, bigram);
+criterion_main!(benches);

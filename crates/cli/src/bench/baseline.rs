@@ -1,0 +1,219 @@
+//! The same-run baselines: plain Rust loops over the same buffers ragtime reads, writing into buffers the
+//! caller allocates once and reuses, run on a rayon pool of `--threads` threads with the rows split into
+//! one contiguous chunk per thread, balanced by value count.
+
+use std::ops::Range;
+
+use ragtime::StringTensor;
+use rayon::prelude::*;
+use rayon::{ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder};
+
+use super::data::{BUCKETS, DIM};
+
+/// Runs row-chunked loops on `threads` threads (a rayon pool; with one thread, on the caller's).
+#[derive(Debug)]
+pub struct Parallel {
+    threads: usize,
+    pool: Option<ThreadPool>,
+}
+
+impl Parallel {
+    /// A runner for `threads` threads (at least one).
+    pub fn new(threads: usize) -> Result<Parallel, ThreadPoolBuildError> {
+        let threads = threads.max(1);
+        let pool = if threads > 1 {
+            Some(ThreadPoolBuilder::new().num_threads(threads).thread_name(|i| format!("bench-baseline-{i}")).build()?)
+        } else {
+            None
+        };
+        Ok(Parallel { threads, pool })
+    }
+
+    /// The number of threads the loops run on.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Rows `0..nrows` (`splits` has `nrows + 1` entries) cut into one contiguous range per thread,
+    /// each holding about the same number of values.
+    pub fn row_chunks(&self, splits: &[i64]) -> Vec<Range<usize>> {
+        let nrows = splits.len().saturating_sub(1);
+        let total = splits.last().copied().unwrap_or(0).max(0) as u128;
+        let mut bounds = vec![0usize];
+        for t in 1..self.threads {
+            let target = (total * t as u128 / self.threads as u128) as i64;
+            let row = splits.partition_point(|&s| s < target).min(nrows);
+            bounds.push(row.max(*bounds.last().unwrap_or(&0)));
+        }
+        bounds.push(nrows);
+        bounds.windows(2).map(|w| w[0]..w[1]).collect()
+    }
+
+    /// Runs `kernel(rows, out_piece)` for each chunk of rows, in parallel: `out_start(row)` is where the
+    /// output of `row` begins in `out` (a value index, a row index, ...), so each chunk writes its own
+    /// disjoint piece of `out`.
+    pub fn run<K>(&self, chunks: &[Range<usize>], out: &mut [f32], out_start: impl Fn(usize) -> usize, kernel: K)
+    where
+        K: Fn(Range<usize>, &mut [f32]) + Sync,
+    {
+        let Some(pool) = &self.pool else {
+            for rows in chunks {
+                let piece = out.get_mut(out_start(rows.start)..out_start(rows.end)).unwrap_or_default();
+                kernel(rows.clone(), piece);
+            }
+            return;
+        };
+        let mut pieces = Vec::with_capacity(chunks.len());
+        let mut rest = out;
+        for rows in chunks {
+            let len = (out_start(rows.end) - out_start(rows.start)).min(rest.len());
+            let (piece, tail) = rest.split_at_mut(len);
+            pieces.push(piece);
+            rest = tail;
+        }
+        pool.install(|| {
+            pieces.into_par_iter().zip(chunks.par_iter()).for_each(|(piece, rows)| kernel(rows.clone(), piece))
+        });
+    }
+}
+
+/// W1 over aligned slices: `out = tanh(x * 2 + 1) * z - x`, with the scalar `f32::tanh` (libm's `tanhf`).
+pub fn fused_elemwise(x: &[f32], z: &[f32], out: &mut [f32]) {
+    for ((o, &x), &z) in out.iter_mut().zip(x).zip(z) {
+        *o = (x * 2.0 + 1.0).tanh() * z - x;
+    }
+}
+
+/// W2 over aligned slices: `out = x * 2 + z`.
+pub fn axpy(x: &[f32], z: &[f32], out: &mut [f32]) {
+    for ((o, &x), &z) in out.iter_mut().zip(x).zip(z) {
+        *o = x * 2.0 + z;
+    }
+}
+
+/// W3 for the rows whose splits are `splits` (`rows + 1` entries, indexing `x` and `z`):
+/// `out[r] = sum(x * 2 + z over row r) / len(row r)` (NaN for an empty row, as `0 / 0`).
+pub fn row_mean(splits: &[i64], x: &[f32], z: &[f32], out: &mut [f32]) {
+    for (o, w) in out.iter_mut().zip(splits.windows(2)) {
+        let (s, e) = (w[0] as usize, w[1] as usize);
+        let mut sum = 0f32;
+        for (&x, &z) in x[s..e].iter().zip(&z[s..e]) {
+            sum += x * 2.0 + z;
+        }
+        *o = sum / (e - s) as f32;
+    }
+}
+
+/// W4 for the rows whose splits are `splits`: each row of `x` -> `exp(x - max) / sum(exp(x - max))`,
+/// three passes per row with the scalar `f32::exp`; `out` starts at the first row's first value.
+pub fn row_softmax(splits: &[i64], x: &[f32], out: &mut [f32]) {
+    let base = splits.first().copied().unwrap_or(0) as usize;
+    for w in splits.windows(2) {
+        let (s, e) = (w[0] as usize, w[1] as usize);
+        let row = &x[s..e];
+        let o = &mut out[s - base..e - base];
+        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let mut sum = 0f32;
+        for (o, &x) in o.iter_mut().zip(row) {
+            *o = (x - max).exp();
+            sum += *o;
+        }
+        for o in o.iter_mut() {
+            *o /= sum;
+        }
+    }
+}
+
+/// The bucket of one string, as `strings.to_hash_bucket_fast` computes it: FarmHash Fingerprint64
+/// modulo the bucket count.
+pub fn bucket(s: &[u8]) -> usize {
+    (farmhash::fingerprint64(s) % BUCKETS as u64) as usize
+}
+
+/// W7 for the queries whose splits (into `words`) are `splits`: for each query of words `w1 .. wn`,
+/// the mean of the table rows of the buckets of its words, then of its bigrams
+/// `#+w1, w1+w2, .., wn+#`; `out` holds `DIM` values per query.
+pub fn bigram(splits: &[i64], words: &StringTensor, table: &[f32], out: &mut [f32]) {
+    let mut joined: Vec<u8> = Vec::with_capacity(64);
+    let add = |acc: &mut [f32; DIM], s: &[u8]| {
+        let b = bucket(s);
+        for (a, t) in acc.iter_mut().zip(&table[b * DIM..(b + 1) * DIM]) {
+            *a += t;
+        }
+    };
+    for (o, w) in out.chunks_exact_mut(DIM).zip(splits.windows(2)) {
+        let (s, e) = (w[0] as usize, w[1] as usize);
+        let mut acc = [0f32; DIM];
+        for i in s..e {
+            add(&mut acc, words.get(i));
+        }
+        // The query padded with "#" on both sides; each bigram joins neighbours with "+".
+        let padded = |i: usize| if i == 0 || i == e - s + 1 { &b"#"[..] } else { words.get(s + i - 1) };
+        for i in 0..=e - s {
+            joined.clear();
+            joined.extend_from_slice(padded(i));
+            joined.push(b'+');
+            joined.extend_from_slice(padded(i + 1));
+            add(&mut acc, &joined);
+        }
+        let count = (2 * (e - s) + 1) as f32;
+        for (o, a) in o.iter_mut().zip(acc) {
+            *o = a / count;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_cover_every_row_once_and_balance_values() {
+        let splits: Vec<i64> = std::iter::once(0).chain((1..=1000).map(|i| i * 10)).collect();
+        for threads in [1, 2, 3, 7] {
+            let p = Parallel::new(threads).unwrap();
+            let chunks = p.row_chunks(&splits);
+            assert_eq!(chunks.len(), threads);
+            assert_eq!(chunks.first().unwrap().start, 0);
+            assert_eq!(chunks.last().unwrap().end, 1000);
+            assert!(chunks.windows(2).all(|w| w[0].end == w[1].start));
+            let sizes: Vec<usize> = chunks.iter().map(|c| c.len()).collect();
+            assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1, "{sizes:?}");
+        }
+        // All rows empty: still a cover.
+        let p = Parallel::new(4).unwrap();
+        let chunks = p.row_chunks(&[0, 0, 0]);
+        assert_eq!(chunks.iter().map(|c| c.len()).sum::<usize>(), 2);
+    }
+
+    #[test]
+    fn parallel_and_serial_loops_agree() {
+        let splits: Vec<i64> = vec![0, 3, 3, 8, 9, 20];
+        let x: Vec<f32> = (0..20).map(|k| k as f32 / 7.0).collect();
+        let z: Vec<f32> = (0..20).map(|k| 1.0 - k as f32 / 5.0).collect();
+        let mut serial = vec![0f32; 5];
+        row_mean(&splits, &x, &z, &mut serial);
+        assert_eq!(serial[0], (0.0 + 2.0 / 7.0 + 4.0 / 7.0 + 3.0 - 3.0 / 5.0) / 3.0);
+        assert!(serial[1].is_nan());
+        let p = Parallel::new(3).unwrap();
+        let chunks = p.row_chunks(&splits);
+        let mut parallel = vec![0f32; 5];
+        p.run(&chunks, &mut parallel, |r| r, |rows, o| row_mean(&splits[rows.start..=rows.end], &x, &z, o));
+        assert_eq!(serial[2..], parallel[2..]);
+        let mut soft = vec![0f32; 20];
+        p.run(&chunks, &mut soft, |r| splits[r] as usize, |rows, o| row_softmax(&splits[rows.start..=rows.end], &x, o));
+        let row: f32 = soft[3..8].iter().sum();
+        assert!((row - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn bigram_pads_and_joins() {
+        let words = StringTensor::from_strings(&["a", "b"], vec![2]).unwrap();
+        let table: Vec<f32> = (0..BUCKETS * DIM).map(|k| k as f32).collect();
+        let mut out = vec![0f32; DIM];
+        bigram(&[0, 2], &words, &table, &mut out);
+        let buckets = ["a", "b", "#+a", "a+b", "b+#"].map(|s| bucket(s.as_bytes()));
+        let want = buckets.iter().map(|&b| (b * DIM) as f32).sum::<f32>() / 5.0;
+        assert_eq!(out[0], want);
+    }
+}

@@ -1,0 +1,209 @@
+//! The benchmark data of `BENCHMARKS.md`, generated deterministically: the ragged float32 pair `x`, `z`
+//! (W1-W6) and the bigram queries, vocabulary and embedding table (W7).
+
+use std::sync::Arc;
+
+use ragtime::{DenseTensor, RaggedTensor, Result, RowPartition, StringTensor};
+
+/// The number of rows `BENCHMARKS.md` fixes for W1-W4.
+pub const DEFAULT_ROWS: usize = 1 << 20;
+/// The number of W7 queries at the default size.
+pub const DEFAULT_QUERIES: usize = 100_000;
+/// W7's vocabulary size.
+pub const VOCABULARY: usize = 5_000;
+/// W7's longest query, in words (the shortest has one).
+pub const MAX_WORDS: usize = 12;
+/// W7's hash buckets: the embedding table's rows.
+pub const BUCKETS: usize = 1024;
+/// W7's embedding width: the embedding table's columns.
+pub const DIM: usize = 16;
+/// The seed of W7's SplitMix64 stream.
+pub const SEED: u64 = 0x5241_4754_494d_4537;
+
+/// Row `i`'s length: `(i * 7919) % 21`.
+pub fn row_length(i: usize) -> i64 {
+    ((i as u64).wrapping_mul(7919) % 21) as i64
+}
+
+/// `x[k] = ((k * 37) % 1000) / 1000 - 0.5`, computed in f64, stored as float32.
+pub fn x_value(k: usize) -> f32 {
+    (((k as u64).wrapping_mul(37) % 1000) as f64 / 1000.0 - 0.5) as f32
+}
+
+/// `z[k] = ((k * 91) % 1000) / 500 - 1`, computed in f64, stored as float32.
+pub fn z_value(k: usize) -> f32 {
+    (((k as u64).wrapping_mul(91) % 1000) as f64 / 500.0 - 1.0) as f32
+}
+
+/// The W1-W4 inputs: `x` and `z` over one shared row partition (the same `Arc`, so ragtime proves
+/// their structures equal in O(1)).
+#[derive(Debug, Clone)]
+pub struct Data {
+    /// `x`, float32 `[nrows, *]`.
+    pub x: RaggedTensor,
+    /// `z`, float32 `[nrows, *]`, with `x`'s partition.
+    pub z: RaggedTensor,
+}
+
+impl Data {
+    /// The data with `nrows` rows.
+    pub fn new(nrows: usize) -> Result<Data> {
+        let lengths: Vec<i64> = (0..nrows).map(row_length).collect();
+        let partition = RowPartition::from_row_lengths(&lengths)?;
+        let n = partition.nvals();
+        let x = DenseTensor::vector((0..n).map(x_value).collect::<Vec<f32>>());
+        let z = DenseTensor::vector((0..n).map(z_value).collect::<Vec<f32>>());
+        Ok(Data { x: RaggedTensor::new(x, vec![partition.clone()])?, z: RaggedTensor::new(z, vec![partition])? })
+    }
+
+    /// The number of rows.
+    pub fn nrows(&self) -> usize {
+        self.x.nrows()
+    }
+
+    /// The number of values of each of `x` and `z`.
+    pub fn nvals(&self) -> usize {
+        self.splits().last().map_or(0, |&n| n as usize)
+    }
+
+    /// The shared row splits.
+    pub fn splits(&self) -> &[i64] {
+        self.x.partitions().first().map_or(&[0][..], RowPartition::row_splits)
+    }
+
+    /// `x`'s flat values (the buffer ragtime reads).
+    pub fn xs(&self) -> &[f32] {
+        self.x.flat_slice::<f32>().unwrap_or(&[])
+    }
+
+    /// `z`'s flat values (the buffer ragtime reads).
+    pub fn zs(&self) -> &[f32] {
+        self.z.flat_slice::<f32>().unwrap_or(&[])
+    }
+}
+
+/// The 5-row input of W5's check and of W6: `[[3, 1, 4, 1], [], [5, 9, 2], [6], []]` as float32.
+pub fn small_input() -> Result<RaggedTensor> {
+    let values = DenseTensor::vector(vec![3f32, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0]);
+    RaggedTensor::new(values, vec![RowPartition::from_row_splits(vec![0, 4, 4, 7, 8, 8])?])
+}
+
+/// SplitMix64 (Steele, Lea and Flood): a small, fixed, well-mixed stream for W7's queries.
+#[derive(Debug, Clone)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    /// The stream starting from `seed`.
+    pub fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+
+    /// The next 64 bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n` (`n > 0`; the modulo bias is below 2^-50 for the sizes used here).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+}
+
+/// The W7 inputs: a batch of queries (ragged strings) and the embedding table.
+#[derive(Debug, Clone)]
+pub struct Queries {
+    /// string `[queries, *]`: each query 1 to 12 words of the vocabulary.
+    pub queries: RaggedTensor,
+    /// float32 `[1024, 16]`.
+    pub table: RaggedTensor,
+}
+
+impl Queries {
+    /// `count` queries, drawn from one seeded SplitMix64 stream: first the 5,000-word vocabulary
+    /// (distinct lowercase words of 2 to 10 letters), then for each query its length (1 to 12) and its
+    /// words. Table entry `k` (row-major) is `((k * 53) % 1000) / 1000 - 0.5`.
+    pub fn new(count: usize) -> Result<Queries> {
+        let mut rng = SplitMix64::new(SEED);
+        let mut vocabulary: Vec<Vec<u8>> = Vec::with_capacity(VOCABULARY);
+        let mut seen = std::collections::HashSet::with_capacity(VOCABULARY);
+        while vocabulary.len() < VOCABULARY {
+            let len = 2 + rng.below(9);
+            let word: Vec<u8> = (0..len).map(|_| b'a' + rng.below(26) as u8).collect();
+            if seen.insert(word.clone()) {
+                vocabulary.push(word);
+            }
+        }
+        let mut lengths = Vec::with_capacity(count);
+        let mut bytes = Vec::new();
+        let mut offsets = vec![0i64];
+        for _ in 0..count {
+            let words = 1 + rng.below(MAX_WORDS);
+            lengths.push(words as i64);
+            for _ in 0..words {
+                bytes.extend_from_slice(&vocabulary[rng.below(VOCABULARY)]);
+                offsets.push(bytes.len() as i64);
+            }
+        }
+        let nwords = offsets.len() - 1;
+        let column = StringTensor::from_parts(Arc::from(bytes), Arc::from(offsets), vec![nwords])?;
+        let queries = RaggedTensor::new(DenseTensor::String(column), vec![RowPartition::from_row_lengths(&lengths)?])?;
+        let table: Vec<f32> =
+            (0..BUCKETS * DIM).map(|k| (((k as u64 * 53) % 1000) as f64 / 1000.0 - 0.5) as f32).collect();
+        let table = DenseTensor::from_vec(vec![BUCKETS, DIM], table)?.into();
+        Ok(Queries { queries, table })
+    }
+
+    /// The number of queries.
+    pub fn count(&self) -> usize {
+        self.queries.nrows()
+    }
+
+    /// The total number of words.
+    pub fn words(&self) -> usize {
+        self.splits().last().map_or(0, |&n| n as usize)
+    }
+
+    /// The query row splits (into the word column).
+    pub fn splits(&self) -> &[i64] {
+        self.queries.partitions().first().map_or(&[0][..], RowPartition::row_splits)
+    }
+
+    /// The word column.
+    pub fn words_column(&self) -> Option<&StringTensor> {
+        self.queries.flat_strings()
+    }
+
+    /// The table's values, row-major.
+    pub fn table_values(&self) -> &[f32] {
+        self.table.flat_slice::<f32>().unwrap_or(&[])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn x_and_z_share_one_partition_and_follow_the_formulas() {
+        let d = Data::new(100).unwrap();
+        assert!(d.x.partitions()[0].ptr_eq(&d.z.partitions()[0]));
+        let lengths: Vec<i64> = d.splits().windows(2).map(|w| w[1] - w[0]).collect();
+        assert_eq!(&lengths[..4], &[0, 2, 4, 6]); // 0, 7919 % 21 = 2, 15838 % 21 = 4, ...
+        assert_eq!(d.nvals(), lengths.iter().sum::<i64>() as usize);
+        assert_eq!(d.xs()[1], (37.0f64 / 1000.0 - 0.5) as f32);
+        assert_eq!(d.zs()[3], (273.0f64 / 500.0 - 1.0) as f32);
+    }
+
+    #[test]
+    fn queries_are_deterministic_and_in_range() {
+        let a = Queries::new(50).unwrap();
+        let b = Queries::new(50).unwrap();
+        assert!(a.queries.equals(&b.queries));
+        assert!(a.splits().windows(2).all(|w| (1..=MAX_WORDS as i64).contains(&(w[1] - w[0]))));
+        assert_eq!(a.table_values().len(), BUCKETS * DIM);
+    }
+}

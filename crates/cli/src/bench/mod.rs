@@ -1,0 +1,134 @@
+//! `ragtime bench`: the workloads of `BENCHMARKS.md` (W1-W7), each timed in ragtime's default mode next to
+//! a plain Rust baseline measured in the same run, every output checked before its time is reported.
+//!
+//! - [`data`]: the deterministic inputs; [`workloads`]: the graphs, built with the public DSL;
+//! - [`baseline`]: the plain Rust loops, on a rayon pool of `--threads` threads;
+//! - [`check`]: the output comparison (conformance tolerance, first differing index);
+//! - [`run`]: timing and checking one workload; [`report`]: the JSON object and the table.
+
+pub mod baseline;
+pub mod check;
+pub mod data;
+pub mod report;
+pub mod run;
+pub mod workloads;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use ragtime::Function;
+
+pub use run::{Outcome, Settings};
+pub use workloads::WorkloadId;
+
+/// The options of `ragtime bench`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// Print exactly one JSON object, keyed by workload id, instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Threads: the baselines run on a pool of this many; ragtime is told through the one function
+    /// `bench::apply_library_threads` (default: all cores).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: Option<u16>,
+    /// Run only these workloads (comma-separated ids, e.g. `W3_row_mean,W4_row_softmax`).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub only: Vec<WorkloadId>,
+    /// Rows of the W1-W4 data (BENCHMARKS.md: 2^20).
+    #[arg(long, default_value_t = data::DEFAULT_ROWS as u64, value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
+    pub rows: u64,
+    /// W7 queries (default: 100,000 at 2^20 rows, scaled with `--rows`).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub queries: Option<u64>,
+    /// Timed runs after one warm-up; the best is reported.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: u32,
+}
+
+/// What stops a benchmark run (a wrong answer does not: it is reported as `checked: false`).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BenchError {
+    /// The library refused to build, compile or run a workload.
+    #[error("{workload}: {source}")]
+    Library {
+        /// The workload (or `data` while building inputs).
+        workload: &'static str,
+        /// The library's error.
+        #[source]
+        source: ragtime::Error,
+    },
+    /// A compiled workload returned a number of outputs other than one.
+    #[error("{workload}: the function returned {count} outputs, expected 1")]
+    Outputs {
+        /// The workload.
+        workload: &'static str,
+        /// How many it returned.
+        count: usize,
+    },
+    /// The baselines' thread pool could not start.
+    #[error("could not start {threads} baseline threads: {source}")]
+    ThreadPool {
+        /// The requested thread count.
+        threads: usize,
+        /// Rayon's error.
+        #[source]
+        source: rayon::ThreadPoolBuildError,
+    },
+}
+
+/// The one place where `--threads` reaches the library: called on every compiled function the
+/// benchmark times, it returns the function and the number of threads the library will use for it.
+///
+/// ragtime has no thread setting yet and runs every call on the calling thread, so this returns 1
+/// whatever was requested. When the executor gains one (per function, issue 7), set it here from
+/// `requested` and return the count it will really use; the JSON's `threads` follows.
+pub fn apply_library_threads(function: Function, requested: usize) -> (Function, usize) {
+    let _ = requested;
+    (function, 1)
+}
+
+/// Runs `ragtime bench`: prints the JSON object or the table; exit status 1 when an output was wrong or a
+/// workload could not run.
+pub fn main(args: &BenchArgs) -> ExitCode {
+    let settings = Settings::from_args(args);
+    let result = if args.json { run_json(&settings) } else { run_table(&settings) };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            if args.json {
+                println!("{}", serde_json::json!({ "error": e.to_string() }));
+            } else {
+                eprintln!("error: {e}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// All workloads, then one JSON object; `Ok(false)` when a check failed.
+fn run_json(settings: &Settings) -> Result<bool, BenchError> {
+    let bench = run::Bench::new(settings)?;
+    let mut outcomes = Vec::new();
+    for &id in &settings.only {
+        outcomes.push(bench.run(id)?);
+    }
+    println!("{}", report::json(settings, &outcomes));
+    Ok(outcomes.iter().all(|o| o.check.is_ok()))
+}
+
+/// The table, one line per workload as it finishes; `Ok(false)` when a check failed.
+fn run_table(settings: &Settings) -> Result<bool, BenchError> {
+    let bench = run::Bench::new(settings)?;
+    let mut stdout = std::io::stdout();
+    print!("{}", report::table_header(settings, bench.sizes()));
+    let mut ok = true;
+    for &id in &settings.only {
+        let outcome = bench.run(id)?;
+        ok &= outcome.check.is_ok();
+        print!("{}", report::table_line(&outcome));
+        let _ = stdout.flush();
+    }
+    Ok(ok)
+}

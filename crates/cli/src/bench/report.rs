@@ -1,0 +1,165 @@
+//! The two renderings of a benchmark run: one JSON object keyed by workload id (`--json`), or a table
+//! with the ratios. A workload whose check failed reports the first difference and no time.
+
+use serde_json::{json, Map, Value};
+
+use super::run::{Outcome, Settings, Sizes};
+
+/// The JSON entry of one workload: `ragtime_s`, `baseline_s` (where a baseline applies), `ratio`,
+/// `threads`, `baseline_threads`, `checked`, `checked_against`, `runs` and the input's size; on a failed
+/// check, `checked: false` and `mismatch` instead of the times.
+pub fn entry(settings: &Settings, o: &Outcome) -> Value {
+    let mut m = Map::new();
+    m.insert("checked".into(), json!(o.check.is_ok()));
+    match &o.check {
+        Ok(against) => {
+            m.insert("ragtime_s".into(), json!(o.ragtime_s));
+            if let Some(b) = o.baseline_s {
+                m.insert("baseline_s".into(), json!(b));
+                m.insert("ratio".into(), json!(o.ragtime_s / b));
+            }
+            m.insert("checked_against".into(), json!(against.iter().map(|a| a.name()).collect::<Vec<_>>()));
+        }
+        Err(mismatch) => {
+            m.insert(
+                "mismatch".into(),
+                json!({
+                    "against": mismatch.against.name(),
+                    "what": mismatch.what,
+                    "index": mismatch.index,
+                    "got": mismatch.got,
+                    "want": mismatch.want,
+                    "message": mismatch.to_string(),
+                }),
+            );
+        }
+    }
+    m.insert("threads".into(), json!(o.threads));
+    if let Some(t) = o.baseline_threads {
+        m.insert("baseline_threads".into(), json!(t));
+    }
+    m.insert("runs".into(), json!(settings.runs));
+    for (name, n) in &o.size {
+        m.insert((*name).into(), json!(n));
+    }
+    Value::Object(m)
+}
+
+/// The one JSON object of `--json`, keyed by workload id.
+pub fn json(settings: &Settings, outcomes: &[Outcome]) -> Value {
+    Value::Object(outcomes.iter().map(|o| (o.id.name().to_string(), entry(settings, o))).collect())
+}
+
+/// Seconds in a readable unit.
+pub fn seconds(s: f64) -> String {
+    match s {
+        s if s >= 1.0 => format!("{s:.3} s"),
+        s if s >= 1e-3 => format!("{:.2} ms", s * 1e3),
+        s => format!("{:.2} µs", s * 1e6),
+    }
+}
+
+/// The table's heading: the sizes, the runs, the threads, then the column names.
+pub fn table_header(settings: &Settings, sizes: Sizes) -> String {
+    let mut out = String::from("ragtime bench:");
+    if let Some((rows, values)) = sizes.data {
+        out += &format!(" {rows} rows, {values} values;");
+    }
+    if let Some((queries, words)) = sizes.queries {
+        out += &format!(" {queries} queries, {words} words;");
+    }
+    out += &format!(" best of {} runs after a warm-up; baselines on {} thread(s)\n", settings.runs, settings.threads);
+    out += &format!(
+        "{:<18} {:>12} {:>12} {:>8} {:>8}  {}\n",
+        "workload", "ragtime", "baseline", "ratio", "threads", "checked"
+    );
+    out
+}
+
+/// One line of the table.
+pub fn table_line(o: &Outcome) -> String {
+    let threads = match o.baseline_threads {
+        Some(b) => format!("{}/{b}", o.threads),
+        None => o.threads.to_string(),
+    };
+    match &o.check {
+        Ok(against) => {
+            let baseline = o.baseline_s.map_or_else(|| "-".to_string(), seconds);
+            let ratio = o.baseline_s.map_or_else(|| "-".to_string(), |b| format!("{:.2}x", o.ragtime_s / b));
+            let against: Vec<&str> = against.iter().map(|a| a.name()).collect();
+            format!(
+                "{:<18} {:>12} {:>12} {:>8} {:>8}  yes ({})\n",
+                o.id.name(),
+                seconds(o.ragtime_s),
+                baseline,
+                ratio,
+                threads,
+                against.join(", ")
+            )
+        }
+        Err(m) => format!("{:<18} {:>12} {:>12} {:>8} {:>8}  NO: {m}\n", o.id.name(), "-", "-", "-", threads),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::check::{Against, Mismatch};
+    use crate::bench::WorkloadId;
+
+    fn settings() -> Settings {
+        Settings { only: WorkloadId::ALL.to_vec(), rows: 8, queries: 2, runs: 3, threads: 2 }
+    }
+
+    #[test]
+    fn a_checked_entry_has_times_and_a_ratio() {
+        let o = Outcome {
+            id: WorkloadId::Axpy,
+            ragtime_s: 0.02,
+            baseline_s: Some(0.01),
+            threads: 1,
+            baseline_threads: Some(2),
+            check: Ok(vec![Against::Baseline, Against::Interpreter]),
+            size: vec![("rows", 8)],
+        };
+        let v = json(&settings(), std::slice::from_ref(&o));
+        let e = &v["W2_axpy"];
+        assert_eq!(e["checked"], true);
+        assert_eq!(e["ratio"], 2.0);
+        assert_eq!(e["threads"], 1);
+        assert_eq!(e["baseline_threads"], 2);
+        assert_eq!(e["rows"], 8);
+        assert!(table_line(&o).contains("2.00x"), "{}", table_line(&o));
+    }
+
+    #[test]
+    fn a_failed_entry_names_the_index_and_reports_no_time() {
+        let o = Outcome {
+            id: WorkloadId::RowMean,
+            ragtime_s: 0.001,
+            baseline_s: Some(0.01),
+            threads: 1,
+            baseline_threads: Some(2),
+            check: Err(Mismatch {
+                against: Against::Baseline,
+                what: "values",
+                index: 7,
+                got: Some(1.0),
+                want: Some(2.0),
+            }),
+            size: vec![],
+        };
+        let e = entry(&settings(), &o);
+        assert_eq!(e["checked"], false);
+        assert_eq!(e["mismatch"]["index"], 7);
+        assert!(e.get("ragtime_s").is_none() && e.get("ratio").is_none());
+        assert!(table_line(&o).contains("NO: values differs from baseline at index 7"));
+    }
+
+    #[test]
+    fn seconds_pick_a_unit() {
+        assert_eq!(seconds(2.5), "2.500 s");
+        assert_eq!(seconds(0.0125), "12.50 ms");
+        assert_eq!(seconds(2.7e-6), "2.70 µs");
+    }
+}

@@ -1,0 +1,360 @@
+//! Timing and checking one workload: ragtime's best time after a warm-up, the baseline's best time in
+//! the same run, then ragtime's output compared with the baseline's and with the interpreter's.
+
+use std::num::NonZeroUsize;
+use std::time::Instant;
+
+use ragtime::{Function, Mode, RaggedTensor};
+
+use super::baseline::{self, Parallel};
+use super::check::{self, Against, Mismatch};
+use super::data::{self, Data, Queries, DEFAULT_QUERIES, DEFAULT_ROWS, DIM};
+use super::workloads::{self, WorkloadId};
+use super::{apply_library_threads, BenchArgs, BenchError};
+
+/// Calls per timed run of W6.
+pub const SMALL_CALLS: usize = 20_000;
+
+/// What a run measures, from the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// The workloads, in order.
+    pub only: Vec<WorkloadId>,
+    /// W1-W4 rows.
+    pub rows: usize,
+    /// W7 queries.
+    pub queries: usize,
+    /// Timed runs after the warm-up.
+    pub runs: usize,
+    /// Requested threads.
+    pub threads: usize,
+}
+
+impl Settings {
+    /// The settings `args` ask for: every workload unless `--only`, all cores unless `--threads`, W7's
+    /// query count scaled with `--rows` unless `--queries`.
+    pub fn from_args(args: &BenchArgs) -> Settings {
+        let mut only = if args.only.is_empty() { WorkloadId::ALL.to_vec() } else { args.only.clone() };
+        only.sort();
+        only.dedup();
+        let rows = args.rows as usize;
+        let queries =
+            args.queries.map_or_else(|| (DEFAULT_QUERIES * rows).div_ceil(DEFAULT_ROWS).max(1), |q| q as usize);
+        let threads =
+            args.threads.map_or_else(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get), usize::from);
+        Settings { only, rows, queries, runs: args.runs as usize, threads }
+    }
+}
+
+/// The sizes of the inputs a run built (for the table's heading).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sizes {
+    /// `(rows, values)` of the W1-W4 data, if built.
+    pub data: Option<(usize, usize)>,
+    /// `(queries, words)` of the W7 data, if built.
+    pub queries: Option<(usize, usize)>,
+}
+
+/// One workload's measurements.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The workload.
+    pub id: WorkloadId,
+    /// ragtime's best time in seconds (W6: per call).
+    pub ragtime_s: f64,
+    /// The baseline's best time in seconds, where a baseline applies.
+    pub baseline_s: Option<f64>,
+    /// Threads ragtime used.
+    pub threads: usize,
+    /// Threads the baseline used.
+    pub baseline_threads: Option<usize>,
+    /// What the output was checked against, or the first difference.
+    pub check: Result<Vec<Against>, Mismatch>,
+    /// The input's size, as named counts (`rows`, `values`, `queries`, `words`, `calls_per_run`).
+    pub size: Vec<(&'static str, usize)>,
+}
+
+/// The best wall time in seconds of `runs` calls of `f` after one warm-up call, and the last result.
+/// The previous result is dropped before each call, outside the timed region, as a caller looping over
+/// batches would drop it.
+pub fn best_call<T, E>(runs: usize, mut f: impl FnMut() -> Result<T, E>) -> Result<(f64, T), E> {
+    let mut last = f()?;
+    let mut best = f64::INFINITY;
+    for _ in 0..runs {
+        drop(last);
+        let start = Instant::now();
+        let result = f();
+        let seconds = start.elapsed().as_secs_f64();
+        last = result?;
+        best = best.min(seconds);
+    }
+    Ok((best, last))
+}
+
+/// The best wall time in seconds of `runs` runs of `f` after one warm-up run.
+pub fn best_loop(runs: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// The inputs and the baseline pool of one `ragtime bench` run.
+#[derive(Debug)]
+pub struct Bench {
+    settings: Settings,
+    parallel: Parallel,
+    data: Option<Data>,
+    queries: Option<Queries>,
+}
+
+fn library(id: WorkloadId) -> impl Fn(ragtime::Error) -> BenchError {
+    move |source| BenchError::Library { workload: id.name(), source }
+}
+
+fn single(id: WorkloadId, outputs: Vec<RaggedTensor>) -> Result<RaggedTensor, BenchError> {
+    let count = outputs.len();
+    match <[RaggedTensor; 1]>::try_from(outputs) {
+        Ok([out]) => Ok(out),
+        Err(_) => Err(BenchError::Outputs { workload: id.name(), count }),
+    }
+}
+
+/// Compiles `built` in the default mode and applies the thread setting.
+fn compiled(id: WorkloadId, built: &workloads::Built, threads: usize) -> Result<(Function, usize), BenchError> {
+    Ok(apply_library_threads(built.compile().map_err(library(id))?, threads))
+}
+
+/// Runs `built` once on the reference interpreter (`Mode::FastCompile`).
+fn reference(id: WorkloadId, built: &workloads::Built, inputs: &[RaggedTensor]) -> Result<RaggedTensor, BenchError> {
+    let f = built.compile_with(Mode::FastCompile).map_err(library(id))?;
+    single(id, f.call(inputs).map_err(library(id))?)
+}
+
+impl Bench {
+    /// Builds the inputs the selected workloads need and the baselines' pool.
+    pub fn new(settings: &Settings) -> Result<Bench, BenchError> {
+        use WorkloadId::*;
+        let needs = |ids: &[WorkloadId]| settings.only.iter().any(|id| ids.contains(id));
+        let data = match needs(&[FusedElemwise, Axpy, RowMean, RowSoftmax]) {
+            true => Some(Data::new(settings.rows).map_err(|source| BenchError::Library { workload: "data", source })?),
+            false => None,
+        };
+        let queries = match needs(&[Bigram]) {
+            true => Some(
+                Queries::new(settings.queries).map_err(|source| BenchError::Library { workload: "data", source })?,
+            ),
+            false => None,
+        };
+        let parallel = Parallel::new(settings.threads)
+            .map_err(|source| BenchError::ThreadPool { threads: settings.threads, source })?;
+        Ok(Bench { settings: settings.clone(), parallel, data, queries })
+    }
+
+    /// The sizes of the inputs built.
+    pub fn sizes(&self) -> Sizes {
+        Sizes {
+            data: self.data.as_ref().map(|d| (d.nrows(), d.nvals())),
+            queries: self.queries.as_ref().map(|q| (q.count(), q.words())),
+        }
+    }
+
+    /// Times and checks one workload.
+    pub fn run(&self, id: WorkloadId) -> Result<Outcome, BenchError> {
+        match (id, &self.data, &self.queries) {
+            (WorkloadId::Compile, _, _) => self.compile(),
+            (WorkloadId::SmallCall, _, _) => self.small_call(),
+            (WorkloadId::Bigram, _, Some(queries)) => self.bigram(queries),
+            (_, Some(data), _) => self.array(id, data),
+            // `Bench::new` built the inputs of every selected workload; an unselected one gets its own.
+            _ => {
+                let settings = Settings { only: vec![id], ..self.settings.clone() };
+                Bench::new(&settings)?.run(id)
+            }
+        }
+    }
+
+    /// W1-W4: one call on the 2^20-row data; the row-chunked baseline loop.
+    fn array(&self, id: WorkloadId, data: &Data) -> Result<Outcome, BenchError> {
+        let runs = self.settings.runs;
+        let built = workloads::build(id);
+        let (f, threads) = compiled(id, &built, self.settings.threads)?;
+        let inputs = match id {
+            WorkloadId::RowSoftmax => vec![data.x.clone()],
+            _ => vec![data.x.clone(), data.z.clone()],
+        };
+        let (ragtime_s, out) = best_call(runs, || f.call(&inputs)).map_err(library(id))?;
+        let out = single(id, out)?;
+
+        let (xs, zs, splits) = (data.xs(), data.zs(), data.splits());
+        let par = &self.parallel;
+        let chunks = par.row_chunks(splits);
+        let per_row = id == WorkloadId::RowMean;
+        let mut buf = vec![0f32; if per_row { data.nrows() } else { data.nvals() }];
+        let at = |r: usize| splits[r] as usize;
+        let baseline_s = best_loop(runs, || match id {
+            WorkloadId::FusedElemwise => par.run(&chunks, &mut buf, at, |rows, o| {
+                let v = at(rows.start)..at(rows.end);
+                baseline::fused_elemwise(&xs[v.clone()], &zs[v], o)
+            }),
+            WorkloadId::Axpy => par.run(&chunks, &mut buf, at, |rows, o| {
+                let v = at(rows.start)..at(rows.end);
+                baseline::axpy(&xs[v.clone()], &zs[v], o)
+            }),
+            WorkloadId::RowMean => par.run(
+                &chunks,
+                &mut buf,
+                |r| r,
+                |rows, o| baseline::row_mean(&splits[rows.start..=rows.end], xs, zs, o),
+            ),
+            _ => par.run(&chunks, &mut buf, at, |rows, o| baseline::row_softmax(&splits[rows.start..=rows.end], xs, o)),
+        });
+
+        let want = reference(id, &built, &inputs)?;
+        let check = (|| {
+            let got_splits = if per_row { None } else { out.partitions().first().map(|p| p.row_splits()) };
+            match (per_row, got_splits, out.is_dense()) {
+                (true, _, true) => {}
+                (false, Some(s), false) => check::splits(Against::Baseline, s, splits)?,
+                _ => {
+                    return Err(Mismatch { against: Against::Baseline, what: "shape", index: 0, got: None, want: None })
+                }
+            }
+            check::values(Against::Baseline, check::float_values(Against::Baseline, &out)?, &buf)?;
+            check::tensors(Against::Interpreter, &out, &want)?;
+            Ok(vec![Against::Baseline, Against::Interpreter])
+        })();
+        Ok(Outcome {
+            id,
+            ragtime_s,
+            baseline_s: Some(baseline_s),
+            threads,
+            baseline_threads: Some(par.threads()),
+            check,
+            size: vec![("rows", data.nrows()), ("values", data.nvals())],
+        })
+    }
+
+    /// W5: `compile()` of W4's built graph; the compiled function is checked on the 5-row input.
+    fn compile(&self) -> Result<Outcome, BenchError> {
+        let id = WorkloadId::Compile;
+        let built = workloads::row_softmax();
+        // ragtime has no kernel cache yet: every `compile()` starts from nothing. When the JIT's
+        // process-wide kernel cache lands, empty it inside this closure before `compile()` (the
+        // cost of emptying it then counts; keep it small or time it apart), so that each run measures
+        // a cold compile as BENCHMARKS.md asks.
+        let (ragtime_s, f) = best_call(self.settings.runs, || built.compile()).map_err(library(id))?;
+        let small = data::small_input().map_err(library(id))?;
+        let inputs = [small.clone()];
+        let out = single(id, f.call(&inputs).map_err(library(id))?)?;
+        let want = reference(id, &built, &inputs)?;
+        let splits = small.partitions().first().map_or(&[0][..], |p| p.row_splits());
+        let mut expected = vec![0f32; splits.last().map_or(0, |&n| n as usize)];
+        baseline::row_softmax(splits, small.flat_slice::<f32>().unwrap_or(&[]), &mut expected);
+        let check = (|| {
+            check::tensors(Against::Interpreter, &out, &want)?;
+            check::splits(Against::Expected, out.nested_row_splits().first().map_or(&[][..], |s| s), splits)?;
+            check::values(Against::Expected, check::float_values(Against::Expected, &out)?, &expected)?;
+            Ok(vec![Against::Expected, Against::Interpreter])
+        })();
+        Ok(Outcome {
+            id,
+            ragtime_s,
+            baseline_s: None,
+            threads: 1,
+            baseline_threads: None,
+            check,
+            size: vec![
+                ("nodes_before", f.rewrite_report().nodes_before),
+                ("nodes_after", f.rewrite_report().nodes_after),
+            ],
+        })
+    }
+
+    /// W6: W3's function called in a loop on the 5-row input; seconds per call.
+    fn small_call(&self) -> Result<Outcome, BenchError> {
+        let id = WorkloadId::SmallCall;
+        let built = workloads::row_mean();
+        let (f, threads) = compiled(id, &built, self.settings.threads)?;
+        let small = data::small_input().map_err(library(id))?;
+        let inputs = [small.clone(), small.clone()];
+        let (batch_s, out) = best_call(self.settings.runs, || {
+            let mut last = f.call(&inputs)?;
+            for _ in 1..SMALL_CALLS {
+                last = f.call(&inputs)?;
+            }
+            Ok(last)
+        })
+        .map_err(library(id))?;
+        let out = single(id, out)?;
+        let want = reference(id, &built, &inputs)?;
+        let splits = small.partitions().first().map_or(&[0][..], |p| p.row_splits());
+        let values = small.flat_slice::<f32>().unwrap_or(&[]);
+        let mut expected = vec![0f32; small.nrows()];
+        baseline::row_mean(splits, values, values, &mut expected);
+        let check = (|| {
+            check::tensors(Against::Interpreter, &out, &want)?;
+            check::values(Against::Expected, check::float_values(Against::Expected, &out)?, &expected)?;
+            Ok(vec![Against::Expected, Against::Interpreter])
+        })();
+        Ok(Outcome {
+            id,
+            ragtime_s: batch_s / SMALL_CALLS as f64,
+            baseline_s: None,
+            threads,
+            baseline_threads: None,
+            check,
+            size: vec![("rows", small.nrows()), ("calls_per_run", SMALL_CALLS)],
+        })
+    }
+
+    /// W7: the bigram pipeline on the generated queries; the query-chunked baseline.
+    fn bigram(&self, q: &Queries) -> Result<Outcome, BenchError> {
+        let id = WorkloadId::Bigram;
+        let built = workloads::bigram();
+        let (f, threads) = compiled(id, &built, self.settings.threads)?;
+        let inputs = [q.queries.clone(), q.table.clone()];
+        let (ragtime_s, out) = best_call(self.settings.runs, || f.call(&inputs)).map_err(library(id))?;
+        let out = single(id, out)?;
+
+        let par = &self.parallel;
+        let splits = q.splits();
+        let chunks = par.row_chunks(splits);
+        let mut buf = vec![0f32; q.count() * DIM];
+        let table = q.table_values();
+        let words = q.words_column();
+        let baseline_s = best_loop(self.settings.runs, || {
+            if let Some(words) = words {
+                par.run(
+                    &chunks,
+                    &mut buf,
+                    |r| r * DIM,
+                    |rows, o| baseline::bigram(&splits[rows.start..=rows.end], words, table, o),
+                );
+            }
+        });
+
+        let want = reference(id, &built, &inputs)?;
+        let check = (|| {
+            if out.flat_values().shape() != [q.count(), DIM] || !out.is_dense() {
+                return Err(Mismatch { against: Against::Baseline, what: "shape", index: 0, got: None, want: None });
+            }
+            check::values(Against::Baseline, check::float_values(Against::Baseline, &out)?, &buf)?;
+            check::tensors(Against::Interpreter, &out, &want)?;
+            Ok(vec![Against::Baseline, Against::Interpreter])
+        })();
+        Ok(Outcome {
+            id,
+            ragtime_s,
+            baseline_s: Some(baseline_s),
+            threads,
+            baseline_threads: Some(par.threads()),
+            check,
+            size: vec![("queries", q.count()), ("words", q.words())],
+        })
+    }
+}

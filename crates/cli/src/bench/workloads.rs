@@ -1,0 +1,208 @@
+//! The seven workloads of `BENCHMARKS.md`: their ids, and their graphs built with the public DSL
+//! (`ragtime::prelude`), ready for `compile`. Shared by `ragtime bench` and the criterion benches.
+
+use clap::ValueEnum;
+use ragtime::ops::{self, strings};
+use ragtime::prelude::*;
+use ragtime::{Result, TensorType as Ty};
+
+use super::data::{BUCKETS, DIM};
+
+/// A workload of `BENCHMARKS.md`, named by its JSON key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum)]
+pub enum WorkloadId {
+    /// `tanh(x * 2 + 1) * z - x`.
+    #[value(name = "W1_fused_elemwise")]
+    FusedElemwise,
+    /// `x * 2 + z`.
+    #[value(name = "W2_axpy")]
+    Axpy,
+    /// `reduce_mean(x * 2 + z, axis=1)`.
+    #[value(name = "W3_row_mean")]
+    RowMean,
+    /// Row softmax of `x`.
+    #[value(name = "W4_row_softmax")]
+    RowSoftmax,
+    /// `compile()` of W4's graph.
+    #[value(name = "W5_compile")]
+    Compile,
+    /// One call of W3's function on a 5-row input.
+    #[value(name = "W6_small_call")]
+    SmallCall,
+    /// The bigram-embedding pipeline.
+    #[value(name = "W7_bigram")]
+    Bigram,
+}
+
+impl WorkloadId {
+    /// Every workload, in order.
+    pub const ALL: [WorkloadId; 7] = [
+        WorkloadId::FusedElemwise,
+        WorkloadId::Axpy,
+        WorkloadId::RowMean,
+        WorkloadId::RowSoftmax,
+        WorkloadId::Compile,
+        WorkloadId::SmallCall,
+        WorkloadId::Bigram,
+    ];
+
+    /// The JSON key, e.g. `W3_row_mean`.
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkloadId::FusedElemwise => "W1_fused_elemwise",
+            WorkloadId::Axpy => "W2_axpy",
+            WorkloadId::RowMean => "W3_row_mean",
+            WorkloadId::RowSoftmax => "W4_row_softmax",
+            WorkloadId::Compile => "W5_compile",
+            WorkloadId::SmallCall => "W6_small_call",
+            WorkloadId::Bigram => "W7_bigram",
+        }
+    }
+}
+
+/// A workload's graph, built with the DSL and not compiled yet.
+#[derive(Debug)]
+pub struct Built {
+    /// The graph's inputs, in call order.
+    pub inputs: Vec<Var>,
+    /// The one output.
+    pub output: Var,
+}
+
+impl Built {
+    /// Compiles in the default mode (`FastRun`): what the benchmark times.
+    pub fn compile(&self) -> Result<Function> {
+        let inputs: Vec<&Var> = self.inputs.iter().collect();
+        compile(&inputs, &[&self.output])
+    }
+
+    /// Compiles in `mode` (`Mode::FastCompile` for the reference interpreter).
+    pub fn compile_with(&self, mode: Mode) -> Result<Function> {
+        let inputs: Vec<&Var> = self.inputs.iter().collect();
+        self.output.graph().compile_with(&inputs, &[&self.output], mode)
+    }
+}
+
+fn ragged_f32(g: &Graph, name: &str) -> Var {
+    g.input(name, Ty::ragged(DType::F32, 1))
+}
+
+/// W1: `tanh(x * 2 + 1) * z - x` over float32 `[?, *]` inputs `x`, `z`.
+pub fn fused_elemwise() -> Built {
+    let g = Graph::new();
+    let (x, z) = (ragged_f32(&g, "x"), ragged_f32(&g, "z"));
+    let output = (&x * 2.0 + 1.0).tanh() * &z - &x;
+    Built { inputs: vec![x, z], output }
+}
+
+/// W2: `x * 2 + z`.
+pub fn axpy() -> Built {
+    let g = Graph::new();
+    let (x, z) = (ragged_f32(&g, "x"), ragged_f32(&g, "z"));
+    let output = &x * 2.0 + &z;
+    Built { inputs: vec![x, z], output }
+}
+
+/// W3: `reduce_mean(x * 2 + z, axis=1)`; also W6's function.
+pub fn row_mean() -> Built {
+    let g = Graph::new();
+    let (x, z) = (ragged_f32(&g, "x"), ragged_f32(&g, "z"));
+    let output = (&x * 2.0 + &z).reduce_mean(1);
+    Built { inputs: vec![x, z], output }
+}
+
+/// W4: `e = exp(x - reduce_max(x, 1, keepdims)); e / reduce_sum(e, 1, keepdims)`; also W5's graph.
+pub fn row_softmax() -> Built {
+    let g = Graph::new();
+    let x = ragged_f32(&g, "x");
+    let e = (&x - x.reduce_max(keepdims(1))).exp();
+    let output = &e / e.reduce_sum(keepdims(1));
+    Built { inputs: vec![x], output }
+}
+
+/// W7: the seed's bigram-embedding pipeline (conformance case `strings/seed_bigram_embedding`) with a
+/// 1024 x 16 table: word buckets and bigram buckets (the query padded with `#` on both sides,
+/// neighbours joined with `+`) looked up in the table, and the mean of all of a query's rows.
+pub fn bigram() -> Built {
+    let g = Graph::new();
+    let queries = g.input("queries", Ty::ragged(DType::String, 1));
+    let table = g.input("table", Ty::dense(DType::F32, &[Some(BUCKETS), Some(DIM)]));
+    let buckets = BUCKETS as i64;
+    let word_emb = ops::embedding_lookup(&table, &strings::to_hash_bucket_fast(&queries, buckets));
+    let marker_shape = ops::stack(&[&queries.nrows(), &queries.nrows().scalar_like(1)], 0);
+    let marker = ops::fill(&marker_shape, &queries.scalar_like("#"));
+    let padded = ops::concat(&[&marker, &queries, &marker], 1);
+    let bigrams = strings::join(&[&padded.get(s![.., ..-1]), &padded.get(s![.., 1..])], "+");
+    let bigram_emb = ops::embedding_lookup(&table, &strings::to_hash_bucket_fast(&bigrams, buckets));
+    let output = ops::concat(&[&word_emb, &bigram_emb], 1).reduce_mean(1);
+    Built { inputs: vec![queries, table], output }
+}
+
+/// The graph a workload compiles: W5 compiles W4's graph, W6 calls W3's function.
+pub fn build(id: WorkloadId) -> Built {
+    match id {
+        WorkloadId::FusedElemwise => fused_elemwise(),
+        WorkloadId::Axpy => axpy(),
+        WorkloadId::RowMean | WorkloadId::SmallCall => row_mean(),
+        WorkloadId::RowSoftmax | WorkloadId::Compile => row_softmax(),
+        WorkloadId::Bigram => bigram(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::data::{small_input, Queries};
+
+    #[test]
+    fn names_round_trip_through_clap() {
+        for id in WorkloadId::ALL {
+            assert_eq!(WorkloadId::from_str(id.name(), false), Ok(id));
+        }
+    }
+
+    #[test]
+    fn every_graph_compiles_in_every_mode() {
+        for id in WorkloadId::ALL {
+            let built = build(id);
+            built.compile().unwrap();
+            built.compile_with(Mode::FastCompile).unwrap();
+        }
+    }
+
+    #[test]
+    fn w3_on_the_small_input() {
+        let f = row_mean().compile().unwrap();
+        let v = small_input().unwrap();
+        let out = f.call(&[v.clone(), v]).unwrap();
+        assert_eq!(out[0].to_string(), "<Tensor float32 shape=[5] [6.75, NaN, 16.0, 18.0, NaN]>");
+    }
+
+    #[test]
+    fn w7_reproduces_the_conformance_case() {
+        // The case's table row r is [4r .. 4r+3] / 1000, so its answer is avg[q][j] = (4 m_q + j) / 1000
+        // with m_q the mean bucket of query q. With a 1024 x 16 table whose entry k is k / 1000, the same
+        // buckets give (16 m_q + j) / 1000: same hashing, padding, joining and averaging.
+        let f = bigram().compile().unwrap();
+        let queries =
+            ragged![["Who", "is", "Dan", "Smith"], ["Pause"], ["Will", "it", "rain", "later", "today"]].unwrap();
+        let table: Vec<f32> = (0..BUCKETS * DIM).map(|k| k as f32 / 1000.0).collect();
+        let table = ragtime::DenseTensor::from_vec(vec![BUCKETS, DIM], table).unwrap().into();
+        let out = f.call(&[queries, table]).unwrap();
+        let got = out[0].flat_slice::<f32>().unwrap();
+        // The case: row q of avg = (4 * m_q + j) / 1000 with m_q the mean bucket; here (16 * m_q + j) / 1000.
+        let case = [1.638222336769104f64, 1.7973333597183228, 2.4985456466674805];
+        for (q, &c) in case.iter().enumerate() {
+            let mean_bucket = c * 1000.0 / 4.0;
+            for j in 0..DIM {
+                let want = (16.0 * mean_bucket + j as f64) / 1000.0;
+                let g = got[q * DIM + j] as f64;
+                assert!((g - want).abs() <= 1e-5 * want.abs(), "query {q} column {j}: {g} vs {want}");
+            }
+        }
+        // And on generated queries, ragtime's output has one row of DIM values per query.
+        let data = Queries::new(20).unwrap();
+        let out = f.call(&[data.queries.clone(), data.table.clone()]).unwrap();
+        assert_eq!(out[0].flat_values().shape(), &[20, DIM]);
+    }
+}

@@ -1,0 +1,98 @@
+//! `ragtime bench` through the binary, on tiny data: one JSON object with every workload checked and
+//! timed, `--only`, the table, and typed refusals of bad options.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+const KEYS: [&str; 7] =
+    ["W1_fused_elemwise", "W2_axpy", "W3_row_mean", "W4_row_softmax", "W5_compile", "W6_small_call", "W7_bigram"];
+
+fn ragtime() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ragtime"))
+}
+
+fn bench_json(args: &[&str]) -> Value {
+    let out = ragtime().args(["bench", "--json"]).args(args).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "exit {:?}\n{stdout}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout.trim().lines().count(), 1, "exactly one JSON line: {stdout}");
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+}
+
+#[test]
+fn json_has_every_workload_checked_and_timed() {
+    let v = bench_json(&["--rows", "4096", "--runs", "1"]);
+    let object = v.as_object().unwrap();
+    assert_eq!(object.keys().map(String::as_str).collect::<Vec<_>>(), KEYS, "{v}");
+    for key in KEYS {
+        let w = &v[key];
+        assert_eq!(w["checked"], true, "{key}: {w}");
+        let t = w["ragtime_s"].as_f64().unwrap_or_else(|| panic!("{key}: no ragtime_s in {w}"));
+        assert!(t > 0.0 && t.is_finite(), "{key}: {w}");
+        assert_eq!(w["threads"], 1, "ragtime runs on the calling thread today: {key}: {w}");
+        let against: Vec<&str> = w["checked_against"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+        assert!(against.contains(&"fast_compile"), "{key} is checked against the interpreter: {w}");
+        match key {
+            "W5_compile" | "W6_small_call" => {
+                assert!(w.get("baseline_s").is_none() && w.get("ratio").is_none(), "{key} has no baseline: {w}");
+            }
+            _ => {
+                let b = w["baseline_s"].as_f64().unwrap_or_else(|| panic!("{key}: no baseline_s in {w}"));
+                assert!(b > 0.0, "{key}: {w}");
+                let ratio = w["ratio"].as_f64().unwrap();
+                assert!((ratio - t / b).abs() <= 1e-9 * ratio, "{key}: the ratio is ragtime / baseline: {w}");
+                assert!(against.contains(&"baseline"), "{key}: {w}");
+                assert!(w["baseline_threads"].as_u64().unwrap() >= 1, "{key}: {w}");
+            }
+        }
+    }
+    assert_eq!(v["W1_fused_elemwise"]["rows"], 4096);
+    // The values of 4096 rows of lengths (i * 7919) % 21.
+    let values: u64 = (0..4096u64).map(|i| (i * 7919) % 21).sum();
+    assert_eq!(v["W2_axpy"]["values"], values);
+    // W7's 100,000 queries scale with the rows: 100,000 * 4096 / 2^20, rounded up.
+    assert_eq!(v["W7_bigram"]["queries"], 391);
+}
+
+#[test]
+fn only_threads_and_queries_select_and_are_reported() {
+    let v = bench_json(&["--only", "W4_row_softmax,W3_row_mean", "--rows", "100", "--runs", "2", "--threads", "3"]);
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["W3_row_mean", "W4_row_softmax"]);
+    assert_eq!(v["W3_row_mean"]["baseline_threads"], 3);
+    assert_eq!(v["W3_row_mean"]["runs"], 2);
+    let v = bench_json(&["--only", "W7_bigram", "--queries", "10", "--runs", "1"]);
+    assert_eq!(v["W7_bigram"]["queries"], 10);
+    assert_eq!(v["W7_bigram"]["checked"], true);
+}
+
+#[test]
+fn the_table_shows_ratios() {
+    let out =
+        ragtime().args(["bench", "--rows", "64", "--runs", "1", "--only", "W2_axpy,W6_small_call"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let line = stdout.lines().find(|l| l.starts_with("W2_axpy")).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(line.contains('x') && line.contains("yes (baseline, fast_compile)"), "{line}");
+    assert!(stdout.lines().any(|l| l.starts_with("W6_small_call") && l.contains("µs")), "{stdout}");
+}
+
+#[test]
+fn bad_options_are_refused_without_a_panic() {
+    for args in [
+        &["--only", "W9_nothing"][..],
+        &["--rows", "0"],
+        &["--runs", "0"],
+        &["--threads", "0"],
+        &["--threads", "many"],
+        &["--rows", "-3"],
+        &["--queries", "0"],
+    ] {
+        let out = ragtime().arg("bench").args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("error:") && !stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
