@@ -16,8 +16,6 @@ pub mod workloads;
 use std::io::Write;
 use std::process::ExitCode;
 
-use ragtime::Function;
-
 pub use run::{Outcome, Settings};
 pub use workloads::WorkloadId;
 
@@ -28,7 +26,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub json: bool,
     /// Threads: the baselines run on a pool of this many; ragtime is told through the one function
-    /// `bench::apply_library_threads` (default: all cores).
+    /// `CompileOptions::threads` (default: all cores).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
     /// Run only these workloads (comma-separated ids, e.g. `W3_row_mean,W4_row_softmax`).
@@ -75,17 +73,6 @@ pub enum BenchError {
         #[source]
         source: rayon::ThreadPoolBuildError,
     },
-}
-
-/// The one place where `--threads` reaches the library: called on every compiled function the
-/// benchmark times, it returns the function and the number of threads the library will use for it.
-///
-/// ragtime has no thread setting yet and runs every call on the calling thread, so this returns 1
-/// whatever was requested. When the executor gains one (per function, issue 7), set it here from
-/// `requested` and return the count it will really use; the JSON's `threads` follows.
-pub fn apply_library_threads(function: Function, requested: usize) -> (Function, usize) {
-    let _ = requested;
-    (function, 1)
 }
 
 /// Runs `ragtime bench`: prints the JSON object or the table; exit status 1 when an output was wrong or a

@@ -76,6 +76,12 @@ impl Built {
         compile(&inputs, &[&self.output])
     }
 
+    /// Compiles with `options` (mode, threads).
+    pub fn compile_options(&self, options: CompileOptions) -> Result<Function> {
+        let inputs: Vec<&Var> = self.inputs.iter().collect();
+        self.output.graph().compile_with(&inputs, &[&self.output], options)
+    }
+
     /// Compiles in `mode` (`Mode::FastCompile` for the reference interpreter).
     pub fn compile_with(&self, mode: Mode) -> Result<Function> {
         let inputs: Vec<&Var> = self.inputs.iter().collect();
