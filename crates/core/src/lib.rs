@@ -2,6 +2,7 @@
 //! tensors with numeric (ndarray) or string (bytes + offsets) flat values — and the shared error type.
 #![forbid(unsafe_code)]
 
+pub mod compare;
 mod convert;
 mod dense;
 mod dtype;

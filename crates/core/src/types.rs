@@ -150,6 +150,34 @@ impl TensorType {
             })
     }
 
+    /// True when `value` is a value of this type (as `accepts(&TensorType::of(value))`), without
+    /// allocating: the per-call input check of compiled functions.
+    pub fn admits(&self, value: &RaggedTensor) -> bool {
+        let rr = value.ragged_rank();
+        let flat = value.flat_values().shape();
+        let rank = if rr == 0 { flat.len() } else { flat.len() + rr };
+        if self.dtype != value.dtype() || self.ragged_rank != rr || self.dims.len() != rank {
+            return false;
+        }
+        self.dims.iter().enumerate().all(|(i, d)| {
+            let ragged = rr > 0 && (1..=rr).contains(&i);
+            let size = if rr == 0 {
+                Some(flat[i])
+            } else if i == 0 {
+                Some(value.nrows())
+            } else if ragged {
+                None
+            } else {
+                Some(flat[i - rr])
+            };
+            match d {
+                Dim::Known(n) => size == Some(*n),
+                Dim::Unknown => !ragged,
+                Dim::Ragged => ragged,
+            }
+        })
+    }
+
     /// Checks a value against this type; `what` names the value in the error (e.g. `input "x"`).
     pub fn check(&self, value: &RaggedTensor, what: &str) -> Result<()> {
         let got = TensorType::of(value);

@@ -139,3 +139,38 @@ fn hand_built_types_are_validated() {
     assert_eq!(broken.validate().unwrap_err().kind(), ErrorKind::InvalidValue);
     assert!(TensorType::new(DType::I32, 1, vec![Dim::Unknown, Dim::Ragged, Dim::Known(2)]).is_ok());
 }
+
+#[test]
+fn admits_agrees_with_accepts_of_the_values_type() {
+    use ragtime_core::{DType, Dim, TensorType};
+    let values: Vec<RaggedTensor> = vec![
+        ragtime_core::ragged![[1.0f32, 2.0], [], [3.0]].unwrap(),
+        ragtime_core::ragged![[[1i32, 2], [3, 4]], [[5, 6]]].unwrap(),
+        ragtime_core::DenseTensor::from_vec(vec![2, 3], vec![0i64; 6]).unwrap().into(),
+        ragtime_core::DenseTensor::scalar(1.5f64).into(),
+        ragtime_core::ragged![["a"], ["b", "c"]].unwrap(),
+    ];
+    let dims = [Dim::Known(2), Dim::Known(3), Dim::Unknown, Dim::Ragged, Dim::Known(1)];
+    let mut checked = 0;
+    for v in &values {
+        let exact = TensorType::of(v);
+        let mut types = vec![exact.clone()];
+        // Every variation of one dim, of the dtype and of the ragged rank.
+        for i in 0..exact.rank() {
+            for d in dims {
+                let mut t = exact.clone();
+                t.dims[i] = d;
+                types.push(t);
+            }
+        }
+        types.push(exact.clone().with_dtype(DType::U8));
+        let mut deeper = exact.clone();
+        deeper.ragged_rank += 1;
+        types.push(deeper);
+        for t in types {
+            assert_eq!(t.admits(v), t.accepts(&TensorType::of(v)), "{t} and the value {v}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 40);
+}

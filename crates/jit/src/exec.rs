@@ -8,6 +8,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use ragtime_core::compare::compare;
 use ragtime_core::{limits, DenseTensor, Element, Error, RaggedTensor, Result, TensorType};
 use ragtime_graph::{FunctionGraph, Op, OpProperties, OpRef};
 use ragtime_ops::fused::{Composite, Layout, OperandKind, RowKernel, RowOutput};
@@ -158,11 +159,13 @@ pub struct JitKernel {
     spec: Arc<KernelSpec>,
     kernel: FusedKernel,
     threads: usize,
+    /// `Mode::Debug`: run the reference implementation too and compare on every call.
+    check: bool,
 }
 
 impl PartialEq for JitKernel {
     fn eq(&self, other: &Self) -> bool {
-        self.inner.op_eq(&*other.inner) && self.threads == other.threads
+        self.inner.op_eq(&*other.inner) && self.threads == other.threads && self.check == other.check
     }
 }
 
@@ -338,10 +341,24 @@ impl Op for JitKernel {
         let Some(layout) = Layout::new(&self.spec.operands, inputs, self.spec.rows())? else {
             return self.inner.perform(inputs);
         };
-        match self.spec.float {
-            Float::F32 => self.run::<f32>(&layout),
-            Float::F64 => self.run::<f64>(&layout),
+        let outputs = match self.spec.float {
+            Float::F32 => self.run::<f32>(&layout)?,
+            Float::F64 => self.run::<f64>(&layout)?,
+        };
+        if self.check {
+            // The kernel and its reference side by side: the first element that differs beyond
+            // the conformance tolerance is reported with both values.
+            let reference = self.inner.perform(inputs)?;
+            for (k, (want, got)) in reference.iter().zip(&outputs).enumerate() {
+                compare(want, got).map_err(|why| {
+                    Error::graph(format!(
+                        "Mode::Debug: JIT kernel {} differs from its reference at output {k}: {why}",
+                        self.name()
+                    ))
+                })?;
+            }
         }
+        Ok(outputs)
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -368,16 +385,17 @@ pub fn spec_of(op: &OpRef) -> Option<KernelSpec> {
     KernelSpec::new(&k.graph, &k.operands, &k.reductions, &k.outputs)
 }
 
-/// Replaces every fused op the JIT can lower by a [`JitKernel`] running on `threads` threads;
-/// returns how many were lowered. Kernels come from the process-wide cache.
-pub fn lower_fused(fg: &mut FunctionGraph, threads: usize) -> Result<usize> {
+/// Replaces every fused op the JIT can lower by a [`JitKernel`] running on `threads` threads
+/// (with `check`, each call also runs the reference implementation and compares); returns how
+/// many were lowered. Kernels come from the process-wide cache.
+pub fn lower_fused(fg: &mut FunctionGraph, threads: usize, check: bool) -> Result<usize> {
     let mut lowered = 0;
     for node in fg.toposort()? {
         let Some(apply) = fg.node(node) else { continue };
         let Some(spec) = spec_of(&apply.op) else { continue };
         let (inner, inputs, outputs) = (apply.op.clone(), apply.inputs.clone(), apply.outputs.clone());
         let kernel = kernel_for(&spec)?;
-        let op = JitKernel { inner, spec: Arc::new(spec), kernel, threads: threads.max(1) };
+        let op = JitKernel { inner, spec: Arc::new(spec), kernel, threads: threads.max(1), check };
         let new = fg.add_node(Arc::new(op), &inputs)?;
         let pairs: Vec<_> = outputs.into_iter().zip(new).collect();
         fg.replace_all(&pairs, "jit")?;

@@ -193,7 +193,11 @@ impl Function {
         let jit_kernels = if mode == Mode::FastCompile {
             0
         } else {
-            ragtime_jit::lower_fused(&mut fg, options.threads.unwrap_or_else(ragtime_jit::default_threads))?
+            ragtime_jit::lower_fused(
+                &mut fg,
+                options.threads.unwrap_or_else(ragtime_jit::default_threads),
+                mode == Mode::Debug,
+            )?
         };
         if verify {
             verified(&fg, "after optimizing")?;
@@ -238,7 +242,10 @@ impl Function {
             ));
         }
         for (i, (value, ty)) in inputs.iter().zip(&self.input_types).enumerate() {
-            ty.check(value, &format!("input {i} (\"{}\")", self.input_names[i]))?;
+            // The success path allocates nothing; the message is built only for a refused value.
+            if !ty.admits(value) {
+                ty.check(value, &format!("input {i} (\"{}\")", self.input_names[i]))?;
+            }
         }
         // Every data-sized buffer of this call is charged to its memory budget.
         let budget = self.memory_budget.unwrap_or_else(ragtime_core::limits::default_call_budget);
