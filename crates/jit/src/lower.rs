@@ -305,8 +305,8 @@ fn emit_op(b: &mut FunctionBuilder, op: ScalarOp, a: &[Value]) -> Value {
         ScalarOp::Sqrt => b.ins().sqrt(a[0]),
         ScalarOp::Exp => vmath::emit_unary(b, UnaryMath::Exp, a[0]),
         ScalarOp::Log => vmath::emit_unary(b, UnaryMath::Log, a[0]),
-        ScalarOp::Sin => vmath::emit_unary(b, UnaryMath::Sin, a[0]),
-        ScalarOp::Cos => vmath::emit_unary(b, UnaryMath::Cos, a[0]),
+        ScalarOp::Sin => emit_trig(b, UnaryMath::Sin, a[0]),
+        ScalarOp::Cos => emit_trig(b, UnaryMath::Cos, a[0]),
         ScalarOp::Tanh => vmath::emit_unary(b, UnaryMath::Tanh, a[0]),
         ScalarOp::Sigmoid => vmath::emit_unary(b, UnaryMath::Sigmoid, a[0]),
         ScalarOp::Floor => b.ins().floor(a[0]),
@@ -320,6 +320,74 @@ fn emit_op(b: &mut FunctionBuilder, op: ScalarOp, a: &[Value]) -> Value {
 /// A loop body: given the index and the carried values, emits the body and returns the next
 /// carried values.
 type LoopBody<'a> = dyn FnMut(&mut FunctionBuilder, Value, &[Value]) -> Vec<Value> + 'a;
+
+/// The platform's `sin` / `cos`, called by kernels for arguments beyond the polynomial's range.
+extern "C" fn libm_sinf(x: f32) -> f32 {
+    x.sin()
+}
+extern "C" fn libm_cosf(x: f32) -> f32 {
+    x.cos()
+}
+extern "C" fn libm_sin(x: f64) -> f64 {
+    x.sin()
+}
+extern "C" fn libm_cos(x: f64) -> f64 {
+    x.cos()
+}
+
+/// `sin` / `cos`: the vectorized polynomial, which is accurate only up to
+/// `SIN_COS_MAX_ARG_F32` / `_F64`; when any lane is beyond that (rare: huge arguments), every
+/// lane is recomputed by calling the platform's `sin` / `cos`, so results are never wrong.
+fn emit_trig(b: &mut FunctionBuilder, op: UnaryMath, x: Value) -> Value {
+    let fast = vmath::emit_unary(b, op, x);
+    let ty = b.func.dfg.value_type(x);
+    let lanes = Lanes::of(ty).expect("trig on a float lane shape");
+    let (bound, scalar_ty) = match lanes.float {
+        Float::F32 => (b.ins().f32const(crate::SIN_COS_MAX_ARG_F32), types::F32),
+        Float::F64 => (b.ins().f64const(crate::SIN_COS_MAX_ARG_F64), types::F64),
+    };
+    let bound = if lanes.vector { b.ins().splat(ty, bound) } else { bound };
+    let magnitude = b.ins().fabs(x);
+    let big = b.ins().fcmp(cranelift_codegen::ir::condcodes::FloatCC::GreaterThan, magnitude, bound);
+    let any = if lanes.vector { b.ins().vany_true(big) } else { big };
+    let slow = b.create_block();
+    let join = b.create_block();
+    b.append_block_param(join, ty);
+    b.ins().brif(any, slow, &[], join, &[fast.into()]);
+
+    b.switch_to_block(slow);
+    let callee: usize = match (lanes.float, op) {
+        (Float::F32, UnaryMath::Sin) => libm_sinf as extern "C" fn(f32) -> f32 as usize,
+        (Float::F32, _) => libm_cosf as extern "C" fn(f32) -> f32 as usize,
+        (Float::F64, UnaryMath::Sin) => libm_sin as extern "C" fn(f64) -> f64 as usize,
+        (Float::F64, _) => libm_cos as extern "C" fn(f64) -> f64 as usize,
+    };
+    let ptr = b.func.signature.params[0].value_type;
+    let mut sig = cranelift_codegen::ir::Signature::new(b.func.signature.call_conv);
+    sig.params.push(cranelift_codegen::ir::AbiParam::new(scalar_ty));
+    sig.returns.push(cranelift_codegen::ir::AbiParam::new(scalar_ty));
+    let sigref = b.import_signature(sig);
+    let callee = b.ins().iconst(ptr, callee as i64);
+    let call = |b: &mut FunctionBuilder, v: Value| {
+        let inst = b.ins().call_indirect(sigref, callee, &[v]);
+        b.inst_results(inst)[0]
+    };
+    let slow_value = if lanes.vector {
+        let mut acc = fast;
+        for lane in 0..lanes.lane_count() as u8 {
+            let e = b.ins().extractlane(x, lane);
+            let r = call(b, e);
+            acc = b.ins().insertlane(acc, r, lane);
+        }
+        acc
+    } else {
+        call(b, x)
+    };
+    b.ins().jump(join, &[slow_value.into()]);
+
+    b.switch_to_block(join);
+    b.block_params(join)[0]
+}
 
 /// Emits `for i in start..limit step step { carried = body(i, carried) }` and returns the final
 /// carried values; `limit - start` must be a multiple of `step`.

@@ -78,7 +78,8 @@ impl Mode {
 pub struct CompileOptions {
     /// The mode.
     pub mode: Mode,
-    /// Rewrites left out, by name (`local_mul_one`) or tag (`fusion`, `canonicalize`).
+    /// Rewrites left out, by name (`local_mul_one`) or tag (`fusion`, `canonicalize`); `jit`
+    /// keeps fused ops on their reference implementations instead of machine code.
     pub excluding: Vec<String>,
     /// Rewrites run even when the mode leaves them out.
     pub including: Vec<String>,
@@ -190,7 +191,9 @@ impl Function {
             optimize(&mut fg, &opt)?
         };
         // FastRun and Debug run fused ops as machine code where the JIT lowers them.
-        let jit_kernels = if mode == Mode::FastCompile {
+        // `excluding("jit")` keeps the fused ops on their reference implementations.
+        let jit_off = options.excluding.iter().any(|e| e == "jit");
+        let jit_kernels = if mode == Mode::FastCompile || jit_off {
             0
         } else {
             ragtime_jit::lower_fused(

@@ -29,6 +29,13 @@ pub(crate) fn exp(m: &mut Emit, x: Value, lo: Option<Value>) -> Value {
     let x = m.sel(over, hc, x);
     let under = m.fcmp(FloatCC::LessThan, x, lc);
     let x = m.sel(under, lc, x);
+    // A clamped argument is far past overflow or underflow: its low part (pow's rounding error
+    // of a huge product, itself possibly huge) must not move it back into range.
+    let lo = lo.map(|lo| {
+        let clamped = m.mask_or(over, under);
+        let zero = m.c(0.0);
+        m.sel(clamped, zero, lo)
+    });
 
     let log2e = m.c(std::f64::consts::LOG2_E);
     let magic = m.magic();
