@@ -15,8 +15,8 @@ use ragtime_ops::fused::{Composite, Layout, OperandKind, RowKernel, RowOutput};
 use rayon::prelude::*;
 
 use crate::kernel::{FusedKernel, Jit};
+use crate::lower::Elem;
 use crate::lower::{emit_kernel, KernelSpec};
-use crate::vmath::Float;
 
 /// Below this many values (plus rows) per thread, a kernel runs on the calling thread only:
 /// splitting smaller work costs more in synchronization than it saves.
@@ -49,7 +49,7 @@ macro_rules! pooled {
         }
     )*};
 }
-pooled!(f32, f64);
+pooled!(f32, f64, i32, i64);
 
 /// Buffers kept at most, per element type.
 const POOL_BUFFERS: usize = 16;
@@ -88,7 +88,15 @@ pub fn recycle(value: RaggedTensor) {
         Ok(v) => return give(v),
         Err(t) => t,
     };
-    if let Ok(v) = flat.try_into_buffer::<f64>() {
+    let flat = match flat.try_into_buffer::<f64>() {
+        Ok(v) => return give(v),
+        Err(t) => t,
+    };
+    let flat = match flat.try_into_buffer::<i32>() {
+        Ok(v) => return give(v),
+        Err(t) => t,
+    };
+    if let Ok(v) = flat.try_into_buffer::<i64>() {
         give(v);
     }
 }
@@ -341,9 +349,11 @@ impl Op for JitKernel {
         let Some(layout) = Layout::new(&self.spec.operands, inputs, self.spec.rows())? else {
             return self.inner.perform(inputs);
         };
-        let outputs = match self.spec.float {
-            Float::F32 => self.run::<f32>(&layout)?,
-            Float::F64 => self.run::<f64>(&layout)?,
+        let outputs = match self.spec.elem {
+            Elem::F32 => self.run::<f32>(&layout)?,
+            Elem::F64 => self.run::<f64>(&layout)?,
+            Elem::I32 => self.run::<i32>(&layout)?,
+            Elem::I64 => self.run::<i64>(&layout)?,
         };
         if self.check {
             // The kernel and its reference side by side: the first element that differs beyond

@@ -21,11 +21,92 @@ use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 use ragtime_core::DType;
 use ragtime_ops::elemwise::ScalarOp;
-use ragtime_ops::fused::{OperandKind, RowOutput, RowReduction, ScalarGraph, ScalarRef};
+use ragtime_ops::fused::{OperandKind, RowOutput, RowReduction, ScalarConst, ScalarGraph, ScalarRef};
 use ragtime_ops::reduce::ReduceKind;
 
 use crate::kernel::FusedParams;
 use crate::vmath::{self, Float, Lanes, UnaryMath};
+
+/// `a > b ? a : b` (or `<` for the minimum) on integers, lane by lane: compare and select, which
+/// Cranelift lowers for every integer vector shape.
+fn int_extreme(b: &mut FunctionBuilder, max: bool, x: Value, y: Value) -> Value {
+    let cc = if max { IntCC::SignedGreaterThan } else { IntCC::SignedLessThan };
+    let pick = b.ins().icmp(cc, x, y);
+    if b.func.dfg.value_type(x).is_vector() {
+        b.ins().bitselect(pick, x, y)
+    } else {
+        b.ins().select(pick, x, y)
+    }
+}
+
+/// The element type of a kernel: every input, constant and node has it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Elem {
+    /// float32, `f32x4` vectors.
+    F32,
+    /// float64, `f64x2` vectors.
+    F64,
+    /// int32, `i32x4` vectors (wrapping arithmetic, as the reference).
+    I32,
+    /// int64, `i64x2` vectors (wrapping arithmetic, as the reference).
+    I64,
+}
+
+impl Elem {
+    /// The element type of `dtype`, if kernels exist for it.
+    pub fn of(dtype: DType) -> Option<Elem> {
+        Some(match dtype {
+            DType::F32 => Elem::F32,
+            DType::F64 => Elem::F64,
+            DType::I32 => Elem::I32,
+            DType::I64 => Elem::I64,
+            _ => return None,
+        })
+    }
+
+    /// The float precision, for floats.
+    pub fn float(self) -> Option<Float> {
+        match self {
+            Elem::F32 => Some(Float::F32),
+            Elem::F64 => Some(Float::F64),
+            _ => None,
+        }
+    }
+
+    fn scalar_ty(self) -> Type {
+        match self {
+            Elem::F32 => types::F32,
+            Elem::F64 => types::F64,
+            Elem::I32 => types::I32,
+            Elem::I64 => types::I64,
+        }
+    }
+
+    fn vector_ty(self) -> Type {
+        match self {
+            Elem::F32 => types::F32X4,
+            Elem::F64 => types::F64X2,
+            Elem::I32 => types::I32X4,
+            Elem::I64 => types::I64X2,
+        }
+    }
+
+    /// Lanes of a 128-bit vector.
+    fn lanes(self) -> i64 {
+        match self {
+            Elem::F32 | Elem::I32 => 4,
+            Elem::F64 | Elem::I64 => 2,
+        }
+    }
+
+    /// Bytes per element.
+    pub fn bytes(self) -> usize {
+        match self {
+            Elem::F32 | Elem::I32 => 4,
+            Elem::F64 | Elem::I64 => 8,
+        }
+    }
+}
 
 /// Everything a fused kernel is compiled from; the kernel cache's key.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -39,7 +120,7 @@ pub struct KernelSpec {
     /// The outputs.
     pub outputs: Vec<RowOutput>,
     /// The element type of every value.
-    pub float: Float,
+    pub elem: Elem,
 }
 
 impl KernelSpec {
@@ -57,18 +138,17 @@ impl KernelSpec {
         outputs: &[RowOutput],
     ) -> Option<KernelSpec> {
         let dtype = *graph.inputs.first()?;
-        let float = match dtype {
-            DType::F32 => Float::F32,
-            DType::F64 => Float::F64,
-            _ => return None,
-        };
+        let elem = Elem::of(dtype)?;
         let consts_ok = graph.nodes.iter().flat_map(|n| &n.args).all(|a| match a {
             ScalarRef::Const(c) => c.dtype() == dtype,
             _ => true,
         });
-        let nodes_ok = graph.nodes.iter().all(|n| n.dtype == dtype && lowered_op(n.op));
-        let reductions_ok = reductions.iter().all(|r| {
-            matches!(r.kind, ReduceKind::Sum | ReduceKind::Mean | ReduceKind::Max | ReduceKind::Min | ReduceKind::Prod)
+        let nodes_ok = graph.nodes.iter().all(|n| n.dtype == dtype && lowered_op(n.op, dtype));
+        // An integer mean has a float result, which a single-dtype kernel cannot hold.
+        let reductions_ok = reductions.iter().all(|r| match r.kind {
+            ReduceKind::Sum | ReduceKind::Max | ReduceKind::Min | ReduceKind::Prod => true,
+            ReduceKind::Mean => elem.float().is_some(),
+            ReduceKind::All | ReduceKind::Any => false,
         });
         let inputs_ok = graph.inputs.iter().all(|&d| d == dtype);
         (consts_ok && nodes_ok && reductions_ok && inputs_ok).then(|| KernelSpec {
@@ -76,45 +156,60 @@ impl KernelSpec {
             operands: operands.to_vec(),
             reductions: reductions.to_vec(),
             outputs: outputs.to_vec(),
-            float,
+            elem,
         })
-    }
-
-    /// Bytes per element.
-    pub fn element_bytes(&self) -> usize {
-        match self.float {
-            Float::F32 => 4,
-            Float::F64 => 8,
-        }
     }
 }
 
-/// The scalar ops the JIT lowers (on float32 and float64).
-pub fn lowered_op(op: ScalarOp) -> bool {
-    matches!(
-        op,
-        ScalarOp::Add
-            | ScalarOp::Subtract
-            | ScalarOp::Multiply
-            | ScalarOp::Divide
-            | ScalarOp::FloorDiv
-            | ScalarOp::Pow
-            | ScalarOp::Maximum
-            | ScalarOp::Minimum
-            | ScalarOp::Negative
-            | ScalarOp::Abs
-            | ScalarOp::Square
-            | ScalarOp::Sqrt
-            | ScalarOp::Exp
-            | ScalarOp::Log
-            | ScalarOp::Sin
-            | ScalarOp::Cos
-            | ScalarOp::Tanh
-            | ScalarOp::Sigmoid
-            | ScalarOp::Floor
-            | ScalarOp::Ceil
-            | ScalarOp::Round
-    )
+/// The scalar ops the JIT lowers on `dtype`: on float32 and float64 the arithmetic, rounding and
+/// math functions below; on int32 and int64 wrapping arithmetic, maximum / minimum, abs, square,
+/// the bitwise ops and the rounding ops (which are the identity on integers).
+pub fn lowered_op(op: ScalarOp, dtype: DType) -> bool {
+    if matches!(dtype, DType::I32 | DType::I64) {
+        return matches!(
+            op,
+            ScalarOp::Add
+                | ScalarOp::Subtract
+                | ScalarOp::Multiply
+                | ScalarOp::Maximum
+                | ScalarOp::Minimum
+                | ScalarOp::Negative
+                | ScalarOp::Abs
+                | ScalarOp::Square
+                | ScalarOp::BitwiseAnd
+                | ScalarOp::BitwiseOr
+                | ScalarOp::BitwiseXor
+                | ScalarOp::BitwiseInvert
+                | ScalarOp::Floor
+                | ScalarOp::Ceil
+                | ScalarOp::Round
+        );
+    }
+    matches!(dtype, DType::F32 | DType::F64)
+        && matches!(
+            op,
+            ScalarOp::Add
+                | ScalarOp::Subtract
+                | ScalarOp::Multiply
+                | ScalarOp::Divide
+                | ScalarOp::FloorDiv
+                | ScalarOp::Pow
+                | ScalarOp::Maximum
+                | ScalarOp::Minimum
+                | ScalarOp::Negative
+                | ScalarOp::Abs
+                | ScalarOp::Square
+                | ScalarOp::Sqrt
+                | ScalarOp::Exp
+                | ScalarOp::Log
+                | ScalarOp::Sin
+                | ScalarOp::Cos
+                | ScalarOp::Tanh
+                | ScalarOp::Sigmoid
+                | ScalarOp::Floor
+                | ScalarOp::Ceil
+                | ScalarOp::Round
+        )
 }
 
 /// Unaligned, non-trapping accesses: buffers are element-aligned and bounds are checked by the
@@ -133,8 +228,7 @@ struct Both {
 struct Emitter<'s> {
     spec: &'s KernelSpec,
     ptr: Type,
-    scalar: Lanes,
-    vector: Lanes,
+    elem: Elem,
     esize: i64,
     in_ptrs: Vec<Value>,
     out_ptrs: Vec<Value>,
@@ -147,25 +241,31 @@ struct Emitter<'s> {
 }
 
 impl Emitter<'_> {
-    fn lanes(&self, vector: bool) -> Lanes {
+    fn ty(&self, vector: bool) -> Type {
         if vector {
-            self.vector
+            self.elem.vector_ty()
         } else {
-            self.scalar
+            self.elem.scalar_ty()
         }
     }
 
     fn splat(&self, b: &mut FunctionBuilder, s: Value) -> Both {
-        let vector = b.ins().splat(self.vector.ty(), s);
+        let vector = b.ins().splat(self.elem.vector_ty(), s);
         Both { scalar: s, vector }
     }
 
-    fn constant(&self, b: &mut FunctionBuilder, v: f64) -> Both {
-        let s = match self.scalar.float {
-            Float::F32 => b.ins().f32const(v as f32),
-            Float::F64 => b.ins().f64const(v),
+    /// A constant of the element type: `float` for floats, `int` for integers.
+    fn constant(&self, b: &mut FunctionBuilder, float: f64, int: i64) -> Both {
+        let s = match self.elem {
+            Elem::F32 => b.ins().f32const(float as f32),
+            Elem::F64 => b.ins().f64const(float),
+            Elem::I32 | Elem::I64 => b.ins().iconst(self.elem.scalar_ty(), int),
         };
         self.splat(b, s)
+    }
+
+    fn scalar_const(&self, b: &mut FunctionBuilder, c: &ScalarConst) -> Both {
+        self.constant(b, c.as_f64(), c.value::<i64>())
     }
 
     /// Address of element `idx` of buffer `base`.
@@ -188,7 +288,7 @@ impl Emitter<'_> {
         let graph = &self.spec.graph;
         let stashed =
             |j: usize| if use_stash { self.stash.iter().find(|(n, _)| *n == j).map(|&(_, o)| o) } else { None };
-        let lanes = self.lanes(vector);
+        let ty = self.ty(vector);
         let mut inputs: Vec<Option<Value>> = vec![None; graph.inputs.len()];
         let mut nodes: Vec<Option<Value>> = vec![None; graph.nodes.len()];
         let mut needed = vec![false; graph.nodes.len()];
@@ -206,7 +306,7 @@ impl Emitter<'_> {
                     let v = match (self.spec.operands.get(i), self.scalars.get(i).copied().flatten()) {
                         (Some(OperandKind::Full), _) => {
                             let a = self.addr(b, self.in_ptrs[i], idx);
-                            b.ins().load(lanes.ty(), mem(), a, 0)
+                            b.ins().load(ty, mem(), a, 0)
                         }
                         (Some(OperandKind::Scalar), Some(s)) => pick(s),
                         _ => pick(row_values[i].expect("per-row value loaded for the row")),
@@ -220,7 +320,7 @@ impl Emitter<'_> {
             ScalarRef::Input(i) => inputs[i].expect("input loaded"),
             ScalarRef::Node(j) => nodes[j].expect("node evaluated in order"),
             ScalarRef::Const(c) => {
-                let both = self.constant(b, c.as_f64());
+                let both = self.scalar_const(b, &c);
                 if vector {
                     both.vector
                 } else {
@@ -234,11 +334,11 @@ impl Emitter<'_> {
             }
             if let Some(out) = stashed(j) {
                 let a = self.addr(b, self.out_ptrs[out], idx);
-                nodes[j] = Some(b.ins().load(lanes.ty(), mem(), a, 0));
+                nodes[j] = Some(b.ins().load(ty, mem(), a, 0));
                 continue;
             }
             let args: Vec<Value> = node.args.iter().map(|&a| value(b, &inputs, &nodes, a)).collect();
-            nodes[j] = Some(emit_op(b, node.op, &args));
+            nodes[j] = Some(emit_op(b, self.elem, node.op, &args));
         }
         wanted.iter().map(|&r| value(b, &inputs, &nodes, r)).collect()
     }
@@ -284,8 +384,27 @@ fn stash_plan(spec: &KernelSpec) -> Vec<(usize, usize)> {
     plan
 }
 
-/// One scalar op on values of one float lane shape.
-fn emit_op(b: &mut FunctionBuilder, op: ScalarOp, a: &[Value]) -> Value {
+/// One scalar op on values of the kernel's element type (scalar or vector).
+fn emit_op(b: &mut FunctionBuilder, elem: Elem, op: ScalarOp, a: &[Value]) -> Value {
+    if elem.float().is_none() {
+        // Integers: wrapping arithmetic, as the reference kernels (`wrapping_*`).
+        return match op {
+            ScalarOp::Add => b.ins().iadd(a[0], a[1]),
+            ScalarOp::Subtract => b.ins().isub(a[0], a[1]),
+            ScalarOp::Multiply => b.ins().imul(a[0], a[1]),
+            ScalarOp::Maximum => int_extreme(b, true, a[0], a[1]),
+            ScalarOp::Minimum => int_extreme(b, false, a[0], a[1]),
+            ScalarOp::Negative => b.ins().ineg(a[0]),
+            ScalarOp::Abs => b.ins().iabs(a[0]),
+            ScalarOp::Square => b.ins().imul(a[0], a[0]),
+            ScalarOp::BitwiseAnd => b.ins().band(a[0], a[1]),
+            ScalarOp::BitwiseOr => b.ins().bor(a[0], a[1]),
+            ScalarOp::BitwiseXor => b.ins().bxor(a[0], a[1]),
+            ScalarOp::BitwiseInvert => b.ins().bnot(a[0]),
+            ScalarOp::Floor | ScalarOp::Ceil | ScalarOp::Round => a[0],
+            other => unreachable!("scalar op {other} is not lowered on integers"),
+        };
+    }
     match op {
         ScalarOp::Add => b.ins().fadd(a[0], a[1]),
         ScalarOp::Subtract => b.ins().fsub(a[0], a[1]),
@@ -296,7 +415,8 @@ fn emit_op(b: &mut FunctionBuilder, op: ScalarOp, a: &[Value]) -> Value {
             b.ins().floor(q)
         }
         ScalarOp::Pow => vmath::emit_pow(b, a[0], a[1]),
-        // Cranelift's fmax / fmin return NaN when either operand is NaN, as ragtime's do.
+        // Cranelift's fmax / fmin return NaN when either operand is NaN and order -0 < +0, as
+        // ragtime's reference does.
         ScalarOp::Maximum => b.ins().fmax(a[0], a[1]),
         ScalarOp::Minimum => b.ins().fmin(a[0], a[1]),
         ScalarOp::Negative => b.ins().fneg(a[0]),
@@ -316,10 +436,6 @@ fn emit_op(b: &mut FunctionBuilder, op: ScalarOp, a: &[Value]) -> Value {
         other => unreachable!("scalar op {other} is not lowered"),
     }
 }
-
-/// A loop body: given the index and the carried values, emits the body and returns the next
-/// carried values.
-type LoopBody<'a> = dyn FnMut(&mut FunctionBuilder, Value, &[Value]) -> Vec<Value> + 'a;
 
 /// The platform's `sin` / `cos`, called by kernels for arguments beyond the polynomial's range.
 extern "C" fn libm_sinf(x: f32) -> f32 {
@@ -389,6 +505,10 @@ fn emit_trig(b: &mut FunctionBuilder, op: UnaryMath, x: Value) -> Value {
     b.block_params(join)[0]
 }
 
+/// A loop body: given the index and the carried values, emits the body and returns the next
+/// carried values.
+type LoopBody<'a> = dyn FnMut(&mut FunctionBuilder, Value, &[Value]) -> Vec<Value> + 'a;
+
 /// Emits `for i in start..limit step step { carried = body(i, carried) }` and returns the final
 /// carried values; `limit - start` must be a multiple of `step`.
 fn emit_loop(
@@ -438,8 +558,6 @@ fn vector_limit(b: &mut FunctionBuilder, start: Value, end: Value, lanes: i64) -
 
 /// Emits the whole kernel body for `spec`.
 pub(crate) fn emit_kernel(b: &mut FunctionBuilder, p: &FusedParams, spec: &KernelSpec) {
-    let scalar = Lanes { float: spec.float, vector: false };
-    let vector = Lanes { float: spec.float, vector: true };
     let pw = i64::from(p.ptr.bytes());
     let in_ptrs: Vec<Value> =
         (0..spec.operands.len()).map(|k| b.ins().load(p.ptr, mem(), p.inputs, (k as i64 * pw) as i32)).collect();
@@ -448,9 +566,8 @@ pub(crate) fn emit_kernel(b: &mut FunctionBuilder, p: &FusedParams, spec: &Kerne
     let mut e = Emitter {
         spec,
         ptr: p.ptr,
-        scalar,
-        vector,
-        esize: i64::from(scalar.lane_bytes()),
+        elem: spec.elem,
+        esize: spec.elem.bytes() as i64,
         in_ptrs,
         out_ptrs,
         scalars: Vec::new(),
@@ -462,7 +579,7 @@ pub(crate) fn emit_kernel(b: &mut FunctionBuilder, p: &FusedParams, spec: &Kerne
         .enumerate()
         .map(|(k, kind)| {
             (*kind == OperandKind::Scalar).then(|| {
-                let s = b.ins().load(scalar.ty(), mem(), e.in_ptrs[k], 0);
+                let s = b.ins().load(spec.elem.scalar_ty(), mem(), e.in_ptrs[k], 0);
                 e.splat(b, s)
             })
         })
@@ -489,7 +606,7 @@ fn emit_elements(b: &mut FunctionBuilder, e: &Emitter<'_>, start: Value, end: Va
         return;
     }
     let wanted: Vec<ScalarRef> = outs.iter().map(|(_, r)| *r).collect();
-    let lanes = i64::from(e.vector.lane_count());
+    let lanes = e.elem.lanes();
     // Two vectors per iteration (independent chains the core can overlap), then one, then
     // scalars.
     let vend2 = vector_limit(b, start, end, UNROLL * lanes);
@@ -534,7 +651,7 @@ fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_>) {
         for (k, kind) in spec.operands.iter().enumerate() {
             if *kind == OperandKind::PerRow {
                 let a = e.addr(b, e.in_ptrs[k], r);
-                let s = b.ins().load(e.scalar.ty(), mem(), a, 0);
+                let s = b.ins().load(e.elem.scalar_ty(), mem(), a, 0);
                 row_values[k] = Some(e.splat(b, s));
             }
         }
@@ -562,26 +679,34 @@ fn emit_reduction(
     end: Value,
     row_values: &[Option<Both>],
 ) -> Value {
-    // The identities of `ReduceKind` on a ragged axis (max / min start at the finite extremes).
-    let big = match e.scalar.float {
-        Float::F32 => f64::from(f32::MAX),
-        Float::F64 => f64::MAX,
+    // The identities of `ReduceKind` on a ragged axis (max / min start at the finite extremes;
+    // for integers the type's extremes).
+    let (big, int_max, int_min) = match e.elem {
+        Elem::F32 => (f64::from(f32::MAX), 0, 0),
+        Elem::F64 => (f64::MAX, 0, 0),
+        Elem::I32 => (0.0, i64::from(i32::MAX), i64::from(i32::MIN)),
+        Elem::I64 => (0.0, i64::MAX, i64::MIN),
     };
-    let identity = match red.kind {
-        ReduceKind::Sum | ReduceKind::Mean => 0.0,
-        ReduceKind::Prod => 1.0,
-        ReduceKind::Max => -big,
-        ReduceKind::Min => big,
+    let (float_identity, int_identity) = match red.kind {
+        ReduceKind::Sum | ReduceKind::Mean => (0.0, 0),
+        ReduceKind::Prod => (1.0, 1),
+        ReduceKind::Max => (-big, int_min),
+        ReduceKind::Min => (big, int_max),
         ReduceKind::All | ReduceKind::Any => unreachable!("bool reductions are not lowered"),
     };
-    let combine = |b: &mut FunctionBuilder, x: Value, y: Value| match red.kind {
-        ReduceKind::Sum | ReduceKind::Mean => b.ins().fadd(x, y),
-        ReduceKind::Prod => b.ins().fmul(x, y),
-        ReduceKind::Max => b.ins().fmax(x, y),
-        _ => b.ins().fmin(x, y),
+    let float = e.elem.float().is_some();
+    let combine = |b: &mut FunctionBuilder, x: Value, y: Value| match (red.kind, float) {
+        (ReduceKind::Sum | ReduceKind::Mean, true) => b.ins().fadd(x, y),
+        (ReduceKind::Prod, true) => b.ins().fmul(x, y),
+        (ReduceKind::Max, true) => b.ins().fmax(x, y),
+        (_, true) => b.ins().fmin(x, y),
+        (ReduceKind::Sum | ReduceKind::Mean, false) => b.ins().iadd(x, y),
+        (ReduceKind::Prod, false) => b.ins().imul(x, y),
+        (ReduceKind::Max, false) => int_extreme(b, true, x, y),
+        (_, false) => int_extreme(b, false, x, y),
     };
-    let init = e.constant(b, identity);
-    let lanes = i64::from(e.vector.lane_count());
+    let init = e.constant(b, float_identity, int_identity);
+    let lanes = e.elem.lanes();
     let vend = vector_limit(b, start, end, lanes);
     let stash_to = match red.arg {
         ScalarRef::Node(n) => e.stash.iter().find(|(m, _)| *m == n).map(|&(_, out)| e.out_ptrs[out]),
@@ -622,12 +747,13 @@ fn emit_reduction(
     // As `reduce::fold_rows`: the sum in the element type, divided in float64.
     let count = b.ins().isub(end, start);
     let count = b.ins().fcvt_from_sint(types::F64, count);
-    match e.scalar.float {
-        Float::F32 => {
+    match e.elem {
+        Elem::F32 => {
             let wide = b.ins().fpromote(types::F64, acc);
             let q = b.ins().fdiv(wide, count);
             b.ins().fdemote(types::F32, q)
         }
-        Float::F64 => b.ins().fdiv(acc, count),
+        // `KernelSpec::new` admits means of floats only.
+        _ => b.ins().fdiv(acc, count),
     }
 }

@@ -246,3 +246,99 @@ fn pow_over_a_grid_of_special_and_huge_values_matches_the_reference() {
         }
     }
 }
+
+const INTS: [i64; 10] = [0, 1, -1, 7, -13, 1 << 20, i64::MAX, i64::MIN, i32::MAX as i64, i32::MIN as i64];
+
+/// Integer graphs: wrapping arithmetic, extremes and bitwise ops must match the reference
+/// exactly.
+fn check_ints(steps: &[Step], dtype: DType, lengths: &[usize], picks: &[u8]) -> std::result::Result<(), String> {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(dtype, 1));
+    let z = g.input("z", TensorType::ragged(dtype, 1));
+    let mut ragged = vec![x.clone(), z.clone()];
+    let mut per_row: Vec<Var> = vec![x.reduce_min(keepdims(1))];
+    let mut outputs = Vec::new();
+    for &(what, a, b) in steps {
+        let r = |k: u8| ragged[k as usize % ragged.len()].clone();
+        let p = |k: u8| per_row[k as usize % per_row.len()].clone();
+        let v = match what % 13 {
+            0 => r(a) + r(b),
+            1 => r(a) - p(b),
+            2 => r(a) * r(b),
+            3 => r(a).maximum(&p(b)),
+            4 => r(a).minimum(&r(b)),
+            5 => -r(a),
+            6 => r(a).abs(),
+            7 => r(a).square(),
+            8 => r(a).bitwise_and(&r(b)) ^ r(b),
+            9 => !(r(a) | r(b)),
+            10 => r(a).round() * 3,
+            11 => {
+                per_row.push(match b % 4 {
+                    0 => r(a).reduce_sum(keepdims(1)),
+                    1 => r(a).reduce_prod(keepdims(1)),
+                    2 => r(a).reduce_max(keepdims(1)),
+                    _ => r(a).reduce_min(keepdims(1)),
+                });
+                continue;
+            }
+            _ => {
+                outputs.push(r(a).reduce_sum(1));
+                continue;
+            }
+        };
+        ragged.push(v);
+    }
+    outputs.push(ragged.last().cloned().expect("x"));
+    let outs: Vec<&Var> = outputs.iter().collect();
+    let jit = compile(&[&x, &z], &outs).map_err(|e| e.to_string())?;
+    // Every fused op of an int32 / int64 graph is lowered.
+    let fg = jit.fgraph();
+    for node in fg.toposort().map_err(|e| e.to_string())? {
+        let name = fg.node(node).map(|a| a.op.name()).unwrap_or_default();
+        if name.starts_with("Composite") || name.starts_with("Row") {
+            return Err(format!("{name} was not lowered:\n{}", jit.debugprint()));
+        }
+    }
+    let reference = g.compile_with(&[&x, &z], &outs, Mode::FastCompile).map_err(|e| e.to_string())?;
+    let column = |shift: usize| -> RaggedTensor {
+        let total: usize = lengths.iter().sum();
+        let v: Vec<i64> = (0..total).map(|i| INTS[picks[(i + shift) % picks.len()] as usize % INTS.len()]).collect();
+        let flat = match dtype {
+            DType::I32 => DenseTensor::vector(v.iter().map(|&a| a as i32).collect::<Vec<_>>()),
+            _ => DenseTensor::vector(v),
+        };
+        RaggedTensor::from_row_lengths(flat, &lengths.iter().map(|&l| l as i64).collect::<Vec<_>>()).expect("lengths")
+    };
+    let xv = column(0);
+    let zv = xv.with_flat_values(column(3).flat_values().clone()).map_err(|e| e.to_string())?;
+    let (want, got) = (reference.call(&[xv.clone(), zv.clone()]), jit.call(&[xv, zv]));
+    match (want, got) {
+        (Ok(w), Ok(o)) => {
+            for (k, (a, b)) in w.iter().zip(&o).enumerate() {
+                if !a.equals(b) {
+                    return Err(format!("output {k}: JIT {b}, reference {a}\n{}", jit.debugprint()));
+                }
+            }
+            Ok(())
+        }
+        (Err(a), Err(b)) if a.kind() == b.kind() => Ok(()),
+        (w, o) => Err(format!("interpreter {w:?}, JIT {o:?}")),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn integer_jit_kernels_match_the_interpreter_exactly(
+        steps in prop::collection::vec((any::<u8>(), any::<u8>(), any::<u8>()), 1..10),
+        lengths in prop::collection::vec(0usize..19, 0..9),
+        picks in prop::collection::vec(any::<u8>(), 1..64),
+        wide in any::<bool>(),
+    ) {
+        let dtype = if wide { DType::I64 } else { DType::I32 };
+        let result = check_ints(&steps, dtype, &lengths, &picks);
+        prop_assert!(result.is_ok(), "{}", result.unwrap_err());
+    }
+}
