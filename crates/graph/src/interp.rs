@@ -1,44 +1,92 @@
-//! The reference interpreter: runs a `FunctionGraph` node by node with each op's `perform`.
+//! The executor: a `FunctionGraph` compiled once into a schedule of steps over numbered value
+//! slots, then run many times, each step calling its node's `perform` (fused JIT kernels are
+//! nodes like any other).
 
-use ragtime_core::{Error, RaggedTensor, Result};
-use slotmap::SecondaryMap;
+use std::collections::HashMap;
 
-use crate::{ApplyId, Client, FunctionGraph};
+use ragtime_core::{Error, RaggedTensor, Result, TensorType};
 
-/// A function graph with its evaluation order computed once, ready to run many times.
+use crate::{Client, FunctionGraph, OpRef, VarId};
+
+/// Where a step reads an argument.
+#[derive(Debug, Clone, Copy)]
+struct Arg {
+    slot: usize,
+    /// This is the value's last read and it is not a function output: the step takes the value
+    /// out of its slot instead of cloning it, so its buffers are released as soon as the op is
+    /// done with them (and an op holds the only reference to a dead intermediate).
+    last_use: bool,
+}
+
+/// One node of the schedule.
+#[derive(Debug, Clone)]
+struct Step {
+    op: OpRef,
+    args: Vec<Arg>,
+    outputs: Vec<usize>,
+    /// The outputs' inferred types (checked when `check_types` is on).
+    types: Vec<TensorType>,
+}
+
+/// A function graph compiled into a schedule, ready to run many times. Calls share nothing
+/// mutable: each run has its own slots.
 #[derive(Debug, Clone)]
 pub struct Interpreter {
-    order: Vec<ApplyId>,
-    /// For each node in `order`, the variables whose last reader it is (freed after it runs).
-    frees: Vec<Vec<crate::VarId>>,
+    slots: usize,
+    inputs: Vec<usize>,
+    constants: Vec<(usize, RaggedTensor)>,
+    steps: Vec<Step>,
+    outputs: Vec<usize>,
     /// Check every computed value against its inferred type.
     check_types: bool,
 }
 
 impl Interpreter {
-    /// Plans the evaluation of `fg`.
+    /// Compiles the schedule of `fg`: topological order, one slot per variable, and the last
+    /// read of every intermediate.
     pub fn new(fg: &FunctionGraph) -> Result<Self> {
         let order = fg.toposort()?;
-        let position: std::collections::HashMap<ApplyId, usize> =
-            order.iter().enumerate().map(|(i, &n)| (n, i)).collect();
-        let mut frees = vec![Vec::new(); order.len()];
-        for (var, _) in fg.graph().variables() {
-            let clients = fg.clients(var);
-            if clients.iter().any(|c| matches!(c, Client::Output(_))) {
-                continue;
+        let g = fg.graph();
+        let mut slot_of: HashMap<VarId, usize> = HashMap::new();
+        let mut slot = |v: VarId| {
+            let next = slot_of.len();
+            *slot_of.entry(v).or_insert(next)
+        };
+        let inputs: Vec<usize> = fg.inputs().iter().map(|&v| slot(v)).collect();
+        let constants: Vec<(usize, RaggedTensor)> = g
+            .variables()
+            .filter_map(|(id, v)| v.constant.clone().map(|c| (id, c)))
+            .map(|(id, c)| (slot(id), c))
+            .collect();
+        let position: HashMap<_, usize> = order.iter().enumerate().map(|(i, &n)| (n, i)).collect();
+        let mut steps = Vec::with_capacity(order.len());
+        for (at, &node) in order.iter().enumerate() {
+            let apply = g.node(node).ok_or_else(|| Error::graph("a planned node is gone"))?;
+            let mut args: Vec<Arg> = Vec::with_capacity(apply.inputs.len());
+            for (k, &v) in apply.inputs.iter().enumerate() {
+                let clients = fg.clients(v);
+                let is_output = clients.iter().any(|c| matches!(c, Client::Output(_)));
+                let last_reader = clients
+                    .iter()
+                    .filter_map(|c| match c {
+                        Client::Node { node, .. } => position.get(node).copied(),
+                        Client::Output(_) => None,
+                    })
+                    .max();
+                // The last argument position of this node that reads `v` takes it.
+                let later_here = apply.inputs[k + 1..].contains(&v);
+                let last_use = !is_output
+                    && last_reader == Some(at)
+                    && !later_here
+                    && g.var(v).is_some_and(|x| x.constant.is_none());
+                args.push(Arg { slot: slot(v), last_use });
             }
-            let last = clients
-                .iter()
-                .filter_map(|c| match c {
-                    Client::Node { node, .. } => position.get(node).copied(),
-                    Client::Output(_) => None,
-                })
-                .max();
-            if let Some(last) = last {
-                frees[last].push(var);
-            }
+            let outputs: Vec<usize> = apply.outputs.iter().map(|&o| slot(o)).collect();
+            let types = apply.outputs.iter().filter_map(|&o| g.var(o).map(|x| x.ty.clone())).collect();
+            steps.push(Step { op: apply.op.clone(), args, outputs, types });
         }
-        Ok(Interpreter { order, frees, check_types: cfg!(debug_assertions) })
+        let outputs = fg.outputs().iter().map(|&v| slot(v)).collect();
+        Ok(Interpreter { slots: slot_of.len(), inputs, constants, steps, outputs, check_types: cfg!(debug_assertions) })
     }
 
     /// Checks (or not) every computed value against its node's inferred type; on by default in
@@ -48,62 +96,52 @@ impl Interpreter {
         self
     }
 
-    /// Runs the graph on `inputs` (already checked against the input types by the caller).
-    /// Errors are wrapped with the node that raised them.
+    /// Runs the schedule on `inputs` (already checked against the input types by the caller);
+    /// `fg` is the graph it was compiled from. Errors are wrapped with the node that raised them.
     pub fn run(&self, fg: &FunctionGraph, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
-        if inputs.len() != fg.inputs().len() {
+        if inputs.len() != self.inputs.len() || fg.inputs().len() != self.inputs.len() {
             return Err(Error::argument(
                 "call",
-                format!("expected {} inputs, got {}", fg.inputs().len(), inputs.len()),
+                format!("expected {} inputs, got {}", self.inputs.len(), inputs.len()),
             ));
         }
-        let g = fg.graph();
-        let mut values: SecondaryMap<crate::VarId, RaggedTensor> = SecondaryMap::new();
-        for (&var, value) in fg.inputs().iter().zip(inputs) {
-            values.insert(var, value.clone());
+        let mut values: Vec<Option<RaggedTensor>> = vec![None; self.slots];
+        for (&s, value) in self.inputs.iter().zip(inputs) {
+            values[s] = Some(value.clone());
         }
-        for (var, v) in g.variables() {
-            if let Some(c) = &v.constant {
-                values.insert(var, c.clone());
-            }
+        for (s, c) in &self.constants {
+            values[*s] = Some(c.clone());
         }
-        for (step, &node) in self.order.iter().enumerate() {
-            let apply = g.node(node).ok_or_else(|| Error::graph("a planned node is gone"))?;
-            let args = apply
-                .inputs
+        let missing = || Error::graph("a node's input was not computed");
+        for step in &self.steps {
+            let args = step
+                .args
                 .iter()
-                .map(|&v| values.get(v).cloned().ok_or_else(|| Error::graph("a node's input was not computed")))
+                .map(|a| if a.last_use { values[a.slot].take() } else { values[a.slot].clone() }.ok_or_else(missing))
                 .collect::<Result<Vec<_>>>()?;
-            let outs = apply.op.perform(&args).map_err(|e| e.at_node(apply.op.name()))?;
-            if outs.len() != apply.outputs.len() {
+            let outs = step.op.perform(&args).map_err(|e| e.at_node(step.op.name()))?;
+            drop(args);
+            if outs.len() != step.outputs.len() {
                 return Err(Error::graph(format!(
                     "{} returned {} outputs, expected {}",
-                    apply.op.name(),
+                    step.op.name(),
                     outs.len(),
-                    apply.outputs.len()
+                    step.outputs.len()
                 )));
             }
-            for (&var, value) in apply.outputs.iter().zip(outs) {
+            for ((&s, value), ty) in step.outputs.iter().zip(outs).zip(&step.types) {
                 // Every op is checked against its own type inference when asked.
                 if self.check_types {
-                    if let Some(v) = g.var(var) {
-                        v.ty.check(&value, "output").map_err(|e| {
-                            Error::graph(format!(
-                                "{} computed a value that breaks its inferred type: {e}",
-                                apply.op.name()
-                            ))
-                        })?;
-                    }
+                    ty.check(&value, "output").map_err(|e| {
+                        Error::graph(format!("{} computed a value that breaks its inferred type: {e}", step.op.name()))
+                    })?;
                 }
-                values.insert(var, value);
-            }
-            for &dead in &self.frees[step] {
-                values.remove(dead);
+                values[s] = Some(value);
             }
         }
-        fg.outputs()
+        self.outputs
             .iter()
-            .map(|&v| values.get(v).cloned().ok_or_else(|| Error::graph("an output was not computed")))
+            .map(|&s| values[s].clone().ok_or_else(|| Error::graph("an output was not computed")))
             .collect()
     }
 }
