@@ -342,3 +342,39 @@ proptest! {
         prop_assert!(result.is_ok(), "{}", result.unwrap_err());
     }
 }
+
+#[test]
+fn concurrent_calls_give_the_sequential_results() {
+    // One compiled function (JIT kernels on 2 threads, shared kernel cache and buffer pool) called
+    // from several threads at once, each recycling its results: every call must equal the
+    // sequential answer for its own input.
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F32, 1));
+    let e = (&x - x.reduce_max(keepdims(1))).exp();
+    let y = &e / e.reduce_sum(keepdims(1));
+    let f = std::sync::Arc::new(
+        g.compile_with(&[&x], &[&y, &x.reduce_mean(1)], CompileOptions::from(Mode::FastRun).threads(2)).unwrap(),
+    );
+    let inputs: Vec<RaggedTensor> = (0..4)
+        .map(|t| {
+            let lengths: Vec<usize> = (0..30_000).map(|i| (i * 7919 + t * 13) % 21).collect();
+            let picks: Vec<u8> = (0..64).map(|i| (i * 7 + t) as u8).collect();
+            data(DType::F32, &lengths, &picks, t)
+        })
+        .collect();
+    let sequential: Vec<Vec<RaggedTensor>> = inputs.iter().map(|v| f.call(std::slice::from_ref(v)).unwrap()).collect();
+    std::thread::scope(|s| {
+        for (input, want) in inputs.iter().zip(&sequential) {
+            let f = f.clone();
+            s.spawn(move || {
+                for _ in 0..10 {
+                    let got = f.call(std::slice::from_ref(input)).unwrap();
+                    for (a, b) in want.iter().zip(&got) {
+                        assert!(a.equals(b), "a concurrent call differs from the sequential one");
+                    }
+                    f.recycle(got);
+                }
+            });
+        }
+    });
+}
