@@ -176,6 +176,7 @@ impl StringTensor {
     }
 
     /// Number of strings.
+    #[inline]
     pub fn len(&self) -> usize {
         self.offsets.len() - 1
     }
@@ -188,18 +189,22 @@ impl StringTensor {
         &self.shape
     }
     /// The bytes of string `i` (row-major).
+    #[inline]
     pub fn get(&self, i: usize) -> &[u8] {
         &self.bytes[self.offsets[i] as usize..self.offsets[i + 1] as usize]
     }
     /// All strings, in row-major order.
+    #[inline]
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
         (0..self.len()).map(move |i| self.get(i))
     }
     /// The shared byte buffer.
+    #[inline]
     pub fn bytes(&self) -> &Arc<[u8]> {
         &self.bytes
     }
     /// The shared offsets (`len() + 1` entries).
+    #[inline]
     pub fn offsets(&self) -> &Arc<[i64]> {
         &self.offsets
     }
@@ -248,12 +253,28 @@ impl StringBuilder {
         StringBuilder { bytes: buf, offsets, overflow: false }
     }
     /// Appends one string.
+    #[inline]
     pub fn push(&mut self, s: &[u8]) {
         self.extend(s);
         self.end_string();
     }
     /// Appends bytes to the string being built, without ending it.
+    #[inline]
     pub fn extend(&mut self, s: &[u8]) {
+        // Within the room already reserved (and charged): a plain copy.
+        if s.len() <= self.bytes.capacity() - self.bytes.len()
+            && self.bytes.len() + s.len() <= limits::MAX_BYTES
+            && !self.overflow
+        {
+            self.bytes.extend_from_slice(s);
+            return;
+        }
+        self.extend_growing(s);
+    }
+    /// [`StringBuilder::extend`] past the reserved room: grows fallibly, within the limits and
+    /// the call's budget.
+    #[cold]
+    fn extend_growing(&mut self, s: &[u8]) {
         if self.overflow {
             return;
         }
@@ -272,7 +293,20 @@ impl StringBuilder {
         self.bytes.extend_from_slice(s);
     }
     /// Ends the string being built (made of the bytes given to [`StringBuilder::extend`]).
+    #[inline]
     pub fn end_string(&mut self) {
+        if self.offsets.len() < self.offsets.capacity()
+            && (self.offsets.len() + 1) * 8 <= limits::MAX_BYTES
+            && !self.overflow
+        {
+            self.offsets.push(self.bytes.len() as i64);
+            return;
+        }
+        self.end_string_growing();
+    }
+    /// [`StringBuilder::end_string`] past the reserved room.
+    #[cold]
+    fn end_string_growing(&mut self) {
         if self.overflow {
             return;
         }
