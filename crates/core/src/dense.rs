@@ -176,6 +176,7 @@ impl StringTensor {
     }
 
     /// Number of strings.
+    #[inline]
     pub fn len(&self) -> usize {
         self.offsets.len() - 1
     }
@@ -188,18 +189,22 @@ impl StringTensor {
         &self.shape
     }
     /// The bytes of string `i` (row-major).
+    #[inline]
     pub fn get(&self, i: usize) -> &[u8] {
         &self.bytes[self.offsets[i] as usize..self.offsets[i + 1] as usize]
     }
     /// All strings, in row-major order.
+    #[inline]
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
         (0..self.len()).map(move |i| self.get(i))
     }
     /// The shared byte buffer.
+    #[inline]
     pub fn bytes(&self) -> &Arc<[u8]> {
         &self.bytes
     }
     /// The shared offsets (`len() + 1` entries).
+    #[inline]
     pub fn offsets(&self) -> &Arc<[i64]> {
         &self.offsets
     }
@@ -248,12 +253,28 @@ impl StringBuilder {
         StringBuilder { bytes: buf, offsets, overflow: false }
     }
     /// Appends one string.
+    #[inline]
     pub fn push(&mut self, s: &[u8]) {
         self.extend(s);
         self.end_string();
     }
     /// Appends bytes to the string being built, without ending it.
+    #[inline]
     pub fn extend(&mut self, s: &[u8]) {
+        // Within the room already reserved (and charged): a plain copy.
+        if s.len() <= self.bytes.capacity() - self.bytes.len()
+            && self.bytes.len() + s.len() <= limits::MAX_BYTES
+            && !self.overflow
+        {
+            self.bytes.extend_from_slice(s);
+            return;
+        }
+        self.extend_growing(s);
+    }
+    /// [`StringBuilder::extend`] past the reserved room: grows fallibly, within the limits and
+    /// the call's budget.
+    #[cold]
+    fn extend_growing(&mut self, s: &[u8]) {
         if self.overflow {
             return;
         }
@@ -272,7 +293,20 @@ impl StringBuilder {
         self.bytes.extend_from_slice(s);
     }
     /// Ends the string being built (made of the bytes given to [`StringBuilder::extend`]).
+    #[inline]
     pub fn end_string(&mut self) {
+        if self.offsets.len() < self.offsets.capacity()
+            && (self.offsets.len() + 1) * 8 <= limits::MAX_BYTES
+            && !self.overflow
+        {
+            self.offsets.push(self.bytes.len() as i64);
+            return;
+        }
+        self.end_string_growing();
+    }
+    /// [`StringBuilder::end_string`] past the reserved room.
+    #[cold]
+    fn end_string_growing(&mut self) {
         if self.overflow {
             return;
         }
@@ -521,50 +555,96 @@ impl DenseTensor {
     /// Gathers rows along axis 0 (each row keeps its inner dimensions), in the order given;
     /// the one data-movement primitive behind gather, slicing, concat, tile and reverse.
     pub fn take_rows(&self, rows: &[usize]) -> Result<Self> {
-        let shape = self.shape();
-        let nrows = *shape.first().ok_or_else(|| Error::shapes("take_rows", "cannot take rows of a scalar"))?;
-        if let Some(&bad) = rows.iter().find(|&&r| r >= nrows) {
-            return Err(Error::out_of_range("take_rows", bad as i64, 0, nrows));
+        Self::gather_row_runs("take_rows", &[self], rows.iter().map(|&r| (0, r..r + 1)))
+    }
+
+    /// Gathers runs of consecutive rows along axis 0 (`runs` in output order): one contiguous
+    /// copy per run, strings included.
+    pub fn take_row_runs(&self, runs: &[std::ops::Range<usize>]) -> Result<Self> {
+        Self::gather_row_runs("take_rows", &[self], runs.iter().map(|r| (0, r.clone())))
+    }
+
+    /// The rows of several tensors, run by run: each `(source, rows)` of `runs` appends rows
+    /// `rows` of `sources[source]`, with one contiguous copy (for strings, one copy of the bytes
+    /// and the rebased offsets). Every source must have the dtype and the inner shape of the
+    /// first; a row past a source's end is an `index_out_of_range` error. The result's size is
+    /// checked against the limits before anything is allocated.
+    pub fn gather_row_runs<I>(op: &str, sources: &[&DenseTensor], runs: I) -> Result<Self>
+    where
+        I: Iterator<Item = (usize, std::ops::Range<usize>)> + Clone,
+    {
+        let first = sources.first().ok_or_else(|| Error::argument(op, "no tensor to take rows from"))?;
+        let shape = first.shape();
+        if shape.is_empty() {
+            return Err(Error::shapes(op, "cannot take rows of a scalar"));
         }
-        const OP: &str = "take_rows";
-        let row = self.row_size();
+        let dtype = first.dtype();
+        for (i, t) in sources.iter().enumerate().skip(1) {
+            if t.dtype() != dtype {
+                return Err(Error::dtype(op, format!("input {i} is {}, input 0 is {dtype}", t.dtype())));
+            }
+            if t.rank() == 0 || t.shape()[1..] != shape[1..] {
+                return Err(Error::shapes(
+                    op,
+                    format!("input {i} has shape {:?}, input 0 has shape {shape:?}", t.shape()),
+                ));
+            }
+        }
+        let row = first.row_size();
+        let mut nrows = 0usize;
+        for (source, rows) in runs.clone() {
+            let t = sources.get(source).ok_or_else(|| Error::argument(op, format!("there is no input {source}")))?;
+            let available = t.shape()[0];
+            if rows.end > available && !rows.is_empty() {
+                return Err(Error::out_of_range(op, rows.start.max(available) as i64, 0, available));
+            }
+            nrows = nrows.saturating_add(rows.len());
+        }
         let mut out_shape = shape.to_vec();
-        out_shape[0] = rows.len();
-        let n = limits::checked_size(OP, &out_shape, self.dtype().size_of().max(1))?;
-        Ok(dispatch_dtype!(self.dtype(),
+        out_shape[0] = nrows;
+        let n = limits::checked_size(op, &out_shape, dtype.size_of().max(1))?;
+        Ok(dispatch_dtype!(dtype,
         T => {
-            let src = self.as_slice::<T>().unwrap_or(&[]);
-            let mut data = limits::try_vec(OP, n)?;
-            for &r in rows {
-                data.extend_from_slice(&src[r * row..(r + 1) * row]);
+            let mut data = limits::try_vec(op, n)?;
+            for (source, rows) in runs.filter(|(_, rows)| !rows.is_empty()) {
+                let src = sources[source].as_slice::<T>().unwrap_or(&[]);
+                data.extend_from_slice(&src[rows.start * row..rows.end * row]);
             }
             DenseTensor::from_vec(out_shape, data)?
         },
         string => {
-            let s = self.as_strings().unwrap_or_else(|| unreachable_strings());
+            let column = |source: usize| sources[source].as_strings().unwrap_or_else(|| unreachable_strings());
             // The bytes are counted before anything is copied: repeating one long string many
             // times is refused up front.
-            let offsets = s.offsets();
             let mut bytes = 0usize;
-            for &r in rows {
-                let len = (offsets[(r + 1) * row] - offsets[r * row]) as usize;
-                bytes = bytes.saturating_add(len);
-            }
-            limits::checked_bytes(OP, bytes, "the strings of the result")?;
-            let mut b = StringBuilder::with_capacity(n, bytes);
-            for &r in rows {
-                for i in r * row..(r + 1) * row {
-                    b.push(s.get(i));
+            for (source, rows) in runs.clone() {
+                if !rows.is_empty() {
+                    let o = column(source).offsets();
+                    bytes = bytes.saturating_add((o[rows.end * row] - o[rows.start * row]) as usize);
                 }
             }
-            DenseTensor::String(b.finish(out_shape)?)
+            limits::checked_bytes(op, bytes, "the strings of the result")?;
+            let mut buf: Vec<u8> = limits::try_vec(op, bytes)?;
+            let mut offsets: Vec<i64> = limits::try_vec(op, n + 1)?;
+            offsets.push(0);
+            for (source, rows) in runs {
+                if rows.is_empty() {
+                    continue;
+                }
+                let s = column(source);
+                let o = &s.offsets()[rows.start * row..=rows.end * row];
+                let (begin, end) = (o[0], o[o.len() - 1]);
+                let shift = buf.len() as i64 - begin;
+                buf.extend_from_slice(&s.bytes()[begin as usize..end as usize]);
+                offsets.extend(o[1..].iter().map(|&x| x + shift));
+            }
+            DenseTensor::String(StringTensor { bytes: buf.into(), offsets: offsets.into(), shape: out_shape })
         }))
     }
 
     /// Rows `start..end` along axis 0.
     pub fn slice_rows(&self, start: usize, end: usize) -> Result<Self> {
-        let idx: Vec<usize> = (start..end).collect();
-        self.take_rows(&idx)
+        Self::gather_row_runs("slice_rows", &[self], std::iter::once((0, start..end)))
     }
 
     /// Concatenates tensors along axis 0. All parts must have the same dtype and inner shape.
@@ -659,6 +739,36 @@ mod tests {
         assert_eq!(e.kind(), ErrorKind::InvalidArgument, "too many elements: refused, not attempted");
         let e = DenseTensor::full(vec![2], &DenseTensor::vector(vec![1i32, 2])).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::IncompatibleShapes, "the fill value must have one element");
+    }
+
+    #[test]
+    fn row_runs_copy_numbers_and_strings_from_several_tensors() {
+        let a = DenseTensor::from_vec(vec![3, 2], vec![0i32, 1, 2, 3, 4, 5]).unwrap();
+        let b = DenseTensor::from_vec(vec![2, 2], vec![10i32, 11, 12, 13]).unwrap();
+        let runs = [(1, 1..2), (0, 0..2), (0, 3..3), (1, 0..2), (0, 2..3)];
+        let t = DenseTensor::gather_row_runs("t", &[&a, &b], runs.iter().cloned()).unwrap();
+        assert_eq!(t.shape(), &[6, 2]);
+        assert_eq!(t.as_slice::<i32>().unwrap(), &[12, 13, 0, 1, 2, 3, 10, 11, 12, 13, 4, 5]);
+        // Strings: a column whose offsets do not start at 0 is rebased.
+        let s = StringTensor::from_parts(b"xxabcdef".to_vec().into(), vec![2i64, 3, 5, 5, 8].into(), vec![4]).unwrap();
+        let u = StringTensor::from_strings(&["+", "uv"], vec![2]).unwrap();
+        let (s, u) = (DenseTensor::String(s), DenseTensor::String(u));
+        let t = DenseTensor::gather_row_runs("t", &[&s, &u], [(0, 1..4), (1, 0..2), (0, 0..1)].into_iter()).unwrap();
+        let got: Vec<&[u8]> = t.as_strings().unwrap().iter().collect();
+        assert_eq!(got, [&b"bc"[..], b"", b"def", b"+", b"uv", b"a"]);
+        assert_eq!(t.as_strings().unwrap().offsets()[0], 0);
+        assert_eq!(
+            s.take_rows(&[3, 0, 3]).unwrap().as_strings().unwrap().iter().collect::<Vec<_>>(),
+            [&b"def"[..], b"a", b"def"]
+        );
+        assert_eq!(s.slice_rows(3, 1).unwrap().len(), 0, "a reversed range takes nothing");
+        let e = s.take_rows(&[0, 4]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::IndexOutOfRange);
+        let e = DenseTensor::gather_row_runs("t", &[&a, &s], std::iter::empty()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::TypeMismatch);
+        let e =
+            DenseTensor::gather_row_runs("t", &[&a, &DenseTensor::vector(vec![1i32])], std::iter::empty()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::IncompatibleShapes);
     }
 
     #[test]

@@ -36,21 +36,39 @@ pub fn take_rows(op: &str, x: &RaggedTensor, rows: &[usize]) -> Result<RaggedTen
     if x.is_dense() {
         return Ok(RaggedTensor::dense(x.flat_values().take_rows(rows)?));
     }
+    take_spans(op, x, rows.iter().map(|&r| r..r + 1).collect())
+}
+
+/// [`take_rows`] for runs of consecutive rows: the rows of every span of `spans`, in order
+/// (spans may repeat or overlap; an empty span takes nothing). A span past `x.nrows()` is an
+/// `index_out_of_range` error. Each level of the result is built with one pass over the rows
+/// taken, and the flat values move with one copy per run of consecutive values.
+pub fn take_spans(op: &str, x: &RaggedTensor, spans: Vec<std::ops::Range<usize>>) -> Result<RaggedTensor> {
+    let nrows = x.nrows();
+    if x.rank() == 0 {
+        return Err(Error::shapes(op, "cannot take rows of a scalar"));
+    }
+    if let Some(bad) = spans.iter().find(|s| s.end > nrows && !s.is_empty()) {
+        return Err(Error::out_of_range(op, bad.start.max(nrows) as i64, 0, nrows));
+    }
+    if x.is_dense() {
+        return Ok(RaggedTensor::dense(x.flat_values().take_row_runs(&spans)?));
+    }
     // The spans of rows taken at the current level, in output order. Level by level, the rows of a
     // span own one contiguous span of the next level, so spans stay few.
-    let mut spans: Vec<std::ops::Range<usize>> = rows.iter().map(|&r| r..r + 1).collect();
+    let mut spans = spans;
     let mut partitions = Vec::with_capacity(x.ragged_rank());
     for partition in x.partitions() {
         let splits = partition.row_splits();
-        let mut new_splits = Vec::with_capacity(rows.len() + 1);
+        let taken = spans.iter().fold(0usize, |n, s| n.saturating_add(s.len()));
+        let mut new_splits = ragtime_core::limits::try_vec(op, taken.saturating_add(1))?;
         new_splits.push(0i64);
         let mut total = 0i64;
         let mut next: Vec<std::ops::Range<usize>> = Vec::with_capacity(spans.len());
-        for span in &spans {
-            for row in span.clone() {
-                total += splits[row + 1] - splits[row];
-                new_splits.push(total);
-            }
+        for span in spans.iter().filter(|s| !s.is_empty()) {
+            let base = total - splits[span.start];
+            new_splits.extend(splits[span.start + 1..=span.end].iter().map(|&s| s + base));
+            total = base + splits[span.end];
             let (start, end) = (splits[span.start] as usize, splits[span.end] as usize);
             match next.last_mut() {
                 Some(last) if last.end == start => last.end = end,
@@ -65,8 +83,7 @@ pub fn take_rows(op: &str, x: &RaggedTensor, rows: &[usize]) -> Result<RaggedTen
         });
         spans = next;
     }
-    let value_rows: Vec<usize> = spans.into_iter().flatten().collect();
-    RaggedTensor::new(x.flat_values().take_rows(&value_rows)?, partitions)
+    RaggedTensor::new(x.flat_values().take_row_runs(&spans)?, partitions)
 }
 
 /// Row `row` of `x` (checked by the caller): a tensor of one rank less, as `x[row]`.

@@ -23,7 +23,7 @@ use std::str::FromStr;
 use ragtime_core::{DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, TensorType};
 use ragtime_graph::{expect_arity, Attr, Attrs, Op, OpRef};
 
-use crate::gather::take_rows;
+use crate::gather::{take_rows, take_spans};
 use crate::util::one;
 
 const OP: &str = "getitem";
@@ -532,7 +532,7 @@ impl Walk<'_> {
                     (rows.clone(), self.inner_value(&values, rest, axis + 1)?)
                 } else {
                     let (partition, taken) = slice_each_row(rows, &s)?;
-                    let sliced = take_rows(OP, &values, &taken)?;
+                    let sliced = take_spans(OP, &values, taken)?;
                     (partition, self.inner_value(&sliced, rest, axis + 1)?)
                 }
             }
@@ -637,20 +637,33 @@ fn sliced_dim(dim: Dim, s: &SliceSpec) -> Dim {
     }
 }
 
-/// Slices every row of `rows` on its own: the new partition and the value positions kept, in order.
+/// Slices every row of `rows` on its own: the new partition and the value positions kept, in order,
+/// as runs of consecutive positions (one per row for a step of 1, one per position otherwise).
 /// A partition with a uniform row length keeps one (every row is sliced the same way).
-fn slice_each_row(rows: &RowPartition, s: &SliceSpec) -> Result<(RowPartition, Vec<usize>)> {
-    let mut taken = Vec::new();
-    let mut lengths = Vec::with_capacity(rows.nrows());
-    for row in 0..rows.nrows() {
-        let range = rows.row_range(row);
-        let before = taken.len();
-        taken.extend(s.positions(range.len()).map(|k| range.start + k));
-        lengths.push((taken.len() - before) as i64);
+fn slice_each_row(rows: &RowPartition, s: &SliceSpec) -> Result<(RowPartition, Vec<Range<usize>>)> {
+    let mut taken = Vec::with_capacity(rows.nrows());
+    let mut splits = Vec::with_capacity(rows.nrows() + 1);
+    splits.push(0i64);
+    let mut total = 0usize;
+    for w in rows.row_splits().windows(2) {
+        let range = w[0] as usize..w[1] as usize;
+        if s.step == 1 {
+            let (start, count) = s.resolve(range.len());
+            let start = range.start + start as usize;
+            if count > 0 {
+                taken.push(start..start + count);
+            }
+            total += count;
+        } else {
+            let before = taken.len();
+            taken.extend(s.positions(range.len()).map(|k| range.start + k..range.start + k + 1));
+            total += taken.len() - before;
+        }
+        splits.push(total as i64);
     }
     let partition = match rows.uniform_row_length() {
         Some(len) => RowPartition::from_uniform_row_length(s.resolve(len).1, rows.nrows())?,
-        None => RowPartition::from_row_lengths(&lengths)?,
+        None => RowPartition::from_row_splits(splits)?,
     };
     Ok((partition, taken))
 }

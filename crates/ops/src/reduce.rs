@@ -715,6 +715,21 @@ impl Op for Reduce {
             let flat = fold_rows(self.kind, values, x.partitions()[0].row_splits(), self.keepdims)?;
             return one(RaggedTensor::dense(flat));
         }
+        // Fast path: ragged rank 1 with uniform inner dims folded along axis 1: each row is a
+        // contiguous block of `inner`-wide items, folded column by column in row order (the
+        // plan's grouping, without building it).
+        if x.ragged_rank() == 1 && values.rank() >= 2 && self.axis.resolve(name, x.rank())?.as_deref() == Some(&[1]) {
+            let inner_shape = &values.shape()[1..];
+            let splits = x.partitions()[0].row_splits();
+            let mut shape = vec![splits.len() - 1];
+            if self.keepdims {
+                shape.push(1);
+            }
+            shape.extend_from_slice(inner_shape);
+            DenseTensor::checked_len(name, &shape)?;
+            let inner = inner_shape.iter().product();
+            return one(RaggedTensor::dense(fold(self.kind, &Groups::Rows { splits, inner }, values, shape)?));
+        }
         let plan = plan_reduction(name, x, &self.axis, self.keepdims)?;
         let flat = fold(self.kind, &Groups::Plan(&plan), values, plan.flat_shape.clone())?;
         one(plan.finish(flat)?)
@@ -733,13 +748,14 @@ impl Op for Reduce {
 pub fn fold_rows(kind: ReduceKind, values: &DenseTensor, splits: &[i64], keepdims: bool) -> Result<DenseTensor> {
     let nrows = splits.len().saturating_sub(1);
     let shape = if keepdims { vec![nrows, 1] } else { vec![nrows] };
-    fold(kind, &Groups::Rows(splits), values, shape)
+    fold(kind, &Groups::Rows { splits, inner: 1 }, values, shape)
 }
 
 /// The groups to fold: contiguous rows (a ragged axis), or a plan's stages.
 enum Groups<'a> {
-    /// Group `g` is elements `splits[g]..splits[g + 1]`.
-    Rows(&'a [i64]),
+    /// Items `splits[r]..splits[r + 1]` of `inner` elements each: group `r * inner + s` folds
+    /// element `s` of each item of row `r`, in order.
+    Rows { splits: &'a [i64], inner: usize },
     /// The groups of `plan`, stage after stage.
     Plan(&'a ReductionPlan),
 }
@@ -754,23 +770,71 @@ impl Groups<'_> {
         init: impl Fn(bool) -> T,
         step: impl Fn(T, T) -> T,
     ) -> Result<Vec<T>> {
-        match self {
-            Groups::Rows(splits) => Ok(splits
+        match *self {
+            Groups::Rows { splits, inner: 1 } => Ok(splits
                 .windows(2)
                 .map(|w| data[w[0] as usize..w[1] as usize].iter().fold(init(true), |acc, &v| step(acc, v)))
                 .collect()),
+            // Items without elements: nothing to fold (and no chunks to walk).
+            Groups::Rows { inner: 0, .. } => Ok(Vec::new()),
+            Groups::Rows { splits, inner } => {
+                let mut out = ragtime_core::limits::try_vec(op, (splits.len() - 1) * inner)?;
+                for w in splits.windows(2) {
+                    let start = out.len();
+                    out.resize(start + inner, init(true));
+                    let acc = &mut out[start..];
+                    for item in data[w[0] as usize * inner..w[1] as usize * inner].chunks_exact(inner) {
+                        for (a, &v) in acc.iter_mut().zip(item) {
+                            *a = step(*a, v);
+                        }
+                    }
+                }
+                Ok(out)
+            }
             Groups::Plan(plan) => plan.fold(op, data, |stage| init(stage.ragged_axis), step),
         }
     }
 
     /// The number of input values in each group.
     fn counts(&self) -> Vec<usize> {
-        match self {
-            Groups::Rows(splits) => splits.windows(2).map(|w| (w[1] - w[0]) as usize).collect(),
+        match *self {
+            Groups::Rows { splits, inner } => {
+                splits.windows(2).flat_map(|w| std::iter::repeat_n((w[1] - w[0]) as usize, inner)).collect()
+            }
             Groups::Plan(plan) => plan.counts(),
         }
     }
 }
+
+/// Sums (or averages, dividing in f64 as [`fold_typed`] does) rows of `inner`-wide float items:
+/// [`Groups::Rows`] for `f32` / `f64` sums and means, with the addition inlined so the
+/// columns vectorize. Bit-identical to the generic fold (same start, same order, same adds).
+macro_rules! float_row_sums {
+    ($name:ident, $t:ty) => {
+        fn $name(op: &str, splits: &[i64], inner: usize, data: &[$t], mean: bool) -> Result<Vec<$t>> {
+            let mut out: Vec<$t> = ragtime_core::limits::try_vec(op, (splits.len() - 1) * inner)?;
+            for w in splits.windows(2) {
+                let start = out.len();
+                out.resize(start + inner, 0.0);
+                let acc = &mut out[start..];
+                for item in data[w[0] as usize * inner..w[1] as usize * inner].chunks_exact(inner) {
+                    for (a, &v) in acc.iter_mut().zip(item) {
+                        *a += v;
+                    }
+                }
+                if mean {
+                    let n = (w[1] - w[0]) as usize as f64;
+                    for a in acc.iter_mut() {
+                        *a = (*a as f64 / n) as $t;
+                    }
+                }
+            }
+            Ok(out)
+        }
+    };
+}
+float_row_sums!(f32_row_sums, f32);
+float_row_sums!(f64_row_sums, f64);
 
 /// Folds `values` group by group into a tensor of `shape`.
 fn fold(kind: ReduceKind, groups: &Groups<'_>, values: &DenseTensor, shape: Vec<usize>) -> Result<DenseTensor> {
@@ -788,6 +852,17 @@ fn fold_typed<T: Kernels>(
     let data = values
         .as_slice::<T>()
         .ok_or_else(|| Error::dtype(kind.name(), format!("expected {} values, got {}", T::DTYPE, values.dtype())))?;
+    if let (&Groups::Rows { splits, inner }, ReduceKind::Sum | ReduceKind::Mean) = (groups, kind) {
+        if inner > 1 {
+            let mean = kind == ReduceKind::Mean;
+            if let Some(data) = values.as_slice::<f32>() {
+                return DenseTensor::from_vec(shape, f32_row_sums(kind.name(), splits, inner, data, mean)?);
+            }
+            if let Some(data) = values.as_slice::<f64>() {
+                return DenseTensor::from_vec(shape, f64_row_sums(kind.name(), splits, inner, data, mean)?);
+            }
+        }
+    }
     let combine =
         T::binary(kind.combine()).ok_or_else(|| Error::dtype(kind.name(), format!("not defined on {}", T::DTYPE)))?;
     // Addition, multiplication, maximum, minimum and logical and / or never fault.
@@ -1026,6 +1101,37 @@ mod tests {
             let fast = Reduce::new(kind, Some(1), false).perform(&[x]).unwrap().remove(0);
             let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&f32s(&fast)), bits(via_plan.as_slice::<f32>().unwrap()), "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn inner_dims_fast_path_agrees_with_the_plan() {
+        // Ragged rank 1 over [*, 3] items (rows of 2, 0, 3 and 1 items), and over [*, 0] items.
+        let splits = vec![0i64, 2, 2, 5, 6];
+        let data: Vec<f32> = (0..18).map(|k| (k as f32 * 0.37 - 2.0) / 3.0).collect();
+        let wide = RaggedTensor::from_row_splits(DenseTensor::from_vec(vec![6, 3], data).unwrap(), splits.clone());
+        let ints: Vec<i32> = (0..12).map(|k| k * 7 - 30).collect();
+        let deep = RaggedTensor::from_row_splits(DenseTensor::from_vec(vec![6, 2, 1], ints).unwrap(), splits.clone());
+        let empty =
+            RaggedTensor::from_row_splits(DenseTensor::from_vec(vec![6, 0], Vec::<f64>::new()).unwrap(), splits);
+        for x in [wide.unwrap(), deep.unwrap(), empty.unwrap()] {
+            for kind in [ReduceKind::Sum, ReduceKind::Max, ReduceKind::Mean, ReduceKind::Min, ReduceKind::Prod] {
+                for keepdims in [false, true] {
+                    let plan = plan_reduction("test", &x, &Axes::from(1), keepdims).unwrap();
+                    let via_plan = fold(kind, &Groups::Plan(&plan), x.flat_values(), plan.flat_shape.clone()).unwrap();
+                    let via_plan = plan.finish(via_plan).unwrap();
+                    let fast =
+                        Reduce::new(kind, Some(1), keepdims).perform(std::slice::from_ref(&x)).unwrap().remove(0);
+                    assert_eq!(fast.flat_values().shape(), via_plan.flat_values().shape(), "{kind:?}");
+                    assert_eq!(fast.ragged_rank(), via_plan.ragged_rank());
+                    let bits = |r: &RaggedTensor| match r.flat_values().dtype() {
+                        DType::F32 => r.flat_slice::<f32>().unwrap().iter().map(|f| u64::from(f.to_bits())).collect(),
+                        DType::F64 => r.flat_slice::<f64>().unwrap().iter().map(|f| f.to_bits()).collect(),
+                        _ => r.flat_slice::<i32>().unwrap().iter().map(|&v| v as u64).collect::<Vec<u64>>(),
+                    };
+                    assert_eq!(bits(&fast), bits(&via_plan), "{kind:?} keepdims={keepdims}");
+                }
+            }
         }
     }
 

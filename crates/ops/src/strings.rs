@@ -534,6 +534,25 @@ impl Op for Join {
         let seps = n as u128 * operands.len().saturating_sub(1) as u128 * sep.len() as u128;
         let bytes = operand_bytes.sum::<u128>() + seps;
         limits::checked_bytes(JOIN, usize::try_from(bytes).unwrap_or(usize::MAX), "the joined strings")?;
+        if operands.iter().all(|c| c.len() == n) {
+            // Every operand has one string per element (nothing broadcast): copy byte ranges
+            // straight into a buffer of the exact size.
+            let mut buf: Vec<u8> = limits::try_vec(JOIN, bytes as usize)?;
+            let mut offsets: Vec<i64> = limits::try_vec(JOIN, n + 1)?;
+            offsets.push(0);
+            let columns: Vec<(&[u8], &[i64])> = operands.iter().map(|c| (&c.bytes()[..], &c.offsets()[..])).collect();
+            for e in 0..n {
+                for (k, &(b, o)) in columns.iter().enumerate() {
+                    if k > 0 {
+                        buf.extend_from_slice(sep);
+                    }
+                    buf.extend_from_slice(&b[o[e] as usize..o[e + 1] as usize]);
+                }
+                offsets.push(buf.len() as i64);
+            }
+            let column = StringTensor::from_parts(buf.into(), offsets.into(), b.flat_shape.clone())?;
+            return one(b.finish(DenseTensor::String(column))?);
+        }
         let mut out = StringBuilder::with_capacity(n, bytes as usize);
         for e in 0..n {
             for (k, col) in operands.iter().enumerate() {
@@ -829,9 +848,16 @@ impl ToHashBucketFast {
     }
 
     /// The bucket of one string.
+    #[inline]
     pub fn bucket(&self, s: &[u8]) -> i64 {
         // `num_buckets` came from a positive i64, so the remainder fits an i64.
-        (farmhash::fingerprint64(s) % self.num_buckets) as i64
+        let hash = farmhash::fingerprint64(s);
+        if self.num_buckets.is_power_of_two() {
+            // The same remainder, without a 64-bit division.
+            (hash & (self.num_buckets - 1)) as i64
+        } else {
+            (hash % self.num_buckets) as i64
+        }
     }
 }
 
@@ -846,7 +872,11 @@ impl Op for ToHashBucketFast {
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>(HASH, inputs)?;
-        one(map_to_numbers::<i64>(HASH, x, |_, s| Ok(self.bucket(s)))?)
+        let col = string_column(HASH, 0, x)?;
+        let (bytes, offsets) = (col.bytes(), col.offsets());
+        let mut buckets = limits::try_vec(HASH, col.len())?;
+        buckets.extend(offsets.windows(2).map(|w| self.bucket(&bytes[w[0] as usize..w[1] as usize])));
+        one(x.with_flat_values(DenseTensor::from_vec(col.shape().to_vec(), buckets)?)?)
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -1607,6 +1637,18 @@ mod tests {
         assert_value(&out, &want);
         let out = run(&ToHashBucketFast::new(1048576).unwrap(), &[unicode()]);
         assert_value(&out, &ragged![[480503i64, 698667, 16463], [39156i64]].unwrap().cast(DType::I64).unwrap());
+    }
+
+    #[test]
+    fn power_of_two_buckets_are_the_remainder() {
+        let words: [&[u8]; 6] =
+            [b"", b"#", b"#+Who", b"Dan+Smith", b"a longer string, past sixteen bytes", &[0xff; 70]];
+        for n in [1i64, 2, 1024, 1 << 40, (1 << 62) + 1, 1000, i64::MAX] {
+            let op = ToHashBucketFast::new(n).unwrap();
+            for w in words {
+                assert_eq!(op.bucket(w), (farmhash::fingerprint64(w) % n as u64) as i64, "{n} {w:?}");
+            }
+        }
     }
 
     #[test]

@@ -410,6 +410,11 @@ fn join_columns(op: &str, inputs: &[RaggedTensor], stack: bool) -> Result<Ragged
             ));
         }
     }
+    if !stack {
+        if let Some(joined) = concat_flat_rows(op, inputs)? {
+            return Ok(joined);
+        }
+    }
     let all = join_rows(op, inputs, false)?;
     let n = inputs.len();
     let interleaved: Vec<usize> = (0..nrows).flat_map(|row| (0..n).map(move |i| i * nrows + row)).collect();
@@ -420,6 +425,37 @@ fn join_columns(op: &str, inputs: &[RaggedTensor], stack: bool) -> Result<Ragged
     let pairs = rows.partitions().first().ok_or_else(|| Error::argument(op, "lost the row partition"))?;
     let merged = RowPartition::from_row_splits(pairs.row_splits().iter().step_by(n).copied().collect())?;
     rows.values()?.with_outer_partitions(&[merged])
+}
+
+/// Concat along axis 1 of ragged rank 1 operands (same row count, dtype and inner shape): row
+/// `r` of the result is row `r` of every operand, copied as one run each, straight into the
+/// result. `None` when the operands do not have that form (the general path then joins them,
+/// or names what differs).
+fn concat_flat_rows(op: &str, inputs: &[RaggedTensor]) -> Result<Option<RaggedTensor>> {
+    let first = inputs[0].flat_values();
+    let same_form = |t: &RaggedTensor| {
+        let v = t.flat_values();
+        t.ragged_rank() == 1 && v.dtype() == first.dtype() && v.shape().get(1..) == first.shape().get(1..)
+    };
+    if !inputs.iter().all(same_form) {
+        return Ok(None);
+    }
+    let splits: Vec<&[i64]> = inputs.iter().map(|t| t.partitions()[0].row_splits()).collect();
+    let nrows = inputs[0].nrows();
+    let mut new_splits = ragtime_core::limits::try_vec(op, nrows + 1)?;
+    new_splits.push(0i64);
+    let mut total = 0i64;
+    for r in 0..nrows {
+        for s in &splits {
+            total += s[r + 1] - s[r];
+        }
+        new_splits.push(total);
+    }
+    let sources: Vec<&DenseTensor> = inputs.iter().map(RaggedTensor::flat_values).collect();
+    let runs =
+        (0..nrows).flat_map(|r| splits.iter().enumerate().map(move |(i, s)| (i, s[r] as usize..s[r + 1] as usize)));
+    let values = DenseTensor::gather_row_runs(op, &sources, runs)?;
+    Ok(Some(RaggedTensor::new(values, vec![RowPartition::from_row_splits(new_splits)?])?))
 }
 
 /// `concat` (`stack == false`) or `stack` of `inputs` along the resolved `axis`.
