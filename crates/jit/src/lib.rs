@@ -58,11 +58,13 @@
 //!   the libm `fma`, which is correct but slow.
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod alloc;
 mod exec;
 mod kernel;
 mod lower;
 pub mod vmath;
 
+pub use alloc::retain_freed_memory;
 pub use exec::{
     cached_kernels, clear_kernel_cache, default_threads, kernel_for, lower_fused, recycle, spec_of, JitKernel,
 };

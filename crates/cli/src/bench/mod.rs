@@ -41,6 +41,11 @@ pub struct BenchArgs {
     /// Timed runs after one warm-up; the best is reported.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub runs: u32,
+    /// Keep glibc's default of returning large freed blocks to the kernel, so every call pays
+    /// page faults for fresh memory (by default the benchmark opts in to
+    /// `ragtime::ir::jit::retain_freed_memory`, as an application calling in a loop would).
+    #[arg(long)]
+    pub fresh_memory: bool,
 }
 
 /// What stops a benchmark run (a wrong answer does not: it is reported as `checked: false`).
@@ -78,7 +83,8 @@ pub enum BenchError {
 /// Runs `ragtime bench`: prints the JSON object or the table; exit status 1 when an output was wrong or a
 /// workload could not run.
 pub fn main(args: &BenchArgs) -> ExitCode {
-    let settings = Settings::from_args(args);
+    let mut settings = Settings::from_args(args);
+    settings.memory_retained = !args.fresh_memory && ragtime::ir::jit::retain_freed_memory();
     let result = if args.json { run_json(&settings) } else { run_table(&settings) };
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -39,6 +39,7 @@ pub fn entry(settings: &Settings, o: &Outcome) -> Value {
         m.insert("baseline_threads".into(), json!(t));
     }
     m.insert("runs".into(), json!(settings.runs));
+    m.insert("freed_memory".into(), json!(if settings.memory_retained { "retained" } else { "returned" }));
     for (name, n) in &o.size {
         m.insert((*name).into(), json!(n));
     }
@@ -108,7 +109,7 @@ mod tests {
     use crate::bench::WorkloadId;
 
     fn settings() -> Settings {
-        Settings { only: WorkloadId::ALL.to_vec(), rows: 8, queries: 2, runs: 3, threads: 2 }
+        Settings { only: WorkloadId::ALL.to_vec(), rows: 8, queries: 2, runs: 3, threads: 2, memory_retained: false }
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub struct Settings {
     pub runs: usize,
     /// Requested threads.
     pub threads: usize,
+    /// Whether freed memory is kept for reuse (`retain_freed_memory` applied).
+    pub memory_retained: bool,
 }
 
 impl Settings {
@@ -42,7 +44,7 @@ impl Settings {
             args.queries.map_or_else(|| (DEFAULT_QUERIES * rows).div_ceil(DEFAULT_ROWS).max(1), |q| q as usize);
         let threads =
             args.threads.map_or_else(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get), usize::from);
-        Settings { only, rows, queries, runs: args.runs as usize, threads }
+        Settings { only, rows, queries, runs: args.runs as usize, threads, memory_retained: false }
     }
 }
 
