@@ -230,13 +230,13 @@ unary_ops! {
     is_finite => IsFinite;
 }
 
-/// The sum of tensors of one dtype and shape, without broadcasting (`tf.math.add_n`).
-///
-/// # Panics
-/// When `inputs` is empty (there is no graph to put the op in).
+/// The sum of tensors of one dtype and shape, without broadcasting (`tf.math.add_n`); no
+/// input at all is an error of the returned variable.
 pub fn add_n(inputs: &[&Var]) -> Var {
-    let (first, rest) = inputs.split_first().expect("add_n takes at least one tensor");
-    first.apply1(ragtime_ops::elemwise::AddN::new(), rest)
+    match inputs.split_first() {
+        Some((first, rest)) => first.apply1(ragtime_ops::elemwise::AddN::new(), rest),
+        None => Var::error(ragtime_core::Error::argument("add_n", "needs at least one input")),
+    }
 }
 
 /// Converts to another dtype (`tf.cast`).
@@ -423,7 +423,9 @@ macro_rules! scalar_lhs {
 }
 scalar_lhs!(i32, i64, f32, f64);
 
+mod rows;
 pub mod strings;
 mod structure;
 
+pub use rows::*;
 pub use structure::*;
