@@ -15,7 +15,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use ragtime_core::{
-    dispatch_dtype, DType, DenseTensor, Element, Error, RaggedTensor, Result, StringBuilder, TensorType,
+    dispatch_dtype, DType, DenseTensor, Dim, Element, Error, RaggedTensor, Result, StringBuilder, TensorType,
 };
 use ragtime_graph::{expect_arity, Attrs, Cost, Op, OpProperties, OpRef};
 
@@ -103,10 +103,73 @@ pub enum ScalarOp {
     Cast(DType),
     /// `cond ? x : y` (TensorFlow's `where` with three operands).
     Where,
+    /// Inverse cosine.
+    Acos,
+    /// Inverse hyperbolic cosine.
+    Acosh,
+    /// Inverse sine.
+    Asin,
+    /// Inverse hyperbolic sine.
+    Asinh,
+    /// Inverse tangent.
+    Atan,
+    /// Inverse hyperbolic tangent.
+    Atanh,
+    /// Hyperbolic cosine.
+    Cosh,
+    /// Hyperbolic sine.
+    Sinh,
+    /// Tangent.
+    Tan,
+    /// The error function.
+    Erf,
+    /// The complementary error function, `1 - erf(x)`.
+    Erfc,
+    /// `e ** x - 1`, accurate near 0.
+    Expm1,
+    /// `ln(1 + x)`, accurate near 0.
+    Log1p,
+    /// `ln(sigmoid(x))`, computed as `-softplus(-x)` (TensorFlow's `log_sigmoid`).
+    LogSigmoid,
+    /// `1 / x`.
+    Reciprocal,
+    /// `1 / sqrt(x)`.
+    Rsqrt,
+    /// `ln(1 + e ** x)` with TensorFlow's thresholds (`x` itself above `-ln(eps) - 2`, `e ** x`
+    /// below `ln(eps) + 2`).
+    Softplus,
+    /// `x / (1 + |x|)` (±inf gives NaN, as in TensorFlow).
+    Softsign,
+    /// Nearest integer, ties to even (`tf.math.rint`).
+    Rint,
+    /// True where `x` is NaN.
+    IsNan,
+    /// True where `x` is ±inf.
+    IsInf,
+    /// True where `x` is neither NaN nor ±inf.
+    IsFinite,
+    /// `atan2(y, x)`: the angle of the point `(x, y)`; the first operand is `y`.
+    Atan2,
+    /// `(x - y) ** 2` (integers wrap).
+    SquaredDifference,
+    /// `x / y`, 0 where `x == 0`.
+    Xdivy,
+    /// `x * ln(y)`, 0 where `x == 0`.
+    Xlogy,
+    /// `x / y`, 0 where `y == 0`; integer operands are converted to a float type first.
+    DivideNoNan,
+    /// Division rounded toward zero; refuses an integer division by zero.
+    TruncateDiv,
+    /// Remainder of [`ScalarOp::TruncateDiv`] (C's `fmod` on floats; the dividend's sign).
+    TruncateMod,
+    /// `x << y` with `y` clamped to `[0, bits - 1]`.
+    BitwiseLeftShift,
+    /// `x >> y` with `y` clamped to `[0, bits - 1]`; arithmetic on signed types.
+    BitwiseRightShift,
 }
 
 /// Every op of the family except [`ScalarOp::Cast`] (which carries a dtype), in vocabulary order.
-pub const NAMED_SCALAR_OPS: [ScalarOp; 38] = [
+pub const NAMED_SCALAR_OPS: [ScalarOp; 69] = [
     ScalarOp::Add,
     ScalarOp::Subtract,
     ScalarOp::Multiply,
@@ -145,6 +208,37 @@ pub const NAMED_SCALAR_OPS: [ScalarOp; 38] = [
     ScalarOp::Round,
     ScalarOp::Sign,
     ScalarOp::Where,
+    ScalarOp::Acos,
+    ScalarOp::Acosh,
+    ScalarOp::Asin,
+    ScalarOp::Asinh,
+    ScalarOp::Atan,
+    ScalarOp::Atanh,
+    ScalarOp::Cosh,
+    ScalarOp::Sinh,
+    ScalarOp::Tan,
+    ScalarOp::Erf,
+    ScalarOp::Erfc,
+    ScalarOp::Expm1,
+    ScalarOp::Log1p,
+    ScalarOp::LogSigmoid,
+    ScalarOp::Reciprocal,
+    ScalarOp::Rsqrt,
+    ScalarOp::Softplus,
+    ScalarOp::Softsign,
+    ScalarOp::Rint,
+    ScalarOp::IsNan,
+    ScalarOp::IsInf,
+    ScalarOp::IsFinite,
+    ScalarOp::Atan2,
+    ScalarOp::SquaredDifference,
+    ScalarOp::Xdivy,
+    ScalarOp::Xlogy,
+    ScalarOp::DivideNoNan,
+    ScalarOp::TruncateDiv,
+    ScalarOp::TruncateMod,
+    ScalarOp::BitwiseLeftShift,
+    ScalarOp::BitwiseRightShift,
 ];
 
 /// What the operands of an op must be, by dtype.
@@ -164,6 +258,10 @@ enum Accepts {
     Integer,
     /// Booleans.
     Bool,
+    /// Floats, int32 and int64 (`squared_difference`).
+    FloatOrWideInt,
+    /// Floats, int32 and int64 (`truncatemod`: TensorFlow's kernel has no other integer types).
+    FloatOrInt32Int64,
 }
 
 impl Accepts {
@@ -176,6 +274,9 @@ impl Accepts {
             Accepts::Float => dtype.is_float(),
             Accepts::Integer => dtype.is_integer(),
             Accepts::Bool => dtype == DType::Bool,
+            Accepts::FloatOrWideInt | Accepts::FloatOrInt32Int64 => {
+                dtype.is_float() || matches!(dtype, DType::I32 | DType::I64)
+            }
         }
     }
 
@@ -188,6 +289,7 @@ impl Accepts {
             Accepts::Float => "float tensors",
             Accepts::Integer => "integer tensors",
             Accepts::Bool => "bool tensors",
+            Accepts::FloatOrWideInt | Accepts::FloatOrInt32Int64 => "float, int32 or int64 tensors",
         }
     }
 }
@@ -235,6 +337,37 @@ impl ScalarOp {
             ScalarOp::Sign => "sign",
             ScalarOp::Cast(_) => "cast",
             ScalarOp::Where => "where",
+            ScalarOp::Acos => "acos",
+            ScalarOp::Acosh => "acosh",
+            ScalarOp::Asin => "asin",
+            ScalarOp::Asinh => "asinh",
+            ScalarOp::Atan => "atan",
+            ScalarOp::Atanh => "atanh",
+            ScalarOp::Cosh => "cosh",
+            ScalarOp::Sinh => "sinh",
+            ScalarOp::Tan => "tan",
+            ScalarOp::Erf => "erf",
+            ScalarOp::Erfc => "erfc",
+            ScalarOp::Expm1 => "expm1",
+            ScalarOp::Log1p => "log1p",
+            ScalarOp::LogSigmoid => "log_sigmoid",
+            ScalarOp::Reciprocal => "reciprocal",
+            ScalarOp::Rsqrt => "rsqrt",
+            ScalarOp::Softplus => "softplus",
+            ScalarOp::Softsign => "softsign",
+            ScalarOp::Rint => "rint",
+            ScalarOp::IsNan => "is_nan",
+            ScalarOp::IsInf => "is_inf",
+            ScalarOp::IsFinite => "is_finite",
+            ScalarOp::Atan2 => "atan2",
+            ScalarOp::SquaredDifference => "squared_difference",
+            ScalarOp::Xdivy => "xdivy",
+            ScalarOp::Xlogy => "xlogy",
+            ScalarOp::DivideNoNan => "divide_no_nan",
+            ScalarOp::TruncateDiv => "truncatediv",
+            ScalarOp::TruncateMod => "truncatemod",
+            ScalarOp::BitwiseLeftShift => "bitwise_left_shift",
+            ScalarOp::BitwiseRightShift => "bitwise_right_shift",
         }
     }
 
@@ -272,6 +405,28 @@ impl ScalarOp {
                 | ScalarOp::Round
                 | ScalarOp::Sign
                 | ScalarOp::Cast(_)
+                | ScalarOp::Acos
+                | ScalarOp::Acosh
+                | ScalarOp::Asin
+                | ScalarOp::Asinh
+                | ScalarOp::Atan
+                | ScalarOp::Atanh
+                | ScalarOp::Cosh
+                | ScalarOp::Sinh
+                | ScalarOp::Tan
+                | ScalarOp::Erf
+                | ScalarOp::Erfc
+                | ScalarOp::Expm1
+                | ScalarOp::Log1p
+                | ScalarOp::LogSigmoid
+                | ScalarOp::Reciprocal
+                | ScalarOp::Rsqrt
+                | ScalarOp::Softplus
+                | ScalarOp::Softsign
+                | ScalarOp::Rint
+                | ScalarOp::IsNan
+                | ScalarOp::IsInf
+                | ScalarOp::IsFinite
         )
     }
 
@@ -286,6 +441,11 @@ impl ScalarOp {
                 | ScalarOp::Greater
                 | ScalarOp::GreaterEqual
         )
+    }
+
+    /// True for the float predicates (`is_nan`, `is_inf`, `is_finite`), whose result is bool.
+    pub fn is_predicate(self) -> bool {
+        matches!(self, ScalarOp::IsNan | ScalarOp::IsInf | ScalarOp::IsFinite)
     }
 
     /// The dtypes the (non-condition) operands may have.
@@ -306,7 +466,9 @@ impl ScalarOp {
             | ScalarOp::Greater
             | ScalarOp::GreaterEqual
             | ScalarOp::Square
-            | ScalarOp::Round => Accepts::Numeric,
+            | ScalarOp::Round
+            | ScalarOp::DivideNoNan
+            | ScalarOp::TruncateDiv => Accepts::Numeric,
             ScalarOp::Negative | ScalarOp::Abs | ScalarOp::Sign => Accepts::Signed,
             ScalarOp::Sqrt
             | ScalarOp::Exp
@@ -316,10 +478,40 @@ impl ScalarOp {
             | ScalarOp::Tanh
             | ScalarOp::Sigmoid
             | ScalarOp::Floor
-            | ScalarOp::Ceil => Accepts::Float,
-            ScalarOp::BitwiseAnd | ScalarOp::BitwiseOr | ScalarOp::BitwiseXor | ScalarOp::BitwiseInvert => {
-                Accepts::Integer
-            }
+            | ScalarOp::Ceil
+            | ScalarOp::Acos
+            | ScalarOp::Acosh
+            | ScalarOp::Asin
+            | ScalarOp::Asinh
+            | ScalarOp::Atan
+            | ScalarOp::Atanh
+            | ScalarOp::Cosh
+            | ScalarOp::Sinh
+            | ScalarOp::Tan
+            | ScalarOp::Erf
+            | ScalarOp::Erfc
+            | ScalarOp::Expm1
+            | ScalarOp::Log1p
+            | ScalarOp::LogSigmoid
+            | ScalarOp::Reciprocal
+            | ScalarOp::Rsqrt
+            | ScalarOp::Softplus
+            | ScalarOp::Softsign
+            | ScalarOp::Rint
+            | ScalarOp::IsNan
+            | ScalarOp::IsInf
+            | ScalarOp::IsFinite
+            | ScalarOp::Atan2
+            | ScalarOp::Xdivy
+            | ScalarOp::Xlogy => Accepts::Float,
+            ScalarOp::SquaredDifference => Accepts::FloatOrWideInt,
+            ScalarOp::TruncateMod => Accepts::FloatOrInt32Int64,
+            ScalarOp::BitwiseAnd
+            | ScalarOp::BitwiseOr
+            | ScalarOp::BitwiseXor
+            | ScalarOp::BitwiseInvert
+            | ScalarOp::BitwiseLeftShift
+            | ScalarOp::BitwiseRightShift => Accepts::Integer,
             ScalarOp::LogicalAnd | ScalarOp::LogicalOr | ScalarOp::LogicalXor | ScalarOp::LogicalNot => Accepts::Bool,
         }
     }
@@ -355,8 +547,8 @@ impl ScalarOp {
             return Err(Error::dtype(name, format!("takes {}, got {dtype}", accepts.describe())));
         }
         Ok(match self {
-            op if op.is_comparison() => DType::Bool,
-            ScalarOp::Divide => dtype.true_division_type().unwrap_or(dtype),
+            op if op.is_comparison() || op.is_predicate() => DType::Bool,
+            ScalarOp::Divide | ScalarOp::DivideNoNan => dtype.true_division_type().unwrap_or(dtype),
             ScalarOp::Cast(to) => {
                 if (dtype == DType::String) != (to == DType::String) {
                     return Err(Error::dtype(name, format!("cannot cast {dtype} to {to}")));
@@ -372,7 +564,10 @@ impl ScalarOp {
     /// True when some operand values make the kernel fail (integer division by zero, a negative
     /// integer exponent); such ops fault only on integers.
     pub fn can_fault(self) -> bool {
-        matches!(self, ScalarOp::FloorDiv | ScalarOp::FloorMod | ScalarOp::Pow)
+        matches!(
+            self,
+            ScalarOp::FloorDiv | ScalarOp::FloorMod | ScalarOp::Pow | ScalarOp::TruncateDiv | ScalarOp::TruncateMod
+        )
     }
 
     /// The per-element cost class.
@@ -388,7 +583,31 @@ impl ScalarOp {
             | ScalarOp::Sin
             | ScalarOp::Cos
             | ScalarOp::Tanh
-            | ScalarOp::Sigmoid => Cost::Expensive,
+            | ScalarOp::Sigmoid
+            | ScalarOp::Acos
+            | ScalarOp::Acosh
+            | ScalarOp::Asin
+            | ScalarOp::Asinh
+            | ScalarOp::Atan
+            | ScalarOp::Atanh
+            | ScalarOp::Cosh
+            | ScalarOp::Sinh
+            | ScalarOp::Tan
+            | ScalarOp::Erf
+            | ScalarOp::Erfc
+            | ScalarOp::Expm1
+            | ScalarOp::Log1p
+            | ScalarOp::LogSigmoid
+            | ScalarOp::Reciprocal
+            | ScalarOp::Rsqrt
+            | ScalarOp::Softplus
+            | ScalarOp::Softsign
+            | ScalarOp::Atan2
+            | ScalarOp::Xdivy
+            | ScalarOp::Xlogy
+            | ScalarOp::DivideNoNan
+            | ScalarOp::TruncateDiv
+            | ScalarOp::TruncateMod => Cost::Expensive,
             _ => Cost::Cheap,
         }
     }
@@ -450,6 +669,11 @@ pub trait Kernels: Element {
     /// The kernel of a unary op whose result has the operand's type (everything but `cast`),
     /// if the op is defined on this type.
     fn unary(op: ScalarOp) -> Option<UnaryKernel<Self>>;
+    /// The kernel of a predicate ([`ScalarOp::is_predicate`]), if defined on this type.
+    fn predicate(op: ScalarOp) -> Option<fn(Self) -> bool> {
+        let _ = op;
+        None
+    }
 }
 
 /// The kernel of a comparison op, for any ordered element (strings compare as bytes).
@@ -468,7 +692,11 @@ pub fn comparison<T: PartialOrd + ?Sized>(op: ScalarOp) -> Option<fn(&T, &T) -> 
 
 /// Sign-dependent integer helpers, so one macro serves signed and unsigned types.
 trait IntSign: Copy {
+    /// The number of bits of the type.
+    const BITS: u32;
     fn is_negative(self) -> bool;
+    /// `self` as a non-negative count below 2^64 (0 when negative); only read when not negative.
+    fn as_count(self) -> u64;
     fn wrapping_abs_value(self) -> Self;
     fn signum_value(self) -> Self;
 }
@@ -476,20 +704,29 @@ trait IntSign: Copy {
 macro_rules! int_sign {
     (signed: $($t:ty),*) => {$(
         impl IntSign for $t {
+            const BITS: u32 = <$t>::BITS;
             fn is_negative(self) -> bool { self < 0 }
+            fn as_count(self) -> u64 { self.max(0) as u64 }
             fn wrapping_abs_value(self) -> Self { self.wrapping_abs() }
             fn signum_value(self) -> Self { self.signum() }
         }
     )*};
     (unsigned: $($t:ty),*) => {$(
         impl IntSign for $t {
+            const BITS: u32 = <$t>::BITS;
             fn is_negative(self) -> bool { false }
+            fn as_count(self) -> u64 { u64::from(self) }
             fn wrapping_abs_value(self) -> Self { self }
             fn signum_value(self) -> Self { Self::from(self != 0) }
         }
     )*};
 }
 int_sign!(signed: i8, i16, i32, i64);
+
+/// A shift count clamped to `[0, bits - 1]`, as TensorFlow's shift kernels clamp it.
+fn shift_count<T: IntSign>(y: T) -> u32 {
+    y.as_count().min(u64::from(T::BITS - 1)) as u32
+}
 int_sign!(unsigned: u8, u16, u32, u64);
 
 macro_rules! int_kernels {
@@ -535,6 +772,26 @@ macro_rules! int_kernels {
                     ScalarOp::BitwiseAnd => |a, b| Ok(a & b),
                     ScalarOp::BitwiseOr => |a, b| Ok(a | b),
                     ScalarOp::BitwiseXor => |a, b| Ok(a ^ b),
+                    ScalarOp::SquaredDifference => |a, b| {
+                        let d = a.wrapping_sub(b);
+                        Ok(d.wrapping_mul(d))
+                    },
+                    ScalarOp::TruncateDiv => |a, b| {
+                        if b == 0 {
+                            return Err(Fault::DivisionByZero);
+                        }
+                        Ok(a.wrapping_div(b))
+                    },
+                    ScalarOp::TruncateMod => |a, b| {
+                        if b == 0 {
+                            return Err(Fault::DivisionByZero);
+                        }
+                        Ok(a.wrapping_rem(b))
+                    },
+                    // TensorFlow clamps the shift count to [0, bits - 1]; `wrapping_shl` shifts
+                    // the bits as the unsigned type would, `>>` is arithmetic on signed types.
+                    ScalarOp::BitwiseLeftShift => |a, b| Ok(a.wrapping_shl(shift_count(b))),
+                    ScalarOp::BitwiseRightShift => |a, b| Ok(a >> shift_count(b)),
                     _ => return None,
                 };
                 Some(k)
@@ -574,6 +831,14 @@ macro_rules! float_kernels {
                         Ok(if r != 0.0 && (r < 0.0) != (b < 0.0) { r + b } else { r })
                     },
                     ScalarOp::Pow => |a, b| Ok(a.powf(b)),
+                    ScalarOp::Atan2 => |a, b| Ok(a.atan2(b)),
+                    ScalarOp::SquaredDifference => |a, b| Ok((a - b) * (a - b)),
+                    ScalarOp::Xdivy => |a, b| Ok(if a == 0.0 { 0.0 } else { a / b }),
+                    ScalarOp::Xlogy => |a, b| Ok(if a == 0.0 { 0.0 } else { a * b.ln() }),
+                    ScalarOp::DivideNoNan => |a, b| Ok(if b == 0.0 { 0.0 } else { a / b }),
+                    ScalarOp::TruncateDiv => |a, b| Ok((a / b).trunc()),
+                    // `%` is C's fmod: the remainder of the division rounded toward zero.
+                    ScalarOp::TruncateMod => |a, b| Ok(a % b),
                     // IEEE 754-2019 maximum / minimum: NaN propagates and -0.0 < +0.0, so the
                     // result never depends on the operand order (or on how a JIT reduction
                     // groups its operands).
@@ -614,7 +879,25 @@ macro_rules! float_kernels {
                     ScalarOp::Sigmoid => |a| 1.0 / (1.0 + (-a).exp()),
                     ScalarOp::Floor => |a| a.floor(),
                     ScalarOp::Ceil => |a| a.ceil(),
-                    ScalarOp::Round => |a| a.round_ties_even(),
+                    ScalarOp::Round | ScalarOp::Rint => |a| a.round_ties_even(),
+                    ScalarOp::Acos => |a| a.acos(),
+                    ScalarOp::Acosh => |a| a.acosh(),
+                    ScalarOp::Asin => |a| a.asin(),
+                    ScalarOp::Asinh => |a| a.asinh(),
+                    ScalarOp::Atan => |a| a.atan(),
+                    ScalarOp::Atanh => |a| a.atanh(),
+                    ScalarOp::Cosh => |a| a.cosh(),
+                    ScalarOp::Sinh => |a| a.sinh(),
+                    ScalarOp::Tan => |a| a.tan(),
+                    ScalarOp::Erf => |a| a.erf_value(),
+                    ScalarOp::Erfc => |a| a.erfc_value(),
+                    ScalarOp::Expm1 => |a| a.exp_m1(),
+                    ScalarOp::Log1p => |a| a.ln_1p(),
+                    ScalarOp::LogSigmoid => |a| -(-a).softplus(),
+                    ScalarOp::Reciprocal => |a| 1.0 / a,
+                    ScalarOp::Rsqrt => |a| 1.0 / a.sqrt(),
+                    ScalarOp::Softplus => |a| a.softplus(),
+                    ScalarOp::Softsign => |a| a / (1.0 + a.abs()),
                     ScalarOp::Sign => |a| {
                         if a > 0.0 {
                             1.0
@@ -630,10 +913,57 @@ macro_rules! float_kernels {
                 };
                 Some(k)
             }
+
+            fn predicate(op: ScalarOp) -> Option<fn(Self) -> bool> {
+                let k: fn(Self) -> bool = match op {
+                    ScalarOp::IsNan => |a| a.is_nan(),
+                    ScalarOp::IsInf => |a| a.is_infinite(),
+                    ScalarOp::IsFinite => |a| a.is_finite(),
+                    _ => return None,
+                };
+                Some(k)
+            }
         }
     )*};
 }
 float_kernels!(f32, f64);
+
+/// The float helpers the kernels above need beyond `std`: erf / erfc (from `libm`) and
+/// TensorFlow's softplus.
+trait FloatExt: Copy {
+    fn erf_value(self) -> Self;
+    fn erfc_value(self) -> Self;
+    /// TensorFlow's softplus: `x` when `x > -t`, `e ** x` when `x < t`, else `ln(1 + e ** x)`,
+    /// with `t = ln(machine epsilon) + 2` (NaN falls through to the last form and stays NaN).
+    fn softplus(self) -> Self;
+}
+
+macro_rules! float_ext {
+    ($($t:ident: $erf:path, $erfc:path;)*) => {$(
+        impl FloatExt for $t {
+            fn erf_value(self) -> $t {
+                $erf(self)
+            }
+            fn erfc_value(self) -> $t {
+                $erfc(self)
+            }
+            fn softplus(self) -> $t {
+                let threshold = $t::EPSILON.ln() + 2.0;
+                if self > -threshold {
+                    self
+                } else if self < threshold {
+                    self.exp()
+                } else {
+                    self.exp().ln_1p()
+                }
+            }
+        }
+    )*};
+}
+float_ext! {
+    f32: libm::erff, libm::erfcf;
+    f64: libm::erf, libm::erfc;
+}
 
 impl Kernels for bool {
     fn binary(op: ScalarOp) -> Option<BinaryKernel<Self>> {
@@ -736,6 +1066,86 @@ impl Op for Elemwise {
     }
 }
 
+/// `tf.math.add_n`: the sum of one or more tensors of one dtype and one shape (no broadcasting:
+/// ragged operands need the same row partitions), added with the `add` kernel left to right.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct AddN;
+
+impl AddN {
+    /// The op.
+    pub fn new() -> Self {
+        AddN
+    }
+
+    /// From a graph file's node (no attributes).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&[])?;
+        Ok(AddN)
+    }
+}
+
+impl Op for AddN {
+    fn name(&self) -> String {
+        "AddN".to_string()
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity("add_n", inputs, 1..=usize::MAX)?;
+        let first = &inputs[0];
+        if !first.dtype.is_numeric() {
+            return Err(Error::dtype("add_n", format!("takes integer or float tensors, got {}", first.dtype)));
+        }
+        let mut out = first.clone();
+        for (i, t) in inputs.iter().enumerate().skip(1) {
+            if t.dtype != first.dtype {
+                return Err(Error::dtype("add_n", format!("input {i} is {} but input 0 is {}", t.dtype, first.dtype)));
+            }
+            let mismatch = || Error::shapes("add_n", format!("input {i} has type {t} but input 0 has type {first}"));
+            if t.ragged_rank != first.ragged_rank || t.rank() != first.rank() {
+                return Err(mismatch());
+            }
+            for (d, b) in out.dims.iter_mut().zip(&t.dims) {
+                match (*d, *b) {
+                    (Dim::Known(x), Dim::Known(y)) if x != y => return Err(mismatch()),
+                    (Dim::Unknown, Dim::Known(y)) => *d = Dim::Known(y),
+                    _ => {}
+                }
+            }
+        }
+        Ok(vec![out])
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
+        self.infer(&types)?;
+        let first = &inputs[0];
+        let mut sum = first.flat_values().clone();
+        for (i, x) in inputs.iter().enumerate().skip(1) {
+            if !x.same_structure(first) || x.flat_values().shape() != first.flat_values().shape() {
+                return Err(Error::shapes(
+                    "add_n",
+                    format!(
+                        "input {i} does not have the row partitions and shape of input 0 (add_n does not broadcast)"
+                    ),
+                ));
+            }
+            let shape = sum.shape().to_vec();
+            sum = apply_aligned(ScalarOp::Add, &[sum, x.flat_values().clone()], shape, first.dtype(), &|e| {
+                format!("element {e}")
+            })?;
+        }
+        one(first.with_flat_values(sum)?)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn properties(&self) -> OpProperties {
+        OpProperties { elementwise: false, keeps_partitions_of: Some(0), can_fail: false, cost: Cost::Cheap }
+    }
+}
+
 /// The row-major elements of `t`, which holds `T` (the caller dispatched on its dtype).
 fn elements<T: Element>(op: ScalarOp, t: &DenseTensor) -> Result<&[T]> {
     t.as_slice::<T>().ok_or_else(|| Error::dtype(op.name(), format!("expected {} values, got {}", T::DTYPE, t.dtype())))
@@ -749,6 +1159,15 @@ fn no_kernel(op: ScalarOp, dtype: DType) -> Error {
 fn unary_values(op: ScalarOp, x: &DenseTensor) -> Result<DenseTensor> {
     if let ScalarOp::Cast(to) = op {
         return x.cast(to).map_err(|e| Error::dtype("cast", e.to_string()));
+    }
+    if op.is_predicate() {
+        return dispatch_dtype!(x.dtype(),
+            T => {
+                let k = T::predicate(op).ok_or_else(|| no_kernel(op, x.dtype()))?;
+                let data: Vec<bool> = elements::<T>(op, x)?.iter().map(|&v| k(v)).collect();
+                DenseTensor::from_vec(x.shape().to_vec(), data)
+            },
+            string => Err(no_kernel(op, DType::String)));
     }
     dispatch_dtype!(x.dtype(),
         T => {
@@ -774,7 +1193,7 @@ pub fn apply_aligned(
         (_, [x]) => unary_values(op, x),
         (ScalarOp::Where, _) => select(op, operands, shape),
         (op, [x, y]) if op.is_comparison() => compare(op, x, y, shape),
-        (ScalarOp::Divide, [x, y]) if x.dtype() != out => {
+        (ScalarOp::Divide | ScalarOp::DivideNoNan, [x, y]) if x.dtype() != out => {
             // True division of integers: convert both operands to the float result type.
             combine(op, &x.cast(out)?, &y.cast(out)?, shape, locate)
         }
@@ -864,6 +1283,9 @@ fn select(op: ScalarOp, operands: &[DenseTensor], shape: Vec<usize>) -> Result<D
 
 /// The elementwise op called `name`, if any.
 pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<OpRef>> {
+    if name == "add_n" {
+        return Some(AddN::from_attrs(attrs).map(|op| Arc::new(op) as OpRef));
+    }
     if name != "cast" && ScalarOp::from_name(name).is_none() {
         return None;
     }
@@ -1244,5 +1666,120 @@ mod tests {
         let y = run(ScalarOp::Multiply, &[x, scalar(2i32)]).unwrap();
         assert!(y.partitions()[0].ptr_eq(&p));
         assert_eq!(y.flat_slice::<i32>(), Some(&[2, 4, 6, 8][..]));
+    }
+
+    #[test]
+    fn truncating_division_rounds_toward_zero_and_names_the_row_of_a_zero_divisor() {
+        let a = RaggedTensor::dense(DenseTensor::vector(vec![7i64, -7, 7, -7]));
+        let b = RaggedTensor::dense(DenseTensor::vector(vec![2i64, 2, -2, -2]));
+        let q = run(ScalarOp::TruncateDiv, &[a.clone(), b.clone()]).unwrap();
+        assert_eq!(q.flat_slice::<i64>(), Some(&[3, -3, -3, 3][..]));
+        let r = run(ScalarOp::TruncateMod, &[a, b]).unwrap();
+        assert_eq!(r.flat_slice::<i64>(), Some(&[1, -1, 1, -1][..]));
+        let d = ragged![[1, 1], [1], [1, 0, 1]].unwrap();
+        for op in [ScalarOp::TruncateDiv, ScalarOp::TruncateMod] {
+            let e = run(op, &[x(), d.clone()]).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+            assert!(e.to_string().contains(op.name()) && e.to_string().contains("row 2"), "{e}");
+            assert!(Elemwise::new(op).properties().can_fail);
+        }
+        // truncatemod has no 8/16-bit or unsigned kernel in TensorFlow; truncatediv has.
+        let small = as_dtype(ragged![[7, -7]], DType::I8);
+        assert_eq!(
+            run(ScalarOp::TruncateMod, &[small.clone(), small.clone()]).unwrap_err().kind(),
+            ErrorKind::TypeMismatch
+        );
+        assert_eq!(run(ScalarOp::TruncateDiv, &[small.clone(), small]).unwrap().flat_slice::<i8>(), Some(&[1, 1][..]));
+    }
+
+    #[test]
+    fn shift_counts_are_clamped() {
+        let v = RaggedTensor::dense(DenseTensor::vector(vec![1u8, 255, 3]));
+        let s = RaggedTensor::dense(DenseTensor::vector(vec![9u8, 1, 0]));
+        let l = run(ScalarOp::BitwiseLeftShift, &[v.clone(), s.clone()]).unwrap();
+        assert_eq!(l.flat_slice::<u8>(), Some(&[128, 254, 3][..]));
+        let r = run(ScalarOp::BitwiseRightShift, &[v, s]).unwrap();
+        assert_eq!(r.flat_slice::<u8>(), Some(&[0, 127, 3][..]), "unsigned right shifts are logical");
+        let n = RaggedTensor::dense(DenseTensor::vector(vec![-8i64, -8, 5]));
+        let c = RaggedTensor::dense(DenseTensor::vector(vec![1i64, 1000, -3]));
+        let r = run(ScalarOp::BitwiseRightShift, &[n, c]).unwrap();
+        assert_eq!(r.flat_slice::<i64>(), Some(&[-4, -1, 5][..]), "signed right shifts are arithmetic");
+        let f = ragged![[1.0], []].unwrap();
+        assert_eq!(run(ScalarOp::BitwiseLeftShift, &[f.clone(), f]).unwrap_err().kind(), ErrorKind::TypeMismatch);
+    }
+
+    #[test]
+    fn predicates_give_bool_and_refuse_integers() {
+        let v = RaggedTensor::dense(DenseTensor::vector(vec![f32::NAN, f32::INFINITY, -1.0, f32::NEG_INFINITY]));
+        let want: [(ScalarOp, [bool; 4]); 3] = [
+            (ScalarOp::IsNan, [true, false, false, false]),
+            (ScalarOp::IsInf, [false, true, false, true]),
+            (ScalarOp::IsFinite, [false, false, true, false]),
+        ];
+        for (op, w) in want {
+            let got = run(op, std::slice::from_ref(&v)).unwrap();
+            assert_eq!(got.dtype(), DType::Bool);
+            assert_eq!(got.flat_slice::<bool>(), Some(&w[..]), "{op}");
+            assert_eq!(run(op, &[x()]).unwrap_err().kind(), ErrorKind::TypeMismatch);
+        }
+    }
+
+    #[test]
+    fn float_only_math_refuses_integers_and_keeps_empty_rows() {
+        let empty = RaggedTensor::from_row_splits(DenseTensor::vector(Vec::<f64>::new()), vec![0, 0, 0]).unwrap();
+        let no_rows = RaggedTensor::from_row_splits(DenseTensor::vector(Vec::<f32>::new()), vec![0]).unwrap();
+        for op in NAMED_SCALAR_OPS.into_iter().filter(|op| op.arity() == 1 && op.accepts() == Accepts::Float) {
+            assert_eq!(run(op, &[x()]).unwrap_err().kind(), ErrorKind::TypeMismatch, "{op}");
+            assert_eq!(run(op, std::slice::from_ref(&empty)).unwrap().nrows(), 2, "{op}");
+            assert_eq!(run(op, std::slice::from_ref(&no_rows)).unwrap().nrows(), 0, "{op}");
+        }
+    }
+
+    #[test]
+    fn divide_no_nan_of_integers_is_a_float_division_with_zero_for_zero_divisors() {
+        let a = as_dtype(ragged![[3, 4], [5]], DType::I16);
+        let b = as_dtype(ragged![[2, 0], [0]], DType::I16);
+        let q = run(ScalarOp::DivideNoNan, &[a, b]).unwrap();
+        assert_eq!(q.dtype(), DType::F32);
+        assert_eq!(q.flat_slice::<f32>(), Some(&[1.5, 0.0, 0.0][..]));
+        let q = run(ScalarOp::DivideNoNan, &[x(), scalar(0i32)]).unwrap();
+        assert_eq!(q.dtype(), DType::F64);
+        assert!(q.flat_slice::<f64>().unwrap().iter().all(|v| *v == 0.0));
+    }
+
+    #[test]
+    fn softplus_follows_tensorflow_thresholds() {
+        let v = RaggedTensor::dense(DenseTensor::vector(vec![100.0f64, -100.0, 0.0, f64::NAN]));
+        let got = run(ScalarOp::Softplus, std::slice::from_ref(&v)).unwrap();
+        let g = got.flat_slice::<f64>().unwrap();
+        assert_eq!(g[0], 100.0);
+        assert_eq!(g[1], (-100.0f64).exp());
+        assert_eq!(g[2], 2.0f64.ln());
+        assert!(g[3].is_nan());
+        let ls = run(ScalarOp::LogSigmoid, &[v]).unwrap();
+        assert_eq!(ls.flat_slice::<f64>().unwrap()[1], -100.0);
+    }
+
+    #[test]
+    fn add_n_adds_without_broadcasting() {
+        let add_n = AddN::new();
+        let types = |v: &[RaggedTensor]| v.iter().map(TensorType::of).collect::<Vec<_>>();
+        let three = [x(), z(), x()];
+        assert_eq!(add_n.infer(&types(&three)).unwrap()[0], TensorType::of(&x()));
+        let got = add_n.perform(&three).unwrap().remove(0);
+        assert_eq!(got.to_literal(), ragged![[3, 5], [8], [11, 13, 15]].unwrap().to_literal());
+        assert!(got.partitions()[0].ptr_eq(&x().partitions()[0]) || got.same_structure(&x()));
+        assert_eq!(add_n.perform(&[x()]).unwrap()[0].to_literal(), x().to_literal());
+        let other = ragged![[1, 2, 3], [4], [5, 6]].unwrap();
+        let e = add_n.perform(&[x(), other]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::IncompatibleShapes);
+        assert!(e.to_string().contains("add_n") && e.to_string().contains("input 1"), "{e}");
+        let e = add_n.infer(&types(&[x(), scalar(1i32)])).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::IncompatibleShapes);
+        let f = ragged![[1.0, 2.0], [3.0], [4.0, 5.0, 6.0]].unwrap();
+        assert_eq!(add_n.infer(&types(&[x(), f])).unwrap_err().kind(), ErrorKind::TypeMismatch);
+        assert_eq!(add_n.infer(&[]).unwrap_err().kind(), ErrorKind::InvalidArgument);
+        let s = ragged![["a"]].unwrap();
+        assert_eq!(add_n.infer(&types(&[s.clone(), s])).unwrap_err().kind(), ErrorKind::TypeMismatch);
     }
 }

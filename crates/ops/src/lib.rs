@@ -11,6 +11,7 @@ pub mod index;
 pub mod partition_ops;
 pub mod reduce;
 pub mod registry;
+pub mod rows;
 pub mod strings;
 pub mod structure;
 pub mod util;

@@ -91,6 +91,45 @@ pub const OP_NAMES: &[&str] = &[
     "strings.upper",
     "strings.to_hash_bucket_fast",
     "strings.ngrams",
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atanh",
+    "cosh",
+    "sinh",
+    "tan",
+    "erf",
+    "erfc",
+    "expm1",
+    "log1p",
+    "log_sigmoid",
+    "reciprocal",
+    "rsqrt",
+    "softplus",
+    "softsign",
+    "rint",
+    "is_nan",
+    "is_inf",
+    "is_finite",
+    "atan2",
+    "squared_difference",
+    "xdivy",
+    "xlogy",
+    "divide_no_nan",
+    "truncatediv",
+    "truncatemod",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "add_n",
+    "softmax",
+    "log_softmax",
+    "cumsum",
+    "cumprod",
+    "sort",
+    "argsort",
+    "top_k",
 ];
 
 /// A module's lookup: the op called `name` if the module owns that name.
@@ -98,7 +137,7 @@ type Lookup = fn(&str, &Attrs) -> Option<Result<OpRef>>;
 
 /// The op called `name` in graph files, configured by `attrs`.
 pub fn op_from_name(name: &str, attrs: &Attrs) -> Result<OpRef> {
-    let lookups: [Lookup; 7] = [
+    let lookups: [Lookup; 8] = [
         crate::elemwise::lookup,
         crate::reduce::lookup,
         crate::partition_ops::lookup,
@@ -106,6 +145,7 @@ pub fn op_from_name(name: &str, attrs: &Attrs) -> Result<OpRef> {
         crate::index::lookup,
         crate::gather::lookup,
         crate::strings::lookup,
+        crate::rows::lookup,
     ];
     for lookup in lookups {
         if let Some(op) = lookup(name, attrs) {

@@ -729,6 +729,11 @@ fn attr_names(name: &str) -> &'static [&'static str] {
         "strings.length" => &["unit"],
         "strings.to_hash_bucket_fast" => &["num_buckets"],
         "strings.ngrams" => &["ngram_width", "separator", "pad_values", "padding_width", "preserve_short_sequences"],
+        "softmax" | "log_softmax" => &["axis"],
+        "cumsum" | "cumprod" => &["axis", "exclusive", "reverse"],
+        "sort" => &["axis", "direction"],
+        "argsort" => &["axis", "direction", "stable"],
+        "top_k" => &["k"],
         _ => &[],
     }
 }
@@ -851,7 +856,13 @@ fn attr_value(rng: &mut Rng, op: &str, attr: &str, rank: usize) -> Attr {
             0 => Attr::Null,
             _ => int_attr(rng, -4, 4),
         },
-        "keepdims" | "preserve_short_sequences" => match rng.below(10) {
+        "direction" => match rng.below(8) {
+            0 => wrong_kind(rng),
+            1 => Attr::Str("ascending".into()),
+            _ => Attr::Str(rng.pick(&["ASCENDING", "DESCENDING"]).to_string()),
+        },
+        "k" => int_attr(rng, -1, 4),
+        "keepdims" | "preserve_short_sequences" | "exclusive" | "reverse" | "stable" => match rng.below(10) {
             0 => wrong_kind(rng),
             _ => Attr::Bool(rng.chance(0.5)),
         },

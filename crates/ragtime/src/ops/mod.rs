@@ -112,6 +112,24 @@ binary_ops! {
     bitwise_or => BitwiseOr;
     /// Bitwise exclusive or (`tf.bitwise.bitwise_xor`).
     bitwise_xor => BitwiseXor;
+    /// The angle of the point `(x, y)` for `self` = y (`tf.math.atan2(y, x)`).
+    atan2 => Atan2;
+    /// `(x - y) ** 2` (`tf.math.squared_difference`).
+    squared_difference => SquaredDifference;
+    /// `x / y`, 0 where `x == 0` (`tf.math.xdivy`).
+    xdivy => Xdivy;
+    /// `x * ln(y)`, 0 where `x == 0` (`tf.math.xlogy`).
+    xlogy => Xlogy;
+    /// `x / y`, 0 where `y == 0`; integers give floats (`tf.math.divide_no_nan`).
+    divide_no_nan => DivideNoNan;
+    /// Division rounded toward zero (`tf.truncatediv`).
+    truncatediv => TruncateDiv;
+    /// Remainder of the division rounded toward zero (`tf.truncatemod`).
+    truncatemod => TruncateMod;
+    /// `x << y`, `y` clamped to `[0, bits - 1]` (`tf.bitwise.left_shift`).
+    bitwise_left_shift => BitwiseLeftShift;
+    /// `x >> y`, `y` clamped to `[0, bits - 1]` (`tf.bitwise.right_shift`).
+    bitwise_right_shift => BitwiseRightShift;
 }
 
 macro_rules! unary_ops {
@@ -166,6 +184,59 @@ unary_ops! {
     round => Round;
     /// -1, 0 or 1 (`tf.sign`).
     sign => Sign;
+    /// Inverse cosine (`tf.math.acos`).
+    acos => Acos;
+    /// Inverse hyperbolic cosine (`tf.math.acosh`).
+    acosh => Acosh;
+    /// Inverse sine (`tf.math.asin`).
+    asin => Asin;
+    /// Inverse hyperbolic sine (`tf.math.asinh`).
+    asinh => Asinh;
+    /// Inverse tangent (`tf.math.atan`).
+    atan => Atan;
+    /// Inverse hyperbolic tangent (`tf.math.atanh`).
+    atanh => Atanh;
+    /// Hyperbolic cosine (`tf.math.cosh`).
+    cosh => Cosh;
+    /// Hyperbolic sine (`tf.math.sinh`).
+    sinh => Sinh;
+    /// Tangent (`tf.math.tan`).
+    tan => Tan;
+    /// The error function (`tf.math.erf`).
+    erf => Erf;
+    /// The complementary error function (`tf.math.erfc`).
+    erfc => Erfc;
+    /// `e ** x - 1` (`tf.math.expm1`).
+    expm1 => Expm1;
+    /// `ln(1 + x)` (`tf.math.log1p`).
+    log1p => Log1p;
+    /// `ln(sigmoid(x))` (`tf.math.log_sigmoid`).
+    log_sigmoid => LogSigmoid;
+    /// `1 / x` (`tf.math.reciprocal`).
+    reciprocal => Reciprocal;
+    /// `1 / sqrt(x)` (`tf.math.rsqrt`).
+    rsqrt => Rsqrt;
+    /// `ln(1 + e ** x)` (`tf.math.softplus`).
+    softplus => Softplus;
+    /// `x / (1 + |x|)` (`tf.math.softsign`).
+    softsign => Softsign;
+    /// Round half to even (`tf.math.rint`).
+    rint => Rint;
+    /// True where NaN (`tf.math.is_nan`).
+    is_nan => IsNan;
+    /// True where ±inf (`tf.math.is_inf`).
+    is_inf => IsInf;
+    /// True where finite (`tf.math.is_finite`).
+    is_finite => IsFinite;
+}
+
+/// The sum of tensors of one dtype and shape, without broadcasting (`tf.math.add_n`); no
+/// input at all is an error of the returned variable.
+pub fn add_n(inputs: &[&Var]) -> Var {
+    match inputs.split_first() {
+        Some((first, rest)) => first.apply1(ragtime_ops::elemwise::AddN::new(), rest),
+        None => Var::error(ragtime_core::Error::argument("add_n", "needs at least one input")),
+    }
 }
 
 /// Converts to another dtype (`tf.cast`).
@@ -352,7 +423,9 @@ macro_rules! scalar_lhs {
 }
 scalar_lhs!(i32, i64, f32, f64);
 
+mod rows;
 pub mod strings;
 mod structure;
 
+pub use rows::*;
 pub use structure::*;

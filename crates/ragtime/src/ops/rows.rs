@@ -1,0 +1,134 @@
+//! Row functions of the DSL: `softmax`, `log_softmax` over the last axis, `cumsum` / `cumprod`
+//! along an axis, `sort`, `argsort` and `top_k` within rows (TensorFlow's names and defaults).
+
+use ragtime_core::Error;
+use ragtime_ops::rows::{Argsort, Cumulative, Softmax, Sort, TopK};
+
+use crate::Var;
+
+/// Which way `sort` / `argsort` order a row.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Direction {
+    /// Smallest first (TensorFlow's default).
+    #[default]
+    Ascending,
+    /// Largest first.
+    Descending,
+}
+
+/// `exclusive` / `reverse` options of `cumsum` / `cumprod` (TensorFlow's defaults: both false).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cumulate {
+    /// Each position gets the combination of the elements before it.
+    pub exclusive: bool,
+    /// Accumulate from the end.
+    pub reverse: bool,
+}
+
+/// `tf.nn.softmax` over the last axis, row by row.
+pub fn softmax(x: &Var) -> Var {
+    x.apply1(Softmax::new(false), &[])
+}
+
+/// `tf.nn.log_softmax` over the last axis, row by row.
+pub fn log_softmax(x: &Var) -> Var {
+    x.apply1(Softmax::new(true), &[])
+}
+
+/// `tf.math.cumsum` along `axis` (the innermost ragged axis or a uniform inner axis).
+pub fn cumsum(x: &Var, axis: i64) -> Var {
+    cumsum_with(x, axis, Cumulate::default())
+}
+
+/// `tf.math.cumsum` with `exclusive` / `reverse`.
+pub fn cumsum_with(x: &Var, axis: i64, options: Cumulate) -> Var {
+    x.apply1(Cumulative::new(false, axis, options.exclusive, options.reverse), &[])
+}
+
+/// `tf.math.cumprod` along `axis` (the innermost ragged axis or a uniform inner axis).
+pub fn cumprod(x: &Var, axis: i64) -> Var {
+    cumprod_with(x, axis, Cumulate::default())
+}
+
+/// `tf.math.cumprod` with `exclusive` / `reverse`.
+pub fn cumprod_with(x: &Var, axis: i64, options: Cumulate) -> Var {
+    x.apply1(Cumulative::new(true, axis, options.exclusive, options.reverse), &[])
+}
+
+/// `tf.sort` of each row (last axis); stable.
+pub fn sort(x: &Var, direction: Direction) -> Var {
+    x.apply1(Sort::new(direction == Direction::Descending), &[])
+}
+
+/// `tf.argsort` of each row (last axis): int32 positions; ties keep their order.
+pub fn argsort(x: &Var, direction: Direction) -> Var {
+    x.apply1(Argsort::new(direction == Direction::Descending, true), &[])
+}
+
+/// `tf.math.top_k` of each row: `(values, indices)`, largest first, a row shorter than `k`
+/// giving a shorter row.
+pub fn top_k(x: &Var, k: usize) -> (Var, Var) {
+    let mut outs = x.graph().apply(TopK::new(k), &[x]).into_iter();
+    let values = outs.next().unwrap_or_else(|| Var::error(Error::graph("top_k gave no output")));
+    let indices = outs.next().unwrap_or_else(|| values.clone());
+    (values, indices)
+}
+
+impl Var {
+    /// `tf.nn.softmax` over the last axis, row by row.
+    pub fn softmax(&self) -> Var {
+        softmax(self)
+    }
+
+    /// `tf.nn.log_softmax` over the last axis, row by row.
+    pub fn log_softmax(&self) -> Var {
+        log_softmax(self)
+    }
+
+    /// `tf.math.cumsum` along `axis`.
+    pub fn cumsum(&self, axis: i64) -> Var {
+        cumsum(self, axis)
+    }
+
+    /// `tf.math.cumprod` along `axis`.
+    pub fn cumprod(&self, axis: i64) -> Var {
+        cumprod(self, axis)
+    }
+
+    /// `tf.sort` of each row.
+    pub fn sort(&self, direction: Direction) -> Var {
+        sort(self, direction)
+    }
+
+    /// `tf.argsort` of each row.
+    pub fn argsort(&self, direction: Direction) -> Var {
+        argsort(self, direction)
+    }
+
+    /// `tf.math.top_k` of each row: `(values, indices)`.
+    pub fn top_k(&self, k: usize) -> (Var, Var) {
+        top_k(self, k)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::prelude::*;
+
+    #[test]
+    fn row_functions_build_and_run() {
+        let g = Graph::new();
+        let x = g.input("x", TensorType::ragged(DType::F32, 1));
+        let (values, indices) = x.top_k(1);
+        let f = compile(&[&x], &[&x.softmax(), &x.cumsum(1), &x.sort(super::Direction::Descending), &values, &indices])
+            .unwrap();
+        let out = f.call(&[ragged![[1.0, 3.0], []].unwrap()]).unwrap();
+        assert_eq!(out[1].to_literal(), ragged![[1.0, 4.0], []].unwrap().to_literal());
+        assert_eq!(out[2].to_literal(), ragged![[3.0, 1.0], []].unwrap().to_literal());
+        assert_eq!(out[3].to_literal(), ragged![[3.0], []].unwrap().to_literal());
+        assert_eq!(out[4].to_literal(), ragged![[1], []].unwrap().to_literal());
+        let bad = x.cumsum(0);
+        assert!(compile(&[&x], &[&bad]).is_err());
+        assert!(crate::ops::add_n(&[]).ty().is_err());
+    }
+}
