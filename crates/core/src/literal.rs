@@ -52,30 +52,118 @@ impl<T: Into<Literal>> From<Vec<T>> for Literal {
     }
 }
 
-/// Builds a [`RaggedTensor`] from a nested list literal, inferring the dtype as TensorFlow's
-/// `tf.ragged.constant` does (integers: int32, floats: float32, bools, strings) and making every
-/// nested dimension ragged. Returns `Result<RaggedTensor>`: mixed dtypes or nesting depths are an
+/// Builds a [`RaggedTensor`] from a nested list literal, making every nested dimension ragged
+/// (`tf.ragged.constant`). Returns `Result<RaggedTensor>`: mixed dtypes or nesting depths are an
 /// `invalid_value` error.
 ///
+/// The dtype comes from the Rust types of the elements: `1i64` is int64, `1.5f64` float64,
+/// `1u64 << 63` uint64, a variable its type, `true` bool, `"a"` string. Unsuffixed numeric
+/// literals take the type of the suffixed or typed elements around them (`[1i64, 2]` is int64),
+/// and when every number is unsuffixed TensorFlow's defaults apply: int32 for integers (int64
+/// past its range), float32 for floats and for integers mixed with floats. A list without any
+/// element is float32. Elements of two different Rust types (`[1i32, 2i64]`) are an error.
+///
 /// ```
-/// let rt = ragtime_core::ragged![[3, 1, 4, 1], [], [5, 9, 2]].unwrap();
+/// use ragtime_core::{ragged, DType};
+/// let rt = ragged![[3, 1, 4, 1], [], [5, 9, 2]].unwrap();
 /// assert_eq!(rt.to_string(), "<Ragged int32 [[3, 1, 4, 1], [], [5, 9, 2]]>");
+/// assert_eq!(ragged![[1i64, 2], []].unwrap().dtype(), DType::I64);
+/// assert_eq!(ragged![[1.5f64]].unwrap().dtype(), DType::F64);
+/// assert_eq!(ragged![[1u64 << 63]].unwrap().to_nested::<Vec<Vec<u64>>>().unwrap(), [[1u64 << 63]]);
+/// assert_eq!(ragged![[0.5, 1]].unwrap().dtype(), DType::F32);
 /// ```
 #[macro_export]
 macro_rules! ragged {
     (@list $($body:tt)*) => {
-        $crate::Literal::List($crate::ragged!(@items [] $($body)*))
+        $crate::TypedLiteral::list($crate::ragged!(@items [] $($body)*))
     };
     (@items [$($acc:expr),*]) => { ::std::vec![$($acc),*] };
     (@items [$($acc:expr),*] [$($inner:tt)*] $(, $($rest:tt)*)?) => {
         $crate::ragged!(@items [$($acc,)* $crate::ragged!(@list $($inner)*)] $($($rest)*)?)
     };
     (@items [$($acc:expr),*] $e:expr $(, $($rest:tt)*)?) => {
-        $crate::ragged!(@items [$($acc,)* $crate::Literal::from($e)] $($($rest)*)?)
+        $crate::ragged!(@items [$($acc,)* $crate::TypedLiteral::leaf($e, ::core::stringify!($e))] $($($rest)*)?)
     };
     ($($body:tt)*) => {
-        $crate::RaggedTensor::from_literal(&$crate::ragged!(@list $($body)*))
+        $crate::ragged!(@list $($body)*).build()
     };
+}
+
+/// A literal with the dtype evidence of its Rust elements: what [`ragged!`] builds before
+/// choosing the dtype (see the macro for the rules).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypedLiteral {
+    literal: Literal,
+    /// The dtype of the typed elements (suffixed literals, variables), or the first two that differ.
+    typed: Option<std::result::Result<DType, (DType, DType)>>,
+    /// Some element is an unsuffixed float literal.
+    unsuffixed_float: bool,
+}
+
+impl TypedLiteral {
+    /// One element: `text` is its source (`stringify!`), which tells an unsuffixed numeric literal
+    /// (`2`, `1.5`, `-3e2`), whose Rust type is only Rust's default, from a typed one.
+    pub fn leaf<N: crate::Nested>(value: N, text: &str) -> Self {
+        let unsuffixed = N::DEPTH == 0 && is_unsuffixed_number(text);
+        let dtype = <N::Leaf as crate::Scalar>::DTYPE;
+        TypedLiteral {
+            literal: value.into_literal(),
+            typed: (!unsuffixed).then_some(Ok(dtype)),
+            unsuffixed_float: unsuffixed && dtype.is_float(),
+        }
+    }
+
+    /// A list of elements or lists.
+    pub fn list(items: Vec<TypedLiteral>) -> Self {
+        let mut typed = None;
+        let mut unsuffixed_float = false;
+        let mut list = Vec::with_capacity(items.len());
+        for item in items {
+            unsuffixed_float |= item.unsuffixed_float;
+            typed = match (typed, item.typed) {
+                (None, t) | (t, None) => t,
+                (Some(Err(e)), _) | (_, Some(Err(e))) => Some(Err(e)),
+                (Some(Ok(a)), Some(Ok(b))) if a == b => Some(Ok(a)),
+                (Some(Ok(a)), Some(Ok(b))) => Some(Err((a, b))),
+            };
+            list.push(item.literal);
+        }
+        TypedLiteral { literal: Literal::List(list), typed, unsuffixed_float }
+    }
+
+    /// The untyped literal.
+    pub fn literal(&self) -> &Literal {
+        &self.literal
+    }
+
+    /// The dtype the elements call for, `None` when every element is an unsuffixed literal.
+    pub fn dtype(&self) -> Result<Option<DType>> {
+        match self.typed {
+            None => Ok(None),
+            Some(Err((a, b))) => Err(Error::value(
+                OP,
+                format!("mixed dtypes in one literal: {a} and {b} (give every element the same Rust type)"),
+            )),
+            Some(Ok(t)) if self.unsuffixed_float && !t.is_float() => Err(Error::value(
+                OP,
+                format!("an unsuffixed float among {t} elements (write it as an integer, or the others as floats)"),
+            )),
+            Some(Ok(t)) => Ok(Some(t)),
+        }
+    }
+
+    /// The tensor, with every nested dimension ragged.
+    pub fn build(&self) -> Result<RaggedTensor> {
+        RaggedTensor::from_literal_typed(&self.literal, self.dtype()?, None, None)
+    }
+}
+
+/// True for the source of an unsuffixed numeric literal or an expression of them only (`2`,
+/// `-1.5`, `1e-3`, `(1 + 2)`): no type suffix, no identifier.
+fn is_unsuffixed_number(text: &str) -> bool {
+    let mut chars = text.chars().filter(|c| !c.is_whitespace() && !matches!(c, '-' | '('));
+    matches!(chars.next(), Some(c) if c.is_ascii_digit())
+        && text.chars().all(|c| c.is_ascii_digit() || c.is_whitespace() || "._eE+-*/%()".contains(c))
 }
 
 const OP: &str = "literal";
@@ -444,5 +532,54 @@ impl fmt::Display for RaggedTensor {
         }
         write_elements(f, self)?;
         f.write_str(">")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{DType, ErrorKind};
+
+    #[test]
+    fn macro_dtypes_follow_rust_suffixes_and_types() {
+        assert_eq!(ragged![[1i64, 2], []].unwrap().dtype(), DType::I64, "an unsuffixed 2 joins the int64");
+        assert_eq!(ragged![[1], [2i64]].unwrap().dtype(), DType::I64, "suffixes count in any row");
+        assert_eq!(ragged![[1.5f64]].unwrap().dtype(), DType::F64);
+        assert_eq!(ragged![[1.5f64, 2]].unwrap().dtype(), DType::F64, "an unsuffixed integer joins floats");
+        assert_eq!(ragged![[0.1f64, 0.2]].unwrap().to_nested::<Vec<Vec<f64>>>().unwrap(), [[0.1, 0.2]]);
+        assert_eq!(ragged![[1u64 << 63]].unwrap().to_nested::<Vec<Vec<u64>>>().unwrap(), [[1u64 << 63]]);
+        assert_eq!(ragged![[255u8], [0]].unwrap().dtype(), DType::U8);
+        assert_eq!(ragged![[-1i8]].unwrap().dtype(), DType::I8);
+        let n: i16 = 7;
+        assert_eq!(ragged![[n, 1], []].unwrap().dtype(), DType::I16, "a variable has its type");
+        let row = vec![1u32, 2];
+        assert_eq!(ragged![row, [3]].unwrap().to_nested::<Vec<Vec<u32>>>().unwrap(), [vec![1, 2], vec![3]]);
+        assert_eq!(ragged![[[1i64]], [[]]].unwrap().ragged_rank(), 2, "deep nesting keeps the dtype");
+        assert_eq!(ragged![[[1i64]], [[]]].unwrap().dtype(), DType::I64);
+        assert_eq!(ragged![[true, false], []].unwrap().dtype(), DType::Bool);
+        assert_eq!(ragged![["a"], []].unwrap().dtype(), DType::String);
+        let owned = String::from("b");
+        assert_eq!(ragged![[owned, "c"]].unwrap().dtype(), DType::String);
+    }
+
+    #[test]
+    fn unsuffixed_literals_keep_tensorflow_defaults() {
+        assert_eq!(ragged![[1, 2], []].unwrap().dtype(), DType::I32);
+        assert_eq!(ragged![[1.5, 2.0]].unwrap().dtype(), DType::F32);
+        assert_eq!(ragged![[1, 2.5]].unwrap().dtype(), DType::F32, "integers among floats: float32");
+        assert_eq!(ragged![[-1e3, (2.5)]].unwrap().dtype(), DType::F32);
+        assert_eq!(ragged![[], []].unwrap().dtype(), DType::F32, "no element: float32");
+        assert_eq!(ragged![1, 2, 3].unwrap().rank(), 1, "a flat list is a dense vector");
+    }
+
+    #[test]
+    fn mixed_rust_types_are_refused() {
+        let e = ragged![[1i32, 2i64]].unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidValue);
+        assert!(e.to_string().contains("int32 and int64"), "{e}");
+        let e = ragged![[1i64, 2.5]].unwrap_err();
+        assert!(e.to_string().contains("unsuffixed float"), "{e}");
+        assert_eq!(ragged![[300, 1u8]].unwrap_err().kind(), ErrorKind::InvalidValue, "300 does not fit uint8");
+        assert_eq!(ragged![[true, 1]].unwrap_err().kind(), ErrorKind::InvalidValue);
+        assert_eq!(ragged![[1i64], 2].unwrap_err().kind(), ErrorKind::InvalidValue, "mixed depths");
     }
 }
