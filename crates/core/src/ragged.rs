@@ -12,7 +12,10 @@ use crate::{dispatch_dtype, DType, DenseTensor, Element, Error, Result, RowParti
 /// Invariants (checked by [`RaggedTensor::new`]): each partition's last split equals the next
 /// partition's row count, and the innermost partition's last split equals the number of rows of
 /// the flat values (which then have rank >= 1). Clones share all buffers.
-#[derive(Clone, Debug)]
+///
+/// `Display` prints the values (`<Ragged int32 [[1, 2], []]>`, summarized when large; `{:#}` prints
+/// everything); `Debug` adds the dtype, shape and row splits.
+#[derive(Clone)]
 pub struct RaggedTensor {
     flat_values: DenseTensor,
     partitions: Vec<RowPartition>,
@@ -76,20 +79,33 @@ impl RaggedTensor {
     }
 
     /// Adds an outer ragged dimension given by row splits (`tf.RaggedTensor.from_row_splits`).
-    pub fn from_row_splits(values: impl Into<RaggedTensor>, splits: Vec<i64>) -> Result<Self> {
-        let p = RowPartition::from_row_splits(splits)?;
+    ///
+    /// `splits` may be a `Vec<i64>`, a slice or an array; `values` anything that converts into a
+    /// tensor (`Vec<f32>`, a `DenseTensor`, another ragged tensor).
+    ///
+    /// ```
+    /// use ragtime_core::RaggedTensor;
+    /// let t = RaggedTensor::from_row_splits(vec![1.0f32, 2.0, 3.0], [0, 2, 2, 3]).unwrap();
+    /// assert_eq!(t.to_string(), "<Ragged float32 [[1.0, 2.0], [], [3.0]]>");
+    /// ```
+    pub fn from_row_splits(values: impl Into<RaggedTensor>, splits: impl Into<Vec<i64>>) -> Result<Self> {
+        let p = RowPartition::from_row_splits(splits.into())?;
         Self::with_outer("from_row_splits", values.into(), p)
     }
 
     /// Adds an outer ragged dimension given by row lengths.
-    pub fn from_row_lengths(values: impl Into<RaggedTensor>, lengths: &[i64]) -> Result<Self> {
-        let p = RowPartition::from_row_lengths(lengths)?;
+    pub fn from_row_lengths(values: impl Into<RaggedTensor>, lengths: impl AsRef<[i64]>) -> Result<Self> {
+        let p = RowPartition::from_row_lengths(lengths.as_ref())?;
         Self::with_outer("from_row_lengths", values.into(), p)
     }
 
     /// Adds an outer ragged dimension given by each value's row id; `nrows` adds trailing empty rows.
-    pub fn from_value_rowids(values: impl Into<RaggedTensor>, rowids: &[i64], nrows: Option<usize>) -> Result<Self> {
-        let values = values.into();
+    pub fn from_value_rowids(
+        values: impl Into<RaggedTensor>,
+        rowids: impl AsRef<[i64]>,
+        nrows: Option<usize>,
+    ) -> Result<Self> {
+        let (values, rowids) = (values.into(), rowids.as_ref());
         if values.rank() > 0 && rowids.len() != values.nrows() {
             return Err(Error::partition(
                 "from_value_rowids",
@@ -120,31 +136,32 @@ impl RaggedTensor {
     }
 
     /// Builds all ragged dimensions at once from nested row splits, outermost first.
-    pub fn from_nested_row_splits(flat_values: DenseTensor, nested_splits: &[Vec<i64>]) -> Result<Self> {
+    pub fn from_nested_row_splits(flat_values: impl Into<DenseTensor>, nested_splits: &[Vec<i64>]) -> Result<Self> {
+        let flat_values = flat_values.into();
         let partitions =
             nested_splits.iter().map(|s| RowPartition::from_row_splits(s.clone())).collect::<Result<Vec<_>>>()?;
         Self::new_for("from_nested_row_splits", flat_values, partitions)
     }
 
     /// PaddlePaddle LoD view: `lod` holds offsets per level, outermost first (= nested row splits).
-    pub fn from_lod(flat_values: DenseTensor, lod: &[Vec<i64>]) -> Result<Self> {
+    pub fn from_lod(flat_values: impl Into<DenseTensor>, lod: &[Vec<i64>]) -> Result<Self> {
         Self::from_nested_row_splits(flat_values, lod).map_err(|e| retag(e, "from_lod"))
     }
 
     /// PaddlePaddle's length-based LoD ("recursive sequence lengths"): lengths per level, outermost first.
-    pub fn from_recursive_sequence_lengths(flat_values: DenseTensor, lengths: &[Vec<i64>]) -> Result<Self> {
+    pub fn from_recursive_sequence_lengths(flat_values: impl Into<DenseTensor>, lengths: &[Vec<i64>]) -> Result<Self> {
         let partitions = lengths
             .iter()
             .map(|l| RowPartition::from_row_lengths(l))
             .collect::<Result<Vec<_>>>()
             .map_err(|e| retag(e, "from_recursive_sequence_lengths"))?;
-        Self::new_for("from_recursive_sequence_lengths", flat_values, partitions)
+        Self::new_for("from_recursive_sequence_lengths", flat_values.into(), partitions)
     }
 
     /// torch jagged view: `values` of shape `[sum(len), ...]` plus `offsets` of shape `[B + 1]`.
-    pub fn from_jagged(values: DenseTensor, offsets: Vec<i64>) -> Result<Self> {
-        let p = RowPartition::from_row_splits(offsets).map_err(|e| retag(e, "from_jagged"))?;
-        Self::new_for("from_jagged", values, vec![p])
+    pub fn from_jagged(values: impl Into<DenseTensor>, offsets: impl Into<Vec<i64>>) -> Result<Self> {
+        let p = RowPartition::from_row_splits(offsets.into()).map_err(|e| retag(e, "from_jagged"))?;
+        Self::new_for("from_jagged", values.into(), vec![p])
     }
 
     /// The element type.
