@@ -94,18 +94,14 @@ impl RaggedTensor {
     }
 
     /// Adds an outer ragged dimension given by row lengths.
-    pub fn from_row_lengths(values: impl Into<RaggedTensor>, lengths: impl AsRef<[i64]>) -> Result<Self> {
-        let p = RowPartition::from_row_lengths(lengths.as_ref())?;
+    pub fn from_row_lengths(values: impl Into<RaggedTensor>, lengths: &[i64]) -> Result<Self> {
+        let p = RowPartition::from_row_lengths(lengths)?;
         Self::with_outer("from_row_lengths", values.into(), p)
     }
 
     /// Adds an outer ragged dimension given by each value's row id; `nrows` adds trailing empty rows.
-    pub fn from_value_rowids(
-        values: impl Into<RaggedTensor>,
-        rowids: impl AsRef<[i64]>,
-        nrows: Option<usize>,
-    ) -> Result<Self> {
-        let (values, rowids) = (values.into(), rowids.as_ref());
+    pub fn from_value_rowids(values: impl Into<RaggedTensor>, rowids: &[i64], nrows: Option<usize>) -> Result<Self> {
+        let values = values.into();
         if values.rank() > 0 && rowids.len() != values.nrows() {
             return Err(Error::partition(
                 "from_value_rowids",
