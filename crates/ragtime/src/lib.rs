@@ -23,8 +23,9 @@ pub use dsl::{compile, Graph, Var};
 pub use function::{CompileOptions, Function, Mode};
 pub use ragtime_core::limits;
 pub use ragtime_core::{
-    dispatch_dtype, ragged, DType, DenseTensor, Dim, Element, Error, ErrorKind, Literal, RaggedTensor, Result,
-    RowPartition, StringBuilder, StringTensor, TensorType,
+    dispatch_dtype, ragged, DType, DenseTensor, Dim, Element, Error, ErrorKind, Literal, Nested, NestedOut,
+    RaggedTensor, Result, RowPartition, Rows, Scalar, ScalarOut, StringBuilder, StringRow, StringRows, StringTensor,
+    TensorType, TypedLiteral,
 };
 
 pub use ragtime_ops::index::{Key, KeyItem};
@@ -54,9 +55,12 @@ pub mod ir {
     }
 }
 
-/// Everything a typical program needs.
+/// Everything a typical program needs: building graphs and inputs, compiling, reading results.
 pub mod prelude {
-    pub use crate::ops::keepdims;
+    pub use crate::ops::{keepdims, ToTensorOptions};
     pub use crate::s;
-    pub use crate::{compile, ragged, CompileOptions, DType, Function, Graph, Mode, RaggedTensor, TensorType, Var};
+    pub use crate::{
+        compile, ragged, CompileOptions, DType, DenseTensor, Error, ErrorKind, Function, Graph, KeyItem, Literal, Mode,
+        RaggedTensor, RowPartition, StringTensor, TensorType, Var,
+    };
 }
