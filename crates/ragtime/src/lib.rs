@@ -11,7 +11,13 @@
 //! let f = compile(&[&x], &[&y]).unwrap();
 //! let out = f.call(&[ragged![[3, 1, 4, 1], [], [5, 9, 2]].unwrap()]).unwrap();
 //! assert_eq!(out[0].to_string(), "<Tensor int32 shape=[3] [22, 0, 35]>");
+//! assert_eq!(out[0].to_vec::<i32>().unwrap(), [22, 0, 35]);
 //! ```
+//!
+//! Inputs convert from Rust data (`vec!["a", "b"].into()`, `RaggedTensor::try_from(vec![vec![1i64], vec![]])`,
+//! `ndarray` arrays, `ragged![[1.5f64], []]` with the dtype of the Rust types); results read back as
+//! Rust data (`to_vec`, `to_nested::<Vec<Vec<f32>>>()`, `rows::<f32>()`, `string_rows()`). The user
+//! guide, `docs/guide.md`, walks through every part.
 #![forbid(unsafe_code)]
 
 pub mod case;
@@ -35,6 +41,11 @@ pub use ragtime_ops::s;
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The user guide's examples (`docs/guide.md`), compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide.md")]
+pub struct GuideDoctests;
 
 /// The graph IR underneath the DSL (for tools and custom ops).
 pub mod ir {
