@@ -100,6 +100,8 @@ pub struct TypedLiteral {
     typed: Option<std::result::Result<DType, (DType, DType)>>,
     /// Some element is an unsuffixed float literal.
     unsuffixed_float: bool,
+    /// Some element is an unsuffixed numeric literal.
+    unsuffixed: bool,
 }
 
 impl TypedLiteral {
@@ -112,16 +114,18 @@ impl TypedLiteral {
             literal: value.into_literal(),
             typed: (!unsuffixed).then_some(Ok(dtype)),
             unsuffixed_float: unsuffixed && dtype.is_float(),
+            unsuffixed,
         }
     }
 
     /// A list of elements or lists.
     pub fn list(items: Vec<TypedLiteral>) -> Self {
         let mut typed = None;
-        let mut unsuffixed_float = false;
+        let (mut unsuffixed_float, mut unsuffixed) = (false, false);
         let mut list = Vec::with_capacity(items.len());
         for item in items {
             unsuffixed_float |= item.unsuffixed_float;
+            unsuffixed |= item.unsuffixed;
             typed = match (typed, item.typed) {
                 (None, t) | (t, None) => t,
                 (Some(Err(e)), _) | (_, Some(Err(e))) => Some(Err(e)),
@@ -130,7 +134,7 @@ impl TypedLiteral {
             };
             list.push(item.literal);
         }
-        TypedLiteral { literal: Literal::List(list), typed, unsuffixed_float }
+        TypedLiteral { literal: Literal::List(list), typed, unsuffixed_float, unsuffixed }
     }
 
     /// The untyped literal.
@@ -146,9 +150,14 @@ impl TypedLiteral {
                 OP,
                 format!("mixed dtypes in one literal: {a} and {b} (give every element the same Rust type)"),
             )),
+            Some(Ok(t)) if self.unsuffixed && !t.is_numeric() => {
+                Err(Error::value(OP, format!("mixed dtypes in one literal: {t} and unsuffixed numbers")))
+            }
             Some(Ok(t)) if self.unsuffixed_float && !t.is_float() => Err(Error::value(
                 OP,
-                format!("an unsuffixed float among {t} elements (write it as an integer, or the others as floats)"),
+                format!(
+                    "mixed dtypes in one literal: {t} and an unsuffixed float (write it as an integer, or the others as floats)"
+                ),
             )),
             Some(Ok(t)) => Ok(Some(t)),
         }
@@ -659,7 +668,9 @@ mod tests {
         let e = ragged![[1i64, 2.5]].unwrap_err();
         assert!(e.to_string().contains("unsuffixed float"), "{e}");
         assert_eq!(ragged![[300, 1u8]].unwrap_err().kind(), ErrorKind::InvalidValue, "300 does not fit uint8");
-        assert_eq!(ragged![[true, 1]].unwrap_err().kind(), ErrorKind::InvalidValue);
+        let e = ragged![[true, 1]].unwrap_err();
+        assert!(e.to_string().contains("mixed dtypes in one literal: bool and unsuffixed numbers"), "{e}");
+        assert!(ragged![["a"], [1.5]].unwrap_err().to_string().contains("mixed dtypes"));
         assert_eq!(ragged![[1i64], 2].unwrap_err().kind(), ErrorKind::InvalidValue, "mixed depths");
     }
 }
