@@ -1,5 +1,5 @@
 //! Criterion benches guarding the kernels of `ragtime bench` against regressions: the workloads of
-//! `BENCHMARKS.md` (W1-W7, same graphs and data generators as `ragtime bench`) at 2^16 rows and 6,250
+//! `docs/benchmarks.md` (W1-W7, same graphs and data generators as `ragtime bench`) at 2^16 rows and 6,250
 //! queries, each next to its single-threaded baseline loop. Every workload's output is checked (against
 //! its baseline and the interpreter) before it is timed. Run with `cargo bench --bench kernels`
 //! (`-- --quick` for a short run, `-- W3` to filter).

@@ -1,4 +1,4 @@
-//! The workloads of `BENCHMARKS.md` (W1-W4) run by the reference interpreter, each next to its plain
+//! The workloads of `docs/benchmarks.md` (W1-W4) run by the reference interpreter, each next to its plain
 //! Rust baseline loop over the same buffers, in the same run; outputs are checked against the baseline
 //! before any time is reported. Run with `cargo bench --bench workloads` (release build).
 //!
@@ -39,7 +39,7 @@ fn report(name: &str, ragtime: Duration, baseline: Duration) {
 }
 
 fn main() -> Result<()> {
-    // Data as BENCHMARKS.md fixes it.
+    // Data as docs/benchmarks.md fixes it.
     let lengths: Vec<i64> = (0..NROWS).map(|i| ((i * 7919) % 21) as i64).collect();
     let n = lengths.iter().sum::<i64>() as usize;
     let x: Vec<f32> = (0..n).map(|k| (((k * 37) % 1000) as f64 / 1000.0 - 0.5) as f32).collect();

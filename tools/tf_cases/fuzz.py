@@ -1084,7 +1084,7 @@ FILTERS = [
      lambda op, a, ins, r, inexact: op in ("reduce_all", "reduce_any") and ins[0].dtype != tf.bool
      and not isinstance(r, Exception)),
     ("int32_row_partitions",
-     "ragtime's row splits are always int64 (DESIGN.md, Values): a TensorFlow ragged tensor built from "
+     "ragtime's row splits are always int64 (docs/architecture.md, Decisions): a TensorFlow ragged tensor built from "
      "int32 splits keeps int32 partitions, so its accessors give int32 and it refuses to mix with int64 "
      "partitions, which ragtime cannot reproduce",
      lambda op, a, ins, r, inexact: (op in ACCESSORS and has_int32_partition(ins[0]))

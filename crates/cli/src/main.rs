@@ -41,7 +41,7 @@ enum Command {
         #[command(flatten)]
         compile: CompileArgs,
     },
-    /// Time the workloads of BENCHMARKS.md (W1-W7) against same-run baselines, outputs checked first.
+    /// Time the workloads of docs/benchmarks.md (W1-W7) against same-run baselines, outputs checked first.
     Bench(ragtime_cli::bench::BenchArgs),
 }
 

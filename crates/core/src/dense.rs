@@ -139,7 +139,7 @@ impl Element for bool {
 ///
 /// Element `i` (row-major) is `bytes[offsets[i]..offsets[i + 1]]`. Invariant: `offsets` has
 /// `product(shape) + 1` entries, is non-decreasing and stays within `bytes`.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct StringTensor {
     bytes: Arc<[u8]>,
     offsets: Arc<[i64]>,
@@ -363,7 +363,10 @@ pub(crate) fn shape_len(shape: &[usize]) -> Option<usize> {
 
 /// A dense tensor of any dtype: numeric and boolean data in an `ndarray` array (always in standard
 /// row-major layout), strings in a [`StringTensor`]. Clones share their buffers.
-#[derive(Clone, Debug)]
+///
+/// `Debug` shows the dtype, shape and values (`DenseTensor { dtype: int32, shape: [2], values: [1, 2] }`,
+/// summarized when large, as `Display` of [`crate::RaggedTensor`]).
+#[derive(Clone)]
 #[allow(missing_docs)]
 pub enum DenseTensor {
     Bool(ArcArray<bool, IxDyn>),
@@ -710,6 +713,28 @@ impl DenseTensor {
                     string => unreachable_strings())
             },
             string => unreachable_strings()))
+    }
+}
+
+impl std::fmt::Debug for DenseTensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let values = crate::RaggedTensor::from(self.clone());
+        f.debug_struct("DenseTensor")
+            .field("dtype", &crate::literal::DebugText(self.dtype().name()))
+            .field("shape", &self.shape())
+            .field("values", &crate::literal::DebugText(&values.values_display().to_string()))
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for StringTensor {
+    /// `StringTensor { shape: [2], values: ["a", "b"] }`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let values = crate::RaggedTensor::from(DenseTensor::String(self.clone()));
+        f.debug_struct("StringTensor")
+            .field("shape", &self.shape())
+            .field("values", &crate::literal::DebugText(&values.values_display().to_string()))
+            .finish()
     }
 }
 

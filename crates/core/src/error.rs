@@ -50,7 +50,10 @@ impl fmt::Display for ErrorKind {
 ///
 /// `op` is the op (or constructor) that refused, e.g. `from_row_splits` or `add`;
 /// errors raised while running a graph are wrapped in [`Error::AtNode`] naming the node.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+///
+/// `{:?}` prints the same human message as `{}`, so `fn main() -> ragtime::Result<()>` reports
+/// a failure readably; `{:#?}` prints the structured form (variant and fields).
+#[derive(Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// Invalid row partition (see [`ErrorKind::InvalidRowPartition`]).
@@ -82,6 +85,36 @@ pub enum Error {
     AtNode { node: String, source: Box<Error> },
 }
 
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !f.alternate() {
+            return fmt::Display::fmt(self, f);
+        }
+        match self {
+            Error::InvalidRowPartition { op, reason }
+            | Error::IncompatibleShapes { op, reason }
+            | Error::TypeMismatch { op, reason }
+            | Error::InvalidIndex { op, reason }
+            | Error::InvalidValue { op, reason }
+            | Error::InvalidArgument { op, reason } => {
+                f.debug_struct(self.variant_name()).field("op", op).field("reason", reason).finish()
+            }
+            Error::IndexOutOfRange { op, index, axis, size, context } => f
+                .debug_struct("IndexOutOfRange")
+                .field("op", op)
+                .field("index", index)
+                .field("axis", axis)
+                .field("size", size)
+                .field("context", context)
+                .finish(),
+            Error::InvalidGraph { reason } => f.debug_struct("InvalidGraph").field("reason", reason).finish(),
+            Error::AtNode { node, source } => {
+                f.debug_struct("AtNode").field("node", node).field("source", source).finish()
+            }
+        }
+    }
+}
+
 /// `Result` with ragtime's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -98,6 +131,28 @@ impl Error {
             Error::InvalidArgument { .. } => ErrorKind::InvalidArgument,
             Error::InvalidGraph { .. } => ErrorKind::InvalidGraph,
             Error::AtNode { source, .. } => source.kind(),
+        }
+    }
+
+    fn variant_name(&self) -> &'static str {
+        match self {
+            Error::InvalidRowPartition { .. } => "InvalidRowPartition",
+            Error::IncompatibleShapes { .. } => "IncompatibleShapes",
+            Error::TypeMismatch { .. } => "TypeMismatch",
+            Error::InvalidIndex { .. } => "InvalidIndex",
+            Error::IndexOutOfRange { .. } => "IndexOutOfRange",
+            Error::InvalidValue { .. } => "InvalidValue",
+            Error::InvalidArgument { .. } => "InvalidArgument",
+            Error::InvalidGraph { .. } => "InvalidGraph",
+            Error::AtNode { .. } => "AtNode",
+        }
+    }
+
+    /// The innermost error: the one an [`Error::AtNode`] chain wraps (the error itself otherwise).
+    pub fn root(&self) -> &Error {
+        match self {
+            Error::AtNode { source, .. } => source.root(),
+            other => other,
         }
     }
 
@@ -147,5 +202,23 @@ impl Error {
     /// See [`Error::InvalidGraph`].
     pub fn graph(reason: impl Into<String>) -> Error {
         Error::InvalidGraph { reason: reason.into() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_reads_like_display_and_alternate_debug_is_structured() {
+        let e = Error::out_of_range("gather", 7, 0, 3).at_node("GetItem{:, 0}");
+        assert_eq!(format!("{e:?}"), e.to_string());
+        assert_eq!(format!("{e:?}"), "in node GetItem{:, 0}: gather: index 7 out of range for dimension 0 of size 3");
+        let structured = format!("{e:#?}");
+        assert!(structured.starts_with("AtNode {") && structured.contains("IndexOutOfRange {"), "{structured}");
+        assert!(format!("{:#?}", Error::graph("x")).contains("InvalidGraph"));
+        assert_eq!(e.root(), &Error::out_of_range("gather", 7, 0, 3));
+        let r: Result<()> = Err(Error::dtype("add", "int32 and float32"));
+        assert_eq!(format!("{r:?}"), "Err(add: type mismatch: int32 and float32)");
     }
 }

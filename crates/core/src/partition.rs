@@ -30,9 +30,18 @@ struct PartitionData {
 /// Invariants, checked once at construction: at least one split, `splits[0] == 0`, splits never
 /// decrease. Clones share the splits and the cached encodings (row lengths, value row ids), so
 /// two partitions that are clones of each other are known to be equal in O(1) ([`RowPartition::same`]).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct RowPartition {
     data: Arc<PartitionData>,
+}
+
+impl std::fmt::Debug for RowPartition {
+    /// `RowPartition { row_splits: [0, 4, 4, 7] }` (long splits summarized).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RowPartition")
+            .field("row_splits", &crate::literal::DebugText(&crate::literal::summarize_list(self.row_splits())))
+            .finish()
+    }
 }
 
 impl RowPartition {

@@ -12,7 +12,10 @@ use crate::{dispatch_dtype, DType, DenseTensor, Element, Error, Result, RowParti
 /// Invariants (checked by [`RaggedTensor::new`]): each partition's last split equals the next
 /// partition's row count, and the innermost partition's last split equals the number of rows of
 /// the flat values (which then have rank >= 1). Clones share all buffers.
-#[derive(Clone, Debug)]
+///
+/// `Display` prints the values (`<Ragged int32 [[1, 2], []]>`, summarized when large; `{:#}` prints
+/// everything); `Debug` adds the dtype, shape and row splits.
+#[derive(Clone)]
 pub struct RaggedTensor {
     flat_values: DenseTensor,
     partitions: Vec<RowPartition>,
@@ -76,8 +79,17 @@ impl RaggedTensor {
     }
 
     /// Adds an outer ragged dimension given by row splits (`tf.RaggedTensor.from_row_splits`).
-    pub fn from_row_splits(values: impl Into<RaggedTensor>, splits: Vec<i64>) -> Result<Self> {
-        let p = RowPartition::from_row_splits(splits)?;
+    ///
+    /// `splits` may be a `Vec<i64>`, a slice or an array; `values` anything that converts into a
+    /// tensor (`Vec<f32>`, a `DenseTensor`, another ragged tensor).
+    ///
+    /// ```
+    /// use ragtime_core::RaggedTensor;
+    /// let t = RaggedTensor::from_row_splits(vec![1.0f32, 2.0, 3.0], [0, 2, 2, 3]).unwrap();
+    /// assert_eq!(t.to_string(), "<Ragged float32 [[1.0, 2.0], [], [3.0]]>");
+    /// ```
+    pub fn from_row_splits(values: impl Into<RaggedTensor>, splits: impl Into<Vec<i64>>) -> Result<Self> {
+        let p = RowPartition::from_row_splits(splits.into())?;
         Self::with_outer("from_row_splits", values.into(), p)
     }
 
@@ -120,31 +132,32 @@ impl RaggedTensor {
     }
 
     /// Builds all ragged dimensions at once from nested row splits, outermost first.
-    pub fn from_nested_row_splits(flat_values: DenseTensor, nested_splits: &[Vec<i64>]) -> Result<Self> {
+    pub fn from_nested_row_splits(flat_values: impl Into<DenseTensor>, nested_splits: &[Vec<i64>]) -> Result<Self> {
+        let flat_values = flat_values.into();
         let partitions =
             nested_splits.iter().map(|s| RowPartition::from_row_splits(s.clone())).collect::<Result<Vec<_>>>()?;
         Self::new_for("from_nested_row_splits", flat_values, partitions)
     }
 
     /// PaddlePaddle LoD view: `lod` holds offsets per level, outermost first (= nested row splits).
-    pub fn from_lod(flat_values: DenseTensor, lod: &[Vec<i64>]) -> Result<Self> {
+    pub fn from_lod(flat_values: impl Into<DenseTensor>, lod: &[Vec<i64>]) -> Result<Self> {
         Self::from_nested_row_splits(flat_values, lod).map_err(|e| retag(e, "from_lod"))
     }
 
     /// PaddlePaddle's length-based LoD ("recursive sequence lengths"): lengths per level, outermost first.
-    pub fn from_recursive_sequence_lengths(flat_values: DenseTensor, lengths: &[Vec<i64>]) -> Result<Self> {
+    pub fn from_recursive_sequence_lengths(flat_values: impl Into<DenseTensor>, lengths: &[Vec<i64>]) -> Result<Self> {
         let partitions = lengths
             .iter()
             .map(|l| RowPartition::from_row_lengths(l))
             .collect::<Result<Vec<_>>>()
             .map_err(|e| retag(e, "from_recursive_sequence_lengths"))?;
-        Self::new_for("from_recursive_sequence_lengths", flat_values, partitions)
+        Self::new_for("from_recursive_sequence_lengths", flat_values.into(), partitions)
     }
 
     /// torch jagged view: `values` of shape `[sum(len), ...]` plus `offsets` of shape `[B + 1]`.
-    pub fn from_jagged(values: DenseTensor, offsets: Vec<i64>) -> Result<Self> {
-        let p = RowPartition::from_row_splits(offsets).map_err(|e| retag(e, "from_jagged"))?;
-        Self::new_for("from_jagged", values, vec![p])
+    pub fn from_jagged(values: impl Into<DenseTensor>, offsets: impl Into<Vec<i64>>) -> Result<Self> {
+        let p = RowPartition::from_row_splits(offsets.into()).map_err(|e| retag(e, "from_jagged"))?;
+        Self::new_for("from_jagged", values.into(), vec![p])
     }
 
     /// The element type.

@@ -75,7 +75,33 @@ fn broadcast_ragged_rank(shapes: impl Iterator<Item = (usize, usize)> + Clone) -
 }
 
 /// Broadcasts runtime values (any mix of dense and ragged, any dtypes: dtype is not checked here).
+///
+/// A failure where a dense operand of rank 1 has as many values as a ragged operand has rows
+/// (`x - x.reduce_mean(1)`: a per-row result lines up with the last dimension, not the rows)
+/// says so and suggests `keepdims`.
 pub fn broadcast_values(op: &str, inputs: &[RaggedTensor]) -> Result<Broadcast> {
+    broadcast_values_aligned(op, inputs).map_err(|e| keepdims_hint(e, inputs))
+}
+
+/// Adds the `keepdims` hint to a shape error between a per-row dense vector and a ragged operand.
+fn keepdims_hint(e: Error, inputs: &[RaggedTensor]) -> Error {
+    let Error::IncompatibleShapes { op, reason } = e else { return e };
+    let per_row = inputs.iter().position(|d| d.is_dense() && d.rank() == 1);
+    let ragged = inputs.iter().position(|r| !r.is_dense() && r.rank() >= 2);
+    match (per_row, ragged) {
+        (Some(d), Some(r)) if inputs[d].nrows() == inputs[r].nrows() && inputs[r].nrows() != 1 => Error::shapes(
+            op,
+            format!(
+                "{reason}; input {d} is a dense vector with one value per row of input {r}, but broadcasting lines \
+                 it up with the last dimension, not the rows: did you mean keepdims=true in the reduction that made \
+                 it (`x.reduce_mean(keepdims(1))`)?"
+            ),
+        ),
+        _ => Error::IncompatibleShapes { op, reason },
+    }
+}
+
+fn broadcast_values_aligned(op: &str, inputs: &[RaggedTensor]) -> Result<Broadcast> {
     let first = inputs.first().ok_or_else(|| Error::argument(op, "nothing to broadcast"))?;
     let same_shape =
         |x: &RaggedTensor| x.same_structure(first) && x.flat_values().shape() == first.flat_values().shape();
@@ -601,6 +627,18 @@ mod tests {
         assert_eq!(ops[0].ragged_rank(), 2);
         assert_eq!(ops[0].to_literal(), lit(ragged![[[1, 2], [3]], [[1, 2], [3]], [[1, 2], [3]]]));
         assert_eq!(ops[1].to_literal(), lit(ragged![[[0, 0], [0]], [[10, 10], [10]], [[20, 20], [20]]]));
+    }
+
+    #[test]
+    fn a_per_row_vector_against_ragged_rows_suggests_keepdims() {
+        let x = ragtime_core::ragged![[1.0, 2.0], [3.0], [4.0, 5.0, 6.0]].unwrap();
+        let means = RaggedTensor::from(vec![1.5f32, 3.0, 5.0]);
+        let e = broadcast_values("subtract", &[x.clone(), means]).unwrap_err();
+        assert_eq!(e.kind(), ragtime_core::ErrorKind::IncompatibleShapes);
+        assert!(e.to_string().contains("did you mean keepdims=true"), "{e}");
+        let other = RaggedTensor::from(vec![1.0f32, 2.0]);
+        let e = broadcast_values("subtract", &[x, other]).unwrap_err();
+        assert!(!e.to_string().contains("keepdims"), "no hint when the vector is not one value per row: {e}");
     }
 
     #[test]

@@ -59,6 +59,16 @@ impl KeyItem {
     pub fn all() -> Self {
         KeyItem::slice(None, None, None)
     }
+
+    /// A range with a step (`s![..;2]`, `s![1..;-1]` in the macro): `start:stop:step`. An index
+    /// `i` counts as the range `i..=i`.
+    pub fn stepped(range: impl Into<KeyItem>, step: i64) -> Self {
+        match range.into() {
+            KeyItem::Slice { start, stop, .. } => KeyItem::Slice { start, stop, step: Some(step) },
+            KeyItem::Index(i) => KeyItem::Slice { start: Some(i), stop: inclusive_stop(i), step: Some(step) },
+            other => other,
+        }
+    }
 }
 
 impl fmt::Display for KeyItem {
@@ -215,18 +225,29 @@ impl FromStr for Key {
     }
 }
 
-/// Builds a [`Key`] from Rust index expressions: integers, ranges and [`KeyItem`]s.
+/// Builds a [`Key`] from Rust index expressions: integers, ranges and [`KeyItem`]s; a range
+/// followed by `;step` has a step, as in `ndarray::s!` (`s![..;2]` is Python's `::2`).
 ///
 /// ```
 /// use ragtime_ops::index::{Key, KeyItem};
 /// assert_eq!(ragtime_ops::s![.., -2..].to_string(), ":, -2:");
 /// assert_eq!(ragtime_ops::s![1, 2], "1, 2".parse::<Key>().unwrap());
 /// assert_eq!(ragtime_ops::s![1.., KeyItem::slice(None, None, Some(-1))].to_string(), "1:, ::-1");
+/// assert_eq!(ragtime_ops::s![..;-1, 1..4;2].to_string(), "::-1, 1:4:2");
 /// ```
 #[macro_export]
 macro_rules! s {
-    ($($item:expr),* $(,)?) => {
-        $crate::index::Key(::std::vec![$($crate::index::KeyItem::from($item)),*])
+    (@items [$($acc:expr),*]) => {
+        $crate::index::Key(::std::vec![$($acc),*])
+    };
+    (@items [$($acc:expr),*] $range:expr ; $step:expr $(, $($rest:tt)*)?) => {
+        $crate::s!(@items [$($acc,)* $crate::index::KeyItem::stepped($range, $step)] $($($rest)*)?)
+    };
+    (@items [$($acc:expr),*] $item:expr $(, $($rest:tt)*)?) => {
+        $crate::s!(@items [$($acc,)* $crate::index::KeyItem::from($item)] $($($rest)*)?)
+    };
+    ($($items:tt)*) => {
+        $crate::s!(@items [] $($items)*)
     };
 }
 

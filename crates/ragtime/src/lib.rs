@@ -11,7 +11,13 @@
 //! let f = compile(&[&x], &[&y]).unwrap();
 //! let out = f.call(&[ragged![[3, 1, 4, 1], [], [5, 9, 2]].unwrap()]).unwrap();
 //! assert_eq!(out[0].to_string(), "<Tensor int32 shape=[3] [22, 0, 35]>");
+//! assert_eq!(out[0].to_vec::<i32>().unwrap(), [22, 0, 35]);
 //! ```
+//!
+//! Inputs convert from Rust data (`vec!["a", "b"].into()`, `RaggedTensor::try_from(vec![vec![1i64], vec![]])`,
+//! `ndarray` arrays, `ragged![[1.5f64], []]` with the dtype of the Rust types); results read back as
+//! Rust data (`to_vec`, `to_nested::<Vec<Vec<f32>>>()`, `rows::<f32>()`, `string_rows()`). The user
+//! guide, `docs/guide.md`, walks through every part.
 #![forbid(unsafe_code)]
 
 pub mod case;
@@ -23,8 +29,9 @@ pub use dsl::{compile, Graph, Var};
 pub use function::{CompileOptions, Function, Mode};
 pub use ragtime_core::limits;
 pub use ragtime_core::{
-    dispatch_dtype, ragged, DType, DenseTensor, Dim, Element, Error, ErrorKind, Literal, RaggedTensor, Result,
-    RowPartition, StringBuilder, StringTensor, TensorType,
+    dispatch_dtype, ragged, DType, DenseTensor, Dim, Element, Error, ErrorKind, Literal, Nested, NestedOut,
+    RaggedTensor, Result, RowPartition, Rows, Scalar, ScalarOut, StringBuilder, StringRow, StringRows, StringTensor,
+    TensorType, TypedLiteral,
 };
 
 pub use ragtime_ops::index::{Key, KeyItem};
@@ -34,6 +41,11 @@ pub use ragtime_ops::s;
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The user guide's examples (`docs/guide.md`), compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide.md")]
+pub struct GuideDoctests;
 
 /// The graph IR underneath the DSL (for tools and custom ops).
 pub mod ir {
@@ -55,9 +67,12 @@ pub mod ir {
     }
 }
 
-/// Everything a typical program needs.
+/// Everything a typical program needs: building graphs and inputs, compiling, reading results.
 pub mod prelude {
-    pub use crate::ops::keepdims;
+    pub use crate::ops::{keepdims, ToTensorOptions};
     pub use crate::s;
-    pub use crate::{compile, ragged, CompileOptions, DType, Function, Graph, Mode, RaggedTensor, TensorType, Var};
+    pub use crate::{
+        compile, ragged, CompileOptions, DType, DenseTensor, Error, ErrorKind, Function, Graph, KeyItem, Literal, Mode,
+        RaggedTensor, RowPartition, StringTensor, TensorType, Var,
+    };
 }

@@ -1,11 +1,11 @@
-//! The benchmark data of `BENCHMARKS.md`, generated deterministically: the ragged float32 pair `x`, `z`
+//! The benchmark data of `docs/benchmarks.md`, generated deterministically: the ragged float32 pair `x`, `z`
 //! (W1-W6) and the bigram queries, vocabulary and embedding table (W7).
 
 use std::sync::Arc;
 
 use ragtime::{DenseTensor, RaggedTensor, Result, RowPartition, StringTensor};
 
-/// The number of rows `BENCHMARKS.md` fixes for W1-W4.
+/// The number of rows `docs/benchmarks.md` fixes for W1-W4.
 pub const DEFAULT_ROWS: usize = 1 << 20;
 /// The number of W7 queries at the default size.
 pub const DEFAULT_QUERIES: usize = 100_000;

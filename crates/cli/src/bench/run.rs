@@ -263,7 +263,7 @@ impl Bench {
     fn compile(&self) -> Result<Outcome, BenchError> {
         let id = WorkloadId::Compile;
         let built = workloads::row_softmax();
-        // Each timed compile starts with an empty kernel cache, as BENCHMARKS.md asks (emptying it
+        // Each timed compile starts with an empty kernel cache, as docs/benchmarks.md asks (emptying it
         // is a map clear, negligible next to compiling).
         let (ragtime_s, f) = best_call(self.settings.runs, || {
             ragtime::ir::jit::clear_kernel_cache();

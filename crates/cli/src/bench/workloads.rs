@@ -1,4 +1,4 @@
-//! The seven workloads of `BENCHMARKS.md`: their ids, and their graphs built with the public DSL
+//! The seven workloads of `docs/benchmarks.md`: their ids, and their graphs built with the public DSL
 //! (`ragtime::prelude`), ready for `compile`. Shared by `ragtime bench` and the criterion benches.
 
 use clap::ValueEnum;
@@ -8,7 +8,7 @@ use ragtime::{Result, TensorType as Ty};
 
 use super::data::{BUCKETS, DIM};
 
-/// A workload of `BENCHMARKS.md`, named by its JSON key.
+/// A workload of `docs/benchmarks.md`, named by its JSON key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum)]
 pub enum WorkloadId {
     /// `tanh(x * 2 + 1) * z - x`.

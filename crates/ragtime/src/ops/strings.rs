@@ -1,4 +1,5 @@
-//! String functions of the DSL, named like `tf.strings.*`: `ragtime::ops::strings::split(&s, Some(" "))`.
+//! String functions of the DSL, named like `tf.strings.*`: `ragtime::ops::strings::split(&s, Some(" "))`,
+//! and the same as methods of [`Var`]: `s.split(Some(" "))`, `s.lower()`, `s.to_hash_bucket_fast(1000)`.
 
 use ragtime_ops::strings::{CharUnit, Join, Length, Lower, Ngrams, ReduceJoin, Split, Substr, ToHashBucketFast, Upper};
 
@@ -64,5 +65,60 @@ pub fn ngrams(x: &Var, width: i64, separator: &str) -> Var {
     match Ngrams::new(&[width]) {
         Ok(op) => x.apply1(op.with_separator(separator), &[]),
         Err(e) => Var::error(e),
+    }
+}
+
+impl Var {
+    /// Splits each string on `sep` (on runs of whitespace when `None`), adding a ragged dimension
+    /// (`tf.strings.split`).
+    pub fn split(&self, sep: Option<&str>) -> Var {
+        split(self, sep)
+    }
+
+    /// The bytes `pos..pos + len` of each string (`tf.strings.substr`).
+    pub fn substr(&self, pos: i64, len: i64) -> Var {
+        substr(self, pos, len)
+    }
+
+    /// Joins `self` and `others` elementwise with `separator` (`tf.strings.join([self, *others])`).
+    pub fn join(&self, others: &[&Var], separator: &str) -> Var {
+        let mut all = vec![self];
+        all.extend_from_slice(others);
+        join(&all, separator)
+    }
+
+    /// Joins the strings along `axis` with `separator` (`tf.strings.reduce_join`).
+    pub fn reduce_join(&self, axis: impl Into<Axes>, separator: &str) -> Var {
+        reduce_join(self, axis, separator)
+    }
+
+    /// The length of each string in bytes, as int32 (`tf.strings.length`).
+    pub fn length(&self) -> Var {
+        length(self)
+    }
+
+    /// The length of each string in UTF-8 characters (`tf.strings.length(unit="UTF8_CHAR")`).
+    pub fn length_chars(&self) -> Var {
+        length_chars(self)
+    }
+
+    /// ASCII lower case (`tf.strings.lower`).
+    pub fn lower(&self) -> Var {
+        lower(self)
+    }
+
+    /// ASCII upper case (`tf.strings.upper`).
+    pub fn upper(&self) -> Var {
+        upper(self)
+    }
+
+    /// FarmHash Fingerprint64 modulo `num_buckets`, as int64 (`tf.strings.to_hash_bucket_fast`).
+    pub fn to_hash_bucket_fast(&self, num_buckets: i64) -> Var {
+        to_hash_bucket_fast(self, num_buckets)
+    }
+
+    /// The `width`-grams of the innermost dimension, joined with `separator` (`tf.strings.ngrams`).
+    pub fn ngrams(&self, width: i64, separator: &str) -> Var {
+        ngrams(self, width, separator)
     }
 }

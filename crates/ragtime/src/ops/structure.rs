@@ -67,10 +67,38 @@ pub fn range_between(starts: &Var, limits: &Var, deltas: Option<&Var>) -> Var {
     }
 }
 
-/// A dense tensor padded with `default_value` (zero / empty string when `None`), optionally cut or
-/// padded to `shape` (`None` dims take the bounding size) (`RaggedTensor.to_tensor`).
-pub fn to_tensor(x: &Var, default_value: Option<Literal>, shape: Option<Vec<Option<usize>>>) -> Var {
-    x.apply1(ToTensor::new(default_value, shape), &[])
+/// The options of [`to_tensor`] (`RaggedTensor.to_tensor(default_value, shape)`), built by
+/// chaining: `ToTensorOptions::new().default_value(-1).shape([Some(2), None])`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToTensorOptions {
+    default_value: Option<Literal>,
+    shape: Option<Vec<Option<usize>>>,
+}
+
+impl ToTensorOptions {
+    /// Pad with zeros (empty strings), to the bounding shape.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Pad with this value (converted to the tensor's dtype) instead of zero.
+    pub fn default_value(mut self, value: impl Into<Literal>) -> Self {
+        self.default_value = Some(value.into());
+        self
+    }
+
+    /// Cut or pad to this shape; a `None` dim takes the bounding size.
+    pub fn shape(mut self, shape: impl IntoIterator<Item = Option<usize>>) -> Self {
+        self.shape = Some(shape.into_iter().collect());
+        self
+    }
+}
+
+/// A dense tensor padded with the options' default value (zero / empty string unless set),
+/// optionally cut or padded to a shape (`None` dims take the bounding size)
+/// (`RaggedTensor.to_tensor`): `to_tensor(&x, ToTensorOptions::new().default_value(-1))`.
+pub fn to_tensor(x: &Var, options: ToTensorOptions) -> Var {
+    x.apply1(ToTensor::new(options.default_value, options.shape), &[])
 }
 
 /// A ragged tensor from a dense one (`RaggedTensor.from_tensor`): rows keep their first `lengths[i]`
@@ -207,6 +235,86 @@ impl Var {
 
     /// A dense tensor padded with zeros / empty strings (`RaggedTensor.to_tensor()`).
     pub fn to_tensor(&self) -> Var {
-        to_tensor(self, None, None)
+        to_tensor(self, ToTensorOptions::new())
+    }
+
+    /// A dense tensor with a padding value and / or a shape (`RaggedTensor.to_tensor(default_value,
+    /// shape)`): `x.to_tensor_with(ToTensorOptions::new().default_value(-1).shape([None, Some(4)]))`.
+    pub fn to_tensor_with(&self, options: ToTensorOptions) -> Var {
+        to_tensor(self, options)
+    }
+
+    /// The sparse encoding `(indices, values, dense_shape)` (`RaggedTensor.to_sparse`).
+    pub fn to_sparse(&self) -> (Var, Var, Var) {
+        to_sparse(self)
+    }
+
+    /// Joins `self` and `others` along `axis` (`tf.concat([self, *others], axis)`).
+    pub fn concat(&self, others: &[&Var], axis: i64) -> Var {
+        let mut all = vec![self];
+        all.extend_from_slice(others);
+        concat(&all, axis)
+    }
+
+    /// Stacks `self` and `others` along a new `axis` (`tf.stack([self, *others], axis)`).
+    pub fn stack(&self, others: &[&Var], axis: i64) -> Var {
+        let mut all = vec![self];
+        all.extend_from_slice(others);
+        stack(&all, axis)
+    }
+
+    /// Repeats the tensor `multiples[d]` times along each dim `d` (`tf.tile`).
+    pub fn tile(&self, multiples: &[usize]) -> Var {
+        tile(self, multiples)
+    }
+
+    /// Reverses the given axes (`tf.reverse`).
+    pub fn reverse(&self, axes: &[i64]) -> Var {
+        reverse(self, axes)
+    }
+
+    /// Rows of `self` picked by `indices` (`tf.gather(self, indices)`).
+    pub fn gather(&self, indices: &Var) -> Var {
+        gather(self, indices)
+    }
+
+    /// The rows of this table for ids (`tf.nn.embedding_lookup(self, ids)`).
+    pub fn embedding_lookup(&self, ids: &Var) -> Var {
+        embedding_lookup(self, ids)
+    }
+
+    /// The items where `mask` is true (`tf.ragged.boolean_mask(self, mask)`).
+    pub fn boolean_mask(&self, mask: &Var) -> Var {
+        boolean_mask(self, mask)
+    }
+
+    /// Sums of rows by sorted segment id (`tf.math.segment_sum(self, ids)`).
+    pub fn segment_sum(&self, segment_ids: &Var) -> Var {
+        segment_sum(self, segment_ids)
+    }
+
+    /// Means of rows by sorted segment id (`tf.math.segment_mean(self, ids)`).
+    pub fn segment_mean(&self, segment_ids: &Var) -> Var {
+        segment_mean(self, segment_ids)
+    }
+
+    /// Maxima of rows by sorted segment id (`tf.math.segment_max(self, ids)`).
+    pub fn segment_max(&self, segment_ids: &Var) -> Var {
+        segment_max(self, segment_ids)
+    }
+
+    /// Minima of rows by sorted segment id (`tf.math.segment_min(self, ids)`).
+    pub fn segment_min(&self, segment_ids: &Var) -> Var {
+        segment_min(self, segment_ids)
+    }
+
+    /// Sums of rows into `num_segments` segments by any ids (`tf.math.unsorted_segment_sum`).
+    pub fn unsorted_segment_sum(&self, segment_ids: &Var, num_segments: usize) -> Var {
+        unsorted_segment_sum(self, segment_ids, num_segments)
+    }
+
+    /// The same value (`tf.identity`).
+    pub fn identity(&self) -> Var {
+        identity(self)
     }
 }
