@@ -136,7 +136,6 @@ write("shape_negative", base(inputs={"x": {"dtype": "int32", "ragged_rank": 0, "
 write("shape_for_ragged", base(inputs={"x": {"dtype": "int32", "ragged_rank": 1, "shape": [1, 1], "value": [[1]]}}))
 write("duplicate_input_key", base().replace('"inputs": {"x":', '"inputs": {"x": {"dtype": "int32", "ragged_rank": 0, "value": [1], "shape": [1]}, "x":'))
 write("duplicate_case_field", base().replace('"name": "g/a",', '"name": "g/a", "name": "g/b",'))
-write("duplicate_case_names", json.dumps({"format": F, "group": "g", "cases": [json.loads(base())["cases"][0]] * 2}))
 write("node_shadows_input", base(nodes=[node("identity", ["x"], "x")], outputs=["x"]))
 write("node_outputs_repeat", base(nodes=[node("identity", ["x"], "y"), node("negative", ["x"], "y")]))
 write("outputs_listed_twice", base(outputs=["y", "y"]))

@@ -105,10 +105,14 @@ impl CaseFile {
         let mut cases = Vec::with_capacity(doc.cases.len());
         for (i, raw) in doc.cases.iter().enumerate() {
             let doc = CaseDoc::decode(raw.get(), i)?;
-            let name = doc.name.clone().unwrap_or_else(|| format!("{group}/{i}"));
-            if !seen.insert(name.clone()) {
-                return Err(Error::value("load", format!("case {i}: the name `{name}` is used by an earlier case")));
+            let mut name = doc.name.clone().unwrap_or_else(|| format!("{group}/{i}"));
+            // A name an earlier case already uses gets ` #2`, ` #3`, ... so every case keeps a
+            // distinct name (TensorFlow-generated files repeat a few names for different cases).
+            if seen.contains(&name) {
+                let base = name.clone();
+                name = (2..).map(|k| format!("{base} #{k}")).find(|n| !seen.contains(n)).unwrap_or(base);
             }
+            seen.insert(name.clone());
             cases.push(Case { name, note: doc.note.clone(), doc });
         }
         Ok(CaseFile { group, cases })
