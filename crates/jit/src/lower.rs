@@ -180,6 +180,7 @@ pub fn lowered_op(op: ScalarOp, dtype: DType) -> bool {
                 | ScalarOp::BitwiseOr
                 | ScalarOp::BitwiseXor
                 | ScalarOp::BitwiseInvert
+                | ScalarOp::SquaredDifference
                 | ScalarOp::Floor
                 | ScalarOp::Ceil
                 | ScalarOp::Round
@@ -384,6 +385,17 @@ fn stash_plan(spec: &KernelSpec) -> Vec<(usize, usize)> {
     plan
 }
 
+/// `1.0` in the float lane shape of `like`.
+fn float_one(b: &mut FunctionBuilder, like: Value) -> Value {
+    let ty = b.func.dfg.value_type(like);
+    let one = if ty.lane_type() == types::F32 { b.ins().f32const(1.0) } else { b.ins().f64const(1.0) };
+    if ty.is_vector() {
+        b.ins().splat(ty, one)
+    } else {
+        one
+    }
+}
+
 /// One scalar op on values of the kernel's element type (scalar or vector).
 fn emit_op(b: &mut FunctionBuilder, elem: Elem, op: ScalarOp, a: &[Value]) -> Value {
     if elem.float().is_none() {
@@ -401,6 +413,10 @@ fn emit_op(b: &mut FunctionBuilder, elem: Elem, op: ScalarOp, a: &[Value]) -> Va
             ScalarOp::BitwiseOr => b.ins().bor(a[0], a[1]),
             ScalarOp::BitwiseXor => b.ins().bxor(a[0], a[1]),
             ScalarOp::BitwiseInvert => b.ins().bnot(a[0]),
+            ScalarOp::SquaredDifference => {
+                let d = b.ins().isub(a[0], a[1]);
+                b.ins().imul(d, d)
+            }
             ScalarOp::Floor | ScalarOp::Ceil | ScalarOp::Round => a[0],
             other => unreachable!("scalar op {other} is not lowered on integers"),
         };
@@ -431,7 +447,27 @@ fn emit_op(b: &mut FunctionBuilder, elem: Elem, op: ScalarOp, a: &[Value]) -> Va
         ScalarOp::Sigmoid => vmath::emit_unary(b, UnaryMath::Sigmoid, a[0]),
         ScalarOp::Floor => b.ins().floor(a[0]),
         ScalarOp::Ceil => b.ins().ceil(a[0]),
-        ScalarOp::Round => b.ins().nearest(a[0]),
+        ScalarOp::Round | ScalarOp::Rint => b.ins().nearest(a[0]),
+        // As the reference: `1 / x`, `1 / sqrt(x)`, `x / (1 + |x|)`, `(x - y) * (x - y)`.
+        ScalarOp::Reciprocal => {
+            let one = float_one(b, a[0]);
+            b.ins().fdiv(one, a[0])
+        }
+        ScalarOp::Rsqrt => {
+            let one = float_one(b, a[0]);
+            let root = b.ins().sqrt(a[0]);
+            b.ins().fdiv(one, root)
+        }
+        ScalarOp::Softsign => {
+            let one = float_one(b, a[0]);
+            let magnitude = b.ins().fabs(a[0]);
+            let denominator = b.ins().fadd(one, magnitude);
+            b.ins().fdiv(a[0], denominator)
+        }
+        ScalarOp::SquaredDifference => {
+            let d = b.ins().fsub(a[0], a[1]);
+            b.ins().fmul(d, d)
+        }
         // `KernelSpec::new` admits only the ops above.
         other => unreachable!("scalar op {other} is not lowered"),
     }

@@ -24,7 +24,7 @@ fn build(g: &Graph, dtype: DType, steps: &[Step]) -> (Vec<Var>, Vec<Var>) {
         let r = |k: u8| ragged[k as usize % ragged.len()].clone();
         let p = |k: u8| per_row[k as usize % per_row.len()].clone();
         let input = |k: u8| ragged[k as usize % 2].clone();
-        let v = match what % 22 {
+        let v = match what % 25 {
             0 => r(a) + r(b),
             1 => r(a) - p(b),
             2 => r(a) * r(b),
@@ -47,6 +47,9 @@ fn build(g: &Graph, dtype: DType, steps: &[Step]) -> (Vec<Var>, Vec<Var>) {
             18 => input(a).round(),
             19 => input(a).floordiv(&input(b)),
             20 => -r(a).square(),
+            22 => r(a).reciprocal() + r(b).abs().rsqrt(),
+            23 => r(a).softsign() * r(b).squared_difference(&p(a)),
+            24 => input(a).rint(),
             21 => {
                 per_row.push(r(a).reduce_prod(keepdims(1)));
                 continue;
@@ -286,7 +289,7 @@ fn check_ints(steps: &[Step], dtype: DType, lengths: &[usize], picks: &[u8]) -> 
             6 => r(a).abs(),
             7 => r(a).square(),
             8 => r(a).bitwise_and(&r(b)) ^ r(b),
-            9 => !(r(a) | r(b)),
+            9 => !(r(a) | r(b)) + r(a).squared_difference(&r(b)),
             10 => r(a).round() * 3,
             11 => {
                 per_row.push(match b % 4 {
