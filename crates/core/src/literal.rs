@@ -570,7 +570,7 @@ impl RaggedTensor {
 
 impl fmt::Display for RaggedTensor {
     /// `<Ragged int32 [[3, 1, 4, 1], [], [5, 9, 2]]>` or `<Tensor float32 shape=[2] [1.0, 2.0]>`.
-    /// A tensor of more than [`SUMMARY_THRESHOLD`] items is summarized (`[0, 1, 2, ..., 7, 8, 9]`
+    /// A tensor of more than `SUMMARY_THRESHOLD` (1,000) items is summarized (`[0, 1, 2, ..., 7, 8, 9]`
     /// at every level); `{:#}` prints every value.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.is_dense() {

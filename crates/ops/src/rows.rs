@@ -3,7 +3,7 @@
 //! innermost ragged row (*row by row*), or along a uniform inner axis of the flat values (*flat
 //! values*), the results put back under the same partitions.
 //!
-//! Every op here runs along *lines* ([`Lines`]): the 1-d sequences of flat elements the op
+//! Every op here runs along *lines* (`Lines`): the 1-d sequences of flat elements the op
 //! combines (one per innermost row and inner position, or one per position of the other
 //! axes), so one kernel per op serves ragged and dense tensors alike.
 

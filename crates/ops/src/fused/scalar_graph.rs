@@ -129,7 +129,7 @@ impl ScalarGraph {
         }
     }
 
-    /// Appends `op(args)`, checking the operand dtypes as [`crate::Elemwise`] does.
+    /// Appends `op(args)`, checking the operand dtypes as [`crate::elemwise::Elemwise`] does.
     pub fn push(&mut self, op: ScalarOp, args: Vec<ScalarRef>) -> Result<ScalarRef> {
         let dtypes: Vec<DType> = args.iter().map(|&a| self.dtype(a)).collect();
         let dtype = op.output_dtype(&dtypes)?;
