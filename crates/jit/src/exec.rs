@@ -164,6 +164,8 @@ fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
 #[derive(Debug, Clone)]
 pub struct JitKernel {
     inner: OpRef,
+    /// `Jit` + the fused op's name, built once: errors and printouts use it, calls never format.
+    name: String,
     spec: Arc<KernelSpec>,
     kernel: FusedKernel,
     threads: usize,
@@ -234,7 +236,7 @@ impl JitKernel {
             }
             inputs.push(data.as_ptr().cast::<u8>());
         }
-        let name = self.inner.name();
+        let name = &self.name;
         let mut outputs: Vec<Vec<T>> = spec
             .outputs
             .iter()
@@ -246,8 +248,8 @@ impl JitKernel {
                 // Charged to the call's memory budget and allocated fallibly, like every
                 // data-sized buffer; not zeroed, since the kernel writes every element.
                 match take::<T>(n) {
-                    Some(v) => limits::charge(&name, n * std::mem::size_of::<T>()).map(|()| v),
-                    None => limits::try_vec::<T>(&name, n),
+                    Some(v) => limits::charge(name, n * std::mem::size_of::<T>()).map(|()| v),
+                    None => limits::try_vec::<T>(name, n),
                 }
             })
             .collect::<Result<_>>()?;
@@ -338,7 +340,7 @@ fn row_ranges(splits: &[i64], threads: usize) -> Vec<(usize, usize)> {
 
 impl Op for JitKernel {
     fn name(&self) -> String {
-        format!("Jit{}", self.inner.name())
+        self.name.clone()
     }
 
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
@@ -405,7 +407,8 @@ pub fn lower_fused(fg: &mut FunctionGraph, threads: usize, check: bool) -> Resul
         let Some(spec) = spec_of(&apply.op) else { continue };
         let (inner, inputs, outputs) = (apply.op.clone(), apply.inputs.clone(), apply.outputs.clone());
         let kernel = kernel_for(&spec)?;
-        let op = JitKernel { inner, spec: Arc::new(spec), kernel, threads: threads.max(1), check };
+        let name = format!("Jit{}", inner.name());
+        let op = JitKernel { inner, name, spec: Arc::new(spec), kernel, threads: threads.max(1), check };
         let new = fg.add_node(Arc::new(op), &inputs)?;
         let pairs: Vec<_> = outputs.into_iter().zip(new).collect();
         fg.replace_all(&pairs, "jit")?;

@@ -297,8 +297,7 @@ fn build(fg: &mut FunctionGraph, group: &Group) -> Result<bool> {
                 other => RowOutput::Elements(*other),
             })
             .collect();
-        let elements: Vec<ScalarRef> =
-            outputs.iter().filter_map(|o| if let RowOutput::Elements(r) = o { Some(*r) } else { None }).collect();
+        let elements = RowOutput::elements(&outputs);
         let graph = builder.finish(elements);
         op_ref(RowKernel { graph, operands: kinds, reductions, outputs, original })
     };

@@ -258,6 +258,13 @@ pub enum RowOutput {
     Reduction(usize),
 }
 
+impl RowOutput {
+    /// The element-level values among `outputs`, in order.
+    pub fn elements(outputs: &[RowOutput]) -> Vec<ScalarRef> {
+        outputs.iter().filter_map(|o| if let RowOutput::Elements(r) = o { Some(*r) } else { None }).collect()
+    }
+}
+
 /// Row reductions over one partition with the elementwise maps before, between and after them
 /// (softmax, mean-centering, `x / reduce_sum(x)`), run as passes over each row while it is in
 /// cache. Graph inputs: the op's inputs first, then one per reduction (its per-row result).
@@ -298,8 +305,7 @@ impl RowKernel {
             .enumerate()
             .map(|(k, (r, t))| format!("r{k} = {}({t})", r.kind.name()))
             .collect();
-        let outs: Vec<ScalarRef> =
-            self.outputs.iter().filter_map(|o| if let RowOutput::Elements(r) = o { Some(*r) } else { None }).collect();
+        let outs = RowOutput::elements(&self.outputs);
         for t in self.graph.expressions(&outs, &names) {
             parts.push(format!("out = {t}"));
         }
@@ -319,6 +325,8 @@ impl RowKernel {
         let n_ops = self.operands.len();
         let mut element_parts: Vec<Vec<DenseTensor>> = vec![Vec::new(); self.outputs.len()];
         let mut reduction_parts: Vec<Vec<DenseTensor>> = vec![Vec::new(); self.reductions.len()];
+        // The element outputs every chunk computes after its reductions.
+        let wanted = RowOutput::elements(&self.outputs);
         let mut r0 = 0;
         loop {
             // Whole rows, about CHUNK values (one long row makes a chunk of its own).
@@ -351,11 +359,7 @@ impl RowKernel {
                 reduction_parts[k].push(folded.clone());
                 reduced.borrow_mut()[k] = Some(folded);
             }
-            let wanted: Vec<ScalarRef> = self
-                .outputs
-                .iter()
-                .filter_map(|o| if let RowOutput::Elements(r) = o { Some(*r) } else { None })
-                .collect();
+
             self.graph.eval_chunk(&wanted, &mut chunk, &locate)?;
             for (part, out) in element_parts.iter_mut().zip(&self.outputs) {
                 if let RowOutput::Elements(r) = out {
