@@ -505,6 +505,10 @@ impl Concat {
     pub fn new(axis: i64) -> Self {
         Concat { axis }
     }
+    /// The axis, as given (negative counts from the end).
+    pub fn axis(&self) -> i64 {
+        self.axis
+    }
     /// From graph-file attributes: `axis` (required).
     pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
         attrs.only(&["axis"])?;
