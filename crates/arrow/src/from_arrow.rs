@@ -131,7 +131,7 @@ impl FromArrow {
         // below it (or all of them, without one) are uniform dims of the values.
         let last_list = levels.iter().rposition(|l| !matches!(l, LevelType::Fixed(_)));
         let mut reader = Reader { column, options: self, partitions: Vec::new(), dims: Vec::new(), rows: array.len() };
-        let mut runs = if array.is_empty() { Vec::new() } else { vec![0..array.len()] };
+        let mut runs: Vec<Range<usize>> = std::iter::once(0..array.len()).filter(|r| !r.is_empty()).collect();
         let mut current = array;
         for (depth, &level) in levels.iter().enumerate() {
             let (child, child_runs) = match level {
@@ -311,7 +311,7 @@ impl Reader<'_> {
             [] => (vec![0], Vec::new()),
             [run] if !drops_children => {
                 let children = offsets[run.start].as_usize()..offsets[run.end].as_usize();
-                (O::into_splits(offsets, run.clone())?, if children.is_empty() { Vec::new() } else { vec![children] })
+                (O::into_splits(offsets, run.clone())?, std::iter::once(children).filter(|r| !r.is_empty()).collect())
             }
             _ => {
                 let count = runs.iter().map(|r| r.len()).sum::<usize>();

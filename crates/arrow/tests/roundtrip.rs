@@ -57,7 +57,7 @@ fn string(seed: u64, binary: bool) -> Vec<u8> {
     } else {
         let mut s = format!("{:x}", seed >> 40);
         s.truncate(len);
-        if seed % 3 == 0 {
+        if seed.is_multiple_of(3) {
             s.push('é');
         }
         s.into_bytes()
