@@ -142,23 +142,6 @@ pub fn default_threads() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
-    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
-    let mut pools = POOLS.get_or_init(Default::default).lock().map_err(|_| Error::graph("thread pools poisoned"))?;
-    if let Some(p) = pools.get(&threads) {
-        return Ok(p.clone());
-    }
-    let p = Arc::new(
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("ragtime-{i}"))
-            .build()
-            .map_err(|e| Error::graph(format!("cannot start {threads} threads: {e}")))?,
-    );
-    pools.insert(threads, p.clone());
-    Ok(p)
-}
-
 /// A fused op running as a JIT kernel; when the operands are not shaped as fusion assumed, it
 /// runs the fused op's reference implementation instead.
 #[derive(Debug, Clone)]
@@ -279,7 +262,7 @@ impl JitKernel {
         if ranges.len() <= 1 {
             ranges.iter().for_each(launch);
         } else {
-            pool(self.threads)?.install(|| ranges.par_iter().for_each(launch));
+            ragtime_ops::parallel::pool(self.threads)?.install(|| ranges.par_iter().for_each(launch));
         }
         drop(buffers);
         for (out, &n) in outputs.iter_mut().zip(&lengths) {
