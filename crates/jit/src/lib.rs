@@ -62,6 +62,7 @@ mod alloc;
 mod exec;
 mod kernel;
 mod lower;
+mod scalar;
 pub mod vmath;
 
 pub use alloc::retain_freed_memory;
@@ -69,7 +70,7 @@ pub use exec::{
     cached_kernels, clear_kernel_cache, default_threads, kernel_for, lower_fused, recycle, spec_of, JitKernel,
 };
 pub use kernel::{FusedFn, FusedKernel, FusedParams, Jit, JitError, JitFloat, MapKernel};
-pub use lower::{lowered_op, Elem, KernelSpec};
+pub use lower::{lowered_op, vector_op, Elem, KernelSpec};
 pub use vmath::{
     emit_cos, emit_exp, emit_log, emit_pow, emit_sigmoid, emit_sin, emit_tanh, emit_unary, Float, Lanes, UnaryMath,
 };
