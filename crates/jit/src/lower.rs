@@ -11,7 +11,8 @@
 //!
 //! Two kinds of kernels:
 //! - **vector** kernels ([`KernelSpec::simd`]): every value has one dtype (float32, float64,
-//!   int32 or int64) and every op a vector lowering ([`vector_op`]); loops run `f32x4` /
+//!   int32 or int64) but for bools computed inside (comparisons, logical ops, `where`
+//!   conditions: lane masks), and every op a vector lowering ([`vector_op`]); loops run `f32x4` /
 //!   `f64x2` / `i32x4` / `i64x2` vectors, two per iteration, then one, then a scalar tail
 //!   computed by the same emitter. Vector reductions reassociate sums and products (lanes are
 //!   summed separately, then combined), so results may differ from the sequential reference in
@@ -27,15 +28,15 @@
 //! of floats. Anything else keeps running on the chunked reference implementation.
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, Block, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_codegen::ir::{types, Block, Endianness, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 use ragtime_core::{dispatch_dtype, DType};
 use ragtime_ops::elemwise::ScalarOp;
-use ragtime_ops::fused::{OperandKind, RowOutput, RowReduction, ScalarConst, ScalarGraph, ScalarRef};
+use ragtime_ops::fused::{OperandKind, RowOutput, RowReduction, ScalarConst, ScalarGraph, ScalarNode, ScalarRef};
 use ragtime_ops::reduce::ReduceKind;
 
 use crate::kernel::FusedParams;
-use crate::scalar::{emit_scalar_op, int_const, ir_type};
+use crate::scalar::{emit_scalar_op, float_cc, int_cc, int_const, ir_type};
 use crate::vmath::{self, Float, Lanes, UnaryMath};
 
 /// `a > b ? a : b` (or `<` for the minimum) on integers, lane by lane: compare and select, which
@@ -192,23 +193,33 @@ impl KernelSpec {
             operands: operands.to_vec(),
             reductions: reductions.to_vec(),
             outputs: outputs.to_vec(),
-            simd: simd_elem(graph, reductions),
+            simd: simd_elem(graph, reductions, outputs),
         })
     }
 }
 
-/// The vector lane type of a graph whose inputs, constants and nodes all have one dtype with
-/// vector kernels and whose ops all have vector lowerings (reductions: sums, products, max, min
-/// and float means).
-fn simd_elem(graph: &ScalarGraph, reductions: &[RowReduction]) -> Option<Elem> {
+/// The vector lane type of a kernel whose inputs, constants, outputs and non-bool nodes all have
+/// one dtype with vector kernels, whose ops all have vector lowerings, and whose bools are
+/// computed inside (comparisons of that dtype, logical ops, `where` conditions; in vector loops
+/// they are lane masks, so they are never loaded, stored or constant). Reductions: sums,
+/// products, max, min and float means.
+fn simd_elem(graph: &ScalarGraph, reductions: &[RowReduction], outputs: &[RowOutput]) -> Option<Elem> {
     let dtype = *graph.inputs.first()?;
     let elem = Elem::of(dtype)?;
+    let computed_bool = |a: &ScalarRef| matches!(a, ScalarRef::Node(_)) && graph.dtype(*a) == DType::Bool;
+    let of_dtype = |a: &ScalarRef| graph.dtype(*a) == dtype;
+    let node_ok = |n: &ScalarNode| match n.op {
+        op if op.is_comparison() => n.args.iter().all(of_dtype),
+        ScalarOp::Where => computed_bool(&n.args[0]) && n.args[1..].iter().all(of_dtype),
+        ScalarOp::LogicalAnd | ScalarOp::LogicalOr | ScalarOp::LogicalXor | ScalarOp::LogicalNot => {
+            n.args.iter().all(computed_bool)
+        }
+        op => n.dtype == dtype && vector_op(op, dtype) && n.args.iter().all(of_dtype),
+    };
     let uniform = graph.inputs.iter().all(|&d| d == dtype)
-        && reductions.iter().all(|r| !matches!(r.kind, ReduceKind::All | ReduceKind::Any))
-        && graph
-            .nodes
-            .iter()
-            .all(|n| n.dtype == dtype && vector_op(n.op, dtype) && n.args.iter().all(|&a| graph.dtype(a) == dtype));
+        && graph.nodes.iter().all(node_ok)
+        && RowOutput::elements(outputs).iter().all(of_dtype)
+        && reductions.iter().all(|r| !matches!(r.kind, ReduceKind::All | ReduceKind::Any) && of_dtype(&r.arg));
     uniform.then_some(elem)
 }
 
@@ -482,9 +493,42 @@ fn float_one(b: &mut FunctionBuilder, like: Value) -> Value {
     }
 }
 
-/// One scalar op of a vector kernel ([`vector_op`]) on values of its element type, scalar or
+/// Comparisons, `where` and logical ops of a vector kernel, whose bools are lane masks (all ones
+/// or zero per lane) in vector loops and 0 / 1 in the scalar tail.
+fn emit_mask_op(b: &mut FunctionBuilder, elem: Elem, op: ScalarOp, a: &[Value]) -> Option<Value> {
+    let vector = b.func.dfg.value_type(a[0]).is_vector();
+    Some(match op {
+        op if op.is_comparison() => match elem.float() {
+            Some(_) => b.ins().fcmp(float_cc(op), a[0], a[1]),
+            // Vector kernels' integers are int32 / int64.
+            None => b.ins().icmp(int_cc(op, true), a[0], a[1]),
+        },
+        ScalarOp::Where if vector => {
+            // bitselect wants the mask in the operands' type (an fcmp mask is an integer vector).
+            let ty = b.func.dfg.value_type(a[1]);
+            let mask = if b.func.dfg.value_type(a[0]) == ty {
+                a[0]
+            } else {
+                b.ins().bitcast(ty, MemFlagsData::new().with_endianness(Endianness::Little), a[0])
+            };
+            b.ins().bitselect(mask, a[1], a[2])
+        }
+        ScalarOp::Where => b.ins().select(a[0], a[1], a[2]),
+        ScalarOp::LogicalAnd => b.ins().band(a[0], a[1]),
+        ScalarOp::LogicalOr => b.ins().bor(a[0], a[1]),
+        ScalarOp::LogicalXor => b.ins().bxor(a[0], a[1]),
+        ScalarOp::LogicalNot if vector => b.ins().bnot(a[0]),
+        ScalarOp::LogicalNot => b.ins().bxor_imm_s(a[0], 1),
+        _ => return None,
+    })
+}
+
+/// One scalar op of a vector kernel ([`vector_op`], and the mask ops above) on values of its element type, scalar or
 /// vector; scalar kernels use it for the float ops they share.
 pub(crate) fn emit_op(b: &mut FunctionBuilder, elem: Elem, op: ScalarOp, a: &[Value]) -> Value {
+    if let Some(v) = emit_mask_op(b, elem, op, a) {
+        return v;
+    }
     if elem.float().is_none() {
         // Integers: wrapping arithmetic, as the reference kernels (`wrapping_*`).
         return match op {

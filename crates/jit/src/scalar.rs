@@ -177,22 +177,22 @@ pub(crate) fn emit_scalar_op(
     (value, None)
 }
 
-/// `a op b` of two values of `dtype`, as 0 or 1 (floats: ordered comparisons, and `!=` true
-/// when either is NaN, as Rust's operators).
-fn emit_compare(b: &mut FunctionBuilder, op: ScalarOp, dtype: DType, x: Value, y: Value) -> Value {
-    if dtype.is_float() {
-        let cc = match op {
-            ScalarOp::Equal => FloatCC::Equal,
-            ScalarOp::NotEqual => FloatCC::NotEqual,
-            ScalarOp::Less => FloatCC::LessThan,
-            ScalarOp::LessEqual => FloatCC::LessThanOrEqual,
-            ScalarOp::Greater => FloatCC::GreaterThan,
-            _ => FloatCC::GreaterThanOrEqual,
-        };
-        return b.ins().fcmp(cc, x, y);
+/// The float condition of a comparison: ordered, except `!=`, true when either is NaN (as
+/// Rust's operators).
+pub(crate) fn float_cc(op: ScalarOp) -> FloatCC {
+    match op {
+        ScalarOp::Equal => FloatCC::Equal,
+        ScalarOp::NotEqual => FloatCC::NotEqual,
+        ScalarOp::Less => FloatCC::LessThan,
+        ScalarOp::LessEqual => FloatCC::LessThanOrEqual,
+        ScalarOp::Greater => FloatCC::GreaterThan,
+        _ => FloatCC::GreaterThanOrEqual,
     }
-    let signed = dtype.is_signed_integer();
-    let cc = match (op, signed) {
+}
+
+/// The integer condition of a comparison, signed or unsigned.
+pub(crate) fn int_cc(op: ScalarOp, signed: bool) -> IntCC {
+    match (op, signed) {
         (ScalarOp::Equal, _) => IntCC::Equal,
         (ScalarOp::NotEqual, _) => IntCC::NotEqual,
         (ScalarOp::Less, true) => IntCC::SignedLessThan,
@@ -203,8 +203,16 @@ fn emit_compare(b: &mut FunctionBuilder, op: ScalarOp, dtype: DType, x: Value, y
         (ScalarOp::Greater, false) => IntCC::UnsignedGreaterThan,
         (_, true) => IntCC::SignedGreaterThanOrEqual,
         (_, false) => IntCC::UnsignedGreaterThanOrEqual,
-    };
-    b.ins().icmp(cc, x, y)
+    }
+}
+
+/// `a op b` of two values of `dtype`, as 0 or 1.
+fn emit_compare(b: &mut FunctionBuilder, op: ScalarOp, dtype: DType, x: Value, y: Value) -> Value {
+    if dtype.is_float() {
+        b.ins().fcmp(float_cc(op), x, y)
+    } else {
+        b.ins().icmp(int_cc(op, dtype.is_signed_integer()), x, y)
+    }
 }
 
 /// Logical ops on bools held as 0 / 1 (so bitwise ops keep them 0 / 1).

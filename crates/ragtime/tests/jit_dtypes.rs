@@ -492,3 +492,39 @@ fn integer_division_by_zero_in_a_kernel_names_the_op_and_the_row() {
         assert_eq!(want.kind(), e.kind());
     }
 }
+
+#[test]
+fn comparisons_and_where_in_one_dtype_graphs_run_in_vector_kernels() {
+    // With p = x * y, m = minimum(p, z): `where((p > z & !(p == x)) ^ (m < y), p, m)` — one
+    // composite (every op reads an earlier one) whose bools stay inside, so the kernel runs
+    // vectors (bools as lane masks) and a scalar tail, both exactly the reference.
+    for dtype in [DType::F32, DType::F64, DType::I32, DType::I64] {
+        let g = Graph::new();
+        let [x, y, z] = ["x", "y", "z"].map(|n| g.input(n, TensorType::ragged(dtype, 1)));
+        let op = |op: ScalarOp, args: &[&Var]| g.apply(Elemwise::new(op), args).remove(0);
+        let p = op(ScalarOp::Multiply, &[&x, &y]);
+        let greater = op(ScalarOp::Greater, &[&p, &z]);
+        let equal = op(ScalarOp::Equal, &[&p, &x]);
+        let not_equal = op(ScalarOp::LogicalNot, &[&equal]);
+        let both = op(ScalarOp::LogicalAnd, &[&greater, &not_equal]);
+        let m = op(ScalarOp::Minimum, &[&p, &z]);
+        let less = op(ScalarOp::Less, &[&m, &y]);
+        let cond = op(ScalarOp::LogicalXor, &[&both, &less]);
+        let out = op(ScalarOp::Where, &[&cond, &p, &m]);
+        let f = g.compile_with(&[&x, &y, &z], &[&out], Mode::FastRun).unwrap();
+        let fg = f.fgraph();
+        let vectorized: Vec<bool> = fg
+            .toposort()
+            .unwrap()
+            .into_iter()
+            .filter_map(|n| fg.node(n)?.op.as_any().downcast_ref::<JitKernel>().map(|k| k.spec().simd.is_some()))
+            .collect();
+        assert_eq!(vectorized, [true], "{dtype}: {}", f.debugprint());
+        let picks: Vec<u8> = (0..=255).collect();
+        let lengths = [13, 0, 29, 3, 64, 1];
+        for shift in [0, 3, 17] {
+            let inputs: Vec<RaggedTensor> = (0..3).map(|k| column(dtype, &lengths, &picks, shift + 5 * k)).collect();
+            run_both(&g, &[&x, &y, &z], &[&out], &inputs, Strictness::Exact).unwrap();
+        }
+    }
+}
