@@ -443,7 +443,7 @@ impl Emitter<'_> {
 }
 
 /// Which reduction arguments to keep in an output buffer (see `Emitter::stash`): those whose
-/// expression has an expensive op and that an element output reads.
+/// expression has an expensive op and that an element output of the same dtype reads.
 fn stash_plan(spec: &KernelSpec) -> Vec<(usize, usize)> {
     let graph = &spec.graph;
     // reaches[j][n]: node j depends on node n (nodes are in topological order).
@@ -472,7 +472,12 @@ fn stash_plan(spec: &KernelSpec) -> Vec<(usize, usize)> {
             continue;
         }
         let reader = spec.outputs.iter().enumerate().find_map(|(j, o)| match o {
-            RowOutput::Elements(r) if depends(*r, n) && !plan.iter().any(|(_, k)| *k == j) => Some(j),
+            // The buffer holds the node's values, so it must have the node's dtype.
+            RowOutput::Elements(r)
+                if depends(*r, n) && graph.dtype(*r) == graph.nodes[n].dtype && !plan.iter().any(|(_, k)| *k == j) =>
+            {
+                Some(j)
+            }
             _ => None,
         });
         if let Some(j) = reader {

@@ -528,3 +528,18 @@ fn comparisons_and_where_in_one_dtype_graphs_run_in_vector_kernels() {
         }
     }
 }
+
+#[test]
+fn a_row_kernel_keeps_an_expensive_reduction_argument_only_in_an_output_of_its_dtype() {
+    // e = expm1(x) is reduced and read by a uint8 output: the row kernel must not keep the
+    // float64 values of e in the uint8 output's buffer (it would overflow it) — it recomputes.
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F64, 1));
+    let e = g.apply(Elemwise::new(ScalarOp::Expm1), &[&x]).remove(0);
+    let centered = &e - e.reduce_max(keepdims(1));
+    let out = centered.cast(DType::U8);
+    let lengths: Vec<usize> = (0..64).map(|i| (i * 37) % 50).collect();
+    let picks: Vec<u8> = (0..=255).collect();
+    let input = column(DType::F64, &lengths, &picks, 0);
+    run_both(&g, &[&x], &[&out], &[input], Strictness::Exact).unwrap();
+}
