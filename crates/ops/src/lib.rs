@@ -4,10 +4,12 @@
 #![forbid(unsafe_code)]
 
 pub mod broadcast;
+pub mod cross;
 pub mod elemwise;
 pub mod fused;
 pub mod gather;
 pub mod index;
+pub mod linalg;
 pub mod partition_ops;
 pub mod reduce;
 pub mod registry;

@@ -130,6 +130,35 @@ pub const OP_NAMES: &[&str] = &[
     "sort",
     "argsort",
     "top_k",
+    "reduce_variance",
+    "reduce_std",
+    "reduce_logsumexp",
+    "reduce_euclidean_norm",
+    "argmax",
+    "argmin",
+    "unsorted_segment_max",
+    "unsorted_segment_min",
+    "unsorted_segment_prod",
+    "unsorted_segment_mean",
+    "unsorted_segment_sqrt_n",
+    "matmul",
+    "one_hot",
+    "expand_dims",
+    "merge_dims",
+    "from_row_starts",
+    "from_row_limits",
+    "row_starts",
+    "row_limits",
+    "values",
+    "nested_row_splits",
+    "size",
+    "rank",
+    "ones_like",
+    "zeros_like",
+    "ragged.segment_ids_to_row_splits",
+    "ragged.cross",
+    "ragged.cross_hashed",
+    "gather_nd",
 ];
 
 /// A module's lookup: the op called `name` if the module owns that name.
@@ -137,7 +166,7 @@ type Lookup = fn(&str, &Attrs) -> Option<Result<OpRef>>;
 
 /// The op called `name` in graph files, configured by `attrs`.
 pub fn op_from_name(name: &str, attrs: &Attrs) -> Result<OpRef> {
-    let lookups: [Lookup; 8] = [
+    let lookups: [Lookup; 10] = [
         crate::elemwise::lookup,
         crate::reduce::lookup,
         crate::partition_ops::lookup,
@@ -146,6 +175,8 @@ pub fn op_from_name(name: &str, attrs: &Attrs) -> Result<OpRef> {
         crate::gather::lookup,
         crate::strings::lookup,
         crate::rows::lookup,
+        crate::linalg::lookup,
+        crate::cross::lookup,
     ];
     for lookup in lookups {
         if let Some(op) = lookup(name, attrs) {

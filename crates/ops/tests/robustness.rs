@@ -406,6 +406,8 @@ enum Profile {
     Range,
     /// `indices, values, dense_shape`.
     FromSparse,
+    /// `x, w`: `w` mostly a dense matrix whose rows match `x`'s last dim.
+    MatMul,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -413,6 +415,8 @@ enum PartitionKind {
     Splits,
     Lengths,
     Rowids,
+    Starts,
+    Limits,
 }
 
 const INTEGERS: &[DType] =
@@ -439,7 +443,18 @@ fn profile(name: &str) -> Profile {
         "gather" | "embedding_lookup" => Profile::Gather,
         "boolean_mask" => Profile::BooleanMask,
         "segment_sum" | "segment_mean" | "segment_max" | "segment_min" => Profile::Segment { sorted: true },
-        "unsorted_segment_sum" => Profile::Segment { sorted: false },
+        "unsorted_segment_sum"
+        | "unsorted_segment_max"
+        | "unsorted_segment_min"
+        | "unsorted_segment_prod"
+        | "unsorted_segment_mean"
+        | "unsorted_segment_sqrt_n" => Profile::Segment { sorted: false },
+        "from_row_starts" => Profile::PartitionOf(PartitionKind::Starts),
+        "from_row_limits" => Profile::PartitionOf(PartitionKind::Limits),
+        "matmul" => Profile::MatMul,
+        "one_hot" => Profile::Unary(Some(&[DType::I32, DType::I64, DType::U8, DType::I8])),
+        "ragged.segment_ids_to_row_splits" => Profile::Unary(Some(&[DType::I32, DType::I64])),
+        "reduce_logsumexp" => Profile::Unary(Some(&[DType::F32, DType::F64])),
         "fill" => Profile::Fill,
         "ragged.range" => Profile::Range,
         "from_sparse" => Profile::FromSparse,
@@ -547,6 +562,18 @@ fn inputs_for(rng: &mut Rng, profile: Profile) -> Vec<RaggedTensor> {
                 PartitionKind::Splits => splits_for(rng, n),
                 PartitionKind::Lengths => lengths_for(rng, n),
                 PartitionKind::Rowids => rowids_for(rng, n),
+                PartitionKind::Starts => {
+                    let mut splits = splits_for(rng, n);
+                    splits.pop();
+                    splits
+                }
+                PartitionKind::Limits => {
+                    let mut splits = splits_for(rng, n);
+                    if !splits.is_empty() {
+                        splits.remove(0);
+                    }
+                    splits
+                }
             };
             vec![values, int_vector(rng, v)]
         }
@@ -649,6 +676,7 @@ fn inputs_for(rng: &mut Rng, profile: Profile) -> Vec<RaggedTensor> {
                 })
                 .collect()
         }
+        Profile::MatMul => matmul_inputs(rng),
         Profile::FromSparse => {
             let x = random_value(rng);
             match x.to_sparse() {
@@ -681,6 +709,17 @@ fn inputs_for(rng: &mut Rng, profile: Profile) -> Vec<RaggedTensor> {
             }
         }
     }
+}
+
+/// `x, w` for `matmul`: mostly a `w` of `x`'s dtype whose rows match `x`'s last dim.
+fn matmul_inputs(rng: &mut Rng) -> Vec<RaggedTensor> {
+    let x = random_value(rng);
+    let d = x.flat_values().shape().last().copied().unwrap_or(1);
+    let d = if rng.chance(0.85) { d } else { rng.below(4) };
+    let k = rng.below(4);
+    let dtype = if rng.chance(0.9) { x.dtype() } else { random_dtype(rng) };
+    let w = if rng.chance(0.9) { random_dense(rng, dtype, vec![d, k]).into() } else { random_value_of(rng, dtype) };
+    vec![x, w]
 }
 
 /// Inputs of a random arity (0..=4) with no regard for the op's signature.
@@ -717,7 +756,21 @@ fn attr_names(name: &str) -> &'static [&'static str] {
         "reverse" => &["axis"],
         "tile" => &["multiples"],
         "getitem" => &["key"],
-        "unsorted_segment_sum" => &["num_segments"],
+        "unsorted_segment_sum"
+        | "unsorted_segment_max"
+        | "unsorted_segment_min"
+        | "unsorted_segment_prod"
+        | "unsorted_segment_mean"
+        | "unsorted_segment_sqrt_n" => &["num_segments"],
+        "reduce_variance" | "reduce_std" | "reduce_logsumexp" | "reduce_euclidean_norm" => &["axis", "keepdims"],
+        "argmax" | "argmin" => &["axis", "output_type"],
+        "one_hot" => &["depth", "on_value", "off_value", "dtype"],
+        "expand_dims" => &["axis"],
+        "merge_dims" => &["outer_axis", "inner_axis"],
+        "size" => &["out_type"],
+        "bounding_shape" => &["axis", "out_type"],
+        "ones_like" | "zeros_like" => &["dtype"],
+        "ragged.segment_ids_to_row_splits" => &["num_segments", "out_type"],
         "from_value_rowids" => &["nrows"],
         "from_uniform_row_length" => &["uniform_row_length", "nrows"],
         "from_tensor" => &["padding"],
@@ -854,6 +907,10 @@ fn attr_value(rng: &mut Rng, op: &str, attr: &str, rank: usize) -> Attr {
         }
         "axis" => match rng.below(10) {
             0 => Attr::Null,
+            1 if op.starts_with("reduce_") || op == "bounding_shape" => {
+                let len = rng.below(rank.min(3) + 1);
+                int_list_attr(rng, len, -4, 4)
+            }
             _ => int_attr(rng, -4, 4),
         },
         "direction" => match rng.below(8) {
@@ -862,6 +919,14 @@ fn attr_value(rng: &mut Rng, op: &str, attr: &str, rank: usize) -> Attr {
             _ => Attr::Str(rng.pick(&["ASCENDING", "DESCENDING"]).to_string()),
         },
         "k" => int_attr(rng, -1, 4),
+        "outer_axis" | "inner_axis" => int_attr(rng, -4, 4),
+        "depth" => int_attr(rng, -1, 5),
+        "on_value" | "off_value" => scalar_attr(rng),
+        "output_type" | "out_type" => match rng.below(8) {
+            0 => wrong_kind(rng),
+            1 => Attr::Str("float32".into()),
+            _ => Attr::Str(rng.pick(&["int32", "int64"]).to_string()),
+        },
         "keepdims" | "preserve_short_sequences" | "exclusive" | "reverse" | "stable" => match rng.below(10) {
             0 => wrong_kind(rng),
             _ => Attr::Bool(rng.chance(0.5)),
