@@ -70,15 +70,11 @@ const NOT_YET_IMPLEMENTED: &[&str] = &[
     "gather",
     "strings.regex_replace",
     "strings.regex_full_match",
-    "strings.strip",
     "strings.to_number",
     "strings.as_string",
     "strings.unicode_decode",
     "strings.unicode_encode",
     "strings.unicode_split",
-    "strings.to_hash_bucket_strong",
-    "strings.to_hash_bucket",
-    "strings.lookup",
     "strings.substr",
 ];
 

@@ -14,6 +14,7 @@ pub mod partition_ops;
 pub mod reduce;
 pub mod registry;
 pub mod rows;
+pub mod string_hash;
 pub mod strings;
 pub mod structure;
 pub mod util;

@@ -159,6 +159,10 @@ pub const OP_NAMES: &[&str] = &[
     "ragged.cross",
     "ragged.cross_hashed",
     "gather_nd",
+    "strings.strip",
+    "strings.to_hash_bucket",
+    "strings.to_hash_bucket_strong",
+    "strings.lookup",
 ];
 
 /// A module's lookup: the op called `name` if the module owns that name.
@@ -166,7 +170,7 @@ type Lookup = fn(&str, &Attrs) -> Option<Result<OpRef>>;
 
 /// The op called `name` in graph files, configured by `attrs`.
 pub fn op_from_name(name: &str, attrs: &Attrs) -> Result<OpRef> {
-    let lookups: [Lookup; 10] = [
+    let lookups: [Lookup; 11] = [
         crate::elemwise::lookup,
         crate::reduce::lookup,
         crate::partition_ops::lookup,
@@ -177,6 +181,7 @@ pub fn op_from_name(name: &str, attrs: &Attrs) -> Result<OpRef> {
         crate::rows::lookup,
         crate::linalg::lookup,
         crate::cross::lookup,
+        crate::string_hash::lookup,
     ];
     for lookup in lookups {
         if let Some(op) = lookup(name, attrs) {

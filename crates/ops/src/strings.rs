@@ -1,4 +1,5 @@
-//! String ops (`tf.strings.*`): split, substr, join, reduce_join, length, lower/upper, hashing and n-grams.
+//! String ops (`tf.strings.*`): split, substr, join, reduce_join, length, lower/upper, strip, hashing
+//! and n-grams (the other hashes and the vocabulary lookup are in `string_hash`).
 //!
 //! Every kernel reads the input's string column (one byte buffer plus offsets) and writes its result
 //! through one [`StringBuilder`] or one numeric vector: no per-element allocation. Ops that keep the
@@ -28,6 +29,7 @@ const LOWER: &str = "strings.lower";
 const UPPER: &str = "strings.upper";
 const HASH: &str = "strings.to_hash_bucket_fast";
 const NGRAMS: &str = "strings.ngrams";
+const STRIP: &str = "strings.strip";
 
 /// The op of this module called `name`, if any.
 pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<OpRef>> {
@@ -41,6 +43,7 @@ pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<OpRef>> {
         UPPER => shared(Upper::from_attrs(attrs)),
         HASH => shared(ToHashBucketFast::from_attrs(attrs)),
         NGRAMS => shared(Ngrams::from_attrs(attrs)),
+        STRIP => shared(Strip::from_attrs(attrs)),
         _ => return None,
     })
 }
@@ -55,7 +58,7 @@ pub fn expect_string(op: &str, index: usize, ty: &TensorType) -> Result<()> {
 }
 
 /// The string column of input `index`, or a `type_mismatch` naming the op and the input.
-fn string_column<'a>(op: &str, index: usize, x: &'a RaggedTensor) -> Result<&'a StringTensor> {
+pub(crate) fn string_column<'a>(op: &str, index: usize, x: &'a RaggedTensor) -> Result<&'a StringTensor> {
     string_column_of(op, index, x.flat_values())
 }
 
@@ -65,7 +68,7 @@ fn string_column_of<'a>(op: &str, index: usize, t: &'a DenseTensor) -> Result<&'
 }
 
 /// Infers the type of a one-input string op that keeps the input's structure, giving `dtype`.
-fn infer_same_structure(op: &str, inputs: &[TensorType], dtype: DType) -> Result<Vec<TensorType>> {
+pub(crate) fn infer_same_structure(op: &str, inputs: &[TensorType], dtype: DType) -> Result<Vec<TensorType>> {
     expect_arity(op, inputs, 1..=1)?;
     expect_string(op, 0, &inputs[0])?;
     Ok(vec![inputs[0].clone().with_dtype(dtype)])
@@ -101,7 +104,7 @@ fn map_to_strings(
 }
 
 /// Maps every string of `x` to a number; the output keeps the shape and partitions of `x`.
-fn map_to_numbers<T: Element>(
+pub(crate) fn map_to_numbers<T: Element>(
     op: &str,
     x: &RaggedTensor,
     mut f: impl FnMut(usize, &[u8]) -> Result<T>,
@@ -778,6 +781,50 @@ impl Op for Lower {
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         map_ascii_case(LOWER, inputs, false)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `tf.strings.strip`: removes ASCII whitespace (space, `\t`, `\n`, `\v`, `\f`, `\r`) at both
+/// ends of each string.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Strip;
+
+impl Strip {
+    /// The op.
+    pub fn new() -> Self {
+        Strip
+    }
+
+    /// From graph-file attributes (none).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&[])?;
+        Ok(Strip)
+    }
+}
+
+impl Op for Strip {
+    fn name(&self) -> String {
+        "StringsStrip".to_owned()
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        infer_same_structure(STRIP, inputs, DType::String)
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let [x] = fixed_inputs::<1>(STRIP, inputs)?;
+        // `u8::is_ascii_whitespace` leaves out the vertical tab, which TensorFlow strips.
+        let space = |b: &u8| b.is_ascii_whitespace() || *b == 0x0b;
+        one(map_to_strings(STRIP, x, |_, s, out| {
+            let start = s.iter().position(|b| !space(b)).unwrap_or(s.len());
+            let end = s.iter().rposition(|b| !space(b)).map_or(start, |e| e + 1);
+            out.extend(&s[start..end]);
+            Ok(())
+        })?)
     }
 
     fn as_any(&self) -> &dyn Any {

@@ -440,7 +440,8 @@ fn profile(name: &str) -> Profile {
         "from_value_rowids" => Profile::PartitionOf(PartitionKind::Rowids),
         "from_nested_row_splits" => Profile::NestedSplits,
         "from_tensor" => Profile::FromTensor,
-        "gather" | "embedding_lookup" => Profile::Gather,
+        "gather" | "embedding_lookup" | "gather_nd" => Profile::Gather,
+        "ragged.cross" | "ragged.cross_hashed" => Profile::Variadic,
         "boolean_mask" => Profile::BooleanMask,
         "segment_sum" | "segment_mean" | "segment_max" | "segment_min" => Profile::Segment { sorted: true },
         "unsorted_segment_sum"
@@ -773,14 +774,17 @@ fn attr_names(name: &str) -> &'static [&'static str] {
         "ragged.segment_ids_to_row_splits" => &["num_segments", "out_type"],
         "from_value_rowids" => &["nrows"],
         "from_uniform_row_length" => &["uniform_row_length", "nrows"],
-        "from_tensor" => &["padding"],
         "to_tensor" => &["default_value", "shape"],
         "strings.split" => &["sep", "maxsplit"],
         "strings.substr" => &["pos", "len", "unit"],
         "strings.join" => &["separator"],
         "strings.reduce_join" => &["axis", "separator", "keepdims"],
         "strings.length" => &["unit"],
-        "strings.to_hash_bucket_fast" => &["num_buckets"],
+        "strings.to_hash_bucket_fast" | "strings.to_hash_bucket" => &["num_buckets"],
+        "strings.to_hash_bucket_strong" => &["num_buckets", "key"],
+        "strings.lookup" => &["vocab", "num_oov_buckets"],
+        "ragged.cross_hashed" => &["num_buckets", "hash_key"],
+        "from_tensor" => &["padding", "ragged_rank"],
         "strings.ngrams" => &["ngram_width", "separator", "pad_values", "padding_width", "preserve_short_sequences"],
         "softmax" | "log_softmax" => &["axis"],
         "cumsum" | "cumprod" => &["axis", "exclusive", "reverse"],
@@ -935,6 +939,7 @@ fn attr_value(rng: &mut Rng, op: &str, attr: &str, rank: usize) -> Attr {
             0 => int_attr(rng, 0, 3),
             _ => int_list_attr(rng, rank, -1, 3),
         },
+        "key" if op == "strings.to_hash_bucket_strong" => int_list_attr(rng, 2, -3, 1 << 40),
         "key" => key_attr(rng),
         "num_segments" | "nrows" => int_attr(rng, -1, 6),
         "uniform_row_length" => {
@@ -965,7 +970,14 @@ fn attr_value(rng: &mut Rng, op: &str, attr: &str, rank: usize) -> Attr {
             1 => wrong_kind(rng),
             _ => Attr::Str(rng.pick(&["BYTE", "UTF8_CHAR"]).to_string()),
         },
-        "num_buckets" => int_attr(rng, 0, 1000),
+        "num_buckets" | "num_oov_buckets" => int_attr(rng, 0, 1000),
+        "hash_key" => int_attr(rng, -3, 1 << 40),
+        "ragged_rank" => int_attr(rng, 0, 3),
+        "vocab" => match rng.below(8) {
+            0 => wrong_kind(rng),
+            1 => Attr::List(vec![string_attr(rng), string_attr(rng)]),
+            _ => Attr::List((0..rng.below(5)).map(|k| Attr::Str(["a", "", "bb", "ccc", "d"][k].into())).collect()),
+        },
         "ngram_width" => match rng.below(3) {
             0 => {
                 let len = rng.below(4);

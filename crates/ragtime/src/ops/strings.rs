@@ -1,7 +1,10 @@
 //! String functions of the DSL, named like `tf.strings.*`: `ragtime::ops::strings::split(&s, Some(" "))`,
 //! and the same as methods of [`Var`]: `s.split(Some(" "))`, `s.lower()`, `s.to_hash_bucket_fast(1000)`.
 
-use ragtime_ops::strings::{CharUnit, Join, Length, Lower, Ngrams, ReduceJoin, Split, Substr, ToHashBucketFast, Upper};
+use ragtime_ops::string_hash::{Lookup, StringHash, ToHashBucket};
+use ragtime_ops::strings::{
+    CharUnit, Join, Length, Lower, Ngrams, ReduceJoin, Split, Strip, Substr, ToHashBucketFast, Upper,
+};
 
 use ragtime_ops::reduce::Axes;
 
@@ -58,6 +61,47 @@ pub fn to_hash_bucket_fast(x: &Var, num_buckets: i64) -> Var {
         Ok(op) => x.apply1(op, &[]),
         Err(e) => Var::error(e),
     }
+}
+
+/// TensorFlow's `Hash64` (MurmurHash64A) of each string modulo `num_buckets`, as int64
+/// (`tf.strings.to_hash_bucket`, bit-exact).
+pub fn to_hash_bucket(x: &Var, num_buckets: u64) -> Var {
+    match ToHashBucket::new(StringHash::Murmur, num_buckets) {
+        Ok(op) => x.apply1(op, &[]),
+        Err(e) => Var::error(e),
+    }
+}
+
+/// SipHash-2-4 of each string with `key` modulo `num_buckets`, as int64
+/// (`tf.strings.to_hash_bucket_strong`, bit-exact).
+pub fn to_hash_bucket_strong(x: &Var, num_buckets: u64, key: [u64; 2]) -> Var {
+    match ToHashBucket::new(StringHash::Sip { k0: key[0], k1: key[1] }, num_buckets) {
+        Ok(op) => x.apply1(op, &[]),
+        Err(e) => Var::error(e),
+    }
+}
+
+/// Each string's id in `vocab`, or `vocab.len()` plus its FarmHash bucket among
+/// `num_oov_buckets` (`tf.lookup.StaticVocabularyTable(...).lookup`); int64.
+///
+/// ```
+/// use ragtime::prelude::*;
+/// let g = Graph::new();
+/// let s = g.input("s", TensorType::ragged(DType::String, 1));
+/// let f = compile(&[&s], &[&s.lookup(&["a", "b"], 1)]).unwrap();
+/// let y = f.call(&[ragged![["b", "zzz"], []].unwrap()]).unwrap();
+/// assert_eq!(y[0].flat_values().as_slice::<i64>().unwrap(), &[1, 2]);
+/// ```
+pub fn lookup(x: &Var, vocab: &[&str], num_oov_buckets: u64) -> Var {
+    match Lookup::new(vocab.iter().map(|w| w.as_bytes().to_vec()).collect(), num_oov_buckets) {
+        Ok(op) => x.apply1(op, &[]),
+        Err(e) => Var::error(e),
+    }
+}
+
+/// Each string without its leading and trailing ASCII whitespace (`tf.strings.strip`).
+pub fn strip(x: &Var) -> Var {
+    x.apply1(Strip::new(), &[])
 }
 
 /// The `width`-grams of the innermost dimension, joined with `separator` (`tf.strings.ngrams`).
@@ -120,5 +164,25 @@ impl Var {
     /// The `width`-grams of the innermost dimension, joined with `separator` (`tf.strings.ngrams`).
     pub fn ngrams(&self, width: i64, separator: &str) -> Var {
         ngrams(self, width, separator)
+    }
+
+    /// TensorFlow's `Hash64` modulo `num_buckets`, as int64 (`tf.strings.to_hash_bucket`).
+    pub fn to_hash_bucket(&self, num_buckets: u64) -> Var {
+        to_hash_bucket(self, num_buckets)
+    }
+
+    /// Keyed SipHash-2-4 modulo `num_buckets`, as int64 (`tf.strings.to_hash_bucket_strong`).
+    pub fn to_hash_bucket_strong(&self, num_buckets: u64, key: [u64; 2]) -> Var {
+        to_hash_bucket_strong(self, num_buckets, key)
+    }
+
+    /// Vocabulary ids with out-of-vocabulary buckets (`StaticVocabularyTable.lookup`).
+    pub fn lookup(&self, vocab: &[&str], num_oov_buckets: u64) -> Var {
+        lookup(self, vocab, num_oov_buckets)
+    }
+
+    /// Without leading and trailing ASCII whitespace (`tf.strings.strip`).
+    pub fn strip(&self) -> Var {
+        strip(self)
     }
 }
