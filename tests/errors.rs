@@ -209,6 +209,16 @@ fn vocabulary_part_2_failure_modes() {
         let f = compile(&[&v, &b], &[&build(&v, &b)]).unwrap();
         assert_kind(&f.call(&[values.clone(), bounds]).unwrap_err(), ErrorKind::InvalidRowPartition, op);
     }
+    // gather with batch dims: an index past its row names the row, rows must pair up.
+    let params = g.input("params", TensorType::ragged(DType::I32, 1));
+    let idx = g.input("idx", TensorType::ragged(DType::I64, 1));
+    let f = compile(&[&params, &idx], &[&ops::gather_with(&params, &idx, 1, 1)]).unwrap();
+    let err = f.call(&[ragged![[1, 2], [3]].unwrap(), ragged![[0i64], [1i64]].unwrap()]).unwrap_err();
+    assert_kind(&err, ErrorKind::IndexOutOfRange, "gather");
+    assert!(err.to_string().contains("row 1"), "the message should name the row: {err}");
+    let err = f.call(&[ragged![[1, 2], [3]].unwrap(), ragged![[0i64]].unwrap()]).unwrap_err();
+    assert_kind(&err, ErrorKind::IncompatibleShapes, "gather");
+    assert_kind(&ops::gather_with(&params, &idx, 0, 1).ty().unwrap_err(), ErrorKind::InvalidArgument, "gather");
     let err = run_err(int64_vector(&[0, -1]), ops::segment_ids_to_row_splits);
     assert_kind(&err, ErrorKind::InvalidRowPartition, "ragged.segment_ids_to_row_splits");
 }

@@ -754,6 +754,7 @@ fn attr_names(name: &str) -> &'static [&'static str] {
             &["axis", "keepdims"]
         }
         "concat" | "stack" | "row_lengths" => &["axis"],
+        "gather" => &["axis", "batch_dims"],
         "reverse" => &["axis"],
         "tile" => &["multiples"],
         "getitem" => &["key"],
@@ -923,7 +924,7 @@ fn attr_value(rng: &mut Rng, op: &str, attr: &str, rank: usize) -> Attr {
             _ => Attr::Str(rng.pick(&["ASCENDING", "DESCENDING"]).to_string()),
         },
         "k" => int_attr(rng, -1, 4),
-        "outer_axis" | "inner_axis" => int_attr(rng, -4, 4),
+        "outer_axis" | "inner_axis" | "batch_dims" => int_attr(rng, -4, 4),
         "depth" => int_attr(rng, -1, 5),
         "on_value" | "off_value" => scalar_attr(rng),
         "output_type" | "out_type" => match rng.below(8) {

@@ -4,7 +4,9 @@
 use ragtime_core::{DType, Error, Literal};
 use ragtime_graph::Op;
 use ragtime_ops::cross::Cross;
-use ragtime_ops::gather::{BooleanMask, Gather, GatherNd, SegmentReduce, SegmentReduction, UnsortedSegmentReduce};
+use ragtime_ops::gather::{
+    BooleanMask, Gather, GatherAxis, GatherNd, SegmentReduce, SegmentReduction, UnsortedSegmentReduce,
+};
 use ragtime_ops::index::{GetItem, Key};
 use ragtime_ops::linalg::MatMul;
 use ragtime_ops::partition_ops::{
@@ -220,6 +222,26 @@ pub fn from_nested_row_splits(flat_values: &Var, splits: &[&Var]) -> Var {
 /// Adds an outer dim of rows of `row_length` values each.
 pub fn from_uniform_row_length(values: &Var, row_length: usize) -> Var {
     values.apply1(FromUniformRowLength::new(row_length, None), &[])
+}
+
+/// `tf.gather(params, indices, axis=axis, batch_dims=batch_dims)`: gathers along `axis`, the
+/// first `batch_dims` dims shared by `params` and `indices`; indices into ragged rows are
+/// bounds-checked.
+///
+/// ```
+/// use ragtime::prelude::*;
+/// let g = Graph::new();
+/// let params = g.input("params", TensorType::ragged(DType::I32, 1));
+/// let indices = g.input("indices", TensorType::ragged(DType::I64, 1));
+/// let f = compile(&[&params, &indices], &[&ragtime::ops::gather_with(&params, &indices, 1, 1)]).unwrap();
+/// let y = f.call(&[ragged![[10, 20], [30]].unwrap(), ragged![[1i64, 1, 0], [0i64]].unwrap()]).unwrap();
+/// assert_eq!(y[0].to_literal(), ragged![[20, 20, 10], [30]].unwrap().to_literal());
+/// ```
+pub fn gather_with(params: &Var, indices: &Var, axis: i64, batch_dims: i64) -> Var {
+    if axis == 0 && batch_dims == 0 {
+        return params.apply1(Gather::new(), &[indices]);
+    }
+    params.apply1(GatherAxis::new(axis, batch_dims), &[indices])
 }
 
 /// The sub-tensors of `params` named by the index tuples in the last dim of `indices`
