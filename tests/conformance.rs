@@ -70,9 +70,7 @@ const NOT_YET_IMPLEMENTED: &[&str] = &[
     "strings.regex_replace",
     "strings.regex_full_match",
     "strings.to_number",
-    "strings.as_string",
     "strings.unicode_decode",
-    "strings.unicode_encode",
     "strings.unicode_split",
     "strings.substr",
 ];

@@ -163,6 +163,8 @@ pub const OP_NAMES: &[&str] = &[
     "strings.to_hash_bucket",
     "strings.to_hash_bucket_strong",
     "strings.lookup",
+    "strings.as_string",
+    "strings.unicode_encode",
 ];
 
 /// A module's lookup: the op called `name` if the module owns that name.

@@ -1,5 +1,5 @@
-//! String ops (`tf.strings.*`): split, substr, join, reduce_join, length, lower/upper, strip, hashing
-//! and n-grams (the other hashes and the vocabulary lookup are in `string_hash`).
+//! String ops (`tf.strings.*`): split, substr, join, reduce_join, length, lower/upper, strip,
+//! as_string, unicode_encode, hashing and n-grams (the other hashes and the vocabulary lookup are in `string_hash`).
 //!
 //! Every kernel reads the input's string column (one byte buffer plus offsets) and writes its result
 //! through one [`StringBuilder`] or one numeric vector: no per-element allocation. Ops that keep the
@@ -30,6 +30,8 @@ const UPPER: &str = "strings.upper";
 const HASH: &str = "strings.to_hash_bucket_fast";
 const NGRAMS: &str = "strings.ngrams";
 const STRIP: &str = "strings.strip";
+const AS_STRING: &str = "strings.as_string";
+const UNICODE_ENCODE: &str = "strings.unicode_encode";
 
 /// The op of this module called `name`, if any.
 pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<OpRef>> {
@@ -44,6 +46,8 @@ pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<OpRef>> {
         HASH => shared(ToHashBucketFast::from_attrs(attrs)),
         NGRAMS => shared(Ngrams::from_attrs(attrs)),
         STRIP => shared(Strip::from_attrs(attrs)),
+        AS_STRING => shared(AsString::from_attrs(attrs)),
+        UNICODE_ENCODE => shared(UnicodeEncode::from_attrs(attrs)),
         _ => return None,
     })
 }
@@ -825,6 +829,221 @@ impl Op for Strip {
             out.extend(&s[start..end]);
             Ok(())
         })?)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `tf.strings.as_string` with the default attributes: integers in decimal, floats as C's `%f` of
+/// the value widened to double (6 decimals, `inf`, `-inf`, `nan` / `-nan` by the sign bit), bools as
+/// `true` / `false`, strings unchanged. Keeps the input's structure.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AsString;
+
+impl AsString {
+    /// The op.
+    pub fn new() -> Self {
+        AsString
+    }
+
+    /// From graph-file attributes (none).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&[])?;
+        Ok(AsString)
+    }
+}
+
+/// Writes `v` as C's `printf("%f", v)` does.
+fn write_c_float(out: &mut String, v: f64) {
+    use std::fmt::Write;
+    // Writing into a String cannot fail.
+    let _ = match v {
+        _ if v.is_nan() => write!(out, "{}nan", if v.is_sign_negative() { "-" } else { "" }),
+        _ if v.is_infinite() => write!(out, "{}inf", if v < 0.0 { "-" } else { "" }),
+        _ => write!(out, "{v:.6}"),
+    };
+}
+
+impl Op for AsString {
+    fn name(&self) -> String {
+        "StringsAsString".to_owned()
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity(AS_STRING, inputs, 1..=1)?;
+        Ok(vec![inputs[0].clone().with_dtype(DType::String)])
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        use std::fmt::Write;
+        let [x] = fixed_inputs::<1>(AS_STRING, inputs)?;
+        let values = x.flat_values();
+        if values.dtype() == DType::String {
+            return one(x.clone());
+        }
+        let mut out = StringBuilder::with_capacity(values.len(), values.len() * 4);
+        // One text buffer, reused for every element.
+        let mut text = String::new();
+        ragtime_core::dispatch_dtype!(values.dtype(),
+            T => {
+                let data = values.as_slice::<T>().ok_or_else(|| Error::dtype(AS_STRING, "unexpected dtype"))?;
+                for &v in data {
+                    text.clear();
+                    match T::DTYPE {
+                        DType::F32 | DType::F64 => write_c_float(&mut text, v.to_f64()),
+                        // Integers and bools print themselves (`true` / `false`).
+                        _ => {
+                            let _ = write!(text, "{v}");
+                        }
+                    }
+                    out.push(text.as_bytes());
+                }
+            },
+            // Returned unchanged above.
+            string => {});
+        one(x.with_flat_values(DenseTensor::String(out.finish(values.shape().to_vec())?))?)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// What `unicode_encode` / `unicode_decode` do with an invalid code point or byte sequence
+/// (TensorFlow's `errors` attribute).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum UnicodeErrors {
+    /// Write `replacement_char` instead (the default).
+    #[default]
+    Replace,
+    /// Drop it.
+    Ignore,
+    /// Fail with `invalid_value`.
+    Strict,
+}
+
+impl UnicodeErrors {
+    /// From the attribute `errors` of `attrs` (`replace` when absent).
+    fn from_attrs(op: &str, attrs: &Attrs) -> Result<Self> {
+        match attrs.str_opt("errors")? {
+            None | Some("replace") => Ok(UnicodeErrors::Replace),
+            Some("ignore") => Ok(UnicodeErrors::Ignore),
+            Some("strict") => Ok(UnicodeErrors::Strict),
+            Some(other) => Err(Error::argument(op, format!("errors must be replace, ignore or strict, got `{other}`"))),
+        }
+    }
+}
+
+/// `replacement_char` of `attrs` (65533 when absent), a valid code point.
+fn replacement_char_attr(op: &str, attrs: &Attrs) -> Result<char> {
+    let code = attrs.int_opt("replacement_char")?.unwrap_or(0xFFFD);
+    u32::try_from(code)
+        .ok()
+        .and_then(char::from_u32)
+        .ok_or_else(|| Error::argument(op, format!("replacement_char {code} is not a code point")))
+}
+
+/// `tf.strings.unicode_encode(code_points, "UTF-8")`: each innermost row of int32 code points
+/// joined into one UTF-8 string (the result has one dim less). Negative, surrogate and
+/// above-0x10FFFF code points are replaced by `replacement_char`, dropped, or `invalid_value`
+/// (naming the row), as `errors` says.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UnicodeEncode {
+    /// What to do with an invalid code point.
+    pub errors: UnicodeErrors,
+    /// The replacement character.
+    pub replacement_char: char,
+}
+
+impl Default for UnicodeEncode {
+    fn default() -> Self {
+        UnicodeEncode { errors: UnicodeErrors::Replace, replacement_char: '\u{FFFD}' }
+    }
+}
+
+impl UnicodeEncode {
+    /// From graph-file attributes: `output_encoding` (`UTF-8` only), `errors`, `replacement_char`.
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["output_encoding", "errors", "replacement_char"])?;
+        match attrs.str_opt("output_encoding")? {
+            None | Some("UTF-8") => {}
+            Some(other) => {
+                return Err(Error::argument(UNICODE_ENCODE, format!("output_encoding must be UTF-8, got `{other}`")))
+            }
+        }
+        Ok(UnicodeEncode {
+            errors: UnicodeErrors::from_attrs(UNICODE_ENCODE, attrs)?,
+            replacement_char: replacement_char_attr(UNICODE_ENCODE, attrs)?,
+        })
+    }
+}
+
+impl Op for UnicodeEncode {
+    fn name(&self) -> String {
+        format!(
+            "StringsUnicodeEncode{{errors={:?}, replacement_char={}}}",
+            self.errors,
+            u32::from(self.replacement_char)
+        )
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity(UNICODE_ENCODE, inputs, 1..=1)?;
+        let x = &inputs[0];
+        expect_dtype(UNICODE_ENCODE, 0, x, &[DType::I32], "int32 (code points)")?;
+        if x.rank() == 0 {
+            return Err(Error::shapes(UNICODE_ENCODE, "input 0 must have rank >= 1, got a scalar"));
+        }
+        let mut dims = x.dims.clone();
+        dims.pop();
+        let ragged_rank = if x.inner_dims().is_empty() { x.ragged_rank.saturating_sub(1) } else { x.ragged_rank };
+        Ok(vec![TensorType::new(DType::String, ragged_rank, dims)?])
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let [x] = fixed_inputs::<1>(UNICODE_ENCODE, inputs)?;
+        self.infer(&[TensorType::of(x)])?;
+        let values = x.flat_values();
+        let codes = values.as_slice::<i32>().ok_or_else(|| Error::dtype(UNICODE_ENCODE, "input 0 must be int32"))?;
+        // The rows joined: innermost ragged rows, or the last dim of the flat values.
+        let (rows, shape, partitions): (Vec<std::ops::Range<usize>>, Vec<usize>, Vec<RowPartition>) =
+            if x.ragged_rank() > 0 && values.rank() == 1 {
+                let last = &x.partitions()[x.ragged_rank() - 1];
+                (
+                    (0..last.nrows()).map(|r| last.row_range(r)).collect(),
+                    vec![last.nrows()],
+                    x.partitions()[..x.ragged_rank() - 1].to_vec(),
+                )
+            } else {
+                let width = values.shape()[values.rank() - 1];
+                let shape = values.shape()[..values.rank() - 1].to_vec();
+                let n: usize = shape.iter().product();
+                ((0..n).map(|r| r * width..(r + 1) * width).collect(), shape, x.partitions().to_vec())
+            };
+        let mut out = StringBuilder::with_capacity(rows.len(), codes.len());
+        let mut utf8 = [0u8; 4];
+        for (r, range) in rows.into_iter().enumerate() {
+            for &code in &codes[range] {
+                let c = match u32::try_from(code).ok().and_then(char::from_u32) {
+                    Some(c) => c,
+                    None => match self.errors {
+                        UnicodeErrors::Replace => self.replacement_char,
+                        UnicodeErrors::Ignore => continue,
+                        UnicodeErrors::Strict => {
+                            return Err(Error::value(
+                                UNICODE_ENCODE,
+                                format!("row {r} holds {code}, which is not a Unicode scalar value"),
+                            ))
+                        }
+                    },
+                };
+                out.extend(c.encode_utf8(&mut utf8).as_bytes());
+            }
+            out.end_string();
+        }
+        one(RaggedTensor::new(DenseTensor::String(out.finish(shape)?), partitions)?)
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -1854,6 +2073,34 @@ mod tests {
         let want = ragged![["<s> a", "a b", "b </s>", "<s> a b", "a b </s>"]].unwrap();
         assert_value(&out[0], &want);
         assert!(lookup("strings.nope", &attrs("strings.nope", &[])).is_none());
+    }
+
+    #[test]
+    fn unicode_encode_errors_and_as_string_floats() {
+        let codes =
+            RaggedTensor::from_row_splits(DenseTensor::vector(vec![104i32, 0xD800, 105, -1]), vec![0, 2, 4]).unwrap();
+        let strict = UnicodeEncode { errors: UnicodeErrors::Strict, ..UnicodeEncode::default() };
+        let e = strict.perform(std::slice::from_ref(&codes)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidValue);
+        assert!(e.to_string().contains("row 0") && e.to_string().contains("55296"), "{e}");
+        let ignore = UnicodeEncode { errors: UnicodeErrors::Ignore, ..UnicodeEncode::default() };
+        let y = ignore.perform(std::slice::from_ref(&codes)).unwrap().remove(0);
+        let texts: Vec<&[u8]> = y.flat_values().as_strings().unwrap().iter().collect();
+        assert_eq!(texts, [&b"h"[..], b"i"]);
+        let y = UnicodeEncode::default().perform(&[codes]).unwrap().remove(0);
+        assert_eq!(y.flat_values().as_strings().unwrap().get(1), "i\u{FFFD}".as_bytes());
+        // C's %f: six decimals, signed zero and NaN keep their sign.
+        let mut text = String::new();
+        for (v, want) in [
+            (-0.0, "-0.000000"),
+            (f64::NAN, "nan"),
+            (-f64::NAN, "-nan"),
+            (1e20f32 as f64, "100000002004087734272.000000"),
+        ] {
+            text.clear();
+            write_c_float(&mut text, v);
+            assert_eq!(text, want);
+        }
     }
 
     #[test]

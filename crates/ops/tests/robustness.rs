@@ -442,6 +442,8 @@ fn profile(name: &str) -> Profile {
         "from_tensor" => Profile::FromTensor,
         "gather" | "embedding_lookup" | "gather_nd" => Profile::Gather,
         "ragged.cross" | "ragged.cross_hashed" => Profile::Variadic,
+        "strings.unicode_encode" => Profile::Unary(Some(&[DType::I32])),
+        "strings.as_string" => Profile::Unary(None),
         "boolean_mask" => Profile::BooleanMask,
         "segment_sum" | "segment_mean" | "segment_max" | "segment_min" => Profile::Segment { sorted: true },
         "unsorted_segment_sum"
@@ -784,6 +786,7 @@ fn attr_names(name: &str) -> &'static [&'static str] {
         "strings.to_hash_bucket_fast" | "strings.to_hash_bucket" => &["num_buckets"],
         "strings.to_hash_bucket_strong" => &["num_buckets", "key"],
         "strings.lookup" => &["vocab", "num_oov_buckets"],
+        "strings.unicode_encode" => &["output_encoding", "errors", "replacement_char"],
         "ragged.cross_hashed" => &["num_buckets", "hash_key"],
         "from_tensor" => &["padding", "ragged_rank"],
         "strings.ngrams" => &["ngram_width", "separator", "pad_values", "padding_width", "preserve_short_sequences"],
@@ -974,6 +977,21 @@ fn attr_value(rng: &mut Rng, op: &str, attr: &str, rank: usize) -> Attr {
         "num_buckets" | "num_oov_buckets" => int_attr(rng, 0, 1000),
         "hash_key" => int_attr(rng, -3, 1 << 40),
         "ragged_rank" => int_attr(rng, 0, 3),
+        "output_encoding" => match rng.below(6) {
+            0 => Attr::Str("UTF-16".into()),
+            1 => wrong_kind(rng),
+            _ => Attr::Str("UTF-8".into()),
+        },
+        "errors" => match rng.below(8) {
+            0 => Attr::Str("loud".into()),
+            1 => wrong_kind(rng),
+            _ => Attr::Str(rng.pick(&["replace", "ignore", "strict"]).to_string()),
+        },
+        "replacement_char" => match rng.below(6) {
+            0 => Attr::Int(0xD800),
+            1 => int_attr(rng, -1, 0x11_0000),
+            _ => Attr::Int(*rng.pick(&[0xFFFD, 63, 32])),
+        },
         "vocab" => match rng.below(8) {
             0 => wrong_kind(rng),
             1 => Attr::List(vec![string_attr(rng), string_attr(rng)]),

@@ -3,7 +3,8 @@
 
 use ragtime_ops::string_hash::{Lookup, StringHash, ToHashBucket};
 use ragtime_ops::strings::{
-    CharUnit, Join, Length, Lower, Ngrams, ReduceJoin, Split, Strip, Substr, ToHashBucketFast, Upper,
+    AsString, CharUnit, Join, Length, Lower, Ngrams, ReduceJoin, Split, Strip, Substr, ToHashBucketFast, UnicodeEncode,
+    Upper,
 };
 
 use ragtime_ops::reduce::Axes;
@@ -99,6 +100,27 @@ pub fn lookup(x: &Var, vocab: &[&str], num_oov_buckets: u64) -> Var {
     }
 }
 
+/// Each element as text (`tf.strings.as_string`): integers in decimal, floats as C's `%f`,
+/// `true` / `false`.
+///
+/// ```
+/// use ragtime::prelude::*;
+/// let g = Graph::new();
+/// let x = g.input("x", TensorType::ragged(DType::F32, 1));
+/// let f = compile(&[&x], &[&x.as_string()]).unwrap();
+/// let y = f.call(&[ragged![[1.5, -0.25], []].unwrap()]).unwrap();
+/// assert_eq!(y[0].to_literal(), ragged![["1.500000", "-0.250000"], []].unwrap().to_literal());
+/// ```
+pub fn as_string(x: &Var) -> Var {
+    x.apply1(AsString::new(), &[])
+}
+
+/// Each innermost row of int32 code points as one UTF-8 string (`tf.strings.unicode_encode`);
+/// invalid code points become U+FFFD.
+pub fn unicode_encode(code_points: &Var) -> Var {
+    code_points.apply1(UnicodeEncode::default(), &[])
+}
+
 /// Each string without its leading and trailing ASCII whitespace (`tf.strings.strip`).
 pub fn strip(x: &Var) -> Var {
     x.apply1(Strip::new(), &[])
@@ -184,5 +206,15 @@ impl Var {
     /// Without leading and trailing ASCII whitespace (`tf.strings.strip`).
     pub fn strip(&self) -> Var {
         strip(self)
+    }
+
+    /// Each element as text (`tf.strings.as_string`).
+    pub fn as_string(&self) -> Var {
+        as_string(self)
+    }
+
+    /// Innermost rows of code points as UTF-8 strings (`tf.strings.unicode_encode`).
+    pub fn unicode_encode(&self) -> Var {
+        unicode_encode(self)
     }
 }
