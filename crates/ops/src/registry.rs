@@ -165,6 +165,8 @@ pub const OP_NAMES: &[&str] = &[
     "strings.lookup",
     "strings.as_string",
     "strings.unicode_encode",
+    "strings.unicode_decode",
+    "strings.unicode_split",
 ];
 
 /// A module's lookup: the op called `name` if the module owns that name.

@@ -1,5 +1,5 @@
 //! String ops (`tf.strings.*`): split, substr, join, reduce_join, length, lower/upper, strip,
-//! as_string, unicode_encode, hashing and n-grams (the other hashes and the vocabulary lookup are in `string_hash`).
+//! as_string, unicode_encode / decode / split, hashing and n-grams (the other hashes and the vocabulary lookup are in `string_hash`).
 //!
 //! Every kernel reads the input's string column (one byte buffer plus offsets) and writes its result
 //! through one [`StringBuilder`] or one numeric vector: no per-element allocation. Ops that keep the
@@ -14,7 +14,7 @@ use ragtime_core::{
     limits, DType, DenseTensor, Dim, Element, Error, RaggedTensor, Result, RowPartition, StringBuilder, StringTensor,
     TensorType,
 };
-use ragtime_graph::{expect_arity, Attr, Attrs, Op, OpRef};
+use ragtime_graph::{expect_arity, Attr, Attrs, Cost, Op, OpProperties, OpRef};
 
 use crate::broadcast::{broadcast_types, broadcast_values};
 use crate::reduce::{plan_reduction, reduced_type, Axes, ReductionStage};
@@ -32,6 +32,8 @@ const NGRAMS: &str = "strings.ngrams";
 const STRIP: &str = "strings.strip";
 const AS_STRING: &str = "strings.as_string";
 const UNICODE_ENCODE: &str = "strings.unicode_encode";
+const UNICODE_DECODE: &str = "strings.unicode_decode";
+const UNICODE_SPLIT: &str = "strings.unicode_split";
 
 /// The op of this module called `name`, if any.
 pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<OpRef>> {
@@ -48,6 +50,8 @@ pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<OpRef>> {
         STRIP => shared(Strip::from_attrs(attrs)),
         AS_STRING => shared(AsString::from_attrs(attrs)),
         UNICODE_ENCODE => shared(UnicodeEncode::from_attrs(attrs)),
+        UNICODE_DECODE => shared(UnicodeDecode::from_attrs(false, attrs)),
+        UNICODE_SPLIT => shared(UnicodeDecode::from_attrs(true, attrs)),
         _ => return None,
     })
 }
@@ -1048,6 +1052,141 @@ impl Op for UnicodeEncode {
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+/// `tf.strings.unicode_decode` (`split` false: int32 code points) and `tf.strings.unicode_split`
+/// (`split` true: one string per character) of UTF-8 strings: one more ragged dim (a scalar gives
+/// a vector; the dims of a dense input become uniform ragged dims, as in TensorFlow). Each maximal
+/// ill-formed subsequence (as Rust's `String::from_utf8_lossy` finds them) becomes one
+/// `replacement_char`, is dropped, or is `invalid_value` (naming the string), as `errors` says.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UnicodeDecode {
+    /// Characters as strings (`unicode_split`) instead of code points.
+    pub split: bool,
+    /// What to do with invalid UTF-8.
+    pub errors: UnicodeErrors,
+    /// The replacement character.
+    pub replacement_char: char,
+}
+
+impl UnicodeDecode {
+    /// `unicode_decode` (`split` false) or `unicode_split` with TensorFlow's defaults.
+    pub fn new(split: bool) -> Self {
+        UnicodeDecode { split, errors: UnicodeErrors::Replace, replacement_char: '\u{FFFD}' }
+    }
+
+    fn op_name(&self) -> &'static str {
+        if self.split {
+            UNICODE_SPLIT
+        } else {
+            UNICODE_DECODE
+        }
+    }
+
+    /// From graph-file attributes: `input_encoding` (`UTF-8` only), `errors`, `replacement_char`.
+    pub fn from_attrs(split: bool, attrs: &Attrs) -> Result<Self> {
+        let op = if split { UNICODE_SPLIT } else { UNICODE_DECODE };
+        attrs.only(&["input_encoding", "errors", "replacement_char"])?;
+        match attrs.str_opt("input_encoding")? {
+            None | Some("UTF-8") => {}
+            Some(other) => return Err(Error::argument(op, format!("input_encoding must be UTF-8, got `{other}`"))),
+        }
+        Ok(UnicodeDecode {
+            split,
+            errors: UnicodeErrors::from_attrs(op, attrs)?,
+            replacement_char: replacement_char_attr(op, attrs)?,
+        })
+    }
+
+    /// Calls `f` with each character of `s` (invalid sequences handled as `errors` says).
+    fn chars(&self, s: &[u8], mut f: impl FnMut(char)) -> std::result::Result<(), ()> {
+        for chunk in s.utf8_chunks() {
+            chunk.valid().chars().for_each(&mut f);
+            if !chunk.invalid().is_empty() {
+                match self.errors {
+                    UnicodeErrors::Replace => f(self.replacement_char),
+                    UnicodeErrors::Ignore => {}
+                    UnicodeErrors::Strict => return Err(()),
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Op for UnicodeDecode {
+    fn name(&self) -> String {
+        format!(
+            "{}{{errors={:?}, replacement_char={}}}",
+            if self.split { "StringsUnicodeSplit" } else { "StringsUnicodeDecode" },
+            self.errors,
+            u32::from(self.replacement_char)
+        )
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        let op = self.op_name();
+        expect_arity(op, inputs, 1..=1)?;
+        let x = &inputs[0];
+        expect_string(op, 0, x)?;
+        let dtype = if self.split { DType::String } else { DType::I32 };
+        if x.rank() == 0 {
+            return Ok(vec![TensorType::dense(dtype, &[None])]);
+        }
+        let mut dims = vec![x.dims[0]];
+        dims.extend(std::iter::repeat_n(Dim::Ragged, x.rank()));
+        Ok(vec![TensorType::new(dtype, x.rank(), dims)?])
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let op = self.op_name();
+        let [x] = fixed_inputs::<1>(op, inputs)?;
+        self.infer(&[TensorType::of(x)])?;
+        // Every dim of the strings as a partition, so their flat values are a vector.
+        let strings = if x.rank() >= 2 { crate::gather::raise_ragged_rank(op, x, x.rank() - 1)? } else { x.clone() };
+        let col = string_column(op, 0, &strings)?;
+        let mut lengths = limits::try_vec::<i64>(op, col.len())?;
+        let mut codes: Vec<i32> = Vec::new();
+        let mut pieces =
+            StringBuilder::with_capacity(if self.split { col.bytes().len() } else { 0 }, col.bytes().len());
+        let mut utf8 = [0u8; 4];
+        for (i, s) in col.iter().enumerate() {
+            let mut count = 0i64;
+            let decoded = self.chars(s, |c| {
+                count += 1;
+                if self.split {
+                    pieces.push(c.encode_utf8(&mut utf8).as_bytes());
+                } else {
+                    codes.push(c as i32);
+                }
+            });
+            if decoded.is_err() {
+                return Err(Error::value(op, format!("{} is not valid UTF-8", locate(x, col, i))));
+            }
+            lengths.push(count);
+        }
+        let n = lengths.iter().sum::<i64>() as usize;
+        let values = if self.split { DenseTensor::String(pieces.finish(vec![n])?) } else { DenseTensor::vector(codes) };
+        if x.rank() == 0 {
+            return one(RaggedTensor::dense(values));
+        }
+        let mut partitions = strings.partitions().to_vec();
+        partitions.push(RowPartition::from_row_lengths(&lengths)?);
+        one(RaggedTensor::new(values, partitions)?)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn properties(&self) -> OpProperties {
+        OpProperties {
+            elementwise: false,
+            keeps_partitions_of: None,
+            can_fail: self.errors == UnicodeErrors::Strict,
+            cost: Cost::Cheap,
+        }
     }
 }
 

@@ -787,6 +787,7 @@ fn attr_names(name: &str) -> &'static [&'static str] {
         "strings.to_hash_bucket_strong" => &["num_buckets", "key"],
         "strings.lookup" => &["vocab", "num_oov_buckets"],
         "strings.unicode_encode" => &["output_encoding", "errors", "replacement_char"],
+        "strings.unicode_decode" | "strings.unicode_split" => &["input_encoding", "errors", "replacement_char"],
         "ragged.cross_hashed" => &["num_buckets", "hash_key"],
         "from_tensor" => &["padding", "ragged_rank"],
         "strings.ngrams" => &["ngram_width", "separator", "pad_values", "padding_width", "preserve_short_sequences"],
@@ -977,7 +978,7 @@ fn attr_value(rng: &mut Rng, op: &str, attr: &str, rank: usize) -> Attr {
         "num_buckets" | "num_oov_buckets" => int_attr(rng, 0, 1000),
         "hash_key" => int_attr(rng, -3, 1 << 40),
         "ragged_rank" => int_attr(rng, 0, 3),
-        "output_encoding" => match rng.below(6) {
+        "output_encoding" | "input_encoding" => match rng.below(6) {
             0 => Attr::Str("UTF-16".into()),
             1 => wrong_kind(rng),
             _ => Attr::Str("UTF-8".into()),

@@ -3,8 +3,8 @@
 
 use ragtime_ops::string_hash::{Lookup, StringHash, ToHashBucket};
 use ragtime_ops::strings::{
-    AsString, CharUnit, Join, Length, Lower, Ngrams, ReduceJoin, Split, Strip, Substr, ToHashBucketFast, UnicodeEncode,
-    Upper,
+    AsString, CharUnit, Join, Length, Lower, Ngrams, ReduceJoin, Split, Strip, Substr, ToHashBucketFast, UnicodeDecode,
+    UnicodeEncode, Upper,
 };
 
 use ragtime_ops::reduce::Axes;
@@ -121,6 +121,27 @@ pub fn unicode_encode(code_points: &Var) -> Var {
     code_points.apply1(UnicodeEncode::default(), &[])
 }
 
+/// The code points of each UTF-8 string as int32, one more ragged dim
+/// (`tf.strings.unicode_decode(s, "UTF-8")`); invalid sequences become U+FFFD.
+///
+/// ```
+/// use ragtime::prelude::*;
+/// let g = Graph::new();
+/// let s = g.input("s", TensorType::ragged(DType::String, 1));
+/// let f = compile(&[&s], &[&s.unicode_decode()]).unwrap();
+/// let y = f.call(&[ragged![["hé"], []].unwrap()]).unwrap();
+/// assert_eq!(y[0].to_literal(), ragged![[[104, 233]], []].unwrap().to_literal());
+/// ```
+pub fn unicode_decode(x: &Var) -> Var {
+    x.apply1(UnicodeDecode::new(false), &[])
+}
+
+/// The characters of each UTF-8 string as strings, one more ragged dim
+/// (`tf.strings.unicode_split(s, "UTF-8")`).
+pub fn unicode_split(x: &Var) -> Var {
+    x.apply1(UnicodeDecode::new(true), &[])
+}
+
 /// Each string without its leading and trailing ASCII whitespace (`tf.strings.strip`).
 pub fn strip(x: &Var) -> Var {
     x.apply1(Strip::new(), &[])
@@ -211,6 +232,16 @@ impl Var {
     /// Each element as text (`tf.strings.as_string`).
     pub fn as_string(&self) -> Var {
         as_string(self)
+    }
+
+    /// Code points of each string, one more ragged dim (`tf.strings.unicode_decode`).
+    pub fn unicode_decode(&self) -> Var {
+        unicode_decode(self)
+    }
+
+    /// Characters of each string, one more ragged dim (`tf.strings.unicode_split`).
+    pub fn unicode_split(&self) -> Var {
+        unicode_split(self)
     }
 
     /// Innermost rows of code points as UTF-8 strings (`tf.strings.unicode_encode`).
