@@ -15,6 +15,7 @@ pub mod reduce;
 pub mod registry;
 pub mod rows;
 pub mod string_hash;
+pub mod string_regex;
 pub mod strings;
 pub mod structure;
 pub mod util;

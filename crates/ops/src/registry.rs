@@ -167,6 +167,8 @@ pub const OP_NAMES: &[&str] = &[
     "strings.unicode_encode",
     "strings.unicode_decode",
     "strings.unicode_split",
+    "strings.regex_full_match",
+    "strings.regex_replace",
 ];
 
 /// A module's lookup: the op called `name` if the module owns that name.
@@ -174,7 +176,7 @@ type Lookup = fn(&str, &Attrs) -> Option<Result<OpRef>>;
 
 /// The op called `name` in graph files, configured by `attrs`.
 pub fn op_from_name(name: &str, attrs: &Attrs) -> Result<OpRef> {
-    let lookups: [Lookup; 11] = [
+    let lookups: [Lookup; 12] = [
         crate::elemwise::lookup,
         crate::reduce::lookup,
         crate::partition_ops::lookup,
@@ -186,6 +188,7 @@ pub fn op_from_name(name: &str, attrs: &Attrs) -> Result<OpRef> {
         crate::linalg::lookup,
         crate::cross::lookup,
         crate::string_hash::lookup,
+        crate::string_regex::lookup,
     ];
     for lookup in lookups {
         if let Some(op) = lookup(name, attrs) {

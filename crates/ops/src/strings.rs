@@ -97,7 +97,7 @@ fn locate(x: &RaggedTensor, col: &StringTensor, flat: usize) -> String {
 
 /// Applies `f` to every string of `x`, which appends the result's bytes to the builder; the output
 /// keeps the shape of the column and the partitions of `x`.
-fn map_to_strings(
+pub(crate) fn map_to_strings(
     op: &str,
     x: &RaggedTensor,
     mut f: impl FnMut(usize, &[u8], &mut StringBuilder) -> Result<()>,

@@ -787,6 +787,8 @@ fn attr_names(name: &str) -> &'static [&'static str] {
         "strings.to_hash_bucket_strong" => &["num_buckets", "key"],
         "strings.lookup" => &["vocab", "num_oov_buckets"],
         "strings.unicode_encode" => &["output_encoding", "errors", "replacement_char"],
+        "strings.regex_full_match" => &["pattern"],
+        "strings.regex_replace" => &["pattern", "rewrite", "replace_global"],
         "strings.unicode_decode" | "strings.unicode_split" => &["input_encoding", "errors", "replacement_char"],
         "ragged.cross_hashed" => &["num_buckets", "hash_key"],
         "from_tensor" => &["padding", "ragged_rank"],
@@ -978,6 +980,20 @@ fn attr_value(rng: &mut Rng, op: &str, attr: &str, rank: usize) -> Attr {
         "num_buckets" | "num_oov_buckets" => int_attr(rng, 0, 1000),
         "hash_key" => int_attr(rng, -3, 1 << 40),
         "ragged_rank" => int_attr(rng, 0, 3),
+        "pattern" => match rng.below(8) {
+            0 => wrong_kind(rng),
+            1 => Attr::Str(rng.pick(&["(a", "[b-", "(?=a)b", "a{99999}"]).to_string()),
+            _ => Attr::Str(rng.pick(&["a", "[a-c]+", "(b)(c)?", "", ".*", "^a|c$", "世界"]).to_string()),
+        },
+        "rewrite" => match rng.below(8) {
+            0 => wrong_kind(rng),
+            1 => Attr::Str(rng.pick(&["\\9", "\\", "\\x"]).to_string()),
+            _ => Attr::Str(rng.pick(&["", "x", "<\\0>", "\\1\\1", "$1"]).to_string()),
+        },
+        "replace_global" => match rng.below(10) {
+            0 => wrong_kind(rng),
+            _ => Attr::Bool(rng.chance(0.5)),
+        },
         "output_encoding" | "input_encoding" => match rng.below(6) {
             0 => Attr::Str("UTF-16".into()),
             1 => wrong_kind(rng),

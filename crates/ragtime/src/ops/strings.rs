@@ -2,6 +2,7 @@
 //! and the same as methods of [`Var`]: `s.split(Some(" "))`, `s.lower()`, `s.to_hash_bucket_fast(1000)`.
 
 use ragtime_ops::string_hash::{Lookup, StringHash, ToHashBucket};
+use ragtime_ops::string_regex::{RegexFullMatch, RegexReplace};
 use ragtime_ops::strings::{
     AsString, CharUnit, Join, Length, Lower, Ngrams, ReduceJoin, Split, Strip, Substr, ToHashBucketFast, UnicodeDecode,
     UnicodeEncode, Upper,
@@ -142,6 +143,33 @@ pub fn unicode_split(x: &Var) -> Var {
     x.apply1(UnicodeDecode::new(true), &[])
 }
 
+/// Whether each whole string matches `pattern` (`tf.strings.regex_full_match`); a pattern that
+/// is not a valid regular expression is an `invalid_value` error of the returned variable.
+pub fn regex_full_match(x: &Var, pattern: &str) -> Var {
+    match RegexFullMatch::new(pattern) {
+        Ok(op) => x.apply1(op, &[]),
+        Err(e) => Var::error(e),
+    }
+}
+
+/// Every match of `pattern` replaced by `rewrite` (`\0`..`\9` are the match and its groups)
+/// (`tf.strings.regex_replace`, `replace_global=True`).
+///
+/// ```
+/// use ragtime::prelude::*;
+/// let g = Graph::new();
+/// let s = g.input("s", TensorType::ragged(DType::String, 1));
+/// let f = compile(&[&s], &[&s.regex_replace("[0-9]+", "<\\0>")]).unwrap();
+/// let y = f.call(&[ragged![["a1b22"], []].unwrap()]).unwrap();
+/// assert_eq!(y[0].to_literal(), ragged![["a<1>b<22>"], []].unwrap().to_literal());
+/// ```
+pub fn regex_replace(x: &Var, pattern: &str, rewrite: &str) -> Var {
+    match RegexReplace::new(pattern, rewrite, true) {
+        Ok(op) => x.apply1(op, &[]),
+        Err(e) => Var::error(e),
+    }
+}
+
 /// Each string without its leading and trailing ASCII whitespace (`tf.strings.strip`).
 pub fn strip(x: &Var) -> Var {
     x.apply1(Strip::new(), &[])
@@ -232,6 +260,16 @@ impl Var {
     /// Each element as text (`tf.strings.as_string`).
     pub fn as_string(&self) -> Var {
         as_string(self)
+    }
+
+    /// Whether each whole string matches `pattern` (`tf.strings.regex_full_match`).
+    pub fn regex_full_match(&self, pattern: &str) -> Var {
+        regex_full_match(self, pattern)
+    }
+
+    /// Every match of `pattern` replaced by `rewrite` (`tf.strings.regex_replace`).
+    pub fn regex_replace(&self, pattern: &str, rewrite: &str) -> Var {
+        regex_replace(self, pattern, rewrite)
     }
 
     /// Code points of each string, one more ragged dim (`tf.strings.unicode_decode`).
