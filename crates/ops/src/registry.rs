@@ -169,6 +169,7 @@ pub const OP_NAMES: &[&str] = &[
     "strings.unicode_split",
     "strings.regex_full_match",
     "strings.regex_replace",
+    "strings.to_number",
 ];
 
 /// A module's lookup: the op called `name` if the module owns that name.

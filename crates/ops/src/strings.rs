@@ -1,5 +1,5 @@
 //! String ops (`tf.strings.*`): split, substr, join, reduce_join, length, lower/upper, strip,
-//! as_string, unicode_encode / decode / split, hashing and n-grams (the other hashes and the vocabulary lookup are in `string_hash`).
+//! to_number, as_string, unicode_encode / decode / split, hashing and n-grams (the other hashes and the vocabulary lookup are in `string_hash`).
 //!
 //! Every kernel reads the input's string column (one byte buffer plus offsets) and writes its result
 //! through one [`StringBuilder`] or one numeric vector: no per-element allocation. Ops that keep the
@@ -30,6 +30,7 @@ const UPPER: &str = "strings.upper";
 const HASH: &str = "strings.to_hash_bucket_fast";
 const NGRAMS: &str = "strings.ngrams";
 const STRIP: &str = "strings.strip";
+const TO_NUMBER: &str = "strings.to_number";
 const AS_STRING: &str = "strings.as_string";
 const UNICODE_ENCODE: &str = "strings.unicode_encode";
 const UNICODE_DECODE: &str = "strings.unicode_decode";
@@ -48,6 +49,7 @@ pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<OpRef>> {
         HASH => shared(ToHashBucketFast::from_attrs(attrs)),
         NGRAMS => shared(Ngrams::from_attrs(attrs)),
         STRIP => shared(Strip::from_attrs(attrs)),
+        TO_NUMBER => shared(ToNumber::from_attrs(attrs)),
         AS_STRING => shared(AsString::from_attrs(attrs)),
         UNICODE_ENCODE => shared(UnicodeEncode::from_attrs(attrs)),
         UNICODE_DECODE => shared(UnicodeDecode::from_attrs(false, attrs)),
@@ -1190,6 +1192,121 @@ impl Op for UnicodeDecode {
     }
 }
 
+/// `tf.strings.to_number(s, out_type)`: each string parsed as `out_type` (float32 by default,
+/// float64, int32, int64), keeping the input's structure. ASCII whitespace around the number is
+/// allowed. Floats: an optionally signed decimal (`1e3`, `.5`, `5.`), a `0x` hexadecimal float
+/// (optional `p` exponent), or `inf` / `infinity` / `nan` in any case; out of range gives ±inf or
+/// 0. Integers: an optionally signed run of decimal digits, in range. Anything else is
+/// `invalid_value`, naming the string.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ToNumber {
+    /// The result's dtype.
+    pub out_type: DType,
+}
+
+impl ToNumber {
+    /// Parsing into `out_type` (float32, float64, int32 or int64; else `invalid_argument`).
+    pub fn new(out_type: DType) -> Result<Self> {
+        if !matches!(out_type, DType::F32 | DType::F64 | DType::I32 | DType::I64) {
+            return Err(Error::argument(
+                TO_NUMBER,
+                format!("out_type must be float32, float64, int32 or int64, got {out_type}"),
+            ));
+        }
+        Ok(ToNumber { out_type })
+    }
+
+    /// From graph-file attributes: `out_type` (`float32` by default).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["out_type"])?;
+        let out_type = match attrs.str_opt("out_type")? {
+            None => DType::F32,
+            Some(name) => {
+                DType::from_name(name).ok_or_else(|| Error::argument(TO_NUMBER, format!("unknown dtype `{name}`")))?
+            }
+        };
+        ToNumber::new(out_type)
+    }
+}
+
+/// `s` without ASCII whitespace at both ends, as text (`None` when it is not ASCII-clean UTF-8).
+fn trimmed(s: &[u8]) -> Option<&str> {
+    let space = |b: &u8| b.is_ascii_whitespace() || *b == 0x0b;
+    let start = s.iter().position(|b| !space(b)).unwrap_or(s.len());
+    let end = s.iter().rposition(|b| !space(b)).map_or(start, |e| e + 1);
+    std::str::from_utf8(&s[start..end]).ok()
+}
+
+/// A float as `strtod` reads it (see [`ToNumber`]), in float64.
+fn parse_float(text: &str) -> Option<f64> {
+    let (negative, body) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let value = match body.get(..2) {
+        Some("0x") | Some("0X") => parse_hex_float(&body[2..])?,
+        // Rust's grammar is strtod's for decimals and inf / infinity / nan (any case); a second
+        // sign was taken above, so refuse one here.
+        _ if body.starts_with(['+', '-']) => return None,
+        _ => body.parse::<f64>().ok()?,
+    };
+    Some(if negative { -value } else { value })
+}
+
+/// The hexadecimal float after `0x`: hex digits with an optional point, then an optional binary
+/// exponent `p[+-]digits`.
+fn parse_hex_float(text: &str) -> Option<f64> {
+    let (digits, exponent) = match text.find(['p', 'P']) {
+        Some(i) => (&text[..i], text[i + 1..].parse::<i32>().ok()?),
+        None => (text, 0),
+    };
+    let (int_part, frac_part) = digits.split_once('.').unwrap_or((digits, ""));
+    if int_part.is_empty() && frac_part.is_empty() {
+        return None;
+    }
+    let mut mantissa = 0f64;
+    for c in int_part.chars().chain(frac_part.chars()) {
+        mantissa = mantissa * 16.0 + f64::from(c.to_digit(16)?);
+    }
+    let scale = exponent.saturating_sub(4 * frac_part.len() as i32);
+    Some(libm::ldexp(mantissa, scale))
+}
+
+impl Op for ToNumber {
+    fn name(&self) -> String {
+        format!("StringsToNumber{{out_type={}}}", self.out_type)
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        infer_same_structure(TO_NUMBER, inputs, self.out_type)
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let [x] = fixed_inputs::<1>(TO_NUMBER, inputs)?;
+        let col = string_column(TO_NUMBER, 0, x)?;
+        let bad =
+            |i: usize| Error::value(TO_NUMBER, format!("{} is not a {} number", locate(x, col, i), self.out_type));
+        let out = match self.out_type {
+            DType::F32 => map_to_numbers(TO_NUMBER, x, |i, s| {
+                trimmed(s).and_then(parse_float).map(|v| v as f32).ok_or_else(|| bad(i))
+            })?,
+            DType::F64 => map_to_numbers(TO_NUMBER, x, |i, s| trimmed(s).and_then(parse_float).ok_or_else(|| bad(i)))?,
+            DType::I32 => map_to_numbers(TO_NUMBER, x, |i, s| {
+                trimmed(s).and_then(|t| t.parse::<i32>().ok()).ok_or_else(|| bad(i))
+            })?,
+            _ => map_to_numbers(TO_NUMBER, x, |i, s| {
+                trimmed(s).and_then(|t| t.parse::<i64>().ok()).ok_or_else(|| bad(i))
+            })?,
+        };
+        one(out)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
 /// `tf.strings.upper` with the default encoding `""`: ASCII letters to upper case, other bytes kept.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Upper;
@@ -2212,6 +2329,23 @@ mod tests {
         let want = ragged![["<s> a", "a b", "b </s>", "<s> a b", "a b </s>"]].unwrap();
         assert_value(&out[0], &want);
         assert!(lookup("strings.nope", &attrs("strings.nope", &[])).is_none());
+    }
+
+    #[test]
+    fn to_number_follows_strtod_and_refuses_the_rest() {
+        for (text, want) in
+            [("0x1.8p1", 3.0), ("-0X10", -16.0), ("  .5\t", 0.5), ("INFINITY", f64::INFINITY), ("1e400", f64::INFINITY)]
+        {
+            assert_eq!(trimmed(text.as_bytes()).and_then(parse_float), Some(want), "{text:?}");
+        }
+        for text in ["", "+-1", "0x", "0xg", "1.5abc", "1 2", "0x1p"] {
+            assert_eq!(trimmed(text.as_bytes()).and_then(parse_float), None, "{text:?}");
+        }
+        let op = ToNumber::new(DType::I32).unwrap();
+        let e = op.perform(&[ragged![["1", "2147483648"]].unwrap()]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidValue);
+        assert!(e.to_string().contains("2147483648") && e.to_string().contains("[0, 1]"), "{e}");
+        assert_eq!(ToNumber::new(DType::Bool).unwrap_err().kind(), ErrorKind::InvalidArgument);
     }
 
     #[test]

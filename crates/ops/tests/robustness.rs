@@ -788,6 +788,7 @@ fn attr_names(name: &str) -> &'static [&'static str] {
         "strings.lookup" => &["vocab", "num_oov_buckets"],
         "strings.unicode_encode" => &["output_encoding", "errors", "replacement_char"],
         "strings.regex_full_match" => &["pattern"],
+        "strings.to_number" => &["out_type"],
         "strings.regex_replace" => &["pattern", "rewrite", "replace_global"],
         "strings.unicode_decode" | "strings.unicode_split" => &["input_encoding", "errors", "replacement_char"],
         "ragged.cross_hashed" => &["num_buckets", "hash_key"],

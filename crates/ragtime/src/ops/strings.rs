@@ -4,8 +4,8 @@
 use ragtime_ops::string_hash::{Lookup, StringHash, ToHashBucket};
 use ragtime_ops::string_regex::{RegexFullMatch, RegexReplace};
 use ragtime_ops::strings::{
-    AsString, CharUnit, Join, Length, Lower, Ngrams, ReduceJoin, Split, Strip, Substr, ToHashBucketFast, UnicodeDecode,
-    UnicodeEncode, Upper,
+    AsString, CharUnit, Join, Length, Lower, Ngrams, ReduceJoin, Split, Strip, Substr, ToHashBucketFast, ToNumber,
+    UnicodeDecode, UnicodeEncode, Upper,
 };
 
 use ragtime_ops::reduce::Axes;
@@ -170,6 +170,24 @@ pub fn regex_replace(x: &Var, pattern: &str, rewrite: &str) -> Var {
     }
 }
 
+/// Each string parsed as a number of `out_type` (float32, float64, int32, int64)
+/// (`tf.strings.to_number`); a string that is not one is an `invalid_value` error when run.
+///
+/// ```
+/// use ragtime::prelude::*;
+/// let g = Graph::new();
+/// let s = g.input("s", TensorType::ragged(DType::String, 1));
+/// let f = compile(&[&s], &[&s.to_number(DType::F64)]).unwrap();
+/// let y = f.call(&[ragged![[" 1.5", "0x10", "-inf"]].unwrap()]).unwrap();
+/// assert_eq!(y[0].flat_values().as_slice::<f64>().unwrap(), &[1.5, 16.0, f64::NEG_INFINITY]);
+/// ```
+pub fn to_number(x: &Var, out_type: ragtime_core::DType) -> Var {
+    match ToNumber::new(out_type) {
+        Ok(op) => x.apply1(op, &[]),
+        Err(e) => Var::error(e),
+    }
+}
+
 /// Each string without its leading and trailing ASCII whitespace (`tf.strings.strip`).
 pub fn strip(x: &Var) -> Var {
     x.apply1(Strip::new(), &[])
@@ -260,6 +278,11 @@ impl Var {
     /// Each element as text (`tf.strings.as_string`).
     pub fn as_string(&self) -> Var {
         as_string(self)
+    }
+
+    /// Each string parsed as a number of `out_type` (`tf.strings.to_number`).
+    pub fn to_number(&self, out_type: ragtime_core::DType) -> Var {
+        to_number(self, out_type)
     }
 
     /// Whether each whole string matches `pattern` (`tf.strings.regex_full_match`).
