@@ -66,7 +66,7 @@ fn vocab2_dir() -> PathBuf {
 /// registry has whose part 2 forms (new attributes, new input forms) some case still fails. The
 /// test checks that this is exactly the set of such ops, so nothing is skipped silently and an op
 /// leaves the list as soon as every one of its cases passes.
-const NOT_YET_IMPLEMENTED: &[&str] = &["strings.substr"];
+const NOT_YET_IMPLEMENTED: &[&str] = &[];
 
 /// Cases of `tests/vocab2/` whose expected value contradicts the README's definition of the op,
 /// with the reason; each must still fail (so an entry goes when the case or the op changes).

@@ -22,6 +22,24 @@ pub fn substr(x: &Var, pos: i64, len: i64) -> Var {
     x.apply1(Substr::new(pos, len), &[])
 }
 
+/// The substring of each string at `pos` of `len` bytes, both int32 or int64 tensors: scalars,
+/// or one per string with the strings' exact shape (`tf.strings.substr` with tensor arguments).
+///
+/// ```
+/// use ragtime::prelude::*;
+/// let g = Graph::new();
+/// let s = g.input("s", TensorType::ragged(DType::String, 1));
+/// let pos = g.input("pos", TensorType::ragged(DType::I32, 1));
+/// let len = g.input("len", TensorType::scalar(DType::I32));
+/// let f = compile(&[&s, &pos, &len], &[&ragtime::ops::strings::substr_at(&s, &pos, &len)]).unwrap();
+/// let y = f.call(&[ragged![["hello", "world"]].unwrap(), ragged![[1, -2]].unwrap(), RaggedTensor::dense(DenseTensor::scalar(3i32))])
+///     .unwrap();
+/// assert_eq!(y[0].to_literal(), ragged![["ell", "ld"]].unwrap().to_literal());
+/// ```
+pub fn substr_at(x: &Var, pos: &Var, len: &Var) -> Var {
+    x.apply1(Substr::with_tensor_args(), &[pos, len])
+}
+
 /// Joins strings elementwise with `separator`, with broadcasting (`tf.strings.join`).
 pub fn join(xs: &[&Var], separator: &str) -> Var {
     match xs.split_first() {
