@@ -147,3 +147,78 @@ fn graph_files_report_bad_values_and_unknown_ops() {
         assert_eq!(case.check(Mode::default()), Outcome::Pass, "{}", case.name);
     }
 }
+
+#[test]
+fn vocabulary_part_2_failure_modes() {
+    // An empty row has no extreme: argmax names the row.
+    let err = run_err(ragged![[1.0, 2.0], [], [3.0]].unwrap(), |x| x.argmax(1));
+    assert_kind(&err, ErrorKind::InvalidValue, "argmax");
+    assert!(err.to_string().contains("row 1"), "the message should name the row: {err}");
+    // Axes argmax does not define on ragged tensors, and dtypes the statistics refuse.
+    assert_kind(&run_err(ragged![[[1]], [[2]]].unwrap(), |x| x.argmin(1)), ErrorKind::InvalidArgument, "argmin");
+    assert_kind(
+        &run_err(ragged![[1, 2]].unwrap(), |x| x.reduce_logsumexp(1)),
+        ErrorKind::TypeMismatch,
+        "reduce_logsumexp",
+    );
+    assert_kind(
+        &run_err(ragged![[true]].unwrap(), |x| x.reduce_variance(1)),
+        ErrorKind::TypeMismatch,
+        "reduce_variance",
+    );
+    assert_kind(
+        &run_err(ragged![["a"]].unwrap(), |x| x.reduce_euclidean_norm(None::<i64>)),
+        ErrorKind::TypeMismatch,
+        "reduce_euclidean_norm",
+    );
+    // Segment ids past num_segments name the id; sqrt_n of integers is refused.
+    let g = Graph::new();
+    let data = g.input("data", TensorType::ragged(DType::F32, 1));
+    let ids = g.input("ids", TensorType::vector(DType::I32));
+    let f = compile(&[&data, &ids], &[&data.unsorted_segment_max(&ids, 2)]).unwrap();
+    let err = f.call(&[ragged![[1.0], [2.0]].unwrap(), DenseTensor::vector(vec![0i32, 2]).into()]).unwrap_err();
+    assert_kind(&err, ErrorKind::IndexOutOfRange, "unsorted_segment_max");
+    let ints = g.input("ints", TensorType::ragged(DType::I32, 1));
+    assert_kind(
+        &ints.unsorted_segment_sqrt_n(&ids, 2).ty().unwrap_err(),
+        ErrorKind::TypeMismatch,
+        "unsorted_segment_sqrt_n",
+    );
+    // matmul: the rows of w must match the last dim of x; one dtype.
+    let x = g.input("x", TensorType::ragged(DType::F32, 1).with_inner(&[Some(3)]));
+    let w = g.input("w", TensorType::dense(DType::F32, &[Some(2), Some(2)]));
+    assert_kind(&x.matmul(&w).ty().unwrap_err(), ErrorKind::IncompatibleShapes, "matmul");
+    let w64 = g.input("w64", TensorType::dense(DType::F64, &[Some(3), Some(2)]));
+    assert_kind(&x.matmul(&w64).ty().unwrap_err(), ErrorKind::TypeMismatch, "matmul");
+    // one_hot of float indices; ones of strings; merge_dims with the axes swapped.
+    assert_kind(&x.one_hot(3).ty().unwrap_err(), ErrorKind::TypeMismatch, "one_hot");
+    let s = g.input("s", TensorType::ragged(DType::String, 1));
+    assert_kind(&s.ones_like().ty().unwrap_err(), ErrorKind::TypeMismatch, "ones_like");
+    assert_kind(&x.merge_dims(2, 1).ty().unwrap_err(), ErrorKind::InvalidArgument, "merge_dims");
+    // Row bounds that do not describe the values, and negative segment ids.
+    let values: RaggedTensor = DenseTensor::vector(vec![1i32, 2, 3]).into();
+    let v = g.input("v", TensorType::of(&values));
+    let b = g.input("b", TensorType::vector(DType::I64));
+    for (build, bounds, op) in [
+        (ops::from_row_starts as fn(&Var, &Var) -> Var, int64_vector(&[1, 2]), "from_row_starts"),
+        (ops::from_row_starts, int64_vector(&[0, 2, 1]), "from_row_starts"),
+        (ops::from_row_starts, int64_vector(&[0, 4]), "from_row_starts"),
+        (ops::from_row_limits, int64_vector(&[1, 2]), "from_row_limits"),
+        (ops::from_row_limits, int64_vector(&[-1, 3]), "from_row_limits"),
+    ] {
+        let f = compile(&[&v, &b], &[&build(&v, &b)]).unwrap();
+        assert_kind(&f.call(&[values.clone(), bounds]).unwrap_err(), ErrorKind::InvalidRowPartition, op);
+    }
+    // gather with batch dims: an index past its row names the row, rows must pair up.
+    let params = g.input("params", TensorType::ragged(DType::I32, 1));
+    let idx = g.input("idx", TensorType::ragged(DType::I64, 1));
+    let f = compile(&[&params, &idx], &[&ops::gather_with(&params, &idx, 1, 1)]).unwrap();
+    let err = f.call(&[ragged![[1, 2], [3]].unwrap(), ragged![[0i64], [1i64]].unwrap()]).unwrap_err();
+    assert_kind(&err, ErrorKind::IndexOutOfRange, "gather");
+    assert!(err.to_string().contains("row 1"), "the message should name the row: {err}");
+    let err = f.call(&[ragged![[1, 2], [3]].unwrap(), ragged![[0i64]].unwrap()]).unwrap_err();
+    assert_kind(&err, ErrorKind::IncompatibleShapes, "gather");
+    assert_kind(&ops::gather_with(&params, &idx, 0, 1).ty().unwrap_err(), ErrorKind::InvalidArgument, "gather");
+    let err = run_err(int64_vector(&[0, -1]), ops::segment_ids_to_row_splits);
+    assert_kind(&err, ErrorKind::InvalidRowPartition, "ragged.segment_ids_to_row_splits");
+}

@@ -183,7 +183,7 @@ impl RaggedTensor {
     /// TensorFlow's `RaggedTensor.from_tensor`.
     ///
     /// With `lengths` (one per row), row `i` keeps its first `lengths[i]` items (clamped to
-    /// `0..=ncols`); with `padding` (a scalar or one item's shape), every row drops its trailing
+    /// `0..=ncols`); with `padding` (of one item's shape), every row drops its trailing
     /// items equal to `padding`; with neither, every row keeps all its items. Giving both is an
     /// `invalid_argument` error.
     pub fn from_tensor(tensor: &DenseTensor, lengths: Option<&[i64]>, padding: Option<&DenseTensor>) -> Result<Self> {
@@ -301,13 +301,15 @@ fn padded_row_lengths(tensor: &DenseTensor, padding: &DenseTensor) -> Result<Vec
     }
     let shape = tensor.shape();
     let item_shape = &shape[2..];
-    let scalar = padding.rank() == 0;
-    if !scalar && padding.shape() != item_shape {
+    // TensorFlow compares each item with the padding as a whole: the padding has the item's
+    // shape (a scalar only for scalar items).
+    if padding.shape() != item_shape {
         return Err(Error::shapes(
             OP,
-            format!("padding must be a scalar or have the item shape {item_shape:?}, got {:?}", padding.shape()),
+            format!("padding must have the item shape {item_shape:?}, got {:?}", padding.shape()),
         ));
     }
+    let scalar = padding.rank() == 0;
     let (nrows, ncols) = (shape[0], shape[1]);
     let item: usize = item_shape.iter().product();
     let pad_index = |e: usize| if scalar { 0 } else { e };
@@ -465,6 +467,12 @@ mod tests {
         assert_eq!(RaggedTensor::from_tensor(&t, Some(&[1]), None).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
         let pad = DenseTensor::scalar(0i64);
         assert_eq!(RaggedTensor::from_tensor(&t, None, Some(&pad)).unwrap_err().kind(), ErrorKind::TypeMismatch);
+        // Items of shape [2] need a padding of shape [2] (TensorFlow refuses a scalar).
+        let cube = DenseTensor::from_vec(vec![1, 2, 2], vec![1, 2, 0, 0]).unwrap();
+        let e = RaggedTensor::from_tensor(&cube, None, Some(&DenseTensor::scalar(0i32))).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::IncompatibleShapes);
+        let rt = RaggedTensor::from_tensor(&cube, None, Some(&DenseTensor::vector(vec![0i32, 0]))).unwrap();
+        assert_eq!(rt.partitions()[0].row_splits(), &[0, 1]);
     }
 
     #[test]

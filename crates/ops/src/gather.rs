@@ -1,6 +1,6 @@
 //! Row selection and row combination along the outer dimension: `gather` / `embedding_lookup`,
 //! `boolean_mask`, and the segment reductions (`segment_sum` / `mean` / `max` / `min`,
-//! `unsorted_segment_sum`), plus the primitives they share: [`take_rows`] (gathering whole rows of a
+//! `unsorted_segment_sum` / `max` / `min` / `prod` / `mean` / `sqrt_n`), plus the primitives they share: [`take_rows`] (gathering whole rows of a
 //! ragged tensor) and [`raise_ragged_rank`] (turning uniform dimensions into row partitions).
 
 use std::any::Any;
@@ -8,14 +8,14 @@ use std::any::Any;
 use ragtime_core::{
     dispatch_dtype, DType, DenseTensor, Dim, Element, Error, RaggedTensor, Result, RowPartition, TensorType,
 };
-use ragtime_graph::{expect_arity, Attrs, Op, OpRef};
+use ragtime_graph::{expect_arity, Attrs, Cost, Op, OpProperties, OpRef};
 
 use crate::index::row_type;
+use crate::structure::MergeDims;
 use crate::util::{expect_dense_rank, expect_dtype, one, shared};
 
 const GATHER: &str = "gather";
 const BOOLEAN_MASK: &str = "boolean_mask";
-const UNSORTED_SEGMENT_SUM: &str = "unsorted_segment_sum";
 
 /// The dtypes TensorFlow accepts for indices and segment ids.
 const INDEX_DTYPES: [DType; 2] = [DType::I32, DType::I64];
@@ -303,6 +303,404 @@ impl Op for Gather {
     }
 }
 
+/// `gather(params, indices, axis=, batch_dims=)` (`tf.gather` with its `axis` and `batch_dims`):
+/// `result[b..., p..., i..., rest...] = params[b..., p..., indices[b..., i...], rest...]` where the
+/// first `batch_dims` dims (`b`) are shared by `params` and `indices` and gathering happens along
+/// `axis` of `params`. Axis 0 without batch dims is [`Gather`]. Negative `axis` counts from the end
+/// of `params`, negative `batch_dims` from the end of `indices`; `0 <= batch_dims <= axis < rank`.
+///
+/// It reduces, as TensorFlow's ragged gather does, to one primitive: with one batch dim and
+/// axis 1, every index is moved to the global position of its item among `params`' dim-1 items
+/// and one [`Gather`] takes them. Other forms get there by repeating `indices` over the dims of
+/// `params` before `axis` (a new batch dim) and by merging shared batch dims (which must have
+/// equal rows in both). Indices into ragged rows are bounds-checked (`index_out_of_range`).
+/// Dense `params` with dense `indices` give a dense result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct GatherAxis {
+    /// The gathered axis of `params`.
+    pub axis: i64,
+    /// How many leading dims `params` and `indices` share.
+    pub batch_dims: i64,
+}
+
+impl GatherAxis {
+    /// `gather` along `axis` with `batch_dims`.
+    pub fn new(axis: i64, batch_dims: i64) -> Self {
+        GatherAxis { axis, batch_dims }
+    }
+
+    /// `(axis, batch_dims)` resolved against the ranks.
+    fn resolve(&self, params_rank: usize, indices_rank: usize) -> Result<(usize, usize)> {
+        let axis = if self.axis < 0 { self.axis + params_rank as i64 } else { self.axis };
+        let batch = if self.batch_dims < 0 { self.batch_dims + indices_rank as i64 } else { self.batch_dims };
+        if batch < 0 || batch as usize > indices_rank {
+            return Err(Error::argument(
+                GATHER,
+                format!("batch_dims {} is out of range for indices of rank {indices_rank}", self.batch_dims),
+            ));
+        }
+        if axis < batch || axis as usize >= params_rank {
+            return Err(Error::argument(
+                GATHER,
+                format!("axis {} must lie in batch_dims..rank ({batch}..{params_rank}) of params", self.axis),
+            ));
+        }
+        Ok((axis as usize, batch as usize))
+    }
+}
+
+/// The type of `gather(p, i, axis, batch)` (resolved), following the reduction of [`GatherAxis`].
+fn gather_axis_type(p: &TensorType, i: &TensorType, axis: usize, batch: usize) -> Result<TensorType> {
+    match (batch, axis) {
+        (0, 0) => Ok(Gather.infer(&[p.clone(), i.clone()])?.remove(0)),
+        (0, _) => gather_axis_type(p, &repeated_type(p.dims[0], i), axis, 1),
+        (1, 1) => {
+            expect_dtype(GATHER, 1, i, &INDEX_DTYPES, "int32 or int64 (indices)")?;
+            Ok(Gather.infer(&[nd_view_type(p, 2)?, i.clone().with_dtype(DType::I64)])?.remove(0))
+        }
+        (1, _) => {
+            let mut dims = vec![i.dims[0], Dim::Ragged];
+            dims.extend_from_slice(&i.dims[1..]);
+            let repeated = TensorType::new(i.dtype, i.ragged_rank + 1, dims)?;
+            gather_axis_type(p, &repeated, axis, 2)
+        }
+        _ => {
+            let merge = MergeDims::new(0, 1);
+            let inner = gather_axis_type(
+                &merge.infer(std::slice::from_ref(p))?.remove(0),
+                &merge.infer(std::slice::from_ref(i))?.remove(0),
+                axis - 1,
+                batch - 1,
+            )?;
+            let mut dims = vec![i.dims[0], Dim::Ragged];
+            dims.extend_from_slice(&inner.dims[1..]);
+            TensorType::new(inner.dtype, inner.ragged_rank + 1, dims)
+        }
+    }
+}
+
+/// The type of `i` repeated `n` times as a new outer dim.
+fn repeated_type(n: Dim, i: &TensorType) -> TensorType {
+    let mut dims = vec![n];
+    dims.extend_from_slice(&i.dims);
+    if i.ragged_rank > 0 {
+        dims[1] = Dim::Ragged;
+        TensorType { dtype: i.dtype, ragged_rank: i.ragged_rank + 1, dims }
+    } else {
+        TensorType { dtype: i.dtype, ragged_rank: 0, dims }
+    }
+}
+
+/// For each flat element of `x`, the outer row it belongs to.
+fn outer_rows(x: &RaggedTensor) -> Vec<usize> {
+    let flat = x.flat_values();
+    let item = flat.row_size();
+    let mut rows: Vec<usize> = if item == 0 { Vec::new() } else { (0..flat.len()).map(|e| e / item).collect() };
+    for p in x.partitions().iter().rev() {
+        let ids = p.value_rowids();
+        for r in &mut rows {
+            *r = ids[*r] as usize;
+        }
+    }
+    rows
+}
+
+/// The value of `gather(p, i, axis, batch)` (resolved).
+fn gather_axis_value(p: &RaggedTensor, i: &RaggedTensor, axis: usize, batch: usize) -> Result<RaggedTensor> {
+    if batch == 0 && axis == 0 {
+        return Ok(Gather.perform(&[p.clone(), i.clone()])?.remove(0));
+    }
+    if batch == 0 {
+        let repeated = take_rows(GATHER, &nd_view(i, 0)?, &vec![0; p.nrows()])?;
+        return gather_axis_value(p, &repeated, axis, 1);
+    }
+    if p.nrows() != i.nrows() {
+        return Err(Error::shapes(
+            GATHER,
+            format!("batch dim 0: params has {} rows, indices {}", p.nrows(), i.nrows()),
+        ));
+    }
+    let p_items = p.levels()[1];
+    match (batch, axis) {
+        (1, 1) => {
+            // Each index becomes the global position of its item among params' dim-1 items.
+            let local = i.flat_values().to_i64_vec(GATHER, "input 1 (indices)")?;
+            let rows = outer_rows(i);
+            let mut global = ragtime_core::limits::try_vec::<i64>(GATHER, local.len())?;
+            for (e, (&index, &row)) in local.iter().zip(&rows).enumerate() {
+                let items = p_items.children(row);
+                match usize::try_from(index) {
+                    Ok(k) if k < items.len() => global.push((items.start + k) as i64),
+                    _ => {
+                        return Err(Error::out_of_range_at(
+                            GATHER,
+                            index,
+                            axis,
+                            items.len(),
+                            format!("indices{} of input 1, in row {row} of params", position_of(i, e)),
+                        ))
+                    }
+                }
+            }
+            let positions = i.with_flat_values(DenseTensor::from_vec(i.flat_values().shape().to_vec(), global)?)?;
+            Ok(Gather.perform(&[nd_view(p, 2)?, positions])?.remove(0))
+        }
+        (1, _) => {
+            // A new batch dim: row b of indices repeated for each of params' items in row b.
+            let lengths: Vec<i64> = (0..p.nrows()).map(|b| p_items.children(b).len() as i64).collect();
+            let reps: Vec<usize> =
+                lengths.iter().enumerate().flat_map(|(b, &n)| std::iter::repeat_n(b, n as usize)).collect();
+            let repeated =
+                take_rows(GATHER, i, &reps)?.with_outer_partitions(&[RowPartition::from_row_lengths(&lengths)?])?;
+            gather_axis_value(p, &repeated, axis, 2)
+        }
+        _ => {
+            let i_items = i.levels()[1];
+            if let Some(row) = (0..p.nrows()).find(|&b| p_items.children(b).len() != i_items.children(b).len()) {
+                return Err(Error::shapes(
+                    GATHER,
+                    format!(
+                        "batch dim 1: row {row} has {} items in params, {} in indices",
+                        p_items.children(row).len(),
+                        i_items.children(row).len()
+                    ),
+                ));
+            }
+            let outer = match i.partitions().first() {
+                Some(partition) => partition.clone(),
+                None => RowPartition::from_uniform_row_length(i.flat_values().shape()[1], i.nrows())?,
+            };
+            let merge = MergeDims::new(0, 1);
+            let inner = gather_axis_value(
+                &merge.perform(std::slice::from_ref(p))?.remove(0),
+                &merge.perform(std::slice::from_ref(i))?.remove(0),
+                axis - 1,
+                batch - 1,
+            )?;
+            inner.with_outer_partitions(&[outer])
+        }
+    }
+}
+
+/// The dense shape of `gather` on dense `params` and `indices` (TensorFlow's
+/// `indices.shape[:batch] + params.shape[batch:axis] + indices.shape[batch:] + params.shape[axis + 1:]`).
+fn dense_gather_shape(p: &[usize], i: &[usize], axis: usize, batch: usize) -> Vec<usize> {
+    let mut shape = i[..batch].to_vec();
+    shape.extend_from_slice(&p[batch..axis]);
+    shape.extend_from_slice(&i[batch..]);
+    shape.extend_from_slice(&p[axis + 1..]);
+    shape
+}
+
+impl Op for GatherAxis {
+    fn name(&self) -> String {
+        format!("Gather{{axis={}, batch_dims={}}}", self.axis, self.batch_dims)
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity(GATHER, inputs, 2..=2)?;
+        let (p, i) = (&inputs[0], &inputs[1]);
+        expect_dtype(GATHER, 1, i, &INDEX_DTYPES, "int32 or int64 (indices)")?;
+        let (axis, batch) = self.resolve(p.rank(), i.rank())?;
+        let ty = gather_axis_type(p, i, axis, batch)?;
+        if p.ragged_rank == 0 && i.ragged_rank == 0 {
+            let mut dims = i.dims[..batch].to_vec();
+            dims.extend_from_slice(&p.dims[batch..axis]);
+            dims.extend_from_slice(&i.dims[batch..]);
+            dims.extend_from_slice(&p.dims[axis + 1..]);
+            return Ok(vec![TensorType::new(p.dtype, 0, dims)?]);
+        }
+        Ok(vec![ty])
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
+        self.infer(&types)?;
+        let (p, i) = (&inputs[0], &inputs[1]);
+        let (axis, batch) = self.resolve(p.rank(), i.rank())?;
+        let out = gather_axis_value(p, i, axis, batch)?;
+        if p.is_dense() && i.is_dense() {
+            // The repeated and merged dims came back as uniform partitions: fold them.
+            let shape = dense_gather_shape(p.flat_values().shape(), i.flat_values().shape(), axis, batch);
+            return one(RaggedTensor::dense(out.flat_values().reshape(shape)?));
+        }
+        one(out)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn properties(&self) -> OpProperties {
+        OpProperties { elementwise: false, keeps_partitions_of: None, can_fail: true, cost: Cost::Cheap }
+    }
+}
+
+/// `gather_nd(params, indices)` (`tf.gather_nd`, batch_dims 0): each index tuple (the last dim of
+/// `indices`, of size `M`) names the sub-tensor `params[i0][i1]...[i(M-1)]`; the result has the
+/// shape `indices.shape[:-1] + params.shape[M:]` (ragged indices keep their partitions, as in
+/// [`Gather`]). `indices` is dense, or ragged with one uniform innermost dim; `M` must be known
+/// and at most `params`' rank. Every index is bounds-checked, into ragged rows too (TensorFlow
+/// 2.21 reads past a short row): `index_out_of_range`, naming the index tuple.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GatherNd;
+
+const GATHER_ND: &str = "gather_nd";
+
+impl GatherNd {
+    /// `gather_nd(params, indices)`.
+    pub fn new() -> Self {
+        GatherNd
+    }
+
+    /// From graph-file attributes (none).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&[])?;
+        Ok(GatherNd)
+    }
+}
+
+/// The index depth `M` of `gather_nd` indices of type `indices` (their last dim, uniform and
+/// known), checked against `params`.
+fn index_depth(params: &TensorType, indices: &TensorType) -> Result<usize> {
+    let inner = indices.inner_dims();
+    let depth = match (indices.ragged_rank, inner) {
+        (0, _) if indices.rank() >= 1 => indices.dims[indices.rank() - 1],
+        (r, [d]) if r > 0 => *d,
+        _ => {
+            return Err(Error::shapes(
+                GATHER_ND,
+                format!("input 1 (indices, {indices}) must be dense, or ragged with one uniform innermost dim"),
+            ))
+        }
+    };
+    let Dim::Known(m) = depth else {
+        return Err(Error::shapes(GATHER_ND, format!("the last dim of input 1 (indices, {indices}) must be known")));
+    };
+    if m > params.rank() {
+        return Err(Error::shapes(
+            GATHER_ND,
+            format!("index tuples of {m} entries for input 0 (params) of rank {}", params.rank()),
+        ));
+    }
+    Ok(m)
+}
+
+/// The type of the sub-tensors `gather_nd` selects with index tuples of `depth` entries, as the
+/// rows of one tensor (see [`nd_view`]).
+fn nd_view_type(params: &TensorType, depth: usize) -> Result<TensorType> {
+    if depth == 0 {
+        let mut dims = vec![Dim::Known(1)];
+        dims.extend_from_slice(&params.dims);
+        let rr = if params.ragged_rank > 0 {
+            dims[1] = Dim::Ragged;
+            params.ragged_rank + 1
+        } else {
+            0
+        };
+        return TensorType::new(params.dtype, rr, dims);
+    }
+    // The elements at dim `depth - 1`, each with the dims after it.
+    let mut dims = vec![Dim::Unknown];
+    dims.extend_from_slice(&params.dims[depth..]);
+    TensorType::new(params.dtype, (params.ragged_rank + 1).saturating_sub(depth), dims)
+}
+
+/// `params` seen as rows of the sub-tensors an index tuple of `depth` entries selects: the
+/// elements at dim `depth - 1` (all of `params` as one row for depth 0).
+fn nd_view(params: &RaggedTensor, depth: usize) -> Result<RaggedTensor> {
+    let rr = params.ragged_rank();
+    let flat = params.flat_values();
+    if depth == 0 {
+        if params.is_dense() {
+            let mut shape = vec![1];
+            shape.extend_from_slice(flat.shape());
+            return Ok(RaggedTensor::dense(flat.reshape(shape)?));
+        }
+        return params.with_outer_partitions(&[RowPartition::from_uniform_row_length(params.nrows(), 1)?]);
+    }
+    // The elements at dim `depth - 1`: rows of the partitions below it, or items of the flat
+    // values with the dims above them folded.
+    let dim = depth - 1;
+    if dim <= rr {
+        return RaggedTensor::new(flat.clone(), params.partitions()[dim..].to_vec());
+    }
+    let shape = flat.shape();
+    let folded = dim - rr;
+    let mut view_shape = vec![shape[..=folded].iter().product()];
+    view_shape.extend_from_slice(&shape[folded + 1..]);
+    Ok(RaggedTensor::dense(flat.reshape(view_shape)?))
+}
+
+impl Op for GatherNd {
+    fn name(&self) -> String {
+        "GatherNd".into()
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity(GATHER_ND, inputs, 2..=2)?;
+        let (params, indices) = (&inputs[0], &inputs[1]);
+        expect_dtype(GATHER_ND, 1, indices, &INDEX_DTYPES, "int32 or int64 (indices)")?;
+        let depth = index_depth(params, indices)?;
+        let mut batch = indices.clone();
+        batch.dims.pop();
+        batch.dtype = DType::I64;
+        Gather.infer(&[nd_view_type(params, depth)?, batch])
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
+        self.infer(&types)?;
+        let (params, indices) = (&inputs[0], &inputs[1]);
+        let depth = index_depth(&types[0], &types[1])?;
+        let tuples = indices.flat_values().to_i64_vec(GATHER_ND, "input 1 (indices)")?;
+        // `infer` made sure the indices' flat values end in the tuple dim.
+        let batch_shape = {
+            let shape = indices.flat_values().shape();
+            shape[..shape.len() - 1].to_vec()
+        };
+        let ntuples: usize = batch_shape.iter().product();
+        let levels = params.levels();
+        let mut positions = ragtime_core::limits::try_vec::<i64>(GATHER_ND, ntuples)?;
+        for t in 0..ntuples {
+            let tuple = &tuples[t * depth..(t + 1) * depth];
+            // Walk down the dims: `pos` is the element's position among the elements at dim `k`.
+            let mut children = 0..params.nrows();
+            let mut pos = 0;
+            for (k, &index) in tuple.iter().enumerate() {
+                let size = children.len();
+                pos = match usize::try_from(index) {
+                    Ok(i) if i < size => children.start + i,
+                    _ => {
+                        return Err(Error::out_of_range_at(
+                            GATHER_ND,
+                            index,
+                            k,
+                            size,
+                            format!("index tuple {tuple:?} of input 1, at indices{}", position_of(indices, t * depth)),
+                        ))
+                    }
+                };
+                if k + 1 < depth {
+                    children = levels[k + 1].children(pos);
+                }
+            }
+            positions.push(pos as i64);
+        }
+        let positions =
+            RaggedTensor::new(DenseTensor::from_vec(batch_shape, positions)?, indices.partitions().to_vec())?;
+        Gather.perform(&[nd_view(params, depth)?, positions])
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn properties(&self) -> OpProperties {
+        OpProperties { elementwise: false, keeps_partitions_of: None, can_fail: true, cost: Cost::Cheap }
+    }
+}
+
 /// `boolean_mask(data, mask)` (TensorFlow's `tf.ragged.boolean_mask`): keeps the items of `data`
 /// where `mask` is true, without flattening the mask's dimensions.
 ///
@@ -382,12 +780,17 @@ impl Op for BooleanMask {
 pub enum SegmentReduction {
     /// `segment_sum` (integers wrap, as in TensorFlow).
     Sum,
-    /// `segment_mean`, in the data's dtype (integer means truncate toward zero, as in TensorFlow).
+    /// `segment_mean`, in the data's dtype (integer means truncate toward zero, as in TensorFlow);
+    /// `unsorted_segment_mean` divides in the true-division float type.
     Mean,
     /// `segment_max` (NaN wins).
     Max,
     /// `segment_min` (NaN wins).
     Min,
+    /// `segment_prod` (integers wrap).
+    Prod,
+    /// `unsorted_segment_sqrt_n`: the sum divided by the square root of the count (floats only).
+    SqrtN,
 }
 
 impl SegmentReduction {
@@ -398,6 +801,20 @@ impl SegmentReduction {
             SegmentReduction::Mean => "segment_mean",
             SegmentReduction::Max => "segment_max",
             SegmentReduction::Min => "segment_min",
+            SegmentReduction::Prod => "segment_prod",
+            SegmentReduction::SqrtN => "segment_sqrt_n",
+        }
+    }
+
+    /// TensorFlow's (and the graph files') name of the unsorted op: `unsorted_segment_sum`, ...
+    pub fn unsorted_name(self) -> &'static str {
+        match self {
+            SegmentReduction::Sum => "unsorted_segment_sum",
+            SegmentReduction::Mean => "unsorted_segment_mean",
+            SegmentReduction::Max => "unsorted_segment_max",
+            SegmentReduction::Min => "unsorted_segment_min",
+            SegmentReduction::Prod => "unsorted_segment_prod",
+            SegmentReduction::SqrtN => "unsorted_segment_sqrt_n",
         }
     }
 
@@ -407,6 +824,17 @@ impl SegmentReduction {
             SegmentReduction::Mean => "SegmentMean",
             SegmentReduction::Max => "SegmentMax",
             SegmentReduction::Min => "SegmentMin",
+            SegmentReduction::Prod => "SegmentProd",
+            SegmentReduction::SqrtN => "SegmentSqrtN",
+        }
+    }
+
+    /// The combination the kernel folds a segment with (means and square-root means divide the
+    /// sum afterwards).
+    fn fold(self) -> SegmentReduction {
+        match self {
+            SegmentReduction::Mean | SegmentReduction::SqrtN => SegmentReduction::Sum,
+            other => other,
         }
     }
 }
@@ -456,6 +884,9 @@ impl Op for SegmentReduce {
 
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         let op = self.reduction.tf_name();
+        if self.reduction == SegmentReduction::SqrtN {
+            return Err(Error::argument(op, "TensorFlow has no sorted segment_sqrt_n: use unsorted_segment_sqrt_n"));
+        }
         expect_arity(op, inputs, 2..=2)?;
         let (data, ids) = (&inputs[0], &inputs[1]);
         check_segment_data(op, data)?;
@@ -497,8 +928,8 @@ impl Op for SegmentReduce {
             segments.push(Some(id as usize));
         }
         let nsegments = ids.last().map_or(0, |&id| id as usize + 1);
-        let (partitions, values) =
-            aggregate(op, data.partitions(), data.flat_values(), &segments, nsegments, self.reduction)?;
+        let (partitions, values, _) =
+            aggregate(op, data.partitions(), data.flat_values(), &segments, nsegments, self.reduction, false)?;
         one(RaggedTensor::new(values, partitions)?)
     }
 
@@ -507,78 +938,99 @@ impl Op for SegmentReduce {
     }
 }
 
-/// `unsorted_segment_sum(data, segment_ids)` with attribute `num_segments` (TensorFlow's
-/// `tf.math.unsorted_segment_sum`): sums the items of `data` that share a segment id, in any order.
+/// `unsorted_segment_sum` / `_max` / `_min` / `_prod` / `_mean` / `_sqrt_n(data, segment_ids)`
+/// with attribute `num_segments` (TensorFlow's `tf.math.unsorted_segment_*`): combines the items of
+/// `data` that share a segment id, in any order.
 ///
 /// `segment_ids` (int32 / int64, dense or ragged) has a shape that is a prefix of `data`'s; the result
-/// has shape `[num_segments] + data.shape[rank(segment_ids):]`, 0 for segments without items. Negative
-/// ids drop their items (as TensorFlow documents); ids `>= num_segments` are `index_out_of_range`.
-/// Ragged items are summed position by position, as in [`SegmentReduce`].
+/// has shape `[num_segments] + data.shape[rank(segment_ids):]`. Negative ids drop their items (as
+/// TensorFlow documents); ids `>= num_segments` are `index_out_of_range`. Ragged items combine
+/// position by position, as in [`SegmentReduce`], so an empty segment is an empty row. A segment
+/// without items in a dense result holds 0 (sum), the dtype's lowest finite value (max), highest
+/// (min), 1 (prod), and for mean and sqrt_n 0 with dense segment ids but NaN with ragged ones
+/// (TensorFlow's ragged path divides by the zero count). Means of integers divide in the
+/// true-division float type (float32 for 8/16-bit integers, float64 for wider ones); sqrt_n takes
+/// floats only.
 #[derive(Debug, Clone, PartialEq)]
-pub struct UnsortedSegmentSum {
+pub struct UnsortedSegmentReduce {
+    /// The combination.
+    pub reduction: SegmentReduction,
     /// The number of rows of the result.
     pub num_segments: usize,
 }
 
-impl UnsortedSegmentSum {
-    /// `unsorted_segment_sum(data, segment_ids, num_segments)`.
-    pub fn new(num_segments: usize) -> Self {
-        UnsortedSegmentSum { num_segments }
+impl UnsortedSegmentReduce {
+    /// `unsorted_segment_<reduction>(data, segment_ids, num_segments)`.
+    pub fn new(reduction: SegmentReduction, num_segments: usize) -> Self {
+        UnsortedSegmentReduce { reduction, num_segments }
     }
 
     /// From graph-file attributes: `num_segments` (a non-negative integer).
-    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+    pub fn from_attrs(reduction: SegmentReduction, attrs: &Attrs) -> Result<Self> {
         attrs.only(&["num_segments"])?;
         let n = attrs.int("num_segments")?;
         let num_segments = usize::try_from(n)
-            .map_err(|_| Error::argument(UNSORTED_SEGMENT_SUM, format!("num_segments must be >= 0, got {n}")))?;
-        Ok(UnsortedSegmentSum { num_segments })
+            .map_err(|_| Error::argument(reduction.unsorted_name(), format!("num_segments must be >= 0, got {n}")))?;
+        Ok(UnsortedSegmentReduce { reduction, num_segments })
+    }
+
+    /// The result dtype for data of `dtype` (already checked numeric).
+    fn output_dtype(&self, dtype: DType) -> Result<DType> {
+        match self.reduction {
+            SegmentReduction::Mean => Ok(dtype.true_division_type().unwrap_or(dtype)),
+            SegmentReduction::SqrtN if !dtype.is_float() => Err(Error::dtype(
+                self.reduction.unsorted_name(),
+                format!("input 0 (data) must be float32 or float64, got {dtype}"),
+            )),
+            _ => Ok(dtype),
+        }
     }
 }
 
-impl Op for UnsortedSegmentSum {
+impl Op for UnsortedSegmentReduce {
     fn name(&self) -> String {
-        format!("UnsortedSegmentSum{{num_segments={}}}", self.num_segments)
+        format!("Unsorted{}{{num_segments={}}}", self.reduction.op_name(), self.num_segments)
     }
 
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
-        const OP: &str = UNSORTED_SEGMENT_SUM;
-        expect_arity(OP, inputs, 2..=2)?;
+        let op = self.reduction.unsorted_name();
+        expect_arity(op, inputs, 2..=2)?;
         let (data, ids) = (&inputs[0], &inputs[1]);
-        check_segment_data(OP, data)?;
-        expect_dtype(OP, 1, ids, &INDEX_DTYPES, "int32 or int64 (segment_ids)")?;
+        check_segment_data(op, data)?;
+        let dtype = self.output_dtype(data.dtype)?;
+        expect_dtype(op, 1, ids, &INDEX_DTYPES, "int32 or int64 (segment_ids)")?;
         let k = ids.rank();
         if k == 0 || k > data.rank() {
             return Err(Error::shapes(
-                OP,
+                op,
                 format!(
                     "the shape of input 1 (segment_ids, {ids}) must be a prefix of the shape of input 0 (data, {data})"
                 ),
             ));
         }
-        check_prefix_dims(OP, data, ids, k, "input 1 (segment_ids)")?;
+        check_prefix_dims(op, data, ids, k, "input 1 (segment_ids)")?;
         let mut dims = vec![Dim::Known(self.num_segments)];
         dims.extend_from_slice(&data.dims[k..]);
         let ragged_rank = data.ragged_rank.saturating_sub(k - 1);
-        Ok(vec![TensorType { dtype: data.dtype, ragged_rank, dims }])
+        Ok(vec![TensorType { dtype, ragged_rank, dims }])
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
-        const OP: &str = UNSORTED_SEGMENT_SUM;
+        let op = self.reduction.unsorted_name();
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
         self.infer(&types)?;
         let ids = &inputs[1];
-        let Aligned { items, prefix, .. } = align_prefix(OP, &inputs[0], ids, "input 1 (segment_ids)")?;
+        let Aligned { items, prefix, .. } = align_prefix(op, &inputs[0], ids, "input 1 (segment_ids)")?;
         let n = self.num_segments;
         let segments = prefix
-            .to_i64_vec(OP, "input 1 (segment_ids)")?
+            .to_i64_vec(op, "input 1 (segment_ids)")?
             .into_iter()
             .enumerate()
             .map(|(pos, id)| match usize::try_from(id) {
                 Err(_) => Ok(None),
                 Ok(s) if s < n => Ok(Some(s)),
                 Ok(_) => Err(Error::out_of_range_at(
-                    OP,
+                    op,
                     id,
                     0,
                     n,
@@ -586,14 +1038,53 @@ impl Op for UnsortedSegmentSum {
                 )),
             })
             .collect::<Result<Vec<_>>>()?;
-        let (partitions, values) =
-            aggregate(OP, items.partitions(), items.flat_values(), &segments, n, SegmentReduction::Sum)?;
+        let (partitions, values, counts) =
+            aggregate(op, items.partitions(), items.flat_values(), &segments, n, self.reduction, true)?;
+        let values = match self.reduction {
+            SegmentReduction::Mean | SegmentReduction::SqrtN => {
+                divide_by_counts(op, values, &counts, self.reduction, ids.ragged_rank() > 0)?
+            }
+            _ => values,
+        };
         one(RaggedTensor::new(values, partitions)?)
     }
 
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn properties(&self) -> OpProperties {
+        OpProperties { elementwise: false, keeps_partitions_of: None, can_fail: true, cost: Cost::Cheap }
+    }
+}
+
+/// Divides each item of the segment sums `values` (shape `[n, inner...]`) by its count
+/// (`Mean`) or the count's square root (`SqrtN`), in the true-division float type. A zero
+/// count gives NaN when the segment ids were ragged (TensorFlow's ragged path divides 0 by 0),
+/// else 0 (its dense kernels divide by `max(count, 1)`).
+fn divide_by_counts(
+    op: &str,
+    values: DenseTensor,
+    counts: &[usize],
+    reduction: SegmentReduction,
+    ragged_ids: bool,
+) -> Result<DenseTensor> {
+    let dtype = values.dtype().true_division_type().ok_or_else(|| Error::dtype(op, "takes numeric data"))?;
+    let shape = values.shape().to_vec();
+    let row = values.row_size();
+    let sums = values.cast(DType::F64)?;
+    let sums = sums.as_slice::<f64>().ok_or_else(|| Error::dtype(op, "the sums are not float64"))?;
+    let mut out = ragtime_core::limits::try_vec::<f64>(op, sums.len())?;
+    for (i, &sum) in sums.iter().enumerate() {
+        let count = counts[i / row.max(1)] as f64;
+        out.push(match (count == 0.0, ragged_ids) {
+            (true, true) => f64::NAN,
+            (true, false) => 0.0,
+            _ if reduction == SegmentReduction::SqrtN => sum / count.sqrt(),
+            _ => sum / count,
+        });
+    }
+    DenseTensor::from_vec(shape, out)?.cast(dtype)
 }
 
 /// A vector of `n` copies of `value`, or an `invalid_argument` error (instead of an abort or a
@@ -612,6 +1103,8 @@ fn filled<T: Clone>(op: &str, n: usize, value: T) -> Result<Vec<T>> {
 /// partition left) into `nsegments` segments; `segments[i]` is row i's segment (`None`: dropped).
 /// A ragged level's output row is as long as the longest row of its segment, and its items are the
 /// segments of the next level, so the recursion combines items position by position.
+/// Also gives how many rows of the innermost level each output row combined. `unsorted`: an
+/// empty segment holds the reduction's identity (see [`UnsortedSegmentReduce`]), not 0.
 fn aggregate(
     op: &str,
     partitions: &[RowPartition],
@@ -619,12 +1112,13 @@ fn aggregate(
     segments: &[Option<usize>],
     nsegments: usize,
     reduction: SegmentReduction,
-) -> Result<(Vec<RowPartition>, DenseTensor)> {
+    unsorted: bool,
+) -> Result<(Vec<RowPartition>, DenseTensor, Vec<usize>)> {
     let Some((rows, inner)) = partitions.split_first() else {
-        let combined = dispatch_dtype!(values.dtype(),
-            T => combine_rows::<T>(op, values, segments, nsegments, reduction)?,
+        let (combined, counts) = dispatch_dtype!(values.dtype(),
+            T => combine_rows::<T>(op, values, segments, nsegments, reduction, unsorted)?,
             string => return Err(Error::dtype(op, "input 0 (data) must be numeric, got string")));
-        return Ok((Vec::new(), combined));
+        return Ok((Vec::new(), combined, counts));
     };
     let lengths = rows.row_lengths();
     let mut out_lengths = filled(op, nsegments, 0i64)?;
@@ -643,9 +1137,10 @@ fn aggregate(
             }
         }
     }
-    let (mut out_partitions, out_values) = aggregate(op, inner, values, &item_segments, out_rows.nvals(), reduction)?;
+    let (mut out_partitions, out_values, counts) =
+        aggregate(op, inner, values, &item_segments, out_rows.nvals(), reduction, unsorted)?;
     out_partitions.insert(0, out_rows);
-    Ok((out_partitions, out_values))
+    Ok((out_partitions, out_values, counts))
 }
 
 /// Element arithmetic of the segment reductions. Implemented for every non-string element type so
@@ -653,6 +1148,8 @@ fn aggregate(
 trait SegmentElement: Element {
     /// `self + other`, wrapping for integers (as TensorFlow's kernels do).
     fn plus(self, other: Self) -> Self;
+    /// `self * other`, wrapping for integers.
+    fn times(self, other: Self) -> Self;
     /// `self / count` (integers truncate toward zero).
     fn divided_by(self, count: usize) -> Self;
 }
@@ -662,6 +1159,9 @@ macro_rules! segment_element_int {
         impl SegmentElement for $t {
             fn plus(self, other: Self) -> Self {
                 self.wrapping_add(other)
+            }
+            fn times(self, other: Self) -> Self {
+                self.wrapping_mul(other)
             }
             fn divided_by(self, count: usize) -> Self {
                 (self as i128 / count as i128) as $t
@@ -677,6 +1177,9 @@ macro_rules! segment_element_float {
             fn plus(self, other: Self) -> Self {
                 self + other
             }
+            fn times(self, other: Self) -> Self {
+                self * other
+            }
             fn divided_by(self, count: usize) -> Self {
                 self / count as $t
             }
@@ -689,6 +1192,9 @@ impl SegmentElement for bool {
     fn plus(self, other: Self) -> Self {
         self | other
     }
+    fn times(self, other: Self) -> Self {
+        self & other
+    }
     fn divided_by(self, _count: usize) -> Self {
         self
     }
@@ -700,14 +1206,16 @@ fn is_nan<T: PartialOrd>(v: T) -> bool {
 }
 
 /// The dense kernel: combines the rows of `values` (shape `[n, inner...]`) by segment into
-/// `[nsegments, inner...]`; empty segments stay 0.
+/// `[nsegments, inner...]`, and counts the rows of each segment. Empty segments stay 0, or with
+/// `unsorted` hold the identity of max (lowest finite), min (highest finite) and prod (1).
 fn combine_rows<T: SegmentElement>(
     op: &str,
     values: &DenseTensor,
     segments: &[Option<usize>],
     nsegments: usize,
     reduction: SegmentReduction,
-) -> Result<DenseTensor> {
+    unsorted: bool,
+) -> Result<(DenseTensor, Vec<usize>)> {
     let src = values.as_slice::<T>().ok_or_else(|| Error::dtype(op, "input 0 (data) has an unexpected dtype"))?;
     let row = values.row_size();
     let size = nsegments
@@ -723,8 +1231,9 @@ fn combine_rows<T: SegmentElement>(
             target.copy_from_slice(source);
         } else {
             for (acc, &v) in target.iter_mut().zip(source) {
-                *acc = match reduction {
-                    SegmentReduction::Sum | SegmentReduction::Mean => acc.plus(v),
+                *acc = match reduction.fold() {
+                    SegmentReduction::Sum | SegmentReduction::Mean | SegmentReduction::SqrtN => acc.plus(v),
+                    SegmentReduction::Prod => acc.times(v),
                     // NaN wins: once the accumulator is NaN it stays NaN.
                     SegmentReduction::Max | SegmentReduction::Min if is_nan(*acc) => *acc,
                     SegmentReduction::Max if v > *acc || is_nan(v) => v,
@@ -735,29 +1244,62 @@ fn combine_rows<T: SegmentElement>(
         }
         counts[s] += 1;
     }
-    if reduction == SegmentReduction::Mean {
+    if reduction == SegmentReduction::Mean && !unsorted {
         for (s, &count) in counts.iter().enumerate().filter(|(_, &c)| c > 1) {
             for v in &mut out[s * row..(s + 1) * row] {
                 *v = v.divided_by(count);
             }
         }
     }
+    if unsorted {
+        let identity = match reduction {
+            SegmentReduction::Max => Some(crate::reduce::finite_extreme::<T>(false)),
+            SegmentReduction::Min => Some(crate::reduce::finite_extreme::<T>(true)),
+            SegmentReduction::Prod => Some(T::from_i64(1)),
+            _ => None,
+        };
+        if let Some(identity) = identity {
+            for (s, _) in counts.iter().enumerate().filter(|(_, &c)| c == 0) {
+                out[s * row..(s + 1) * row].fill(identity);
+            }
+        }
+    }
     let mut shape = vec![nsegments];
     shape.extend_from_slice(&values.shape()[1..]);
-    DenseTensor::from_vec(shape, out)
+    Ok((DenseTensor::from_vec(shape, out)?, counts))
+}
+
+/// `gather` from graph-file attributes: `axis` and `batch_dims` (both 0 by default, giving
+/// [`Gather`]).
+fn gather_op(attrs: &Attrs) -> Result<OpRef> {
+    attrs.only(&["axis", "batch_dims"])?;
+    let axis = attrs.int_opt("axis")?.unwrap_or(0);
+    let batch_dims = attrs.int_opt("batch_dims")?.unwrap_or(0);
+    if axis == 0 && batch_dims == 0 {
+        return shared(Ok(Gather));
+    }
+    shared(Ok(GatherAxis::new(axis, batch_dims)))
 }
 
 /// The op of this module called `name`, if any.
 pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<OpRef>> {
     let segment = |reduction| shared(SegmentReduce::from_attrs(reduction, attrs));
+    let unsorted = |reduction| shared(UnsortedSegmentReduce::from_attrs(reduction, attrs));
     Some(match name {
-        "gather" | "embedding_lookup" => shared(Gather::from_attrs(attrs)),
+        "gather" => gather_op(attrs),
+        "embedding_lookup" => shared(Gather::from_attrs(attrs)),
         "boolean_mask" => shared(BooleanMask::from_attrs(attrs)),
+        "gather_nd" => shared(GatherNd::from_attrs(attrs)),
         "segment_sum" => segment(SegmentReduction::Sum),
         "segment_mean" => segment(SegmentReduction::Mean),
         "segment_max" => segment(SegmentReduction::Max),
         "segment_min" => segment(SegmentReduction::Min),
-        "unsorted_segment_sum" => shared(UnsortedSegmentSum::from_attrs(attrs)),
+        "unsorted_segment_sum" => unsorted(SegmentReduction::Sum),
+        "unsorted_segment_max" => unsorted(SegmentReduction::Max),
+        "unsorted_segment_min" => unsorted(SegmentReduction::Min),
+        "unsorted_segment_prod" => unsorted(SegmentReduction::Prod),
+        "unsorted_segment_mean" => unsorted(SegmentReduction::Mean),
+        "unsorted_segment_sqrt_n" => unsorted(SegmentReduction::SqrtN),
         _ => return None,
     })
 }
@@ -1122,38 +1664,53 @@ mod tests {
     fn unsorted_segment_sum_examples() {
         let c = dense(vec![vec![1, 2, 3, 4], vec![5, 6, 7, 8], vec![4, 3, 2, 1]]).unwrap();
         check(
-            &UnsortedSegmentSum::new(2),
+            &UnsortedSegmentReduce::new(SegmentReduction::Sum, 2),
             &[c.clone(), ragged![0, 1, 0].unwrap()],
             dense(vec![vec![5, 5, 5, 5], vec![5, 6, 7, 8]]),
         );
         // Negative ids drop their rows; missing segments are 0.
         check(
-            &UnsortedSegmentSum::new(3),
+            &UnsortedSegmentReduce::new(SegmentReduction::Sum, 3),
             &[c.clone(), ragged![-1, 2, 2].unwrap()],
             dense(vec![vec![0, 0, 0, 0], vec![0, 0, 0, 0], vec![9, 9, 9, 9]]),
         );
         // Ids with the shape of the whole matrix: every element is an item.
         let ids = dense(vec![vec![0, 1, 0, 1], vec![0, 0, 0, 0], vec![1, 1, 1, 1]]).unwrap();
-        check(&UnsortedSegmentSum::new(2), &[c.clone(), ids], ragged![1 + 3 + 5 + 6 + 7 + 8, 2 + 4 + 4 + 3 + 2 + 1]);
-        let err =
-            check_err(&UnsortedSegmentSum::new(2), &[c.clone(), ragged![0, 2, 1].unwrap()], ErrorKind::IndexOutOfRange);
+        check(
+            &UnsortedSegmentReduce::new(SegmentReduction::Sum, 2),
+            &[c.clone(), ids],
+            ragged![1 + 3 + 5 + 6 + 7 + 8, 2 + 4 + 4 + 3 + 2 + 1],
+        );
+        let err = check_err(
+            &UnsortedSegmentReduce::new(SegmentReduction::Sum, 2),
+            &[c.clone(), ragged![0, 2, 1].unwrap()],
+            ErrorKind::IndexOutOfRange,
+        );
         assert!(err.to_string().contains("segment_ids[1]"), "{err}");
-        check_err(&UnsortedSegmentSum::new(2), &[c, ragged![0, 1].unwrap()], ErrorKind::IncompatibleShapes);
-        assert_eq!(UnsortedSegmentSum::new(4).name(), "UnsortedSegmentSum{num_segments=4}");
+        check_err(
+            &UnsortedSegmentReduce::new(SegmentReduction::Sum, 2),
+            &[c, ragged![0, 1].unwrap()],
+            ErrorKind::IncompatibleShapes,
+        );
+        assert_eq!(UnsortedSegmentReduce::new(SegmentReduction::Sum, 4).name(), "UnsortedSegmentSum{num_segments=4}");
     }
 
     #[test]
     fn unsorted_segment_sum_of_ragged_data() {
         let data = ragged![[1, 2], [3], [4, 5, 6]].unwrap();
-        check(&UnsortedSegmentSum::new(3), &[data.clone(), ragged![2, 2, 0].unwrap()], ragged![[4, 5, 6], [], [4, 2]]);
+        check(
+            &UnsortedSegmentReduce::new(SegmentReduction::Sum, 3),
+            &[data.clone(), ragged![2, 2, 0].unwrap()],
+            ragged![[4, 5, 6], [], [4, 2]],
+        );
         // Ragged ids with data's row structure: every value is an item.
         check(
-            &UnsortedSegmentSum::new(2),
+            &UnsortedSegmentReduce::new(SegmentReduction::Sum, 2),
             &[data.clone(), ragged![[0, 1], [1], [0, 0, 1]].unwrap()],
             ragged![1 + 4 + 5, 2 + 3 + 6],
         );
         check_err(
-            &UnsortedSegmentSum::new(2),
+            &UnsortedSegmentReduce::new(SegmentReduction::Sum, 2),
             &[data, ragged![[0, 1], [1, 1], [0, 0, 1]].unwrap()],
             ErrorKind::IncompatibleShapes,
         );

@@ -4,15 +4,19 @@
 #![forbid(unsafe_code)]
 
 pub mod broadcast;
+pub mod cross;
 pub mod elemwise;
 pub mod fused;
 pub mod gather;
 pub mod index;
+pub mod linalg;
 pub mod parallel;
 pub mod partition_ops;
 pub mod reduce;
 pub mod registry;
 pub mod rows;
+pub mod string_hash;
+pub mod string_regex;
 pub mod strings;
 pub mod structure;
 pub mod util;

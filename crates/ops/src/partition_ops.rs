@@ -1,6 +1,8 @@
 //! Partition ops: `identity`, the `tf.RaggedTensor.from_*` constructors that add ragged dimensions
 //! (validating their row partitions), and the accessors that read partitions back (`row_splits`,
-//! `row_lengths`, `value_rowids`, `nrows`, `flat_values`, `bounding_shape`).
+//! `row_lengths`, `value_rowids`, `nrows`, `flat_values`, `bounding_shape`, `row_starts`,
+//! `row_limits`, `values`, `nested_row_splits`), `size`, `rank` and
+//! `ragged.segment_ids_to_row_splits`.
 
 use std::any::Any;
 
@@ -24,6 +26,15 @@ pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<OpRef>> {
         "nrows" => shared(Nrows::from_attrs(attrs)),
         "flat_values" => shared(FlatValues::from_attrs(attrs)),
         "bounding_shape" => shared(BoundingShape::from_attrs(attrs)),
+        "from_row_starts" => shared(FromRowBounds::from_attrs(false, attrs)),
+        "from_row_limits" => shared(FromRowBounds::from_attrs(true, attrs)),
+        "row_starts" => shared(RowBounds::from_attrs(false, attrs)),
+        "row_limits" => shared(RowBounds::from_attrs(true, attrs)),
+        "values" => shared(Values::from_attrs(attrs)),
+        "nested_row_splits" => shared(NestedRowSplits::from_attrs(attrs)),
+        "size" => shared(Size::from_attrs(attrs)),
+        "rank" => shared(Rank::from_attrs(attrs)),
+        "ragged.segment_ids_to_row_splits" => shared(SegmentIdsToRowSplits::from_attrs(attrs)),
         _ => return None,
     })
 }
@@ -591,34 +602,497 @@ impl Op for FlatValues {
     }
 }
 
-/// `bounding_shape(x)`: the smallest dense shape holding every row (int64 `[rank]`).
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct BoundingShape;
+/// Which sizes `bounding_shape` gives.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub enum BoundingAxes {
+    /// Every dim: a vector of `rank` sizes.
+    #[default]
+    All,
+    /// One dim: a scalar.
+    One(i64),
+    /// These dims, in order: a vector.
+    List(Vec<i64>),
+}
+
+/// `bounding_shape(x)` (`RaggedTensor.bounding_shape(axis=, out_type=)`): the smallest dense shape
+/// holding every row, or the sizes of the dims `axis` names; `out_type` int64 (default) or int32.
+/// As in TensorFlow, an axis must lie in `0..rank` (a negative one is `index_out_of_range`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct BoundingShape {
+    /// The dims whose sizes are given.
+    pub axis: BoundingAxes,
+    /// int64 or int32.
+    pub out_type: DType,
+}
+
+impl Default for BoundingShape {
+    fn default() -> Self {
+        BoundingShape { axis: BoundingAxes::All, out_type: DType::I64 }
+    }
+}
 
 impl BoundingShape {
-    /// The op.
+    /// Every dim's size, int64.
     pub fn new() -> Self {
-        BoundingShape
+        Self::default()
     }
-    /// From graph-file attributes (none).
+    /// The sizes of `axis`, as `out_type`.
+    pub fn with(axis: BoundingAxes, out_type: DType) -> Self {
+        BoundingShape { axis, out_type }
+    }
+    /// From graph-file attributes: `axis` (an integer, a list of integers, or null) and
+    /// `out_type` (`int64` default, `int32`).
     pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
-        attrs.only(&[])?;
-        Ok(BoundingShape)
+        attrs.only(&["axis", "out_type"])?;
+        let axis = match attrs.get("axis") {
+            None | Some(ragtime_graph::Attr::Null) => BoundingAxes::All,
+            Some(ragtime_graph::Attr::Int(a)) => BoundingAxes::One(*a),
+            Some(_) => BoundingAxes::List(attrs.ints_opt("axis")?.unwrap_or_default()),
+        };
+        Ok(BoundingShape { axis, out_type: crate::util::index_dtype_attr(attrs, "out_type", DType::I64)? })
+    }
+    /// The listed dims, checked against `rank` (`index_out_of_range` outside `0..rank`).
+    fn dims(&self, rank: usize) -> Result<Vec<usize>> {
+        let listed = match &self.axis {
+            BoundingAxes::All => return Ok((0..rank).collect()),
+            BoundingAxes::One(a) => std::slice::from_ref(a),
+            BoundingAxes::List(list) => list.as_slice(),
+        };
+        listed
+            .iter()
+            .map(|&a| match usize::try_from(a) {
+                Ok(d) if d < rank => Ok(d),
+                _ => Err(Error::out_of_range_at(
+                    "bounding_shape",
+                    a,
+                    0,
+                    rank,
+                    format!("attribute axis: the dims of a tensor of rank {rank} are 0..{rank}"),
+                )),
+            })
+            .collect()
     }
 }
 
 impl Op for BoundingShape {
     fn name(&self) -> String {
-        "BoundingShape".into()
+        let axis = match &self.axis {
+            BoundingAxes::All => "None".to_string(),
+            BoundingAxes::One(a) => a.to_string(),
+            BoundingAxes::List(list) => format!("{list:?}"),
+        };
+        format!("BoundingShape{{axis={axis}, out_type={}}}", self.out_type)
     }
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         expect_arity("bounding_shape", inputs, 1..=1)?;
-        Ok(vec![TensorType::dense(DType::I64, &[Some(inputs[0].rank())])])
+        if !matches!(self.out_type, DType::I32 | DType::I64) {
+            return Err(Error::argument(
+                "bounding_shape",
+                format!("out_type must be int32 or int64, got {}", self.out_type),
+            ));
+        }
+        let dims = self.dims(inputs[0].rank())?;
+        Ok(vec![match self.axis {
+            BoundingAxes::One(_) => TensorType::scalar(self.out_type),
+            _ => TensorType::dense(self.out_type, &[Some(dims.len())]),
+        }])
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("bounding_shape", inputs)?;
-        let shape: Vec<i64> = x.bounding_shape().iter().map(|&d| d as i64).collect();
-        one(int64_vector(&shape))
+        self.infer(&[TensorType::of(x)])?;
+        let bounds = x.bounding_shape();
+        let sizes: Vec<i64> = self.dims(x.rank())?.into_iter().map(|d| bounds[d] as i64).collect();
+        let out = match self.axis {
+            BoundingAxes::One(_) => DenseTensor::scalar(sizes[0]),
+            _ => DenseTensor::vector(sizes),
+        };
+        // Sizes are below `DenseTensor::MAX_ELEMENTS` (2^31), so int32 holds them.
+        one(out.cast(self.out_type)?.into())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Part 2: row starts / limits, values, nested splits, size, rank, segment ids.
+
+/// `from_row_starts(values, starts)` / `from_row_limits(values, limits)`
+/// (`tf.RaggedTensor.from_row_starts` / `from_row_limits`): the splits are `starts + [nvals]` or
+/// `[0] + limits`, validated like any row splits (`invalid_row_partition`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FromRowBounds {
+    /// The input holds row limits (ends) instead of row starts.
+    pub limits: bool,
+}
+
+impl FromRowBounds {
+    /// `from_row_starts` (`limits` false) or `from_row_limits`.
+    pub fn new(limits: bool) -> Self {
+        FromRowBounds { limits }
+    }
+    /// From graph-file attributes (none).
+    pub fn from_attrs(limits: bool, attrs: &Attrs) -> Result<Self> {
+        attrs.only(&[])?;
+        Ok(FromRowBounds { limits })
+    }
+    fn op_name(&self) -> &'static str {
+        if self.limits {
+            "from_row_limits"
+        } else {
+            "from_row_starts"
+        }
+    }
+}
+
+impl Op for FromRowBounds {
+    fn name(&self) -> String {
+        if self.limits { "FromRowLimits" } else { "FromRowStarts" }.into()
+    }
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        let op = self.op_name();
+        expect_arity(op, inputs, 2..=2)?;
+        expect_int_vector(op, 1, &inputs[1])?;
+        Ok(vec![with_outer_type(op, &inputs[0], inputs[1].dims[0])?])
+    }
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let op = self.op_name();
+        let [values, bounds] = fixed_inputs(op, inputs)?;
+        let what = if self.limits { "row limits" } else { "row starts" };
+        let bounds = int_vector_input(op, 1, what, bounds)?;
+        if values.rank() == 0 {
+            return Err(Error::partition(op, "input 0 (values) must have rank >= 1, got a scalar"));
+        }
+        let nvals = values.nrows() as i64;
+        let mut splits = ragtime_core::limits::try_vec::<i64>(op, bounds.len() + 1)?;
+        if self.limits {
+            splits.push(0);
+            splits.extend_from_slice(&bounds);
+            if let Some(&last) = bounds.last() {
+                if last != nvals {
+                    return Err(Error::partition(
+                        op,
+                        format!("input 1 (row limits) ends at {last}, but input 0 (values) has {nvals} rows"),
+                    ));
+                }
+            }
+        } else {
+            splits.extend_from_slice(&bounds);
+            if let Some(&first) = bounds.first() {
+                if first != 0 {
+                    return Err(Error::partition(op, format!("input 1 (row starts) must start at 0, got {first}")));
+                }
+            }
+            splits.push(nvals);
+        }
+        if bounds.is_empty() && nvals != 0 {
+            return Err(Error::partition(op, format!("no rows for the {nvals} rows of input 0 (values)")));
+        }
+        if bounds.is_empty() {
+            splits = vec![0];
+        }
+        one(RaggedTensor::from_row_splits(values.clone(), splits)
+            .map_err(|e| at_input(e, op, &format!("input 1 ({what})")))?)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `row_starts(x)` / `row_limits(x)` (`RaggedTensor.row_starts()` / `row_limits()`): where each
+/// row of the outermost ragged dim starts / ends in the next level (int64 `[nrows]`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RowBounds {
+    /// Row limits (ends) instead of row starts.
+    pub limits: bool,
+}
+
+impl RowBounds {
+    /// `row_starts` (`limits` false) or `row_limits`.
+    pub fn new(limits: bool) -> Self {
+        RowBounds { limits }
+    }
+    /// From graph-file attributes (none).
+    pub fn from_attrs(limits: bool, attrs: &Attrs) -> Result<Self> {
+        attrs.only(&[])?;
+        Ok(RowBounds { limits })
+    }
+    fn op_name(&self) -> &'static str {
+        if self.limits {
+            "row_limits"
+        } else {
+            "row_starts"
+        }
+    }
+}
+
+impl Op for RowBounds {
+    fn name(&self) -> String {
+        if self.limits { "RowLimits" } else { "RowStarts" }.into()
+    }
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity(self.op_name(), inputs, 1..=1)?;
+        expect_ragged(self.op_name(), &inputs[0])?;
+        Ok(vec![TensorType::dense(DType::I64, &[inputs[0].dims[0].size()])])
+    }
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let [x] = fixed_inputs(self.op_name(), inputs)?;
+        let splits = x.row_splits()?;
+        one(int64_vector(if self.limits { &splits[1..] } else { &splits[..splits.len() - 1] }))
+    }
+    fn properties(&self) -> OpProperties {
+        OpProperties { cost: Cost::Free, ..OpProperties::default() }
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `values(x)` (`RaggedTensor.values`): the rows of the outermost ragged dim concatenated, one
+/// ragged level less (dense for ragged rank 1). Refuses a dense tensor (`invalid_argument`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Values;
+
+impl Values {
+    /// The op.
+    pub fn new() -> Self {
+        Values
+    }
+    /// From graph-file attributes (none).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&[])?;
+        Ok(Values)
+    }
+}
+
+impl Op for Values {
+    fn name(&self) -> String {
+        "Values".into()
+    }
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity("values", inputs, 1..=1)?;
+        let x = &inputs[0];
+        expect_ragged("values", x)?;
+        let mut dims = vec![Dim::Unknown];
+        dims.extend_from_slice(&x.dims[2..]);
+        Ok(vec![TensorType::new(x.dtype, x.ragged_rank - 1, dims)?])
+    }
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let [x] = fixed_inputs("values", inputs)?;
+        if x.is_dense() {
+            return Err(Error::argument("values", "input 0 must be a ragged tensor, got a dense one"));
+        }
+        one(RaggedTensor::new(x.flat_values().clone(), x.partitions()[1..].to_vec())?)
+    }
+    fn properties(&self) -> OpProperties {
+        OpProperties { cost: Cost::Free, ..OpProperties::default() }
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `nested_row_splits(x)` (`RaggedTensor.nested_row_splits`): one int64 splits vector per ragged
+/// dim, outermost first (as many outputs as the ragged rank; a dense tensor has none).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct NestedRowSplits;
+
+impl NestedRowSplits {
+    /// The op.
+    pub fn new() -> Self {
+        NestedRowSplits
+    }
+    /// From graph-file attributes (none).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&[])?;
+        Ok(NestedRowSplits)
+    }
+}
+
+impl Op for NestedRowSplits {
+    fn name(&self) -> String {
+        "NestedRowSplits".into()
+    }
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity("nested_row_splits", inputs, 1..=1)?;
+        let x = &inputs[0];
+        let outer = x.dims.first().and_then(|d| d.size()).map(|n| n + 1);
+        Ok((0..x.ragged_rank).map(|k| TensorType::dense(DType::I64, &[if k == 0 { outer } else { None }])).collect())
+    }
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let [x] = fixed_inputs("nested_row_splits", inputs)?;
+        Ok(x.partitions().iter().map(|p| int64_vector(p.row_splits())).collect())
+    }
+    fn properties(&self) -> OpProperties {
+        OpProperties { cost: Cost::Free, ..OpProperties::default() }
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `size(x)` (`tf.size`): the number of elements (scalar, `out_type` int32 by default, or int64).
+/// A count that does not fit int32 is `invalid_value`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Size {
+    /// int32 or int64.
+    pub out_type: DType,
+}
+
+impl Size {
+    /// `size` giving `out_type` (int32 or int64).
+    pub fn new(out_type: DType) -> Self {
+        Size { out_type }
+    }
+    /// From graph-file attributes: `out_type` (`int32` default, `int64`).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["out_type"])?;
+        Ok(Size { out_type: crate::util::index_dtype_attr(attrs, "out_type", DType::I32)? })
+    }
+}
+
+impl Op for Size {
+    fn name(&self) -> String {
+        format!("Size{{out_type={}}}", self.out_type)
+    }
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity("size", inputs, 1..=1)?;
+        if !matches!(self.out_type, DType::I32 | DType::I64) {
+            return Err(Error::argument("size", format!("out_type must be int32 or int64, got {}", self.out_type)));
+        }
+        Ok(vec![TensorType::scalar(self.out_type)])
+    }
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let [x] = fixed_inputs("size", inputs)?;
+        self.infer(&[TensorType::of(x)])?;
+        let n = x.flat_values().len();
+        if self.out_type == DType::I32 {
+            let n = i32::try_from(n)
+                .map_err(|_| Error::value("size", format!("{n} elements do not fit the int32 out_type")))?;
+            return one(DenseTensor::scalar(n).into());
+        }
+        one(DenseTensor::scalar(n as i64).into())
+    }
+    fn properties(&self) -> OpProperties {
+        OpProperties { cost: Cost::Free, can_fail: self.out_type == DType::I32, ..OpProperties::default() }
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `rank(x)` (`tf.rank`): the number of dimensions, ragged ones included (int32 scalar).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Rank;
+
+impl Rank {
+    /// The op.
+    pub fn new() -> Self {
+        Rank
+    }
+    /// From graph-file attributes (none).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&[])?;
+        Ok(Rank)
+    }
+}
+
+impl Op for Rank {
+    fn name(&self) -> String {
+        "Rank".into()
+    }
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity("rank", inputs, 1..=1)?;
+        Ok(vec![TensorType::scalar(DType::I32)])
+    }
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let [x] = fixed_inputs("rank", inputs)?;
+        // The rank is at most `limits::MAX_RANK`.
+        one(DenseTensor::scalar(x.rank() as i32).into())
+    }
+    fn properties(&self) -> OpProperties {
+        OpProperties { cost: Cost::Free, ..OpProperties::default() }
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `ragged.segment_ids_to_row_splits(segment_ids)` (`tf.ragged.segment_ids_to_row_splits`):
+/// `[0] + cumsum(bincount(ids, minlength=num_segments))`, in `out_type` (the ids' dtype unless
+/// given). A negative id is `invalid_row_partition`; ids at or past `num_segments` count too (as
+/// `bincount` does). Like TensorFlow, the ids are not checked to be sorted.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct SegmentIdsToRowSplits {
+    /// The least number of segments (rows).
+    pub num_segments: Option<usize>,
+    /// int32 or int64 (`None`: the ids' dtype).
+    pub out_type: Option<DType>,
+}
+
+const SEGMENT_IDS_TO_ROW_SPLITS: &str = "ragged.segment_ids_to_row_splits";
+
+impl SegmentIdsToRowSplits {
+    /// The op with `num_segments` (at least `max id + 1` rows) and the ids' dtype.
+    pub fn new(num_segments: Option<usize>) -> Self {
+        SegmentIdsToRowSplits { num_segments, out_type: None }
+    }
+    /// From graph-file attributes: `num_segments` (optional, >= 0), `out_type` (optional).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["num_segments", "out_type"])?;
+        let num_segments = attrs
+            .int_opt("num_segments")?
+            .map(|n| {
+                usize::try_from(n).map_err(|_| {
+                    Error::argument(SEGMENT_IDS_TO_ROW_SPLITS, format!("num_segments must be >= 0, got {n}"))
+                })
+            })
+            .transpose()?;
+        let out_type = match attrs.str_opt("out_type")? {
+            None => None,
+            Some(_) => Some(crate::util::index_dtype_attr(attrs, "out_type", DType::I64)?),
+        };
+        Ok(SegmentIdsToRowSplits { num_segments, out_type })
+    }
+}
+
+impl Op for SegmentIdsToRowSplits {
+    fn name(&self) -> String {
+        let show = |v: Option<String>| v.unwrap_or_else(|| "None".into());
+        format!(
+            "SegmentIdsToRowSplits{{num_segments={}, out_type={}}}",
+            show(self.num_segments.map(|n| n.to_string())),
+            show(self.out_type.map(|t| t.to_string()))
+        )
+    }
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        let op = SEGMENT_IDS_TO_ROW_SPLITS;
+        expect_arity(op, inputs, 1..=1)?;
+        crate::util::expect_dtype(op, 0, &inputs[0], &[DType::I32, DType::I64], "int32 or int64 (segment ids)")?;
+        crate::util::expect_dense_rank(op, 0, &inputs[0], 1)?;
+        Ok(vec![TensorType::vector(self.out_type.unwrap_or(inputs[0].dtype))])
+    }
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let op = SEGMENT_IDS_TO_ROW_SPLITS;
+        let [ids] = fixed_inputs(op, inputs)?;
+        let out_type = self.infer(&[TensorType::of(ids)])?.remove(0).dtype;
+        let ids = int_vector_input(op, 0, "segment ids", ids)?;
+        let mut nrows = self.num_segments.unwrap_or(0);
+        for (i, &id) in ids.iter().enumerate() {
+            let id = usize::try_from(id)
+                .map_err(|_| Error::partition(op, format!("segment_ids[{i}] = {id} is negative")))?;
+            nrows = nrows.max(id.saturating_add(1));
+        }
+        check_rows(op, nrows)?;
+        let mut counts = ragtime_core::limits::try_vec::<i64>(op, nrows + 1)?;
+        counts.resize(nrows + 1, 0);
+        for &id in &ids {
+            counts[id as usize + 1] += 1;
+        }
+        for r in 1..counts.len() {
+            counts[r] += counts[r - 1];
+        }
+        one(DenseTensor::vector(counts).cast(out_type)?.into())
     }
     fn as_any(&self) -> &dyn Any {
         self

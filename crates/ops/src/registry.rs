@@ -130,6 +130,46 @@ pub const OP_NAMES: &[&str] = &[
     "sort",
     "argsort",
     "top_k",
+    "reduce_variance",
+    "reduce_std",
+    "reduce_logsumexp",
+    "reduce_euclidean_norm",
+    "argmax",
+    "argmin",
+    "unsorted_segment_max",
+    "unsorted_segment_min",
+    "unsorted_segment_prod",
+    "unsorted_segment_mean",
+    "unsorted_segment_sqrt_n",
+    "matmul",
+    "one_hot",
+    "expand_dims",
+    "merge_dims",
+    "from_row_starts",
+    "from_row_limits",
+    "row_starts",
+    "row_limits",
+    "values",
+    "nested_row_splits",
+    "size",
+    "rank",
+    "ones_like",
+    "zeros_like",
+    "ragged.segment_ids_to_row_splits",
+    "ragged.cross",
+    "ragged.cross_hashed",
+    "gather_nd",
+    "strings.strip",
+    "strings.to_hash_bucket",
+    "strings.to_hash_bucket_strong",
+    "strings.lookup",
+    "strings.as_string",
+    "strings.unicode_encode",
+    "strings.unicode_decode",
+    "strings.unicode_split",
+    "strings.regex_full_match",
+    "strings.regex_replace",
+    "strings.to_number",
 ];
 
 /// A module's lookup: the op called `name` if the module owns that name.
@@ -137,7 +177,7 @@ type Lookup = fn(&str, &Attrs) -> Option<Result<OpRef>>;
 
 /// The op called `name` in graph files, configured by `attrs`.
 pub fn op_from_name(name: &str, attrs: &Attrs) -> Result<OpRef> {
-    let lookups: [Lookup; 8] = [
+    let lookups: [Lookup; 12] = [
         crate::elemwise::lookup,
         crate::reduce::lookup,
         crate::partition_ops::lookup,
@@ -146,6 +186,10 @@ pub fn op_from_name(name: &str, attrs: &Attrs) -> Result<OpRef> {
         crate::gather::lookup,
         crate::strings::lookup,
         crate::rows::lookup,
+        crate::linalg::lookup,
+        crate::cross::lookup,
+        crate::string_hash::lookup,
+        crate::string_regex::lookup,
     ];
     for lookup in lookups {
         if let Some(op) = lookup(name, attrs) {

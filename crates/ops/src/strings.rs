@@ -1,4 +1,5 @@
-//! String ops (`tf.strings.*`): split, substr, join, reduce_join, length, lower/upper, hashing and n-grams.
+//! String ops (`tf.strings.*`): split, substr, join, reduce_join, length, lower/upper, strip,
+//! to_number, as_string, unicode_encode / decode / split, hashing and n-grams (the other hashes and the vocabulary lookup are in `string_hash`).
 //!
 //! Every kernel reads the input's string column (one byte buffer plus offsets) and writes its result
 //! through one [`StringBuilder`] or one numeric vector: no per-element allocation. Ops that keep the
@@ -13,7 +14,7 @@ use ragtime_core::{
     limits, DType, DenseTensor, Dim, Element, Error, RaggedTensor, Result, RowPartition, StringBuilder, StringTensor,
     TensorType,
 };
-use ragtime_graph::{expect_arity, Attr, Attrs, Op, OpRef};
+use ragtime_graph::{expect_arity, Attr, Attrs, Cost, Op, OpProperties, OpRef};
 
 use crate::broadcast::{broadcast_types, broadcast_values};
 use crate::reduce::{plan_reduction, reduced_type, Axes, ReductionStage};
@@ -28,6 +29,12 @@ const LOWER: &str = "strings.lower";
 const UPPER: &str = "strings.upper";
 const HASH: &str = "strings.to_hash_bucket_fast";
 const NGRAMS: &str = "strings.ngrams";
+const STRIP: &str = "strings.strip";
+const TO_NUMBER: &str = "strings.to_number";
+const AS_STRING: &str = "strings.as_string";
+const UNICODE_ENCODE: &str = "strings.unicode_encode";
+const UNICODE_DECODE: &str = "strings.unicode_decode";
+const UNICODE_SPLIT: &str = "strings.unicode_split";
 
 /// The op of this module called `name`, if any.
 pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<OpRef>> {
@@ -41,6 +48,12 @@ pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<OpRef>> {
         UPPER => shared(Upper::from_attrs(attrs)),
         HASH => shared(ToHashBucketFast::from_attrs(attrs)),
         NGRAMS => shared(Ngrams::from_attrs(attrs)),
+        STRIP => shared(Strip::from_attrs(attrs)),
+        TO_NUMBER => shared(ToNumber::from_attrs(attrs)),
+        AS_STRING => shared(AsString::from_attrs(attrs)),
+        UNICODE_ENCODE => shared(UnicodeEncode::from_attrs(attrs)),
+        UNICODE_DECODE => shared(UnicodeDecode::from_attrs(false, attrs)),
+        UNICODE_SPLIT => shared(UnicodeDecode::from_attrs(true, attrs)),
         _ => return None,
     })
 }
@@ -55,7 +68,7 @@ pub fn expect_string(op: &str, index: usize, ty: &TensorType) -> Result<()> {
 }
 
 /// The string column of input `index`, or a `type_mismatch` naming the op and the input.
-fn string_column<'a>(op: &str, index: usize, x: &'a RaggedTensor) -> Result<&'a StringTensor> {
+pub(crate) fn string_column<'a>(op: &str, index: usize, x: &'a RaggedTensor) -> Result<&'a StringTensor> {
     string_column_of(op, index, x.flat_values())
 }
 
@@ -65,7 +78,7 @@ fn string_column_of<'a>(op: &str, index: usize, t: &'a DenseTensor) -> Result<&'
 }
 
 /// Infers the type of a one-input string op that keeps the input's structure, giving `dtype`.
-fn infer_same_structure(op: &str, inputs: &[TensorType], dtype: DType) -> Result<Vec<TensorType>> {
+pub(crate) fn infer_same_structure(op: &str, inputs: &[TensorType], dtype: DType) -> Result<Vec<TensorType>> {
     expect_arity(op, inputs, 1..=1)?;
     expect_string(op, 0, &inputs[0])?;
     Ok(vec![inputs[0].clone().with_dtype(dtype)])
@@ -86,7 +99,7 @@ fn locate(x: &RaggedTensor, col: &StringTensor, flat: usize) -> String {
 
 /// Applies `f` to every string of `x`, which appends the result's bytes to the builder; the output
 /// keeps the shape of the column and the partitions of `x`.
-fn map_to_strings(
+pub(crate) fn map_to_strings(
     op: &str,
     x: &RaggedTensor,
     mut f: impl FnMut(usize, &[u8], &mut StringBuilder) -> Result<()>,
@@ -101,7 +114,7 @@ fn map_to_strings(
 }
 
 /// Maps every string of `x` to a number; the output keeps the shape and partitions of `x`.
-fn map_to_numbers<T: Element>(
+pub(crate) fn map_to_numbers<T: Element>(
     op: &str,
     x: &RaggedTensor,
     mut f: impl FnMut(usize, &[u8]) -> Result<T>,
@@ -314,7 +327,9 @@ impl Op for Split {
 // strings.substr
 // ---------------------------------------------------------------------------------------------
 
-/// `tf.strings.substr` with scalar `pos` and `len`: the substring of every string.
+/// `tf.strings.substr`: the substring of every string, at `pos` of `len` given as attributes
+/// (one for every string) or as inputs 1 and 2 (scalars, or one per string with the strings'
+/// exact shape and partitions).
 ///
 /// A negative `pos` counts from the end. In bytes, `pos` must lie in `-size..=size`, otherwise the
 /// op fails with `index_out_of_range` naming the string; a `len` past the end or negative takes
@@ -326,12 +341,14 @@ pub struct Substr {
     pos: i64,
     len: i64,
     unit: CharUnit,
+    /// `pos` and `len` are inputs 1 and 2 (tensors) instead of attributes.
+    from_inputs: bool,
 }
 
 impl Substr {
     /// The substring of `len` bytes starting at byte `pos`.
     pub fn new(pos: i64, len: i64) -> Self {
-        Substr { pos, len, unit: CharUnit::Byte }
+        Substr { pos, len, unit: CharUnit::Byte, from_inputs: false }
     }
 
     /// Counts `pos` and `len` in `unit` instead of bytes.
@@ -340,10 +357,47 @@ impl Substr {
         self
     }
 
-    /// From graph-file attributes: `pos`, `len` (integers), `unit` (optional).
+    /// The substring at the positions and lengths given as inputs 1 and 2: int32 or int64
+    /// tensors, each a scalar or of the strings' exact shape and partitions (applied element by
+    /// element, TensorFlow's *flat values* definition).
+    pub fn with_tensor_args() -> Self {
+        Substr { pos: 0, len: 0, unit: CharUnit::Byte, from_inputs: true }
+    }
+
+    /// From graph-file attributes: `pos`, `len` (integers; both absent when they are inputs 1
+    /// and 2), `unit` (optional).
     pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
         attrs.only(&["pos", "len", "unit"])?;
-        Ok(Substr::new(attrs.int("pos")?, attrs.int("len")?).with_unit(CharUnit::from_attrs(attrs)?))
+        let unit = CharUnit::from_attrs(attrs)?;
+        match (attrs.int_opt("pos")?, attrs.int_opt("len")?) {
+            (Some(pos), Some(len)) => Ok(Substr::new(pos, len).with_unit(unit)),
+            (None, None) => Ok(Substr::with_tensor_args().with_unit(unit)),
+            _ => Err(Error::argument(SUBSTR, "give both pos and len as attributes, or neither (then as inputs)")),
+        }
+    }
+
+    /// Input `index` (pos or len) as one i64 per string: a scalar repeated, or a tensor with the
+    /// strings' structure (`incompatible_shapes` otherwise).
+    fn per_string(&self, x: &RaggedTensor, arg: &RaggedTensor, index: usize) -> Result<Vec<i64>> {
+        let what = if index == 1 { "input 1 (pos)" } else { "input 2 (len)" };
+        let values = arg.flat_values().to_i64_vec(SUBSTR, what)?;
+        if arg.rank() == 0 {
+            return Ok(vec![values[0]; x.flat_values().len()]);
+        }
+        let same = arg.ragged_rank() == x.ragged_rank()
+            && arg.flat_values().shape() == x.flat_values().shape()
+            && arg.partitions().iter().zip(x.partitions()).all(|(a, b)| a.same(b));
+        if !same {
+            return Err(Error::shapes(
+                SUBSTR,
+                format!(
+                    "{what} must be a scalar or have the strings' shape {}, got {}",
+                    TensorType::of(x),
+                    TensorType::of(arg)
+                ),
+            ));
+        }
+        Ok(values)
     }
 
     /// The start position.
@@ -361,37 +415,38 @@ impl Substr {
         self.unit
     }
 
-    /// The byte range of the substring of `s`, or `None` when `pos` is out of range.
-    fn byte_range(&self, s: &[u8]) -> Option<std::ops::Range<usize>> {
+    /// The byte range of the substring of `s` at `pos` of `len` (in the op's unit), or `None`
+    /// when `pos` is out of range.
+    fn byte_range(&self, s: &[u8], pos: i64, len: i64) -> Option<std::ops::Range<usize>> {
         match self.unit {
             CharUnit::Byte => {
                 let size = s.len() as i64;
-                let start = if self.pos < 0 { size.checked_add(self.pos)? } else { self.pos };
+                let start = if pos < 0 { size.checked_add(pos)? } else { pos };
                 if !(0..=size).contains(&start) {
                     return None;
                 }
                 let available = size - start;
-                let take = if (0..=available).contains(&self.len) { self.len } else { available };
+                let take = if (0..=available).contains(&len) { len } else { available };
                 Some(start as usize..(start + take) as usize)
             }
-            CharUnit::Utf8Char => self.utf8_range(s),
+            CharUnit::Utf8Char => Self::utf8_range(s, pos, len),
         }
     }
 
     /// TensorFlow's `UpdatePosAndLenForUtf8`, on byte positions.
-    fn utf8_range(&self, s: &[u8]) -> Option<std::ops::Range<usize>> {
-        if self.pos >= 0 {
+    fn utf8_range(s: &[u8], pos: i64, len: i64) -> Option<std::ops::Range<usize>> {
+        if pos >= 0 {
             let mut start = 0;
-            if !forward_chars(s, self.pos, &mut start) {
+            if !forward_chars(s, pos, &mut start) {
                 return None;
             }
             let mut end = start;
             // The length is capped at the end of the string, whether or not it had enough characters.
-            forward_chars(s, self.len, &mut end);
+            forward_chars(s, len, &mut end);
             Some(start..end)
         } else {
-            let from_end = self.pos.saturating_neg();
-            let skip = from_end.saturating_sub(self.len).max(0);
+            let from_end = pos.saturating_neg();
+            let skip = from_end.saturating_sub(len).max(0);
             let mut end = s.len();
             if !back_chars(s, skip, &mut end) {
                 return None;
@@ -435,33 +490,72 @@ fn back_chars(s: &[u8], count: i64, pos: &mut usize) -> bool {
 
 impl Op for Substr {
     fn name(&self) -> String {
+        if self.from_inputs {
+            return format!("StringsSubstr{{unit={}}}", self.unit);
+        }
         format!("StringsSubstr{{pos={}, len={}, unit={}}}", self.pos, self.len, self.unit)
     }
 
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
-        infer_same_structure(SUBSTR, inputs, DType::String)
+        if !self.from_inputs {
+            return infer_same_structure(SUBSTR, inputs, DType::String);
+        }
+        expect_arity(SUBSTR, inputs, 3..=3)?;
+        let (x, pos, len) = (&inputs[0], &inputs[1], &inputs[2]);
+        expect_string(SUBSTR, 0, x)?;
+        expect_dtype(SUBSTR, 1, pos, &[DType::I32, DType::I64], "int32 or int64 (pos)")?;
+        if len.dtype != pos.dtype {
+            return Err(Error::dtype(
+                SUBSTR,
+                format!("input 2 (len) is {} but input 1 (pos) is {}", len.dtype, pos.dtype),
+            ));
+        }
+        for (index, arg) in [(1, pos), (2, len)] {
+            let fits = arg.rank() == 0
+                || arg.ragged_rank == x.ragged_rank
+                    && arg.rank() == x.rank()
+                    && arg.dims.iter().zip(&x.dims).all(|(a, b)| a.size().zip(b.size()).is_none_or(|(a, b)| a == b));
+            if !fits {
+                return Err(Error::shapes(
+                    SUBSTR,
+                    format!("input {index} ({arg}) must be a scalar or have the strings' shape {x}"),
+                ));
+            }
+        }
+        Ok(vec![x.clone()])
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
-        let [x] = fixed_inputs::<1>(SUBSTR, inputs)?;
+        let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
+        self.infer(&types)?;
+        let x = &inputs[0];
+        let (positions, lengths) = if self.from_inputs {
+            (Some(self.per_string(x, &inputs[1], 1)?), Some(self.per_string(x, &inputs[2], 2)?))
+        } else {
+            (None, None)
+        };
         let col = string_column(SUBSTR, 0, x)?;
-        one(map_to_strings(SUBSTR, x, |i, s, out| match self.byte_range(s) {
-            Some(range) => {
-                out.extend(&s[range]);
-                Ok(())
-            }
-            None => {
-                let size = match self.unit {
-                    CharUnit::Byte => s.len(),
-                    CharUnit::Utf8Char => utf8_len(s),
-                };
-                Err(Error::out_of_range_at(
-                    SUBSTR,
-                    self.pos,
-                    x.rank(),
-                    size,
-                    format!("pos in {} (unit {})", locate(x, col, i), self.unit),
-                ))
+        one(map_to_strings(SUBSTR, x, |i, s, out| {
+            let pos = positions.as_ref().map_or(self.pos, |p| p[i]);
+            let len = lengths.as_ref().map_or(self.len, |l| l[i]);
+            match self.byte_range(s, pos, len) {
+                Some(range) => {
+                    out.extend(&s[range]);
+                    Ok(())
+                }
+                None => {
+                    let size = match self.unit {
+                        CharUnit::Byte => s.len(),
+                        CharUnit::Utf8Char => utf8_len(s),
+                    };
+                    Err(Error::out_of_range_at(
+                        SUBSTR,
+                        pos,
+                        x.rank(),
+                        size,
+                        format!("pos in {} (unit {})", locate(x, col, i), self.unit),
+                    ))
+                }
             }
         })?)
     }
@@ -778,6 +872,515 @@ impl Op for Lower {
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         map_ascii_case(LOWER, inputs, false)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `tf.strings.strip`: removes ASCII whitespace (space, `\t`, `\n`, `\v`, `\f`, `\r`) at both
+/// ends of each string.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Strip;
+
+impl Strip {
+    /// The op.
+    pub fn new() -> Self {
+        Strip
+    }
+
+    /// From graph-file attributes (none).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&[])?;
+        Ok(Strip)
+    }
+}
+
+impl Op for Strip {
+    fn name(&self) -> String {
+        "StringsStrip".to_owned()
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        infer_same_structure(STRIP, inputs, DType::String)
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let [x] = fixed_inputs::<1>(STRIP, inputs)?;
+        // `u8::is_ascii_whitespace` leaves out the vertical tab, which TensorFlow strips.
+        let space = |b: &u8| b.is_ascii_whitespace() || *b == 0x0b;
+        one(map_to_strings(STRIP, x, |_, s, out| {
+            let start = s.iter().position(|b| !space(b)).unwrap_or(s.len());
+            let end = s.iter().rposition(|b| !space(b)).map_or(start, |e| e + 1);
+            out.extend(&s[start..end]);
+            Ok(())
+        })?)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `tf.strings.as_string` with the default attributes: integers in decimal, floats as C's `%f` of
+/// the value widened to double (6 decimals, `inf`, `-inf`, `nan` / `-nan` by the sign bit), bools as
+/// `true` / `false`, strings unchanged. Keeps the input's structure.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AsString;
+
+impl AsString {
+    /// The op.
+    pub fn new() -> Self {
+        AsString
+    }
+
+    /// From graph-file attributes (none).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&[])?;
+        Ok(AsString)
+    }
+}
+
+/// Writes `v` as C's `printf("%f", v)` does.
+fn write_c_float(out: &mut String, v: f64) {
+    use std::fmt::Write;
+    // Writing into a String cannot fail.
+    let _ = match v {
+        _ if v.is_nan() => write!(out, "{}nan", if v.is_sign_negative() { "-" } else { "" }),
+        _ if v.is_infinite() => write!(out, "{}inf", if v < 0.0 { "-" } else { "" }),
+        _ => write!(out, "{v:.6}"),
+    };
+}
+
+impl Op for AsString {
+    fn name(&self) -> String {
+        "StringsAsString".to_owned()
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity(AS_STRING, inputs, 1..=1)?;
+        Ok(vec![inputs[0].clone().with_dtype(DType::String)])
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        use std::fmt::Write;
+        let [x] = fixed_inputs::<1>(AS_STRING, inputs)?;
+        let values = x.flat_values();
+        if values.dtype() == DType::String {
+            return one(x.clone());
+        }
+        let mut out = StringBuilder::with_capacity(values.len(), values.len() * 4);
+        // One text buffer, reused for every element.
+        let mut text = String::new();
+        ragtime_core::dispatch_dtype!(values.dtype(),
+            T => {
+                let data = values.as_slice::<T>().ok_or_else(|| Error::dtype(AS_STRING, "unexpected dtype"))?;
+                for &v in data {
+                    text.clear();
+                    match T::DTYPE {
+                        DType::F32 | DType::F64 => write_c_float(&mut text, v.to_f64()),
+                        // Integers and bools print themselves (`true` / `false`).
+                        _ => {
+                            let _ = write!(text, "{v}");
+                        }
+                    }
+                    out.push(text.as_bytes());
+                }
+            },
+            // Returned unchanged above.
+            string => {});
+        one(x.with_flat_values(DenseTensor::String(out.finish(values.shape().to_vec())?))?)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// What `unicode_encode` / `unicode_decode` do with an invalid code point or byte sequence
+/// (TensorFlow's `errors` attribute).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum UnicodeErrors {
+    /// Write `replacement_char` instead (the default).
+    #[default]
+    Replace,
+    /// Drop it.
+    Ignore,
+    /// Fail with `invalid_value`.
+    Strict,
+}
+
+impl UnicodeErrors {
+    /// From the attribute `errors` of `attrs` (`replace` when absent).
+    fn from_attrs(op: &str, attrs: &Attrs) -> Result<Self> {
+        match attrs.str_opt("errors")? {
+            None | Some("replace") => Ok(UnicodeErrors::Replace),
+            Some("ignore") => Ok(UnicodeErrors::Ignore),
+            Some("strict") => Ok(UnicodeErrors::Strict),
+            Some(other) => Err(Error::argument(op, format!("errors must be replace, ignore or strict, got `{other}`"))),
+        }
+    }
+}
+
+/// `replacement_char` of `attrs` (65533 when absent), a valid code point.
+fn replacement_char_attr(op: &str, attrs: &Attrs) -> Result<char> {
+    let code = attrs.int_opt("replacement_char")?.unwrap_or(0xFFFD);
+    u32::try_from(code)
+        .ok()
+        .and_then(char::from_u32)
+        .ok_or_else(|| Error::argument(op, format!("replacement_char {code} is not a code point")))
+}
+
+/// `tf.strings.unicode_encode(code_points, "UTF-8")`: each innermost row of int32 code points
+/// joined into one UTF-8 string (the result has one dim less). Negative, surrogate and
+/// above-0x10FFFF code points are replaced by `replacement_char`, dropped, or `invalid_value`
+/// (naming the row), as `errors` says.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UnicodeEncode {
+    /// What to do with an invalid code point.
+    pub errors: UnicodeErrors,
+    /// The replacement character.
+    pub replacement_char: char,
+}
+
+impl Default for UnicodeEncode {
+    fn default() -> Self {
+        UnicodeEncode { errors: UnicodeErrors::Replace, replacement_char: '\u{FFFD}' }
+    }
+}
+
+impl UnicodeEncode {
+    /// From graph-file attributes: `output_encoding` (`UTF-8` only), `errors`, `replacement_char`.
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["output_encoding", "errors", "replacement_char"])?;
+        match attrs.str_opt("output_encoding")? {
+            None | Some("UTF-8") => {}
+            Some(other) => {
+                return Err(Error::argument(UNICODE_ENCODE, format!("output_encoding must be UTF-8, got `{other}`")))
+            }
+        }
+        Ok(UnicodeEncode {
+            errors: UnicodeErrors::from_attrs(UNICODE_ENCODE, attrs)?,
+            replacement_char: replacement_char_attr(UNICODE_ENCODE, attrs)?,
+        })
+    }
+}
+
+impl Op for UnicodeEncode {
+    fn name(&self) -> String {
+        format!(
+            "StringsUnicodeEncode{{errors={:?}, replacement_char={}}}",
+            self.errors,
+            u32::from(self.replacement_char)
+        )
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity(UNICODE_ENCODE, inputs, 1..=1)?;
+        let x = &inputs[0];
+        expect_dtype(UNICODE_ENCODE, 0, x, &[DType::I32], "int32 (code points)")?;
+        if x.rank() == 0 {
+            return Err(Error::shapes(UNICODE_ENCODE, "input 0 must have rank >= 1, got a scalar"));
+        }
+        let mut dims = x.dims.clone();
+        dims.pop();
+        let ragged_rank = if x.inner_dims().is_empty() { x.ragged_rank.saturating_sub(1) } else { x.ragged_rank };
+        Ok(vec![TensorType::new(DType::String, ragged_rank, dims)?])
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let [x] = fixed_inputs::<1>(UNICODE_ENCODE, inputs)?;
+        self.infer(&[TensorType::of(x)])?;
+        let values = x.flat_values();
+        let codes = values.as_slice::<i32>().ok_or_else(|| Error::dtype(UNICODE_ENCODE, "input 0 must be int32"))?;
+        // The rows joined: innermost ragged rows, or the last dim of the flat values.
+        let (rows, shape, partitions): (Vec<std::ops::Range<usize>>, Vec<usize>, Vec<RowPartition>) =
+            if x.ragged_rank() > 0 && values.rank() == 1 {
+                let last = &x.partitions()[x.ragged_rank() - 1];
+                (
+                    (0..last.nrows()).map(|r| last.row_range(r)).collect(),
+                    vec![last.nrows()],
+                    x.partitions()[..x.ragged_rank() - 1].to_vec(),
+                )
+            } else {
+                let width = values.shape()[values.rank() - 1];
+                let shape = values.shape()[..values.rank() - 1].to_vec();
+                let n: usize = shape.iter().product();
+                ((0..n).map(|r| r * width..(r + 1) * width).collect(), shape, x.partitions().to_vec())
+            };
+        let mut out = StringBuilder::with_capacity(rows.len(), codes.len());
+        let mut utf8 = [0u8; 4];
+        for (r, range) in rows.into_iter().enumerate() {
+            for &code in &codes[range] {
+                let c = match u32::try_from(code).ok().and_then(char::from_u32) {
+                    Some(c) => c,
+                    None => match self.errors {
+                        UnicodeErrors::Replace => self.replacement_char,
+                        UnicodeErrors::Ignore => continue,
+                        UnicodeErrors::Strict => {
+                            return Err(Error::value(
+                                UNICODE_ENCODE,
+                                format!("row {r} holds {code}, which is not a Unicode scalar value"),
+                            ))
+                        }
+                    },
+                };
+                out.extend(c.encode_utf8(&mut utf8).as_bytes());
+            }
+            out.end_string();
+        }
+        one(RaggedTensor::new(DenseTensor::String(out.finish(shape)?), partitions)?)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `tf.strings.unicode_decode` (`split` false: int32 code points) and `tf.strings.unicode_split`
+/// (`split` true: one string per character) of UTF-8 strings: one more ragged dim (a scalar gives
+/// a vector; the dims of a dense input become uniform ragged dims, as in TensorFlow). Each maximal
+/// ill-formed subsequence (as Rust's `String::from_utf8_lossy` finds them) becomes one
+/// `replacement_char`, is dropped, or is `invalid_value` (naming the string), as `errors` says.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UnicodeDecode {
+    /// Characters as strings (`unicode_split`) instead of code points.
+    pub split: bool,
+    /// What to do with invalid UTF-8.
+    pub errors: UnicodeErrors,
+    /// The replacement character.
+    pub replacement_char: char,
+}
+
+impl UnicodeDecode {
+    /// `unicode_decode` (`split` false) or `unicode_split` with TensorFlow's defaults.
+    pub fn new(split: bool) -> Self {
+        UnicodeDecode { split, errors: UnicodeErrors::Replace, replacement_char: '\u{FFFD}' }
+    }
+
+    fn op_name(&self) -> &'static str {
+        if self.split {
+            UNICODE_SPLIT
+        } else {
+            UNICODE_DECODE
+        }
+    }
+
+    /// From graph-file attributes: `input_encoding` (`UTF-8` only), `errors`, `replacement_char`.
+    pub fn from_attrs(split: bool, attrs: &Attrs) -> Result<Self> {
+        let op = if split { UNICODE_SPLIT } else { UNICODE_DECODE };
+        attrs.only(&["input_encoding", "errors", "replacement_char"])?;
+        match attrs.str_opt("input_encoding")? {
+            None | Some("UTF-8") => {}
+            Some(other) => return Err(Error::argument(op, format!("input_encoding must be UTF-8, got `{other}`"))),
+        }
+        Ok(UnicodeDecode {
+            split,
+            errors: UnicodeErrors::from_attrs(op, attrs)?,
+            replacement_char: replacement_char_attr(op, attrs)?,
+        })
+    }
+
+    /// Calls `f` with each character of `s` (invalid sequences handled as `errors` says).
+    fn chars(&self, s: &[u8], mut f: impl FnMut(char)) -> std::result::Result<(), ()> {
+        for chunk in s.utf8_chunks() {
+            chunk.valid().chars().for_each(&mut f);
+            if !chunk.invalid().is_empty() {
+                match self.errors {
+                    UnicodeErrors::Replace => f(self.replacement_char),
+                    UnicodeErrors::Ignore => {}
+                    UnicodeErrors::Strict => return Err(()),
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Op for UnicodeDecode {
+    fn name(&self) -> String {
+        format!(
+            "{}{{errors={:?}, replacement_char={}}}",
+            if self.split { "StringsUnicodeSplit" } else { "StringsUnicodeDecode" },
+            self.errors,
+            u32::from(self.replacement_char)
+        )
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        let op = self.op_name();
+        expect_arity(op, inputs, 1..=1)?;
+        let x = &inputs[0];
+        expect_string(op, 0, x)?;
+        let dtype = if self.split { DType::String } else { DType::I32 };
+        if x.rank() == 0 {
+            return Ok(vec![TensorType::dense(dtype, &[None])]);
+        }
+        let mut dims = vec![x.dims[0]];
+        dims.extend(std::iter::repeat_n(Dim::Ragged, x.rank()));
+        Ok(vec![TensorType::new(dtype, x.rank(), dims)?])
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let op = self.op_name();
+        let [x] = fixed_inputs::<1>(op, inputs)?;
+        self.infer(&[TensorType::of(x)])?;
+        // Every dim of the strings as a partition, so their flat values are a vector.
+        let strings = if x.rank() >= 2 { crate::gather::raise_ragged_rank(op, x, x.rank() - 1)? } else { x.clone() };
+        let col = string_column(op, 0, &strings)?;
+        let mut lengths = limits::try_vec::<i64>(op, col.len())?;
+        let mut codes: Vec<i32> = Vec::new();
+        let mut pieces =
+            StringBuilder::with_capacity(if self.split { col.bytes().len() } else { 0 }, col.bytes().len());
+        let mut utf8 = [0u8; 4];
+        for (i, s) in col.iter().enumerate() {
+            let mut count = 0i64;
+            let decoded = self.chars(s, |c| {
+                count += 1;
+                if self.split {
+                    pieces.push(c.encode_utf8(&mut utf8).as_bytes());
+                } else {
+                    codes.push(c as i32);
+                }
+            });
+            if decoded.is_err() {
+                return Err(Error::value(op, format!("{} is not valid UTF-8", locate(x, col, i))));
+            }
+            lengths.push(count);
+        }
+        let n = lengths.iter().sum::<i64>() as usize;
+        let values = if self.split { DenseTensor::String(pieces.finish(vec![n])?) } else { DenseTensor::vector(codes) };
+        if x.rank() == 0 {
+            return one(RaggedTensor::dense(values));
+        }
+        let mut partitions = strings.partitions().to_vec();
+        partitions.push(RowPartition::from_row_lengths(&lengths)?);
+        one(RaggedTensor::new(values, partitions)?)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn properties(&self) -> OpProperties {
+        OpProperties {
+            elementwise: false,
+            keeps_partitions_of: None,
+            can_fail: self.errors == UnicodeErrors::Strict,
+            cost: Cost::Cheap,
+        }
+    }
+}
+
+/// `tf.strings.to_number(s, out_type)`: each string parsed as `out_type` (float32 by default,
+/// float64, int32, int64), keeping the input's structure. ASCII whitespace around the number is
+/// allowed. Floats: an optionally signed decimal (`1e3`, `.5`, `5.`), a `0x` hexadecimal float
+/// (optional `p` exponent), or `inf` / `infinity` / `nan` in any case; out of range gives ±inf or
+/// 0. Integers: an optionally signed run of decimal digits, in range. Anything else is
+/// `invalid_value`, naming the string.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ToNumber {
+    /// The result's dtype.
+    pub out_type: DType,
+}
+
+impl ToNumber {
+    /// Parsing into `out_type` (float32, float64, int32 or int64; else `invalid_argument`).
+    pub fn new(out_type: DType) -> Result<Self> {
+        if !matches!(out_type, DType::F32 | DType::F64 | DType::I32 | DType::I64) {
+            return Err(Error::argument(
+                TO_NUMBER,
+                format!("out_type must be float32, float64, int32 or int64, got {out_type}"),
+            ));
+        }
+        Ok(ToNumber { out_type })
+    }
+
+    /// From graph-file attributes: `out_type` (`float32` by default).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["out_type"])?;
+        let out_type = match attrs.str_opt("out_type")? {
+            None => DType::F32,
+            Some(name) => {
+                DType::from_name(name).ok_or_else(|| Error::argument(TO_NUMBER, format!("unknown dtype `{name}`")))?
+            }
+        };
+        ToNumber::new(out_type)
+    }
+}
+
+/// `s` without ASCII whitespace at both ends, as text (`None` when it is not ASCII-clean UTF-8).
+fn trimmed(s: &[u8]) -> Option<&str> {
+    let space = |b: &u8| b.is_ascii_whitespace() || *b == 0x0b;
+    let start = s.iter().position(|b| !space(b)).unwrap_or(s.len());
+    let end = s.iter().rposition(|b| !space(b)).map_or(start, |e| e + 1);
+    std::str::from_utf8(&s[start..end]).ok()
+}
+
+/// A float as `strtod` reads it (see [`ToNumber`]), in float64.
+fn parse_float(text: &str) -> Option<f64> {
+    let (negative, body) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let value = match body.get(..2) {
+        Some("0x") | Some("0X") => parse_hex_float(&body[2..])?,
+        // Rust's grammar is strtod's for decimals and inf / infinity / nan (any case); a second
+        // sign was taken above, so refuse one here.
+        _ if body.starts_with(['+', '-']) => return None,
+        _ => body.parse::<f64>().ok()?,
+    };
+    Some(if negative { -value } else { value })
+}
+
+/// The hexadecimal float after `0x`: hex digits with an optional point, then an optional binary
+/// exponent `p[+-]digits`.
+fn parse_hex_float(text: &str) -> Option<f64> {
+    let (digits, exponent) = match text.find(['p', 'P']) {
+        Some(i) => (&text[..i], text[i + 1..].parse::<i32>().ok()?),
+        None => (text, 0),
+    };
+    let (int_part, frac_part) = digits.split_once('.').unwrap_or((digits, ""));
+    if int_part.is_empty() && frac_part.is_empty() {
+        return None;
+    }
+    let mut mantissa = 0f64;
+    for c in int_part.chars().chain(frac_part.chars()) {
+        mantissa = mantissa * 16.0 + f64::from(c.to_digit(16)?);
+    }
+    let scale = exponent.saturating_sub(4 * frac_part.len() as i32);
+    Some(libm::ldexp(mantissa, scale))
+}
+
+impl Op for ToNumber {
+    fn name(&self) -> String {
+        format!("StringsToNumber{{out_type={}}}", self.out_type)
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        infer_same_structure(TO_NUMBER, inputs, self.out_type)
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let [x] = fixed_inputs::<1>(TO_NUMBER, inputs)?;
+        let col = string_column(TO_NUMBER, 0, x)?;
+        let bad =
+            |i: usize| Error::value(TO_NUMBER, format!("{} is not a {} number", locate(x, col, i), self.out_type));
+        let out = match self.out_type {
+            DType::F32 => map_to_numbers(TO_NUMBER, x, |i, s| {
+                trimmed(s).and_then(parse_float).map(|v| v as f32).ok_or_else(|| bad(i))
+            })?,
+            DType::F64 => map_to_numbers(TO_NUMBER, x, |i, s| trimmed(s).and_then(parse_float).ok_or_else(|| bad(i)))?,
+            DType::I32 => map_to_numbers(TO_NUMBER, x, |i, s| {
+                trimmed(s).and_then(|t| t.parse::<i32>().ok()).ok_or_else(|| bad(i))
+            })?,
+            _ => map_to_numbers(TO_NUMBER, x, |i, s| {
+                trimmed(s).and_then(|t| t.parse::<i64>().ok()).ok_or_else(|| bad(i))
+            })?,
+        };
+        one(out)
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -1813,6 +2416,51 @@ mod tests {
         let want = ragged![["<s> a", "a b", "b </s>", "<s> a b", "a b </s>"]].unwrap();
         assert_value(&out[0], &want);
         assert!(lookup("strings.nope", &attrs("strings.nope", &[])).is_none());
+    }
+
+    #[test]
+    fn to_number_follows_strtod_and_refuses_the_rest() {
+        for (text, want) in
+            [("0x1.8p1", 3.0), ("-0X10", -16.0), ("  .5\t", 0.5), ("INFINITY", f64::INFINITY), ("1e400", f64::INFINITY)]
+        {
+            assert_eq!(trimmed(text.as_bytes()).and_then(parse_float), Some(want), "{text:?}");
+        }
+        for text in ["", "+-1", "0x", "0xg", "1.5abc", "1 2", "0x1p"] {
+            assert_eq!(trimmed(text.as_bytes()).and_then(parse_float), None, "{text:?}");
+        }
+        let op = ToNumber::new(DType::I32).unwrap();
+        let e = op.perform(&[ragged![["1", "2147483648"]].unwrap()]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidValue);
+        assert!(e.to_string().contains("2147483648") && e.to_string().contains("[0, 1]"), "{e}");
+        assert_eq!(ToNumber::new(DType::Bool).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    }
+
+    #[test]
+    fn unicode_encode_errors_and_as_string_floats() {
+        let codes =
+            RaggedTensor::from_row_splits(DenseTensor::vector(vec![104i32, 0xD800, 105, -1]), vec![0, 2, 4]).unwrap();
+        let strict = UnicodeEncode { errors: UnicodeErrors::Strict, ..UnicodeEncode::default() };
+        let e = strict.perform(std::slice::from_ref(&codes)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidValue);
+        assert!(e.to_string().contains("row 0") && e.to_string().contains("55296"), "{e}");
+        let ignore = UnicodeEncode { errors: UnicodeErrors::Ignore, ..UnicodeEncode::default() };
+        let y = ignore.perform(std::slice::from_ref(&codes)).unwrap().remove(0);
+        let texts: Vec<&[u8]> = y.flat_values().as_strings().unwrap().iter().collect();
+        assert_eq!(texts, [&b"h"[..], b"i"]);
+        let y = UnicodeEncode::default().perform(&[codes]).unwrap().remove(0);
+        assert_eq!(y.flat_values().as_strings().unwrap().get(1), "i\u{FFFD}".as_bytes());
+        // C's %f: six decimals, signed zero and NaN keep their sign.
+        let mut text = String::new();
+        for (v, want) in [
+            (-0.0, "-0.000000"),
+            (f64::NAN, "nan"),
+            (-f64::NAN, "-nan"),
+            (1e20f32 as f64, "100000002004087734272.000000"),
+        ] {
+            text.clear();
+            write_c_float(&mut text, v);
+            assert_eq!(text, want);
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! Structure ops: `concat`, `stack`, `tile`, `reverse`, `fill`, `ragged.range`, and the dense /
-//! sparse conversions `to_tensor`, `from_tensor`, `to_sparse`, `from_sparse`.
+//! Structure ops: `concat`, `stack`, `tile`, `reverse`, `fill`, `ragged.range`, `one_hot`,
+//! `expand_dims`, `merge_dims`, `ones_like` / `zeros_like`, and the dense / sparse conversions
+//! `to_tensor`, `from_tensor`, `to_sparse`, `from_sparse`.
 //!
 //! Data movement follows one idea throughout: compute the new row partitions and the list of
 //! source rows, then gather with [`DenseTensor::take_rows`], which works for every dtype
@@ -13,13 +14,13 @@ use std::ops::Range;
 use ragtime_core::{
     DType, DenseTensor, Dim, Element, Error, Level, Literal, RaggedTensor, Result, RowPartition, TensorType,
 };
-use ragtime_graph::{expect_arity, Attrs, Op};
+use ragtime_graph::{expect_arity, Attrs, Cost, Op, OpProperties};
 
 use crate::gather::{raise_ragged_rank, take_rows};
 use crate::index::row_type;
 use crate::util::{
-    check_scalar_literal, dense_input, expect_dense_rank, expect_int_vector, expect_integer, fixed_inputs,
-    int_vector_input, normalize_axis, one, scalar_attr, scalar_tensor, shared, show_literal,
+    dense_input, expect_dense_rank, expect_int_vector, expect_integer, fixed_inputs, int_vector_input, literal_attr,
+    literal_tensor, normalize_axis, one, scalar_attr, scalar_tensor, shared, show_literal,
 };
 
 /// The op of this module called `name`, if any.
@@ -35,6 +36,11 @@ pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<ragtime_graph::
         "from_tensor" => shared(FromTensor::from_attrs(attrs)),
         "to_sparse" => shared(ToSparse::from_attrs(attrs)),
         "from_sparse" => shared(FromSparse::from_attrs(attrs)),
+        "one_hot" => shared(OneHot::from_attrs(attrs)),
+        "expand_dims" => shared(ExpandDims::from_attrs(attrs)),
+        "merge_dims" => shared(MergeDims::from_attrs(attrs)),
+        "ones_like" => shared(FilledLike::from_attrs(true, attrs)),
+        "zeros_like" => shared(FilledLike::from_attrs(false, attrs)),
         _ => return None,
     })
 }
@@ -986,6 +992,403 @@ impl Op for RaggedRange {
 }
 
 // ---------------------------------------------------------------------------------------------
+// expand_dims, merge_dims, ones_like, zeros_like
+
+/// `expand_dims(x, axis)` (`tf.expand_dims`): a dim of size 1 inserted before `axis` (`-1` is
+/// after the last dim). For ragged `x`, an axis up to the ragged rank inserts a uniform row
+/// partition of length 1 (ragged rank + 1; axis 0 puts every row under one new outer row), a later
+/// axis a uniform inner dim of size 1.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ExpandDims {
+    /// Where the new dim goes, in `-(rank + 1)..=rank`.
+    pub axis: i64,
+}
+
+impl ExpandDims {
+    /// `expand_dims` at `axis`.
+    pub fn new(axis: i64) -> Self {
+        ExpandDims { axis }
+    }
+    /// From graph-file attributes: `axis` (required).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["axis"])?;
+        Ok(ExpandDims { axis: attrs.int("axis")? })
+    }
+}
+
+impl Op for ExpandDims {
+    fn name(&self) -> String {
+        format!("ExpandDims{{axis={}}}", self.axis)
+    }
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity("expand_dims", inputs, 1..=1)?;
+        let x = &inputs[0];
+        let axis = normalize_axis("expand_dims", self.axis, x.rank() + 1)?;
+        let rr = x.ragged_rank;
+        let mut dims = x.dims.clone();
+        let ragged_rank = if rr > 0 && axis == 0 {
+            dims[0] = Dim::Ragged;
+            dims.insert(0, Dim::Known(1));
+            rr + 1
+        } else if rr > 0 && axis <= rr {
+            dims.insert(axis, Dim::Ragged);
+            rr + 1
+        } else {
+            dims.insert(axis, Dim::Known(1));
+            rr
+        };
+        Ok(vec![TensorType::new(x.dtype, ragged_rank, dims)?])
+    }
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let [x] = fixed_inputs("expand_dims", inputs)?;
+        self.infer(&[TensorType::of(x)])?;
+        let axis = normalize_axis("expand_dims", self.axis, x.rank() + 1)?;
+        let rr = x.ragged_rank();
+        if rr == 0 || axis > rr {
+            let flat = x.flat_values();
+            let mut shape = flat.shape().to_vec();
+            shape.insert(axis - rr, 1);
+            return one(x.with_flat_values(flat.reshape(shape)?)?);
+        }
+        let mut partitions = x.partitions().to_vec();
+        // The number of elements at the level the new partition splits: rows of `axis - 1`.
+        let (length, nrows) = if axis == 0 { (x.nrows(), 1) } else { (1, partitions[axis - 1].nrows()) };
+        // Above the partition of the same level (partition `k` describes dim `k + 1`).
+        partitions.insert(axis.saturating_sub(1), RowPartition::from_uniform_row_length(length, nrows)?);
+        one(RaggedTensor::new(x.flat_values().clone(), partitions)?)
+    }
+    fn properties(&self) -> OpProperties {
+        OpProperties { cost: Cost::Free, ..OpProperties::default() }
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `merge_dims(x, outer_axis, inner_axis)` (`RaggedTensor.merge_dims`): dims `outer_axis` to
+/// `inner_axis` (inclusive) become one, their items concatenated in order. Merging from axis 0
+/// past every ragged dim gives a dense tensor; `outer_axis == inner_axis` changes nothing;
+/// `outer_axis > inner_axis` is `invalid_argument`. Dense tensors are reshaped likewise.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct MergeDims {
+    /// The first merged dim.
+    pub outer_axis: i64,
+    /// The last merged dim.
+    pub inner_axis: i64,
+}
+
+impl MergeDims {
+    /// `merge_dims(outer_axis, inner_axis)`.
+    pub fn new(outer_axis: i64, inner_axis: i64) -> Self {
+        MergeDims { outer_axis, inner_axis }
+    }
+    /// From graph-file attributes: `outer_axis`, `inner_axis` (required).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["outer_axis", "inner_axis"])?;
+        Ok(MergeDims { outer_axis: attrs.int("outer_axis")?, inner_axis: attrs.int("inner_axis")? })
+    }
+    /// The axes, resolved against `rank`.
+    fn axes(&self, rank: usize) -> Result<(usize, usize)> {
+        let outer = normalize_axis("merge_dims", self.outer_axis, rank)?;
+        let inner = normalize_axis("merge_dims", self.inner_axis, rank)?;
+        if outer > inner {
+            return Err(Error::argument(
+                "merge_dims",
+                format!("outer_axis {} comes after inner_axis {}", self.outer_axis, self.inner_axis),
+            ));
+        }
+        Ok((outer, inner))
+    }
+}
+
+impl Op for MergeDims {
+    fn name(&self) -> String {
+        format!("MergeDims{{outer_axis={}, inner_axis={}}}", self.outer_axis, self.inner_axis)
+    }
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity("merge_dims", inputs, 1..=1)?;
+        let x = &inputs[0];
+        let (outer, inner) = self.axes(x.rank())?;
+        let rr = x.ragged_rank;
+        if outer == inner {
+            return Ok(vec![x.clone()]);
+        }
+        let (merged, ragged_rank) = if rr == 0 || outer > rr {
+            let sizes: Option<Vec<usize>> = x.dims[outer..=inner].iter().map(|d| d.size()).collect();
+            (Dim::from_option(sizes.and_then(|s| s.iter().try_fold(1usize, |a, &b| a.checked_mul(b)))), rr)
+        } else if outer == 0 {
+            (Dim::Unknown, rr.saturating_sub(inner))
+        } else {
+            (Dim::Ragged, outer + rr.saturating_sub(inner))
+        };
+        let mut dims = x.dims[..outer].to_vec();
+        dims.push(merged);
+        dims.extend_from_slice(&x.dims[inner + 1..]);
+        Ok(vec![TensorType::new(x.dtype, ragged_rank, dims)?])
+    }
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let [x] = fixed_inputs("merge_dims", inputs)?;
+        let (outer, inner) = self.axes(x.rank())?;
+        let rr = x.ragged_rank();
+        if outer == inner {
+            return one(x.clone());
+        }
+        if rr == 0 || outer > rr {
+            let flat = x.flat_values();
+            let (o, i) = (outer - rr, inner - rr);
+            let shape = flat.shape();
+            let mut merged = shape[..o].to_vec();
+            merged.push(shape[o..=i].iter().product());
+            merged.extend_from_slice(&shape[i + 1..]);
+            return one(x.with_flat_values(flat.reshape(merged)?)?);
+        }
+        // Every merged dim as a partition, then the partitions of dims `outer + 1..=inner` are
+        // folded into the one of dim `outer` (or dropped when `outer` is the outer dim).
+        let y = raise_ragged_rank("merge_dims", x, inner)?;
+        let parts = y.partitions();
+        let mut partitions = Vec::with_capacity(parts.len());
+        if outer > 0 {
+            partitions.extend_from_slice(&parts[..outer - 1]);
+            let mut splits = parts[outer - 1].row_splits().to_vec();
+            for p in &parts[outer..inner] {
+                let through = p.row_splits();
+                for s in &mut splits {
+                    *s = through[*s as usize];
+                }
+            }
+            partitions.push(RowPartition::from_row_splits(splits)?);
+        }
+        partitions.extend_from_slice(&parts[inner..]);
+        one(RaggedTensor::new(y.flat_values().clone(), partitions)?)
+    }
+    fn properties(&self) -> OpProperties {
+        OpProperties { cost: Cost::Free, ..OpProperties::default() }
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `ones_like(x)` / `zeros_like(x)` (`tf.ones_like` / `tf.zeros_like`): `x`'s structure (its
+/// partitions shared) filled with one / zero of `dtype` (default `x`'s): `true` / `false` for
+/// bool, `""` for the zeros of strings; ones of strings are `type_mismatch`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FilledLike {
+    /// Ones instead of zeros.
+    pub ones: bool,
+    /// The result's dtype (`None`: the input's).
+    pub dtype: Option<DType>,
+}
+
+impl FilledLike {
+    /// `ones_like` (`ones`) or `zeros_like`, giving `dtype` (`None`: the input's).
+    pub fn new(ones: bool, dtype: Option<DType>) -> Self {
+        FilledLike { ones, dtype }
+    }
+    /// From graph-file attributes: `dtype` (optional).
+    pub fn from_attrs(ones: bool, attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["dtype"])?;
+        let op = if ones { "ones_like" } else { "zeros_like" };
+        let dtype = attrs
+            .str_opt("dtype")?
+            .map(|name| DType::from_name(name).ok_or_else(|| Error::argument(op, format!("unknown dtype `{name}`"))))
+            .transpose()?;
+        Ok(FilledLike { ones, dtype })
+    }
+    fn op_name(&self) -> &'static str {
+        if self.ones {
+            "ones_like"
+        } else {
+            "zeros_like"
+        }
+    }
+    /// The fill value as a 0-d tensor of `dtype`.
+    fn fill(&self, dtype: DType) -> Result<DenseTensor> {
+        let lit = match dtype {
+            DType::Bool => Literal::Bool(self.ones),
+            DType::String if self.ones => {
+                return Err(Error::dtype(self.op_name(), "strings have no one"));
+            }
+            DType::String => Literal::Str(Vec::new()),
+            _ => Literal::Int(i128::from(self.ones)),
+        };
+        scalar_tensor(self.op_name(), "the fill value", &lit, dtype)
+    }
+}
+
+impl Op for FilledLike {
+    fn name(&self) -> String {
+        let name = if self.ones { "OnesLike" } else { "ZerosLike" };
+        match self.dtype {
+            Some(d) => format!("{name}{{dtype={d}}}"),
+            None => name.into(),
+        }
+    }
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity(self.op_name(), inputs, 1..=1)?;
+        let dtype = self.dtype.unwrap_or(inputs[0].dtype);
+        self.fill(dtype)?;
+        Ok(vec![inputs[0].clone().with_dtype(dtype)])
+    }
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let [x] = fixed_inputs(self.op_name(), inputs)?;
+        let dtype = self.dtype.unwrap_or(x.dtype());
+        let flat = DenseTensor::full(x.flat_values().shape().to_vec(), &self.fill(dtype)?)?;
+        one(x.with_flat_values(flat)?)
+    }
+    fn properties(&self) -> OpProperties {
+        OpProperties { elementwise: false, keeps_partitions_of: Some(0), can_fail: false, cost: Cost::Cheap }
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// one_hot
+
+/// `one_hot(indices)` (`tf.one_hot` with axis -1): each index becomes a new innermost uniform dim
+/// of size `depth` holding `on_value` at the index and `off_value` elsewhere; an index outside
+/// `[0, depth)` gives `off_value` only. The result keeps the indices' partitions.
+///
+/// `dtype` is the values' dtype: given, else `on_value`'s (`off_value`'s) literal type, else
+/// float32. `on_value` / `off_value` default to 1 / 0 (true / false for bool); strings need both.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OneHot {
+    /// The size of the new dim.
+    pub depth: usize,
+    /// The value at the index (`None`: one).
+    pub on_value: Option<Literal>,
+    /// The value elsewhere (`None`: zero).
+    pub off_value: Option<Literal>,
+    /// The values' dtype (`None`: from the values, else float32).
+    pub dtype: Option<DType>,
+}
+
+const ONE_HOT: &str = "one_hot";
+
+impl OneHot {
+    /// `one_hot` with `depth`, float32 ones and zeros.
+    pub fn new(depth: usize) -> Self {
+        OneHot { depth, on_value: None, off_value: None, dtype: None }
+    }
+
+    /// The same op giving `on` / `off` (their dtype unless [`OneHot::with_dtype`] says otherwise).
+    pub fn with_values(self, on: impl Into<Literal>, off: impl Into<Literal>) -> Self {
+        OneHot { on_value: Some(on.into()), off_value: Some(off.into()), ..self }
+    }
+
+    /// The same op giving values of `dtype`.
+    pub fn with_dtype(self, dtype: DType) -> Self {
+        OneHot { dtype: Some(dtype), ..self }
+    }
+
+    /// From graph-file attributes: `depth` (required, >= 0), `on_value`, `off_value` (scalars),
+    /// `dtype`.
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["depth", "on_value", "off_value", "dtype"])?;
+        let depth = attrs.int("depth")?;
+        let depth =
+            usize::try_from(depth).map_err(|_| Error::argument(ONE_HOT, format!("depth must be >= 0, got {depth}")))?;
+        let dtype = attrs
+            .str_opt("dtype")?
+            .map(|name| {
+                DType::from_name(name).ok_or_else(|| Error::argument(ONE_HOT, format!("unknown dtype `{name}`")))
+            })
+            .transpose()?;
+        Ok(OneHot {
+            depth,
+            on_value: scalar_attr(attrs, "on_value")?,
+            off_value: scalar_attr(attrs, "off_value")?,
+            dtype,
+        })
+    }
+
+    /// The values' dtype (see the type's doc).
+    fn value_dtype(&self) -> DType {
+        let of_literal = |lit: &Literal| match lit {
+            Literal::Int(_) => Some(DType::I32),
+            Literal::Float(_) => Some(DType::F32),
+            Literal::Bool(_) => Some(DType::Bool),
+            Literal::Str(_) => Some(DType::String),
+            Literal::List(_) => None,
+        };
+        self.dtype
+            .or_else(|| self.on_value.as_ref().and_then(of_literal))
+            .or_else(|| self.off_value.as_ref().and_then(of_literal))
+            .unwrap_or(DType::F32)
+    }
+
+    /// `[off, on]` as a 1-d tensor of the values' dtype (`type_mismatch` when a value is not of it).
+    fn palette(&self) -> Result<DenseTensor> {
+        let dtype = self.value_dtype();
+        let default = |on: bool| match dtype {
+            DType::Bool => Ok(Literal::Bool(on)),
+            DType::String => Err(Error::dtype(ONE_HOT, "string values need both on_value and off_value")),
+            _ => Ok(Literal::Int(i128::from(on))),
+        };
+        let off = self.off_value.clone().map_or_else(|| default(false), Ok)?;
+        let on = self.on_value.clone().map_or_else(|| default(true), Ok)?;
+        let off = scalar_tensor(ONE_HOT, "off_value", &off, dtype)?.reshape(vec![1])?;
+        let on = scalar_tensor(ONE_HOT, "on_value", &on, dtype)?.reshape(vec![1])?;
+        DenseTensor::concat_rows(&[off, on])
+    }
+}
+
+impl Op for OneHot {
+    fn name(&self) -> String {
+        format!(
+            "OneHot{{depth={}, on_value={}, off_value={}, dtype={}}}",
+            self.depth,
+            show_option_literal(&self.on_value),
+            show_option_literal(&self.off_value),
+            self.value_dtype()
+        )
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity(ONE_HOT, inputs, 1..=1)?;
+        let indices = &inputs[0];
+        if !matches!(indices.dtype, DType::U8 | DType::I8 | DType::I32 | DType::I64) {
+            return Err(Error::dtype(
+                ONE_HOT,
+                format!("indices must be uint8, int8, int32 or int64, got {}", indices.dtype),
+            ));
+        }
+        self.palette()?;
+        let mut dims = indices.dims.clone();
+        dims.push(Dim::Known(self.depth));
+        ragtime_core::limits::checked_rank(ONE_HOT, dims.len())?;
+        Ok(vec![TensorType::new(self.value_dtype(), indices.ragged_rank, dims)?])
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let [indices] = fixed_inputs::<1>(ONE_HOT, inputs)?;
+        self.infer(&[TensorType::of(indices)])?;
+        let palette = self.palette()?;
+        let values = indices.flat_values();
+        let mut shape = values.shape().to_vec();
+        shape.push(self.depth);
+        ragtime_core::limits::checked_size(ONE_HOT, &shape, self.value_dtype().size_of().max(1))?;
+        let ids = values.to_i64_vec(ONE_HOT, "input 0 (indices)")?;
+        let depth = self.depth as i64;
+        // Row 1 of the palette (on) where the position is the index, row 0 (off) elsewhere.
+        let picks = ids.iter().flat_map(|&id| {
+            (0..depth).map(move |d| {
+                let row = usize::from(d == id);
+                (0, row..row + 1)
+            })
+        });
+        let flat = DenseTensor::gather_row_runs(ONE_HOT, &[&palette], picks)?;
+        one(indices.with_flat_values(flat.reshape(shape)?)?)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Dense and sparse conversions.
 
 /// An optional scalar attribute as written in op names (`None` when absent).
@@ -993,8 +1396,23 @@ fn show_option_literal(lit: &Option<Literal>) -> String {
     lit.as_ref().map_or_else(|| "None".into(), show_literal)
 }
 
+/// Fails (`incompatible_shapes`) unless a default of shape `default` broadcasts to the inner dims
+/// `inner` (aligned from the right; unknown dims accept anything).
+fn check_default_broadcasts(default: &[usize], inner: &[Dim]) -> Result<()> {
+    let fits = default.len() <= inner.len()
+        && default.iter().rev().zip(inner.iter().rev()).all(|(&d, dim)| d == 1 || dim.size().is_none_or(|n| n == d));
+    if fits {
+        return Ok(());
+    }
+    Err(Error::shapes(
+        "to_tensor",
+        format!("default_value of shape {default:?} does not broadcast to the inner dims {inner:?}"),
+    ))
+}
+
 /// `to_tensor(x)`: `tf.RaggedTensor.to_tensor`, a dense tensor padded with `default_value` (zero or
-/// the empty string when absent); `shape` (one entry per dimension, `None` = bounding size)
+/// the empty string when absent; a scalar, or a tensor that broadcasts to the uniform inner shape,
+/// else `incompatible_shapes`); `shape` (one entry per dimension, `None` = bounding size)
 /// truncates or pads.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToTensor {
@@ -1003,7 +1421,8 @@ pub struct ToTensor {
 }
 
 impl ToTensor {
-    /// The conversion with an optional scalar default and an optional target shape.
+    /// The conversion with an optional default (a scalar or a nested list that broadcasts to the
+    /// inner shape) and an optional target shape.
     pub fn new(default_value: Option<Literal>, shape: Option<Vec<Option<usize>>>) -> Self {
         ToTensor { default_value, shape }
     }
@@ -1024,7 +1443,7 @@ impl ToTensor {
                     .collect::<Result<Vec<_>>>()
             })
             .transpose()?;
-        Ok(ToTensor::new(scalar_attr(attrs, "default_value")?, shape))
+        Ok(ToTensor::new(literal_attr(attrs, "default_value")?, shape))
     }
 
     fn check_shape(&self, rank: usize) -> Result<()> {
@@ -1053,7 +1472,8 @@ impl Op for ToTensor {
         expect_arity("to_tensor", inputs, 1..=1)?;
         let x = &inputs[0];
         if let Some(lit) = &self.default_value {
-            check_scalar_literal("to_tensor", "default_value", lit, x.dtype)?;
+            let default = literal_tensor("to_tensor", "default_value", lit, x.dtype)?;
+            check_default_broadcasts(default.shape(), x.inner_dims())?;
         }
         self.check_shape(x.rank())?;
         let dims: Vec<Option<usize>> = match &self.shape {
@@ -1078,7 +1498,7 @@ impl Op for ToTensor {
         let [x] = fixed_inputs("to_tensor", inputs)?;
         self.check_shape(x.rank())?;
         let default = match &self.default_value {
-            Some(lit) => Some(scalar_tensor("to_tensor", "default_value", lit, x.dtype())?),
+            Some(lit) => Some(literal_tensor("to_tensor", "default_value", lit, x.dtype())?),
             None => None,
         };
         one(x.to_tensor(default.as_ref(), self.shape.as_deref())?.into())
@@ -1088,41 +1508,68 @@ impl Op for ToTensor {
     }
 }
 
-/// `from_tensor(tensor[, lengths])`: `tf.RaggedTensor.from_tensor` with ragged rank 1. Row `i`
-/// keeps its first `lengths[i]` items, or drops its trailing items equal to `padding`, or keeps
-/// everything; `lengths` and `padding` together are refused.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// `from_tensor(tensor[, lengths])`: `tf.RaggedTensor.from_tensor` with `ragged_rank` (1 by
+/// default; dims `1..=ragged_rank` become ragged). Each innermost ragged row keeps its first
+/// `lengths[i]` items, or drops its trailing items equal to `padding` (a value of the item shape,
+/// `tensor.shape[ragged_rank + 1..]`; another shape is `incompatible_shapes`), or keeps everything;
+/// the outer ragged dims stay full (uniform). `lengths` and `padding` together are refused, and so
+/// are `lengths` with `ragged_rank` above 1.
+#[derive(Debug, Clone, PartialEq)]
 pub struct FromTensor {
     padding: Option<Literal>,
+    ragged_rank: usize,
+}
+
+impl Default for FromTensor {
+    fn default() -> Self {
+        FromTensor { padding: None, ragged_rank: 1 }
+    }
 }
 
 impl FromTensor {
-    /// The conversion with an optional scalar padding value.
+    /// The conversion with an optional padding value (a scalar or a nested list of the item
+    /// shape), ragged rank 1.
     pub fn new(padding: Option<Literal>) -> Self {
-        FromTensor { padding }
+        FromTensor { padding, ragged_rank: 1 }
     }
-    /// From graph-file attributes: `padding` (optional scalar).
+    /// The same conversion making `ragged_rank` dims ragged (at least 1).
+    pub fn with_ragged_rank(self, ragged_rank: usize) -> Self {
+        FromTensor { ragged_rank, ..self }
+    }
+    /// From graph-file attributes: `padding` (optional scalar or list), `ragged_rank` (>= 1, 1
+    /// by default).
     pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
-        attrs.only(&["padding"])?;
-        Ok(FromTensor::new(scalar_attr(attrs, "padding")?))
+        attrs.only(&["padding", "ragged_rank"])?;
+        let ragged_rank = attrs.int_opt("ragged_rank")?.unwrap_or(1);
+        let ragged_rank = usize::try_from(ragged_rank).ok().filter(|&k| k >= 1).ok_or_else(|| {
+            Error::argument("from_tensor", format!("ragged_rank must be at least 1, got {ragged_rank}"))
+        })?;
+        Ok(FromTensor { padding: literal_attr(attrs, "padding")?, ragged_rank })
     }
 }
 
 impl Op for FromTensor {
     fn name(&self) -> String {
-        format!("FromTensor{{padding={}}}", show_option_literal(&self.padding))
+        format!("FromTensor{{padding={}, ragged_rank={}}}", show_option_literal(&self.padding), self.ragged_rank)
     }
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         const OP: &str = "from_tensor";
         expect_arity(OP, inputs, 1..=2)?;
         let t = &inputs[0];
-        if t.is_ragged() || t.rank() < 2 {
-            return Err(Error::shapes(OP, format!("input 0 must be a dense tensor of rank >= 2, got {t}")));
+        let k = self.ragged_rank;
+        if k == 0 {
+            return Err(Error::argument(OP, "ragged_rank must be at least 1"));
+        }
+        if t.is_ragged() || t.rank() < k + 1 {
+            return Err(Error::shapes(OP, format!("input 0 must be a dense tensor of rank >= {}, got {t}", k + 1)));
         }
         if let Some(lengths) = inputs.get(1) {
             expect_int_vector(OP, 1, lengths)?;
             if self.padding.is_some() {
                 return Err(Error::argument(OP, "give row lengths or padding, not both"));
+            }
+            if k > 1 {
+                return Err(Error::argument(OP, "row lengths are only taken with ragged_rank 1"));
             }
             if let (Dim::Known(n), Dim::Known(m)) = (t.dims[0], lengths.dims[0]) {
                 if n != m {
@@ -1131,14 +1578,26 @@ impl Op for FromTensor {
             }
         }
         if let Some(lit) = &self.padding {
-            check_scalar_literal(OP, "padding", lit, t.dtype)?;
+            let padding = literal_tensor(OP, "padding", lit, t.dtype)?;
+            let item = &t.dims[k + 1..];
+            let fits = padding.rank() == item.len()
+                && padding.shape().iter().zip(item).all(|(&p, d)| d.size().is_none_or(|n| n == p));
+            if !fits {
+                return Err(Error::shapes(
+                    OP,
+                    format!("padding of shape {:?} does not have the item shape {item:?}", padding.shape()),
+                ));
+            }
         }
-        let mut dims = vec![t.dims[0], Dim::Ragged];
-        dims.extend_from_slice(&t.dims[2..]);
-        Ok(vec![TensorType::new(t.dtype, 1, dims)?])
+        let mut dims = vec![t.dims[0]];
+        dims.extend(std::iter::repeat_n(Dim::Ragged, k));
+        dims.extend_from_slice(&t.dims[k + 1..]);
+        Ok(vec![TensorType::new(t.dtype, k, dims)?])
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         const OP: &str = "from_tensor";
+        let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
+        self.infer(&types)?;
         let (tensor, rest) = inputs.split_first().ok_or_else(|| Error::argument(OP, "takes 1 or 2 inputs, got 0"))?;
         let tensor = dense_input(OP, 0, "tensor", tensor)?;
         let lengths = match rest {
@@ -1147,10 +1606,25 @@ impl Op for FromTensor {
             _ => return Err(Error::argument(OP, format!("takes 1 or 2 inputs, got {}", inputs.len()))),
         };
         let padding = match &self.padding {
-            Some(lit) => Some(scalar_tensor(OP, "padding", lit, tensor.dtype())?),
+            Some(lit) => Some(literal_tensor(OP, "padding", lit, tensor.dtype())?),
             None => None,
         };
-        one(RaggedTensor::from_tensor(tensor, lengths.as_deref(), padding.as_ref())?)
+        // The outer ragged dims are full: fold them into the rows of the innermost one, convert
+        // those, then put the outer dims back as uniform partitions.
+        let k = self.ragged_rank;
+        let shape = tensor.shape();
+        let outer = &shape[..k];
+        let rows = DenseTensor::checked_len(OP, outer)?;
+        let mut folded = vec![rows];
+        folded.extend_from_slice(&shape[k..]);
+        let inner = RaggedTensor::from_tensor(&tensor.reshape(folded)?, lengths.as_deref(), padding.as_ref())?;
+        let mut partitions = Vec::with_capacity(k);
+        let mut nrows = shape[0];
+        for &len in &outer[1..] {
+            partitions.push(RowPartition::from_uniform_row_length(len, nrows)?);
+            nrows *= len;
+        }
+        one(inner.with_outer_partitions(&partitions)?)
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -107,6 +107,38 @@ pub fn scalar_attr(attrs: &Attrs, name: &str) -> Result<Option<Literal>> {
     })
 }
 
+/// Attribute `name` of `attrs` as a literal: a scalar or a nested list of scalars (`None` when
+/// absent), for values given as tensors (`to_tensor`'s `default_value`, `from_tensor`'s `padding`).
+pub fn literal_attr(attrs: &Attrs, name: &str) -> Result<Option<Literal>> {
+    fn convert(op: &str, name: &str, attr: &Attr) -> Result<Literal> {
+        Ok(match attr {
+            Attr::Int(v) => Literal::Int(i128::from(*v)),
+            Attr::Float(v) => Literal::Float(*v),
+            Attr::Bool(v) => Literal::Bool(*v),
+            Attr::Str(v) => Literal::Str(v.as_bytes().to_vec()),
+            Attr::List(items) => Literal::List(items.iter().map(|a| convert(op, name, a)).collect::<Result<_>>()?),
+            Attr::Null => return Err(Error::argument(op, format!("attribute `{name}` holds a null"))),
+        })
+    }
+    attrs.get(name).map(|attr| convert(attrs.op(), name, attr)).transpose()
+}
+
+/// The literal `lit` (a scalar or nested list, named `what`) as a dense tensor of `dtype`: each
+/// scalar checked as [`check_scalar_literal`] (`type_mismatch`), ragged nesting refused
+/// (`incompatible_shapes`).
+pub fn literal_tensor(op: &str, what: &str, lit: &Literal, dtype: DType) -> Result<DenseTensor> {
+    fn check_leaves(op: &str, what: &str, lit: &Literal, dtype: DType) -> Result<()> {
+        match lit {
+            Literal::List(items) => items.iter().try_for_each(|item| check_leaves(op, what, item, dtype)),
+            scalar => check_scalar_literal(op, what, scalar, dtype),
+        }
+    }
+    check_leaves(op, what, lit, dtype)?;
+    let value = RaggedTensor::from_literal_typed(lit, Some(dtype), Some(0), None)
+        .map_err(|e| Error::shapes(op, format!("{what} is not a dense tensor: {e}")))?;
+    Ok(value.flat_values().clone())
+}
+
 /// Fails (`type_mismatch`) unless the scalar literal `lit` (named `what`) is a value of `dtype`:
 /// integers for numeric dtypes (in range), floats for float dtypes, booleans for bool, strings
 /// for string.
@@ -140,5 +172,19 @@ pub fn show_literal(lit: &Literal) -> String {
         Literal::Bool(v) => v.to_string(),
         Literal::Str(s) => format!("{:?}", String::from_utf8_lossy(s)),
         Literal::List(_) => format!("{lit:?}"),
+    }
+}
+
+/// Attribute `name` naming an index dtype (`out_type`, `output_type`): `"int32"` or `"int64"`,
+/// `default` when absent; anything else is `invalid_argument`.
+pub fn index_dtype_attr(attrs: &Attrs, name: &str, default: DType) -> Result<DType> {
+    match attrs.str_opt(name)? {
+        None => Ok(default),
+        Some("int32") => Ok(DType::I32),
+        Some("int64") => Ok(DType::I64),
+        Some(other) => Err(Error::argument(
+            attrs.op(),
+            format!("attribute `{name}` must be \"int32\" or \"int64\", got `{other}`"),
+        )),
     }
 }

@@ -406,6 +406,8 @@ enum Profile {
     Range,
     /// `indices, values, dense_shape`.
     FromSparse,
+    /// `x, w`: `w` mostly a dense matrix whose rows match `x`'s last dim.
+    MatMul,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -413,6 +415,8 @@ enum PartitionKind {
     Splits,
     Lengths,
     Rowids,
+    Starts,
+    Limits,
 }
 
 const INTEGERS: &[DType] =
@@ -436,10 +440,24 @@ fn profile(name: &str) -> Profile {
         "from_value_rowids" => Profile::PartitionOf(PartitionKind::Rowids),
         "from_nested_row_splits" => Profile::NestedSplits,
         "from_tensor" => Profile::FromTensor,
-        "gather" | "embedding_lookup" => Profile::Gather,
+        "gather" | "embedding_lookup" | "gather_nd" => Profile::Gather,
+        "ragged.cross" | "ragged.cross_hashed" => Profile::Variadic,
+        "strings.unicode_encode" => Profile::Unary(Some(&[DType::I32])),
+        "strings.as_string" => Profile::Unary(None),
         "boolean_mask" => Profile::BooleanMask,
         "segment_sum" | "segment_mean" | "segment_max" | "segment_min" => Profile::Segment { sorted: true },
-        "unsorted_segment_sum" => Profile::Segment { sorted: false },
+        "unsorted_segment_sum"
+        | "unsorted_segment_max"
+        | "unsorted_segment_min"
+        | "unsorted_segment_prod"
+        | "unsorted_segment_mean"
+        | "unsorted_segment_sqrt_n" => Profile::Segment { sorted: false },
+        "from_row_starts" => Profile::PartitionOf(PartitionKind::Starts),
+        "from_row_limits" => Profile::PartitionOf(PartitionKind::Limits),
+        "matmul" => Profile::MatMul,
+        "one_hot" => Profile::Unary(Some(&[DType::I32, DType::I64, DType::U8, DType::I8])),
+        "ragged.segment_ids_to_row_splits" => Profile::Unary(Some(&[DType::I32, DType::I64])),
+        "reduce_logsumexp" => Profile::Unary(Some(&[DType::F32, DType::F64])),
         "fill" => Profile::Fill,
         "ragged.range" => Profile::Range,
         "from_sparse" => Profile::FromSparse,
@@ -547,6 +565,18 @@ fn inputs_for(rng: &mut Rng, profile: Profile) -> Vec<RaggedTensor> {
                 PartitionKind::Splits => splits_for(rng, n),
                 PartitionKind::Lengths => lengths_for(rng, n),
                 PartitionKind::Rowids => rowids_for(rng, n),
+                PartitionKind::Starts => {
+                    let mut splits = splits_for(rng, n);
+                    splits.pop();
+                    splits
+                }
+                PartitionKind::Limits => {
+                    let mut splits = splits_for(rng, n);
+                    if !splits.is_empty() {
+                        splits.remove(0);
+                    }
+                    splits
+                }
             };
             vec![values, int_vector(rng, v)]
         }
@@ -649,6 +679,7 @@ fn inputs_for(rng: &mut Rng, profile: Profile) -> Vec<RaggedTensor> {
                 })
                 .collect()
         }
+        Profile::MatMul => matmul_inputs(rng),
         Profile::FromSparse => {
             let x = random_value(rng);
             match x.to_sparse() {
@@ -683,6 +714,17 @@ fn inputs_for(rng: &mut Rng, profile: Profile) -> Vec<RaggedTensor> {
     }
 }
 
+/// `x, w` for `matmul`: mostly a `w` of `x`'s dtype whose rows match `x`'s last dim.
+fn matmul_inputs(rng: &mut Rng) -> Vec<RaggedTensor> {
+    let x = random_value(rng);
+    let d = x.flat_values().shape().last().copied().unwrap_or(1);
+    let d = if rng.chance(0.85) { d } else { rng.below(4) };
+    let k = rng.below(4);
+    let dtype = if rng.chance(0.9) { x.dtype() } else { random_dtype(rng) };
+    let w = if rng.chance(0.9) { random_dense(rng, dtype, vec![d, k]).into() } else { random_value_of(rng, dtype) };
+    vec![x, w]
+}
+
 /// Inputs of a random arity (0..=4) with no regard for the op's signature.
 fn wild_inputs(rng: &mut Rng) -> Vec<RaggedTensor> {
     rng.extreme_int32 = false;
@@ -714,20 +756,43 @@ fn attr_names(name: &str) -> &'static [&'static str] {
             &["axis", "keepdims"]
         }
         "concat" | "stack" | "row_lengths" => &["axis"],
+        "gather" => &["axis", "batch_dims"],
         "reverse" => &["axis"],
         "tile" => &["multiples"],
         "getitem" => &["key"],
-        "unsorted_segment_sum" => &["num_segments"],
+        "unsorted_segment_sum"
+        | "unsorted_segment_max"
+        | "unsorted_segment_min"
+        | "unsorted_segment_prod"
+        | "unsorted_segment_mean"
+        | "unsorted_segment_sqrt_n" => &["num_segments"],
+        "reduce_variance" | "reduce_std" | "reduce_logsumexp" | "reduce_euclidean_norm" => &["axis", "keepdims"],
+        "argmax" | "argmin" => &["axis", "output_type"],
+        "one_hot" => &["depth", "on_value", "off_value", "dtype"],
+        "expand_dims" => &["axis"],
+        "merge_dims" => &["outer_axis", "inner_axis"],
+        "size" => &["out_type"],
+        "bounding_shape" => &["axis", "out_type"],
+        "ones_like" | "zeros_like" => &["dtype"],
+        "ragged.segment_ids_to_row_splits" => &["num_segments", "out_type"],
         "from_value_rowids" => &["nrows"],
         "from_uniform_row_length" => &["uniform_row_length", "nrows"],
-        "from_tensor" => &["padding"],
         "to_tensor" => &["default_value", "shape"],
         "strings.split" => &["sep", "maxsplit"],
         "strings.substr" => &["pos", "len", "unit"],
         "strings.join" => &["separator"],
         "strings.reduce_join" => &["axis", "separator", "keepdims"],
         "strings.length" => &["unit"],
-        "strings.to_hash_bucket_fast" => &["num_buckets"],
+        "strings.to_hash_bucket_fast" | "strings.to_hash_bucket" => &["num_buckets"],
+        "strings.to_hash_bucket_strong" => &["num_buckets", "key"],
+        "strings.lookup" => &["vocab", "num_oov_buckets"],
+        "strings.unicode_encode" => &["output_encoding", "errors", "replacement_char"],
+        "strings.regex_full_match" => &["pattern"],
+        "strings.to_number" => &["out_type"],
+        "strings.regex_replace" => &["pattern", "rewrite", "replace_global"],
+        "strings.unicode_decode" | "strings.unicode_split" => &["input_encoding", "errors", "replacement_char"],
+        "ragged.cross_hashed" => &["num_buckets", "hash_key"],
+        "from_tensor" => &["padding", "ragged_rank"],
         "strings.ngrams" => &["ngram_width", "separator", "pad_values", "padding_width", "preserve_short_sequences"],
         "softmax" | "log_softmax" => &["axis"],
         "cumsum" | "cumprod" => &["axis", "exclusive", "reverse"],
@@ -854,6 +919,10 @@ fn attr_value(rng: &mut Rng, op: &str, attr: &str, rank: usize) -> Attr {
         }
         "axis" => match rng.below(10) {
             0 => Attr::Null,
+            1 if op.starts_with("reduce_") || op == "bounding_shape" => {
+                let len = rng.below(rank.min(3) + 1);
+                int_list_attr(rng, len, -4, 4)
+            }
             _ => int_attr(rng, -4, 4),
         },
         "direction" => match rng.below(8) {
@@ -862,6 +931,14 @@ fn attr_value(rng: &mut Rng, op: &str, attr: &str, rank: usize) -> Attr {
             _ => Attr::Str(rng.pick(&["ASCENDING", "DESCENDING"]).to_string()),
         },
         "k" => int_attr(rng, -1, 4),
+        "outer_axis" | "inner_axis" | "batch_dims" => int_attr(rng, -4, 4),
+        "depth" => int_attr(rng, -1, 5),
+        "on_value" | "off_value" => scalar_attr(rng),
+        "output_type" | "out_type" => match rng.below(8) {
+            0 => wrong_kind(rng),
+            1 => Attr::Str("float32".into()),
+            _ => Attr::Str(rng.pick(&["int32", "int64"]).to_string()),
+        },
         "keepdims" | "preserve_short_sequences" | "exclusive" | "reverse" | "stable" => match rng.below(10) {
             0 => wrong_kind(rng),
             _ => Attr::Bool(rng.chance(0.5)),
@@ -870,6 +947,7 @@ fn attr_value(rng: &mut Rng, op: &str, attr: &str, rank: usize) -> Attr {
             0 => int_attr(rng, 0, 3),
             _ => int_list_attr(rng, rank, -1, 3),
         },
+        "key" if op == "strings.to_hash_bucket_strong" => int_list_attr(rng, 2, -3, 1 << 40),
         "key" => key_attr(rng),
         "num_segments" | "nrows" => int_attr(rng, -1, 6),
         "uniform_row_length" => {
@@ -900,7 +978,43 @@ fn attr_value(rng: &mut Rng, op: &str, attr: &str, rank: usize) -> Attr {
             1 => wrong_kind(rng),
             _ => Attr::Str(rng.pick(&["BYTE", "UTF8_CHAR"]).to_string()),
         },
-        "num_buckets" => int_attr(rng, 0, 1000),
+        "num_buckets" | "num_oov_buckets" => int_attr(rng, 0, 1000),
+        "hash_key" => int_attr(rng, -3, 1 << 40),
+        "ragged_rank" => int_attr(rng, 0, 3),
+        "pattern" => match rng.below(8) {
+            0 => wrong_kind(rng),
+            1 => Attr::Str(rng.pick(&["(a", "[b-", "(?=a)b", "a{99999}"]).to_string()),
+            _ => Attr::Str(rng.pick(&["a", "[a-c]+", "(b)(c)?", "", ".*", "^a|c$", "世界"]).to_string()),
+        },
+        "rewrite" => match rng.below(8) {
+            0 => wrong_kind(rng),
+            1 => Attr::Str(rng.pick(&["\\9", "\\", "\\x"]).to_string()),
+            _ => Attr::Str(rng.pick(&["", "x", "<\\0>", "\\1\\1", "$1"]).to_string()),
+        },
+        "replace_global" => match rng.below(10) {
+            0 => wrong_kind(rng),
+            _ => Attr::Bool(rng.chance(0.5)),
+        },
+        "output_encoding" | "input_encoding" => match rng.below(6) {
+            0 => Attr::Str("UTF-16".into()),
+            1 => wrong_kind(rng),
+            _ => Attr::Str("UTF-8".into()),
+        },
+        "errors" => match rng.below(8) {
+            0 => Attr::Str("loud".into()),
+            1 => wrong_kind(rng),
+            _ => Attr::Str(rng.pick(&["replace", "ignore", "strict"]).to_string()),
+        },
+        "replacement_char" => match rng.below(6) {
+            0 => Attr::Int(0xD800),
+            1 => int_attr(rng, -1, 0x11_0000),
+            _ => Attr::Int(*rng.pick(&[0xFFFD, 63, 32])),
+        },
+        "vocab" => match rng.below(8) {
+            0 => wrong_kind(rng),
+            1 => Attr::List(vec![string_attr(rng), string_attr(rng)]),
+            _ => Attr::List((0..rng.below(5)).map(|k| Attr::Str(["a", "", "bb", "ccc", "d"][k].into())).collect()),
+        },
         "ngram_width" => match rng.below(3) {
             0 => {
                 let len = rng.below(4);

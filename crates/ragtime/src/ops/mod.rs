@@ -3,7 +3,7 @@
 
 use ragtime_core::{DType, Literal};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
-use ragtime_ops::reduce::{Axes, Reduce, ReduceKind};
+use ragtime_ops::reduce::{Axes, Reduce, ReduceKind, Statistic, StatisticKind};
 
 use crate::Var;
 
@@ -313,6 +313,61 @@ reductions! {
     reduce_all => All;
     /// Logical or along an axis (`tf.reduce_any`); empty rows give false.
     reduce_any => Any;
+}
+
+macro_rules! statistics {
+    ($($(#[$doc:meta])* $name:ident => $kind:ident;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(x: &Var, axis: impl Into<ReduceAxis>) -> Var {
+                let a = axis.into();
+                x.apply1(Statistic::new(StatisticKind::$kind, a.axes, a.keepdims), &[])
+            }
+        )*
+        impl Var {
+            $(
+                $(#[$doc])*
+                pub fn $name(&self, axis: impl Into<ReduceAxis>) -> Var {
+                    $name(self, axis)
+                }
+            )*
+        }
+    };
+}
+
+statistics! {
+    /// Population variance along an axis (`tf.math.reduce_variance`); empty rows give NaN;
+    /// integers give float32 (8/16-bit) or float64.
+    ///
+    /// ```
+    /// use ragtime::prelude::*;
+    /// let g = Graph::new();
+    /// let x = g.input("x", TensorType::ragged(DType::F32, 1));
+    /// let f = compile(&[&x], &[&x.reduce_variance(1)]).unwrap();
+    /// let y = f.call(&[ragged![[1.0, 3.0], [2.0]].unwrap()]).unwrap();
+    /// assert_eq!(y[0].to_vec::<f32>().unwrap(), vec![1.0, 0.0]);
+    /// ```
+    reduce_variance => Variance;
+    /// Population standard deviation along an axis (`tf.math.reduce_std`); the square root of
+    /// [`reduce_variance`].
+    reduce_std => Std;
+    /// `log Σ exp(x)` along an axis, the maximum subtracted first (`tf.math.reduce_logsumexp`);
+    /// empty rows give `-inf`; floats only.
+    ///
+    /// ```
+    /// use ragtime::prelude::*;
+    /// let g = Graph::new();
+    /// let x = g.input("x", TensorType::ragged(DType::F32, 1));
+    /// let f = compile(&[&x], &[&x.reduce_logsumexp(1)]).unwrap();
+    /// let y = f.call(&[ragged![[1000.0, 1000.0], []].unwrap()]).unwrap();
+    /// let v = y[0].to_vec::<f32>().unwrap();
+    /// // No overflow: the row's maximum is subtracted before exp.
+    /// assert!((v[0] - (1000.0 + 2f32.ln())).abs() < 1e-3 && v[1] == f32::NEG_INFINITY);
+    /// ```
+    reduce_logsumexp => LogSumExp;
+    /// `sqrt(Σ x²)` along an axis (`tf.math.reduce_euclidean_norm`); empty rows give 0;
+    /// integers keep their dtype (the square root truncated).
+    reduce_euclidean_norm => EuclideanNorm;
 }
 
 // Operator overloading: every combination of `Var` / `&Var` with another or with a scalar.

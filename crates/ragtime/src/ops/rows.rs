@@ -1,8 +1,8 @@
 //! Row functions of the DSL: `softmax`, `log_softmax` over the last axis, `cumsum` / `cumprod`
 //! along an axis, `sort`, `argsort` and `top_k` within rows (TensorFlow's names and defaults).
 
-use ragtime_core::Error;
-use ragtime_ops::rows::{Argsort, Cumulative, Softmax, Sort, TopK};
+use ragtime_core::{DType, Error};
+use ragtime_ops::rows::{ArgExtreme, Argsort, Cumulative, Softmax, Sort, TopK};
 
 use crate::Var;
 
@@ -74,7 +74,47 @@ pub fn top_k(x: &Var, k: usize) -> (Var, Var) {
     (values, indices)
 }
 
+/// `tf.math.argmax` along `axis` (the innermost ragged axis, a uniform inner axis, or any axis
+/// of a dense tensor): int64 positions of the first largest element; an empty row is an error.
+///
+/// ```
+/// use ragtime::prelude::*;
+/// let g = Graph::new();
+/// let x = g.input("x", TensorType::ragged(DType::I32, 1));
+/// let f = compile(&[&x], &[&x.argmax(1)]).unwrap();
+/// let y = f.call(&[ragged![[3, 7, 7], [5]].unwrap()]).unwrap();
+/// assert_eq!(y[0].to_vec::<i64>().unwrap(), vec![1, 0]);
+/// ```
+pub fn argmax(x: &Var, axis: i64) -> Var {
+    x.apply1(ArgExtreme::new(false, axis, DType::I64), &[])
+}
+
+/// `tf.math.argmin` along `axis`: int64 positions of the first smallest element.
+pub fn argmin(x: &Var, axis: i64) -> Var {
+    x.apply1(ArgExtreme::new(true, axis, DType::I64), &[])
+}
+
+/// `tf.math.argmax` with `output_type` (int32 or int64).
+pub fn argmax_with(x: &Var, axis: i64, output_type: DType) -> Var {
+    x.apply1(ArgExtreme::new(false, axis, output_type), &[])
+}
+
+/// `tf.math.argmin` with `output_type` (int32 or int64).
+pub fn argmin_with(x: &Var, axis: i64, output_type: DType) -> Var {
+    x.apply1(ArgExtreme::new(true, axis, output_type), &[])
+}
+
 impl Var {
+    /// `tf.math.argmax` along `axis`: int64 positions.
+    pub fn argmax(&self, axis: i64) -> Var {
+        argmax(self, axis)
+    }
+
+    /// `tf.math.argmin` along `axis`: int64 positions.
+    pub fn argmin(&self, axis: i64) -> Var {
+        argmin(self, axis)
+    }
+
     /// `tf.nn.softmax` over the last axis, row by row.
     pub fn softmax(&self) -> Var {
         softmax(self)

@@ -1,16 +1,22 @@
 //! Structure, partition, indexing and gather functions of the DSL (`concat`, `tile`, `x.get(s![.., :2])`,
 //! `gather`, `from_row_splits`, ...).
 
-use ragtime_core::{Error, Literal};
+use ragtime_core::{DType, Error, Literal};
 use ragtime_graph::Op;
-use ragtime_ops::gather::{BooleanMask, Gather, SegmentReduce, SegmentReduction, UnsortedSegmentSum};
+use ragtime_ops::cross::Cross;
+use ragtime_ops::gather::{
+    BooleanMask, Gather, GatherAxis, GatherNd, SegmentReduce, SegmentReduction, UnsortedSegmentReduce,
+};
 use ragtime_ops::index::{GetItem, Key};
+use ragtime_ops::linalg::MatMul;
 use ragtime_ops::partition_ops::{
-    BoundingShape, FlatValues, FromNestedRowSplits, FromRowLengths, FromRowSplits, FromUniformRowLength,
-    FromValueRowids, Identity, Nrows, RowLengths, RowSplits, ValueRowids,
+    BoundingShape, FlatValues, FromNestedRowSplits, FromRowBounds, FromRowLengths, FromRowSplits, FromUniformRowLength,
+    FromValueRowids, Identity, NestedRowSplits, Nrows, Rank, RowBounds, RowLengths, RowSplits, SegmentIdsToRowSplits,
+    Size, ValueRowids, Values,
 };
 use ragtime_ops::structure::{
-    Concat, Fill, FromSparse, FromTensor, RaggedRange, Reverse, Stack, Tile, ToSparse, ToTensor,
+    Concat, ExpandDims, Fill, FilledLike, FromSparse, FromTensor, MergeDims, OneHot, RaggedRange, Reverse, Stack, Tile,
+    ToSparse, ToTensor,
 };
 
 use crate::Var;
@@ -110,6 +116,75 @@ pub fn from_tensor(tensor: &Var, lengths: Option<&Var>, padding: Option<Literal>
     }
 }
 
+/// The values `one_hot` writes, and their dtype: TensorFlow's defaults are 1 / 0 as float32;
+/// chaining: `OneHotOptions::new().values(7, -1).dtype(DType::I64)`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OneHotOptions {
+    on_value: Option<Literal>,
+    off_value: Option<Literal>,
+    dtype: Option<DType>,
+}
+
+impl OneHotOptions {
+    /// Ones and zeros, float32.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// `on` at the index, `off` elsewhere (their dtype, unless [`OneHotOptions::dtype`] is set).
+    pub fn values(mut self, on: impl Into<Literal>, off: impl Into<Literal>) -> Self {
+        self.on_value = Some(on.into());
+        self.off_value = Some(off.into());
+        self
+    }
+
+    /// The result's dtype.
+    pub fn dtype(mut self, dtype: DType) -> Self {
+        self.dtype = Some(dtype);
+        self
+    }
+}
+
+/// A new innermost dim of size `depth` holding 1.0 at each index and 0.0 elsewhere
+/// (`tf.one_hot`); indices outside `[0, depth)` give zeros only.
+///
+/// ```
+/// use ragtime::prelude::*;
+/// let g = Graph::new();
+/// let ids = g.input("ids", TensorType::ragged(DType::I32, 1));
+/// let f = compile(&[&ids], &[&ids.one_hot(3)]).unwrap();
+/// let y = f.call(&[ragged![[2], []].unwrap()]).unwrap();
+/// assert_eq!(y[0].to_literal(), ragged![[[0.0, 0.0, 1.0]], []].unwrap().to_literal());
+/// ```
+pub fn one_hot(indices: &Var, depth: usize) -> Var {
+    one_hot_with(indices, depth, OneHotOptions::new())
+}
+
+/// `tf.one_hot` with other values or dtype.
+pub fn one_hot_with(indices: &Var, depth: usize, options: OneHotOptions) -> Var {
+    let op = OneHot { depth, on_value: options.on_value, off_value: options.off_value, dtype: options.dtype };
+    indices.apply1(op, &[])
+}
+
+/// `x · w` for each item of `x` (shape `[B, (r)..., D]`, its last dim uniform) with the dense
+/// matrix `w` (`[D, K]`): the linear layer over sequences
+/// (`tf.ragged.map_flat_values(tf.matmul, x, w)`; `tf.matmul` for dense `x`).
+///
+/// ```
+/// use ragtime::prelude::*;
+/// let g = Graph::new();
+/// let x = g.input("x", TensorType::ragged(DType::F32, 1).with_inner(&[Some(2)]));
+/// let w = g.input("w", TensorType::dense(DType::F32, &[Some(2), Some(1)]));
+/// let f = compile(&[&x, &w], &[&x.matmul(&w)]).unwrap();
+/// let xs = RaggedTensor::from_row_splits(DenseTensor::from_vec(vec![2, 2], vec![1.0f32, 2.0, 3.0, 4.0]).unwrap(), vec![0, 2, 2]).unwrap();
+/// let ws = RaggedTensor::dense(DenseTensor::from_vec(vec![2, 1], vec![1.0f32, 10.0]).unwrap());
+/// let y = f.call(&[xs, ws]).unwrap();
+/// assert_eq!(y[0].to_literal(), ragged![[[21.0], [43.0]], []].unwrap().to_literal());
+/// ```
+pub fn matmul(x: &Var, w: &Var) -> Var {
+    x.apply1(MatMul::new(), &[w])
+}
+
 /// The sparse encoding `(indices, values, dense_shape)` (`RaggedTensor.to_sparse`).
 pub fn to_sparse(x: &Var) -> (Var, Var, Var) {
     let mut outs = x.graph().apply(ToSparse::new(), &[x]).into_iter();
@@ -149,6 +224,156 @@ pub fn from_uniform_row_length(values: &Var, row_length: usize) -> Var {
     values.apply1(FromUniformRowLength::new(row_length, None), &[])
 }
 
+/// `tf.gather(params, indices, axis=axis, batch_dims=batch_dims)`: gathers along `axis`, the
+/// first `batch_dims` dims shared by `params` and `indices`; indices into ragged rows are
+/// bounds-checked.
+///
+/// ```
+/// use ragtime::prelude::*;
+/// let g = Graph::new();
+/// let params = g.input("params", TensorType::ragged(DType::I32, 1));
+/// let indices = g.input("indices", TensorType::ragged(DType::I64, 1));
+/// let f = compile(&[&params, &indices], &[&ragtime::ops::gather_with(&params, &indices, 1, 1)]).unwrap();
+/// let y = f.call(&[ragged![[10, 20], [30]].unwrap(), ragged![[1i64, 1, 0], [0i64]].unwrap()]).unwrap();
+/// assert_eq!(y[0].to_literal(), ragged![[20, 20, 10], [30]].unwrap().to_literal());
+/// ```
+pub fn gather_with(params: &Var, indices: &Var, axis: i64, batch_dims: i64) -> Var {
+    if axis == 0 && batch_dims == 0 {
+        return params.apply1(Gather::new(), &[indices]);
+    }
+    params.apply1(GatherAxis::new(axis, batch_dims), &[indices])
+}
+
+/// The sub-tensors of `params` named by the index tuples in the last dim of `indices`
+/// (`tf.gather_nd`); every index is bounds-checked.
+///
+/// ```
+/// use ragtime::prelude::*;
+/// let g = Graph::new();
+/// let params = g.input("params", TensorType::ragged(DType::I32, 1));
+/// let indices = g.input("indices", TensorType::dense(DType::I64, &[Some(2), Some(2)]));
+/// let f = compile(&[&params, &indices], &[&ragtime::ops::gather_nd(&params, &indices)]).unwrap();
+/// let idx = RaggedTensor::dense(DenseTensor::from_vec(vec![2, 2], vec![1i64, 0, 0, 1]).unwrap());
+/// let y = f.call(&[ragged![[1, 2], [3]].unwrap(), idx]).unwrap();
+/// assert_eq!(y[0].to_vec::<i32>().unwrap(), vec![3, 2]);
+/// ```
+pub fn gather_nd(params: &Var, indices: &Var) -> Var {
+    params.apply1(GatherNd::new(), &[indices])
+}
+
+/// Every combination of one item of each input's row, joined with `_X_` (`tf.ragged.cross`);
+/// inputs are ragged rank 1 or dense matrices of strings, int32 or int64.
+///
+/// ```
+/// use ragtime::prelude::*;
+/// let g = Graph::new();
+/// let a = g.input("a", TensorType::ragged(DType::String, 1));
+/// let b = g.input("b", TensorType::ragged(DType::I64, 1));
+/// let f = compile(&[&a, &b], &[&ragtime::ops::cross(&[&a, &b])]).unwrap();
+/// let y = f.call(&[ragged![["x", "y"]].unwrap(), ragged![[7i64]].unwrap()]).unwrap();
+/// assert_eq!(y[0].to_literal(), ragged![["x_X_7", "y_X_7"]].unwrap().to_literal());
+/// ```
+pub fn cross(inputs: &[&Var]) -> Var {
+    apply_n(Cross::strings(), inputs)
+}
+
+/// The combinations of [`cross`] hashed as TensorFlow's `tf.ragged.cross_hashed` does
+/// (FingerprintCat64 chains from `hash_key`, then mod `num_buckets`; 0 buckets keep the full
+/// int64 range); int64.
+pub fn cross_hashed(inputs: &[&Var], num_buckets: u64, hash_key: u64) -> Var {
+    apply_n(Cross::hashed(num_buckets, hash_key), inputs)
+}
+
+/// Adds an outer ragged dim from the row starts (`RaggedTensor.from_row_starts`, validating).
+pub fn from_row_starts(values: &Var, starts: &Var) -> Var {
+    values.apply1(FromRowBounds::new(false), &[starts])
+}
+
+/// Adds an outer ragged dim from the row limits (`RaggedTensor.from_row_limits`, validating).
+pub fn from_row_limits(values: &Var, limits: &Var) -> Var {
+    values.apply1(FromRowBounds::new(true), &[limits])
+}
+
+/// Row splits from sorted segment ids: `[0] + cumsum(bincount(ids))`
+/// (`tf.ragged.segment_ids_to_row_splits`); a negative id is an invalid partition.
+pub fn segment_ids_to_row_splits(segment_ids: &Var) -> Var {
+    segment_ids.apply1(SegmentIdsToRowSplits::new(None), &[])
+}
+
+/// [`segment_ids_to_row_splits`] with at least `num_segments` rows (empty rows at the end).
+///
+/// ```
+/// use ragtime::prelude::*;
+/// let g = Graph::new();
+/// let ids = g.input("ids", TensorType::dense(DType::I64, &[None]));
+/// let f = compile(&[&ids], &[&ragtime::ops::segment_ids_to_row_splits_with(&ids, 4)]).unwrap();
+/// let y = f.call(&[ragged![0i64, 0, 2].unwrap()]).unwrap();
+/// assert_eq!(y[0].to_vec::<i64>().unwrap(), vec![0, 2, 2, 3, 3]);
+/// ```
+pub fn segment_ids_to_row_splits_with(segment_ids: &Var, num_segments: usize) -> Var {
+    segment_ids.apply1(SegmentIdsToRowSplits::new(Some(num_segments)), &[])
+}
+
+/// A dim of size 1 inserted before `axis` (`tf.expand_dims`); up to the ragged rank it is a
+/// uniform ragged dim.
+pub fn expand_dims(x: &Var, axis: i64) -> Var {
+    x.apply1(ExpandDims::new(axis), &[])
+}
+
+/// Dims `outer_axis..=inner_axis` merged into one (`RaggedTensor.merge_dims`).
+///
+/// ```
+/// use ragtime::prelude::*;
+/// let g = Graph::new();
+/// let x = g.input("x", TensorType::ragged(DType::I32, 2));
+/// let f = compile(&[&x], &[&x.merge_dims(1, 2)]).unwrap();
+/// let y = f.call(&[ragged![[[1, 2], [3]], [[]]].unwrap()]).unwrap();
+/// assert_eq!(y[0].to_literal(), ragged![[1, 2, 3], []].unwrap().to_literal());
+/// ```
+pub fn merge_dims(x: &Var, outer_axis: i64, inner_axis: i64) -> Var {
+    x.apply1(MergeDims::new(outer_axis, inner_axis), &[])
+}
+
+/// `x`'s structure filled with ones (`tf.ones_like`); strings have no one.
+pub fn ones_like(x: &Var) -> Var {
+    x.apply1(FilledLike::new(true, None), &[])
+}
+
+/// `x`'s structure filled with ones of `dtype` (`tf.ones_like(x, dtype=)`).
+pub fn ones_like_as(x: &Var, dtype: DType) -> Var {
+    x.apply1(FilledLike::new(true, Some(dtype)), &[])
+}
+
+/// `x`'s structure filled with zeros, `""` for strings (`tf.zeros_like`).
+pub fn zeros_like(x: &Var) -> Var {
+    x.apply1(FilledLike::new(false, None), &[])
+}
+
+/// `x`'s structure filled with zeros of `dtype` (`tf.zeros_like(x, dtype=)`).
+pub fn zeros_like_as(x: &Var, dtype: DType) -> Var {
+    x.apply1(FilledLike::new(false, Some(dtype)), &[])
+}
+
+/// The number of elements (`tf.size`), an int32 scalar; `size_with(x, DType::I64)` for int64.
+pub fn size(x: &Var) -> Var {
+    size_with(x, DType::I32)
+}
+
+/// The number of elements as `out_type` (int32 or int64).
+pub fn size_with(x: &Var, out_type: DType) -> Var {
+    x.apply1(Size::new(out_type), &[])
+}
+
+/// The number of dims, ragged ones included (`tf.rank`), an int32 scalar.
+pub fn rank(x: &Var) -> Var {
+    x.apply1(Rank::new(), &[])
+}
+
+/// One int64 row splits vector per ragged dim, outermost first (`RaggedTensor.nested_row_splits`).
+pub fn nested_row_splits(x: &Var) -> Vec<Var> {
+    x.graph().apply(NestedRowSplits::new(), &[x])
+}
+
 /// Gathers rows of `params` by `indices` (`tf.gather`); ragged indices give a ragged result.
 pub fn gather(params: &Var, indices: &Var) -> Var {
     params.apply1(Gather::new(), &[indices])
@@ -186,7 +411,46 @@ pub fn segment_min(data: &Var, segment_ids: &Var) -> Var {
 
 /// Sums rows of `data` into `num_segments` segments by any ids (`tf.math.unsorted_segment_sum`).
 pub fn unsorted_segment_sum(data: &Var, segment_ids: &Var, num_segments: usize) -> Var {
-    data.apply1(UnsortedSegmentSum::new(num_segments), &[segment_ids])
+    data.apply1(UnsortedSegmentReduce::new(SegmentReduction::Sum, num_segments), &[segment_ids])
+}
+
+/// Maxima of rows of `data` by any ids (`tf.math.unsorted_segment_max`); an empty segment of a
+/// dense result holds the dtype's lowest finite value.
+pub fn unsorted_segment_max(data: &Var, segment_ids: &Var, num_segments: usize) -> Var {
+    data.apply1(UnsortedSegmentReduce::new(SegmentReduction::Max, num_segments), &[segment_ids])
+}
+
+/// Minima of rows of `data` by any ids (`tf.math.unsorted_segment_min`); an empty segment of a
+/// dense result holds the dtype's highest finite value.
+pub fn unsorted_segment_min(data: &Var, segment_ids: &Var, num_segments: usize) -> Var {
+    data.apply1(UnsortedSegmentReduce::new(SegmentReduction::Min, num_segments), &[segment_ids])
+}
+
+/// Products of rows of `data` by any ids (`tf.math.unsorted_segment_prod`); integers wrap.
+pub fn unsorted_segment_prod(data: &Var, segment_ids: &Var, num_segments: usize) -> Var {
+    data.apply1(UnsortedSegmentReduce::new(SegmentReduction::Prod, num_segments), &[segment_ids])
+}
+
+/// Means of rows of `data` by any ids (`tf.math.unsorted_segment_mean`); integers give float32
+/// (8/16-bit) or float64.
+///
+/// ```
+/// use ragtime::prelude::*;
+/// let g = Graph::new();
+/// let data = g.input("data", TensorType::ragged(DType::F32, 1));
+/// let ids = g.input("ids", TensorType::dense(DType::I32, &[None]));
+/// let f = compile(&[&data, &ids], &[&ragtime::ops::unsorted_segment_mean(&data, &ids, 2)]).unwrap();
+/// let y = f.call(&[ragged![[1.0, 2.0], [3.0]].unwrap(), ragged![0, 0].unwrap()]).unwrap();
+/// assert_eq!(y[0].to_literal(), ragged![[2.0, 2.0], []].unwrap().to_literal());
+/// ```
+pub fn unsorted_segment_mean(data: &Var, segment_ids: &Var, num_segments: usize) -> Var {
+    data.apply1(UnsortedSegmentReduce::new(SegmentReduction::Mean, num_segments), &[segment_ids])
+}
+
+/// Sums of rows of `data` by any ids divided by the square root of each count
+/// (`tf.math.unsorted_segment_sqrt_n`); floats only.
+pub fn unsorted_segment_sqrt_n(data: &Var, segment_ids: &Var, num_segments: usize) -> Var {
+    data.apply1(UnsortedSegmentReduce::new(SegmentReduction::SqrtN, num_segments), &[segment_ids])
 }
 
 impl Var {
@@ -221,6 +485,56 @@ impl Var {
     /// The number of rows, an int64 scalar (`RaggedTensor.nrows`).
     pub fn nrows(&self) -> Var {
         self.apply1(Nrows::new(), &[])
+    }
+
+    /// Where each outermost row starts (`RaggedTensor.row_starts`), int64.
+    pub fn row_starts(&self) -> Var {
+        self.apply1(RowBounds::new(false), &[])
+    }
+
+    /// Where each outermost row ends (`RaggedTensor.row_limits`), int64.
+    pub fn row_limits(&self) -> Var {
+        self.apply1(RowBounds::new(true), &[])
+    }
+
+    /// The outermost rows concatenated, one ragged dim less (`RaggedTensor.values`).
+    pub fn values(&self) -> Var {
+        self.apply1(Values::new(), &[])
+    }
+
+    /// One int64 row splits vector per ragged dim (`RaggedTensor.nested_row_splits`).
+    pub fn nested_row_splits(&self) -> Vec<Var> {
+        nested_row_splits(self)
+    }
+
+    /// `tf.expand_dims(self, axis)`.
+    pub fn expand_dims(&self, axis: i64) -> Var {
+        expand_dims(self, axis)
+    }
+
+    /// `self.merge_dims(outer_axis, inner_axis)`.
+    pub fn merge_dims(&self, outer_axis: i64, inner_axis: i64) -> Var {
+        merge_dims(self, outer_axis, inner_axis)
+    }
+
+    /// `tf.ones_like(self)`.
+    pub fn ones_like(&self) -> Var {
+        ones_like(self)
+    }
+
+    /// `tf.zeros_like(self)`.
+    pub fn zeros_like(&self) -> Var {
+        zeros_like(self)
+    }
+
+    /// `tf.size(self)`: int32.
+    pub fn size(&self) -> Var {
+        size(self)
+    }
+
+    /// `tf.rank(self)`: int32.
+    pub fn rank(&self) -> Var {
+        rank(self)
     }
 
     /// All values without partitions (`RaggedTensor.flat_values`).
@@ -311,6 +625,41 @@ impl Var {
     /// Sums of rows into `num_segments` segments by any ids (`tf.math.unsorted_segment_sum`).
     pub fn unsorted_segment_sum(&self, segment_ids: &Var, num_segments: usize) -> Var {
         unsorted_segment_sum(self, segment_ids, num_segments)
+    }
+
+    /// `tf.one_hot(self, depth)`: float32 ones and zeros in a new innermost dim.
+    pub fn one_hot(&self, depth: usize) -> Var {
+        one_hot(self, depth)
+    }
+
+    /// `self · w` for each item (`tf.ragged.map_flat_values(tf.matmul, self, w)`).
+    pub fn matmul(&self, w: &Var) -> Var {
+        matmul(self, w)
+    }
+
+    /// Maxima of rows by any ids (`tf.math.unsorted_segment_max`).
+    pub fn unsorted_segment_max(&self, segment_ids: &Var, num_segments: usize) -> Var {
+        unsorted_segment_max(self, segment_ids, num_segments)
+    }
+
+    /// Minima of rows by any ids (`tf.math.unsorted_segment_min`).
+    pub fn unsorted_segment_min(&self, segment_ids: &Var, num_segments: usize) -> Var {
+        unsorted_segment_min(self, segment_ids, num_segments)
+    }
+
+    /// Products of rows by any ids (`tf.math.unsorted_segment_prod`).
+    pub fn unsorted_segment_prod(&self, segment_ids: &Var, num_segments: usize) -> Var {
+        unsorted_segment_prod(self, segment_ids, num_segments)
+    }
+
+    /// Means of rows by any ids (`tf.math.unsorted_segment_mean`).
+    pub fn unsorted_segment_mean(&self, segment_ids: &Var, num_segments: usize) -> Var {
+        unsorted_segment_mean(self, segment_ids, num_segments)
+    }
+
+    /// Sums of rows by any ids over the square root of each count (`tf.math.unsorted_segment_sqrt_n`).
+    pub fn unsorted_segment_sqrt_n(&self, segment_ids: &Var, num_segments: usize) -> Var {
+        unsorted_segment_sqrt_n(self, segment_ids, num_segments)
     }
 
     /// The same value (`tf.identity`).
