@@ -137,20 +137,23 @@ impl KernelSpec {
         reductions: &[RowReduction],
         outputs: &[RowOutput],
     ) -> Option<KernelSpec> {
-        let dtype = *graph.inputs.first()?;
+        let dtype = *graph.inputs().first()?;
         let elem = Elem::of(dtype)?;
-        let consts_ok = graph.nodes.iter().flat_map(|n| &n.args).all(|a| match a {
+        let consts_ok = graph.nodes().iter().flat_map(|n| &n.args).all(|a| match a {
             ScalarRef::Const(c) => c.dtype() == dtype,
             _ => true,
         });
-        let nodes_ok = graph.nodes.iter().all(|n| n.dtype == dtype && lowered_op(n.op, dtype));
+        let nodes_ok = graph.nodes().iter().all(|n| n.dtype == dtype && lowered_op(n.op, dtype));
         // An integer mean has a float result, which a single-dtype kernel cannot hold.
         let reductions_ok = reductions.iter().all(|r| match r.kind {
             ReduceKind::Sum | ReduceKind::Max | ReduceKind::Min | ReduceKind::Prod => true,
             ReduceKind::Mean => elem.float().is_some(),
             ReduceKind::All | ReduceKind::Any => false,
         });
-        let inputs_ok = graph.inputs.iter().all(|&d| d == dtype);
+        // One graph input per operand and per reduction (what `Composite::new` and
+        // `RowKernel::new` guarantee): the kernel indexes its pointer table by graph input.
+        let inputs_ok =
+            graph.inputs().len() == operands.len() + reductions.len() && graph.inputs().iter().all(|&d| d == dtype);
         (consts_ok && nodes_ok && reductions_ok && inputs_ok).then(|| KernelSpec {
             graph: graph.clone(),
             operands: operands.to_vec(),
@@ -290,16 +293,16 @@ impl Emitter<'_> {
         let stashed =
             |j: usize| if use_stash { self.stash.iter().find(|(n, _)| *n == j).map(|&(_, o)| o) } else { None };
         let ty = self.ty(vector);
-        let mut inputs: Vec<Option<Value>> = vec![None; graph.inputs.len()];
-        let mut nodes: Vec<Option<Value>> = vec![None; graph.nodes.len()];
-        let mut needed = vec![false; graph.nodes.len()];
+        let mut inputs: Vec<Option<Value>> = vec![None; graph.inputs().len()];
+        let mut nodes: Vec<Option<Value>> = vec![None; graph.nodes().len()];
+        let mut needed = vec![false; graph.nodes().len()];
         let mut stack: Vec<ScalarRef> = wanted.to_vec();
         while let Some(r) = stack.pop() {
             match r {
                 ScalarRef::Node(j) if !needed[j] => {
                     needed[j] = true;
                     if stashed(j).is_none() {
-                        stack.extend(graph.nodes[j].args.iter().copied());
+                        stack.extend(graph.nodes()[j].args.iter().copied());
                     }
                 }
                 ScalarRef::Input(i) if inputs[i].is_none() => {
@@ -329,7 +332,7 @@ impl Emitter<'_> {
                 }
             }
         };
-        for (j, node) in graph.nodes.iter().enumerate() {
+        for (j, node) in graph.nodes().iter().enumerate() {
             if !needed[j] {
                 continue;
             }
@@ -352,21 +355,21 @@ fn stash_plan(spec: &KernelSpec) -> Vec<(usize, usize)> {
     // reaches[j][n]: node j depends on node n (nodes are in topological order).
     let depends = |from: ScalarRef, target: usize| {
         let mut stack = vec![from];
-        let mut seen = vec![false; graph.nodes.len()];
+        let mut seen = vec![false; graph.nodes().len()];
         while let Some(r) = stack.pop() {
             if let ScalarRef::Node(j) = r {
                 if j == target {
                     return true;
                 }
                 if !std::mem::replace(&mut seen[j], true) {
-                    stack.extend(graph.nodes[j].args.iter().copied());
+                    stack.extend(graph.nodes()[j].args.iter().copied());
                 }
             }
         }
         false
     };
     let expensive = |n: usize| {
-        (0..=n).any(|j| graph.nodes[j].op.cost() == ragtime_graph::Cost::Expensive && depends(ScalarRef::Node(n), j))
+        (0..=n).any(|j| graph.nodes()[j].op.cost() == ragtime_graph::Cost::Expensive && depends(ScalarRef::Node(n), j))
     };
     let mut plan: Vec<(usize, usize)> = Vec::new();
     for red in &spec.reductions {
@@ -623,7 +626,7 @@ pub(crate) fn emit_kernel(b: &mut FunctionBuilder, p: &FusedParams, spec: &Kerne
     if spec.rows() {
         emit_rows(b, p, &e);
     } else {
-        let no_rows = vec![None; spec.graph.inputs.len()];
+        let no_rows = vec![None; spec.graph.inputs().len()];
         emit_elements(b, &e, p.begin, p.end, &no_rows);
     }
     b.ins().return_(&[]);
@@ -683,7 +686,7 @@ fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_>) {
         let at = b.ins().iadd(p.splits, off);
         let start = b.ins().load(types::I64, mem(), at, 0);
         let end = b.ins().load(types::I64, mem(), at, 8);
-        let mut row_values: Vec<Option<Both>> = vec![None; spec.graph.inputs.len()];
+        let mut row_values: Vec<Option<Both>> = vec![None; spec.graph.inputs().len()];
         for (k, kind) in spec.operands.iter().enumerate() {
             if *kind == OperandKind::PerRow {
                 let a = e.addr(b, e.in_ptrs[k], r);

@@ -156,7 +156,7 @@ fn position_of(x: &RaggedTensor, flat: usize) -> String {
 
 /// Fails unless the dims both types know agree on the first `k` dimensions (`what` names `b`).
 fn check_prefix_dims(op: &str, data: &TensorType, b: &TensorType, k: usize, what: &str) -> Result<()> {
-    for (j, (x, y)) in data.dims.iter().zip(&b.dims).take(k).enumerate() {
+    for (j, (x, y)) in data.dims().iter().zip(b.dims()).take(k).enumerate() {
         if let (Dim::Known(m), Dim::Known(n)) = (x, y) {
             if m != n {
                 return Err(Error::shapes(
@@ -256,18 +256,18 @@ impl Op for Gather {
             return Err(Error::shapes(GATHER, "input 0 (params) must have rank >= 1, got a scalar"));
         }
         if indices.rank() == 0 {
-            return Ok(vec![row_type(params)]);
+            return Ok(vec![row_type(params)?]);
         }
-        let mut dims = indices.dims.clone();
-        let ragged_rank = if params.ragged_rank > 0 {
+        let mut dims = indices.dims().to_vec();
+        let ragged_rank = if params.ragged_rank() > 0 {
             // Every dim of the indices after the first becomes a partition.
             dims[1..].fill(Dim::Ragged);
-            indices.rank() - 1 + params.ragged_rank
+            indices.rank() - 1 + params.ragged_rank()
         } else {
-            indices.ragged_rank
+            indices.ragged_rank()
         };
-        dims.extend_from_slice(&params.dims[1..]);
-        Ok(vec![TensorType { dtype: params.dtype, ragged_rank, dims }])
+        dims.extend_from_slice(&params.dims()[1..]);
+        Ok(vec![TensorType::new(params.dtype(), ragged_rank, dims)?])
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
@@ -342,16 +342,16 @@ impl Op for BooleanMask {
             ));
         }
         check_prefix_dims(BOOLEAN_MASK, data, mask, k, "input 1 (mask)")?;
-        let ragged_rank = data.ragged_rank.max(k - 1);
-        let outer = match (data.dims[0], mask.dims[0]) {
+        let ragged_rank = data.ragged_rank().max(k - 1);
+        let outer = match (data.dims()[0], mask.dims()[0]) {
             _ if k == 1 => Dim::Unknown,
             (Dim::Known(n), _) | (_, Dim::Known(n)) => Dim::Known(n),
             _ => Dim::Unknown,
         };
         let mut dims = vec![outer];
         dims.extend(std::iter::repeat_n(Dim::Ragged, ragged_rank));
-        dims.extend_from_slice(&data.dims[ragged_rank + 1..]);
-        Ok(vec![TensorType { dtype: data.dtype, ragged_rank, dims }])
+        dims.extend_from_slice(&data.dims()[ragged_rank + 1..]);
+        Ok(vec![TensorType::new(data.dtype(), ragged_rank, dims)?])
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
@@ -440,8 +440,8 @@ impl SegmentReduce {
 
 /// Checks the data input of a segment reduction: numeric, rank >= 1.
 fn check_segment_data(op: &str, data: &TensorType) -> Result<()> {
-    if !data.dtype.is_numeric() {
-        return Err(Error::dtype(op, format!("input 0 (data) must be numeric, got {}", data.dtype)));
+    if !data.dtype().is_numeric() {
+        return Err(Error::dtype(op, format!("input 0 (data) must be numeric, got {}", data.dtype())));
     }
     if data.rank() == 0 {
         return Err(Error::shapes(op, "input 0 (data) must have rank >= 1, got a scalar"));
@@ -462,9 +462,7 @@ impl Op for SegmentReduce {
         expect_dtype(op, 1, ids, &INDEX_DTYPES, "int32 or int64 (segment_ids)")?;
         expect_dense_rank(op, 1, ids, 1)?;
         check_prefix_dims(op, data, ids, 1, "input 1 (segment_ids)")?;
-        let mut out = data.clone();
-        out.dims[0] = Dim::Unknown;
-        Ok(vec![out])
+        Ok(vec![data.clone().with_dim(0, Dim::Unknown)?])
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
@@ -558,9 +556,9 @@ impl Op for UnsortedSegmentSum {
         }
         check_prefix_dims(OP, data, ids, k, "input 1 (segment_ids)")?;
         let mut dims = vec![Dim::Known(self.num_segments)];
-        dims.extend_from_slice(&data.dims[k..]);
-        let ragged_rank = data.ragged_rank.saturating_sub(k - 1);
-        Ok(vec![TensorType { dtype: data.dtype, ragged_rank, dims }])
+        dims.extend_from_slice(&data.dims()[k..]);
+        let ragged_rank = data.ragged_rank().saturating_sub(k - 1);
+        Ok(vec![TensorType::new(data.dtype(), ragged_rank, dims)?])
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {

@@ -42,14 +42,14 @@ fn with_outer_type(op: &str, values: &TensorType, nrows: Dim) -> Result<TensorTy
         return Err(Error::partition(op, format!("input 0 (values) must have rank >= 1, got {values}")));
     }
     let mut dims = vec![nrows, Dim::Ragged];
-    dims.extend_from_slice(&values.dims[1..]);
-    TensorType::new(values.dtype, values.ragged_rank + 1, dims)
+    dims.extend_from_slice(&values.dims()[1..]);
+    TensorType::new(values.dtype(), values.ragged_rank() + 1, dims)
 }
 
 /// The number of rows described by a splits vector of type `splits`, input `index` of `op` (one
 /// less than its length).
 fn rows_of_splits(op: &str, index: usize, splits: &TensorType) -> Result<Dim> {
-    match splits.dims[0] {
+    match splits.dims()[0] {
         Dim::Known(0) => {
             Err(Error::partition(op, format!("input {index} (row splits) must have at least one element")))
         }
@@ -169,7 +169,7 @@ impl Op for FromRowLengths {
         const OP: &str = "from_row_lengths";
         expect_arity(OP, inputs, 2..=2)?;
         expect_int_vector(OP, 1, &inputs[1])?;
-        Ok(vec![with_outer_type(OP, &inputs[0], inputs[1].dims[0])?])
+        Ok(vec![with_outer_type(OP, &inputs[0], inputs[1].dims()[0])?])
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         const OP: &str = "from_row_lengths";
@@ -219,7 +219,7 @@ impl Op for FromValueRowids {
         const OP: &str = "from_value_rowids";
         expect_arity(OP, inputs, 2..=2)?;
         expect_int_vector(OP, 1, &inputs[1])?;
-        if let (Some(&Dim::Known(nvals)), Dim::Known(nids)) = (inputs[0].dims.first(), inputs[1].dims[0]) {
+        if let (Some(&Dim::Known(nvals)), Dim::Known(nids)) = (inputs[0].dims().first(), inputs[1].dims()[0]) {
             if nvals != nids {
                 return Err(Error::partition(OP, format!("{nids} row ids for {nvals} values")));
             }
@@ -344,7 +344,7 @@ impl Op for FromUniformRowLength {
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         const OP: &str = "from_uniform_row_length";
         expect_arity(OP, inputs, 1..=1)?;
-        let nrows = match inputs[0].dims.first() {
+        let nrows = match inputs[0].dims().first() {
             Some(&Dim::Known(nvals)) => Dim::Known(self.rows_for(nvals)?),
             _ => Dim::from_option(self.nrows),
         };
@@ -408,7 +408,7 @@ impl Op for RowSplits {
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         expect_arity("row_splits", inputs, 1..=1)?;
         expect_ragged("row_splits", &inputs[0])?;
-        let len = inputs[0].dims[0].size().map(|n| n + 1);
+        let len = inputs[0].dims()[0].size().map(|n| n + 1);
         Ok(vec![TensorType::dense(DType::I64, &[len])])
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
@@ -459,8 +459,8 @@ impl Op for RowLengths {
             return Ok(vec![TensorType::scalar(DType::I64)]);
         }
         // Lengths of dimension `axis` are indexed by the dimensions above it.
-        let ragged_rank = (axis - 1).min(x.ragged_rank);
-        Ok(vec![TensorType::new(DType::I64, ragged_rank, x.dims[..axis].to_vec())?])
+        let ragged_rank = (axis - 1).min(x.ragged_rank());
+        Ok(vec![TensorType::new(DType::I64, ragged_rank, x.dims()[..axis].to_vec())?])
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         const OP: &str = "row_lengths";
@@ -580,7 +580,7 @@ impl Op for FlatValues {
         }
         let mut dims = vec![Dim::Unknown];
         dims.extend_from_slice(x.inner_dims());
-        Ok(vec![TensorType::new(x.dtype, 0, dims)?])
+        Ok(vec![TensorType::new(x.dtype(), 0, dims)?])
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("flat_values", inputs)?;

@@ -614,7 +614,7 @@ fn plan_ragged_axis(
 pub fn reduced_type(op: &str, x: &TensorType, axes: &Axes, keepdims: bool) -> Result<TensorType> {
     let Some(axes) = axes.resolve(op, x.rank())? else {
         let dims = if keepdims { vec![Dim::Known(1); x.rank()] } else { Vec::new() };
-        return TensorType::new(x.dtype, 0, dims);
+        return TensorType::new(x.dtype(), 0, dims);
     };
     // One axis at a time, as the ragged plan goes (for a dense tensor the order is immaterial).
     innermost_first(axes).into_iter().try_fold(x.clone(), |ty, axis| reduced_type_axis(&ty, axis, keepdims))
@@ -622,10 +622,10 @@ pub fn reduced_type(op: &str, x: &TensorType, axes: &Axes, keepdims: bool) -> Re
 
 /// The type of `x` reduced along resolved axis `a`.
 fn reduced_type_axis(x: &TensorType, a: usize, keepdims: bool) -> Result<TensorType> {
-    let rr = x.ragged_rank;
-    let dims = &x.dims;
+    let rr = x.ragged_rank();
+    let dims = x.dims();
     let (ragged_rank, new_dims): (usize, Vec<Dim>) = if rr == 0 || a > rr {
-        let mut d = dims.clone();
+        let mut d = dims.to_vec();
         if keepdims {
             d[a] = Dim::Known(1);
         } else {
@@ -643,11 +643,11 @@ fn reduced_type_axis(x: &TensorType, a: usize, keepdims: bool) -> Result<TensorT
     } else if keepdims && a == rr {
         (rr - 1, dims[..a].iter().chain(&[Dim::Known(1)]).chain(&dims[a + 1..]).copied().collect())
     } else if keepdims {
-        (rr, dims.clone())
+        (rr, dims.to_vec())
     } else {
         (rr - 1, dims[..a].iter().chain(&dims[a + 1..]).copied().collect())
     };
-    TensorType::new(x.dtype, ragged_rank, new_dims)
+    TensorType::new(x.dtype(), ragged_rank, new_dims)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -699,7 +699,7 @@ impl Op for Reduce {
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         let name = self.kind.name();
         expect_arity(name, inputs, 1..=1)?;
-        let out = self.kind.output_dtype(inputs[0].dtype)?;
+        let out = self.kind.output_dtype(inputs[0].dtype())?;
         Ok(vec![reduced_type(name, &inputs[0], &self.axis, self.keepdims)?.with_dtype(out)])
     }
 
@@ -1180,7 +1180,7 @@ mod tests {
         assert_eq!(t(Some(-1), true).to_string(), "int32[?, *, *, 1]");
         assert_eq!(reduced_type("r", &x, &Axes::from(4), false).unwrap_err().kind(), ErrorKind::InvalidArgument);
         let mean = Reduce::new(ReduceKind::Mean, Some(1), false).infer(&[x]).unwrap();
-        assert_eq!(mean[0].dtype, DType::F64);
+        assert_eq!(mean[0].dtype(), DType::F64);
     }
 
     // --- several axes ----------------------------------------------------------------------------

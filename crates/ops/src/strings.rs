@@ -277,7 +277,7 @@ impl Op for Split {
         if rank == 0 {
             return Ok(vec![TensorType::vector(DType::String)]);
         }
-        let mut dims = vec![ty.dims[0]];
+        let mut dims = vec![ty.dims()[0]];
         dims.extend(std::iter::repeat_n(Dim::Ragged, rank));
         Ok(vec![TensorType::new(DType::String, rank, dims)?])
     }
@@ -1177,7 +1177,7 @@ impl Ngrams {
         if ty.rank() == 0 {
             return Err(Error::shapes(NGRAMS, "input 0 must have rank >= 1, got a scalar"));
         }
-        if ty.ragged_rank > 0 && !ty.inner_dims().is_empty() {
+        if ty.ragged_rank() > 0 && !ty.inner_dims().is_empty() {
             return Err(Error::shapes(
                 NGRAMS,
                 format!("input 0 must not have uniform dims after its ragged dims, got {ty}"),
@@ -1207,11 +1207,11 @@ impl Op for Ngrams {
         expect_arity(NGRAMS, inputs, 1..=1)?;
         let ty = &inputs[0];
         Ngrams::check_tokens(ty)?;
-        if ty.ragged_rank > 0 {
+        if ty.ragged_rank() > 0 {
             return Ok(vec![ty.clone()]);
         }
         // Dense rows all have the same length, hence the same n-gram count (none without tokens).
-        let mut dims = ty.dims.clone();
+        let mut dims = ty.dims().to_vec();
         if let Some(last) = dims.last_mut() {
             *last = match *last {
                 Dim::Known(0) => Dim::Known(0),

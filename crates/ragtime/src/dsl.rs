@@ -145,7 +145,7 @@ impl Var {
 
     /// The dtype (`None` if the variable could not be built).
     pub fn dtype(&self) -> Option<DType> {
-        self.ty().ok().map(|t| t.dtype)
+        self.ty().ok().map(|t| t.dtype())
     }
 
     /// Names the variable (shown by `debugprint`).
@@ -170,7 +170,7 @@ impl Var {
     /// A constant of this variable's dtype (TensorFlow converts Python scalars the same way).
     pub fn scalar_like(&self, value: impl Into<Literal>) -> Var {
         let dtype = match self.ty() {
-            Ok(t) => t.dtype,
+            Ok(t) => t.dtype(),
             Err(e) => return Var { graph: self.graph.clone(), id: Err(e) },
         };
         match RaggedTensor::from_literal_typed(&value.into(), Some(dtype), Some(0), None) {
