@@ -301,19 +301,33 @@ impl From<Option<i64>> for Axes {
 /// One step of a [`ReductionPlan`]: output element `o` of the stage folds the stage's input
 /// elements `members[offsets[o]..offsets[o + 1]]`, in order. The first stage reads the input's
 /// flat values (row-major), each later stage the previous stage's outputs.
+///
+/// The fields are private: stages are built only by [`plan_reduction`], so `offsets` is never
+/// empty, never decreases and ends at `members.len()`, and [`ReductionStage::group`] may slice.
 #[derive(Debug, Clone)]
 pub struct ReductionStage {
     /// `offsets[o]..offsets[o + 1]` are the members of output element `o` (one more entry than
     /// there are output elements).
-    pub offsets: Vec<usize>,
+    offsets: Vec<usize>,
     /// Indices into the stage's input, grouped by output element.
-    pub members: Vec<usize>,
+    members: Vec<usize>,
     /// The stage folds a ragged axis: an empty group of `reduce_max` / `reduce_min` gives the
     /// finite extreme rather than an infinity (module doc).
-    pub ragged_axis: bool,
+    ragged_axis: bool,
 }
 
 impl ReductionStage {
+    /// Indices into the stage's input, grouped by output element.
+    pub fn members(&self) -> &[usize] {
+        &self.members
+    }
+
+    /// True when the stage folds a ragged axis (an empty group of `reduce_max` / `reduce_min`
+    /// gives the finite extreme rather than an infinity).
+    pub fn ragged_axis(&self) -> bool {
+        self.ragged_axis
+    }
+
     /// Number of output elements.
     pub fn len(&self) -> usize {
         self.offsets.len() - 1
@@ -791,7 +805,7 @@ impl Groups<'_> {
                 }
                 Ok(out)
             }
-            Groups::Plan(plan) => plan.fold(op, data, |stage| init(stage.ragged_axis), step),
+            Groups::Plan(plan) => plan.fold(op, data, |stage| init(stage.ragged_axis()), step),
         }
     }
 

@@ -632,7 +632,8 @@ impl ReduceJoin {
     /// Joins the groups of one plan stage of `input`, giving a column of `shape`.
     fn join_stage(&self, input: &StringTensor, stage: &ReductionStage, shape: Vec<usize>) -> Result<StringTensor> {
         let sep = self.separator.as_bytes();
-        let mut out = StringBuilder::with_capacity(stage.len(), input.bytes().len() + stage.members.len() * sep.len());
+        let mut out =
+            StringBuilder::with_capacity(stage.len(), input.bytes().len() + stage.members().len() * sep.len());
         for o in 0..stage.len() {
             for (k, &member) in stage.group(o).iter().enumerate() {
                 if k > 0 {
