@@ -594,38 +594,41 @@ impl DenseTensor {
             }
         }
         let row = first.row_size();
+        let available: Vec<usize> = sources.iter().map(|t| t.shape()[0]).collect();
+        let strings: Vec<Option<&StringTensor>> = sources.iter().map(|t| t.as_strings()).collect();
+        // One pass checks the runs and counts the rows (and, for strings, the bytes: repeating
+        // one long string many times is refused before anything is copied).
         let mut nrows = 0usize;
+        let mut bytes = 0usize;
         for (source, rows) in runs.clone() {
-            let t = sources.get(source).ok_or_else(|| Error::argument(op, format!("there is no input {source}")))?;
-            let available = t.shape()[0];
-            if rows.end > available && !rows.is_empty() {
+            let &available =
+                available.get(source).ok_or_else(|| Error::argument(op, format!("there is no input {source}")))?;
+            if rows.is_empty() {
+                continue;
+            }
+            if rows.end > available {
                 return Err(Error::out_of_range(op, rows.start.max(available) as i64, 0, available));
             }
             nrows = nrows.saturating_add(rows.len());
+            if let Some(s) = strings[source] {
+                let o = s.offsets();
+                bytes = bytes.saturating_add((o[rows.end * row] - o[rows.start * row]) as usize);
+            }
         }
         let mut out_shape = shape.to_vec();
         out_shape[0] = nrows;
         let n = limits::checked_size(op, &out_shape, dtype.size_of().max(1))?;
         Ok(dispatch_dtype!(dtype,
         T => {
+            let slices: Vec<&[T]> = sources.iter().map(|t| t.as_slice::<T>().unwrap_or(&[])).collect();
             let mut data = limits::try_vec(op, n)?;
             for (source, rows) in runs.filter(|(_, rows)| !rows.is_empty()) {
-                let src = sources[source].as_slice::<T>().unwrap_or(&[]);
-                data.extend_from_slice(&src[rows.start * row..rows.end * row]);
+                data.extend_from_slice(&slices[source][rows.start * row..rows.end * row]);
             }
             DenseTensor::from_vec(out_shape, data)?
         },
         string => {
-            let column = |source: usize| sources[source].as_strings().unwrap_or_else(|| unreachable_strings());
-            // The bytes are counted before anything is copied: repeating one long string many
-            // times is refused up front.
-            let mut bytes = 0usize;
-            for (source, rows) in runs.clone() {
-                if !rows.is_empty() {
-                    let o = column(source).offsets();
-                    bytes = bytes.saturating_add((o[rows.end * row] - o[rows.start * row]) as usize);
-                }
-            }
+            let column = |source: usize| strings[source].unwrap_or_else(|| unreachable_strings());
             limits::checked_bytes(op, bytes, "the strings of the result")?;
             let mut buf: Vec<u8> = limits::try_vec(op, bytes)?;
             let mut offsets: Vec<i64> = limits::try_vec(op, n + 1)?;

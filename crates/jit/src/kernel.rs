@@ -15,6 +15,7 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
 
+use crate::perf_map;
 use crate::vmath::{self, Float, Lanes, UnaryMath};
 
 /// Errors of the JIT harness.
@@ -195,6 +196,7 @@ impl Jit {
                 eprintln!("; {name}\n{vcode}");
             }
         }
+        let code_size = self.ctx.compiled_code().map(|c| c.code_info().total_size);
         if let Err(e) = define {
             // Show the verifier's findings, not just "Verifier errors".
             let message = match &e {
@@ -208,7 +210,11 @@ impl Jit {
         }
         self.module.clear_context(&mut self.ctx);
         self.module.finalize_definitions().map_err(|e| compile_err(&e))?;
-        Ok(self.module.get_finalized_function(id))
+        let code = self.module.get_finalized_function(id);
+        if let Some(size) = code_size {
+            perf_map::record(code, size, &name);
+        }
+        Ok(code)
     }
 
     /// Compiles a kernel applying one math function elementwise.

@@ -25,6 +25,7 @@ use ragtime_ops::fused::{OperandKind, RowOutput, RowReduction, ScalarConst, Scal
 use ragtime_ops::reduce::ReduceKind;
 
 use crate::kernel::FusedParams;
+use crate::tail;
 use crate::vmath::{self, Float, Lanes, UnaryMath};
 
 /// `a > b ? a : b` (or `<` for the minimum) on integers, lane by lane: compare and select, which
@@ -627,13 +628,24 @@ pub(crate) fn emit_kernel(b: &mut FunctionBuilder, p: &FusedParams, spec: &Kerne
         emit_rows(b, p, &e);
     } else {
         let no_rows = vec![None; spec.graph.inputs().len()];
-        emit_elements(b, &e, p.begin, p.end, &no_rows);
+        emit_elements(b, &e, p.begin, p.end, &no_rows, false);
     }
     b.ins().return_(&[]);
 }
 
-/// The element outputs over elements `start..end`: vector loop, then scalar tail.
-fn emit_elements(b: &mut FunctionBuilder, e: &Emitter<'_>, start: Value, end: Value, row_values: &[Option<Both>]) {
+/// The element outputs over elements `start..end`: vector loop, then the rest. In a row kernel
+/// (`row_end_vector`), a row of at least one vector computes its last, overlapping vector first
+/// (before any output of this pass is written, since outputs may be stashes the expressions
+/// read) and stores it after the loop; overlapping elements get the same values twice. Elsewhere,
+/// and for shorter rows, the rest is a scalar loop.
+fn emit_elements(
+    b: &mut FunctionBuilder,
+    e: &Emitter<'_>,
+    start: Value,
+    end: Value,
+    row_values: &[Option<Both>],
+    row_end_vector: bool,
+) {
     let outs: Vec<(usize, ScalarRef)> = e
         .spec
         .outputs
@@ -650,13 +662,39 @@ fn emit_elements(b: &mut FunctionBuilder, e: &Emitter<'_>, start: Value, end: Va
     // scalars.
     let vend2 = vector_limit(b, start, end, UNROLL * lanes);
     let vend = vector_limit(b, start, end, lanes);
-    let body = |b: &mut FunctionBuilder, i: Value, vector: bool| {
-        let values = e.eval(b, &wanted, i, vector, row_values, true);
+    let store = |b: &mut FunctionBuilder, i: Value, values: Vec<Value>| {
         for (&(j, _), v) in outs.iter().zip(values) {
             let a = e.addr(b, e.out_ptrs[j], i);
             b.ins().store(mem(), v, a, 0);
         }
     };
+    let body = |b: &mut FunctionBuilder, i: Value, vector: bool| {
+        let values = e.eval(b, &wanted, i, vector, row_values, true);
+        store(b, i, values);
+    };
+    // The row's last vector, when the row is long enough and does not end on a whole vector.
+    let last_vector = row_end_vector.then(|| {
+        let n = b.ins().isub(end, start);
+        let long = b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, n, lanes);
+        let ragged_end = b.ins().icmp(IntCC::NotEqual, vend, end);
+        let overlap = b.ins().band(long, ragged_end);
+        let compute = b.create_block();
+        let join = b.create_block();
+        let vty = e.ty(true);
+        let zero = e.constant(b, 0.0, 0).vector;
+        for _ in &outs {
+            b.append_block_param(join, vty);
+        }
+        let zeros: Vec<_> = outs.iter().map(|_| zero.into()).collect();
+        let last = b.ins().iadd_imm_s(end, -lanes);
+        b.ins().brif(overlap, compute, &[], join, &zeros);
+        b.switch_to_block(compute);
+        let values = e.eval(b, &wanted, last, true, row_values, true);
+        let args: Vec<_> = values.into_iter().map(Into::into).collect();
+        b.ins().jump(join, &args);
+        b.switch_to_block(join);
+        (overlap, last, b.block_params(join).to_vec())
+    });
     let _ = emit_loop(b, e.ptr, start, vend2, UNROLL * lanes, &[], &mut |b, i, _| {
         for u in 0..UNROLL {
             let at = b.ins().iadd_imm_s(i, u * lanes);
@@ -668,10 +706,28 @@ fn emit_elements(b: &mut FunctionBuilder, e: &Emitter<'_>, start: Value, end: Va
         body(b, i, true);
         Vec::new()
     });
-    let _ = emit_loop(b, e.ptr, vend, end, 1, &[], &mut |b, i, _| {
-        body(b, i, false);
-        Vec::new()
-    });
+    let scalar_rest = |b: &mut FunctionBuilder| {
+        let _ = emit_loop(b, e.ptr, vend, end, 1, &[], &mut |b, i, _| {
+            body(b, i, false);
+            Vec::new()
+        });
+    };
+    match last_vector {
+        Some((overlap, last, values)) => {
+            let store_block = b.create_block();
+            let scalar_block = b.create_block();
+            let done = b.create_block();
+            b.ins().brif(overlap, store_block, &[], scalar_block, &[]);
+            b.switch_to_block(store_block);
+            store(b, last, values);
+            b.ins().jump(done, &[]);
+            b.switch_to_block(scalar_block);
+            scalar_rest(b);
+            b.ins().jump(done, &[]);
+            b.switch_to_block(done);
+        }
+        None => scalar_rest(b),
+    }
 }
 
 /// Vectors per iteration of the main loops.
@@ -704,7 +760,7 @@ fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_>) {
             }
             row_values[n_ops + k] = Some(e.splat(b, value));
         }
-        emit_elements(b, e, start, end, &row_values);
+        emit_elements(b, e, start, end, &row_values, true);
         Vec::new()
     });
 }
@@ -771,15 +827,52 @@ fn emit_reduction(
         let x = arg(b, i, true);
         vec![combine(b, acc[0], x)]
     })[0];
-    let mut acc = b.ins().extractlane(vacc, 0);
-    for lane in 1..lanes as u8 {
-        let x = b.ins().extractlane(vacc, lane);
-        acc = combine(b, acc, x);
-    }
-    let acc = emit_loop(b, e.ptr, vend, end, 1, &[acc], &mut |b, i, acc| {
+    // The rest of the row: a row of at least one vector takes it as the vector ending at `end`
+    // (see `tail`); a shorter row folds its elements one by one.
+    let n = b.ins().isub(end, start);
+    let long = b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, n, lanes);
+    let long_block = b.create_block();
+    let overlap_block = b.create_block();
+    let fold_block = b.create_block();
+    let short_block = b.create_block();
+    let done = b.create_block();
+    let vty = e.ty(true);
+    b.append_block_param(fold_block, vty);
+    b.append_block_param(done, e.ty(false));
+    b.ins().brif(long, long_block, &[], short_block, &[]);
+
+    b.switch_to_block(long_block);
+    let rest = b.ins().isub(end, vend);
+    b.ins().brif(rest, overlap_block, &[], fold_block, &[vacc.into()]);
+
+    b.switch_to_block(overlap_block);
+    let last = b.ins().iadd_imm_s(end, -lanes);
+    let x = arg(b, last, true);
+    let x = match red.kind {
+        ReduceKind::Max | ReduceKind::Min => x,
+        _ => {
+            let mask = tail::last_lanes_mask(b, vty, rest);
+            tail::select_lanes(b, mask, x, init.vector)
+        }
+    };
+    let with_rest = combine(b, vacc, x);
+    b.ins().jump(fold_block, &[with_rest.into()]);
+
+    b.switch_to_block(fold_block);
+    let v = b.block_params(fold_block)[0];
+    let folded = tail::fold_lanes(b, v, &combine);
+    b.ins().jump(done, &[folded.into()]);
+
+    // Shorter than a vector: nothing was folded yet (`vend == start`).
+    b.switch_to_block(short_block);
+    let acc = emit_loop(b, e.ptr, start, end, 1, &[init.scalar], &mut |b, i, acc| {
         let x = arg(b, i, false);
         vec![combine(b, acc[0], x)]
     })[0];
+    b.ins().jump(done, &[acc.into()]);
+
+    b.switch_to_block(done);
+    let acc = b.block_params(done)[0];
     if red.kind != ReduceKind::Mean {
         return acc;
     }

@@ -820,35 +820,59 @@ impl Groups<'_> {
     }
 }
 
-/// Sums (or averages, dividing in f64 as [`fold_typed`] does) rows of `inner`-wide float items:
-/// [`Groups::Rows`] for `f32` / `f64` sums and means, with the addition inlined so the
-/// columns vectorize. Bit-identical to the generic fold (same start, same order, same adds).
-macro_rules! float_row_sums {
-    ($name:ident, $t:ty) => {
-        fn $name(op: &str, splits: &[i64], inner: usize, data: &[$t], mean: bool) -> Result<Vec<$t>> {
-            let mut out: Vec<$t> = ragtime_core::limits::try_vec(op, (splits.len() - 1) * inner)?;
-            for w in splits.windows(2) {
-                let start = out.len();
-                out.resize(start + inner, 0.0);
-                let acc = &mut out[start..];
-                for item in data[w[0] as usize * inner..w[1] as usize * inner].chunks_exact(inner) {
-                    for (a, &v) in acc.iter_mut().zip(item) {
-                        *a += v;
-                    }
-                }
-                if mean {
-                    let n = (w[1] - w[0]) as usize as f64;
-                    for a in acc.iter_mut() {
-                        *a = (*a as f64 / n) as $t;
-                    }
-                }
-            }
-            Ok(out)
-        }
-    };
+/// The float types of the row-sum fast paths, with the one definition of their sums and means
+/// that every path shares (the generic fold, [`row_sums`], `fused::GatherReduce`): sums start at
+/// zero and add items in order; a mean divides the sum in f64, as [`fold_typed`] does.
+pub trait RowSum: Copy + std::ops::AddAssign + 'static {
+    /// The sum of no values.
+    const ZERO: Self;
+    /// `sum / n`, computed in f64 and rounded back.
+    fn mean(sum: Self, n: usize) -> Self;
 }
-float_row_sums!(f32_row_sums, f32);
-float_row_sums!(f64_row_sums, f64);
+
+impl RowSum for f32 {
+    const ZERO: Self = 0.0;
+    fn mean(sum: Self, n: usize) -> Self {
+        (f64::from(sum) / n as f64) as f32
+    }
+}
+
+impl RowSum for f64 {
+    const ZERO: Self = 0.0;
+    fn mean(sum: Self, n: usize) -> Self {
+        sum / n as f64
+    }
+}
+
+/// `acc += item`, element by element: the step of every float row sum.
+#[inline]
+pub fn add_item<T: RowSum>(acc: &mut [T], item: &[T]) {
+    for (a, &v) in acc.iter_mut().zip(item) {
+        *a += v;
+    }
+}
+
+/// Sums (or averages) rows of `inner`-wide float items: [`Groups::Rows`] for `f32` / `f64` sums
+/// and means, with the addition inlined so the columns vectorize. Bit-identical to the generic
+/// fold (same start, same order, same adds).
+fn row_sums<T: RowSum>(op: &str, splits: &[i64], inner: usize, data: &[T], mean: bool) -> Result<Vec<T>> {
+    let mut out: Vec<T> = ragtime_core::limits::try_vec(op, (splits.len() - 1) * inner)?;
+    for w in splits.windows(2) {
+        let start = out.len();
+        out.resize(start + inner, T::ZERO);
+        let acc = &mut out[start..];
+        for item in data[w[0] as usize * inner..w[1] as usize * inner].chunks_exact(inner) {
+            add_item(acc, item);
+        }
+        if mean {
+            let n = (w[1] - w[0]) as usize;
+            for a in acc.iter_mut() {
+                *a = T::mean(*a, n);
+            }
+        }
+    }
+    Ok(out)
+}
 
 /// Folds `values` group by group into a tensor of `shape`.
 fn fold(kind: ReduceKind, groups: &Groups<'_>, values: &DenseTensor, shape: Vec<usize>) -> Result<DenseTensor> {
@@ -870,10 +894,10 @@ fn fold_typed<T: Kernels>(
         if inner > 1 {
             let mean = kind == ReduceKind::Mean;
             if let Some(data) = values.as_slice::<f32>() {
-                return DenseTensor::from_vec(shape, f32_row_sums(kind.name(), splits, inner, data, mean)?);
+                return DenseTensor::from_vec(shape, row_sums(kind.name(), splits, inner, data, mean)?);
             }
             if let Some(data) = values.as_slice::<f64>() {
-                return DenseTensor::from_vec(shape, f64_row_sums(kind.name(), splits, inner, data, mean)?);
+                return DenseTensor::from_vec(shape, row_sums(kind.name(), splits, inner, data, mean)?);
             }
         }
     }

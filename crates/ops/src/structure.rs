@@ -427,20 +427,42 @@ fn join_columns(op: &str, inputs: &[RaggedTensor], stack: bool) -> Result<Ragged
     rows.values()?.with_outer_partitions(&[merged])
 }
 
-/// Concat along axis 1 of ragged rank 1 operands (same row count, dtype and inner shape): row
-/// `r` of the result is row `r` of every operand, copied as one run each, straight into the
-/// result. `None` when the operands do not have that form (the general path then joins them,
-/// or names what differs).
+/// Concat along axis 1 of ragged rank 1 operands and dense operands of rank >= 2 (same row
+/// count, dtype and item shape): row `r` of the result is row `r` of every operand (a dense
+/// operand's row is its `k` items), copied as one run each, straight into the result. `None` when
+/// the operands do not have that form (the general path then joins them, or names what differs).
 fn concat_flat_rows(op: &str, inputs: &[RaggedTensor]) -> Result<Option<RaggedTensor>> {
-    let first = inputs[0].flat_values();
-    let same_form = |t: &RaggedTensor| {
+    // Each operand as items (`[n_items, item...]`) and row splits over them.
+    let mut items: Vec<DenseTensor> = Vec::with_capacity(inputs.len());
+    let mut uniform: Vec<Option<Vec<i64>>> = Vec::with_capacity(inputs.len());
+    for t in inputs {
         let v = t.flat_values();
-        t.ragged_rank() == 1 && v.dtype() == first.dtype() && v.shape().get(1..) == first.shape().get(1..)
-    };
-    if !inputs.iter().all(same_form) {
+        match t.ragged_rank() {
+            1 => {
+                items.push(v.clone());
+                uniform.push(None);
+            }
+            0 if v.rank() >= 2 => {
+                let (rows, k) = (v.shape()[0], v.shape()[1]);
+                let mut shape = vec![rows * k];
+                shape.extend_from_slice(&v.shape()[2..]);
+                items.push(v.reshape(shape)?);
+                let mut splits = ragtime_core::limits::try_vec(op, rows + 1)?;
+                splits.extend((0..=rows).map(|r| (r * k) as i64));
+                uniform.push(Some(splits));
+            }
+            _ => return Ok(None),
+        }
+    }
+    let first = &items[0];
+    if !items.iter().all(|v| v.dtype() == first.dtype() && v.shape().get(1..) == first.shape().get(1..)) {
         return Ok(None);
     }
-    let splits: Vec<&[i64]> = inputs.iter().map(|t| t.partitions()[0].row_splits()).collect();
+    let splits: Vec<&[i64]> = inputs
+        .iter()
+        .zip(&uniform)
+        .map(|(t, u)| u.as_deref().unwrap_or_else(|| t.partitions()[0].row_splits()))
+        .collect();
     let nrows = inputs[0].nrows();
     let mut new_splits = ragtime_core::limits::try_vec(op, nrows + 1)?;
     new_splits.push(0i64);
@@ -451,7 +473,7 @@ fn concat_flat_rows(op: &str, inputs: &[RaggedTensor]) -> Result<Option<RaggedTe
         }
         new_splits.push(total);
     }
-    let sources: Vec<&DenseTensor> = inputs.iter().map(RaggedTensor::flat_values).collect();
+    let sources: Vec<&DenseTensor> = items.iter().collect();
     let runs =
         (0..nrows).flat_map(|r| splits.iter().enumerate().map(move |(i, s)| (i, s[r] as usize..s[r + 1] as usize)));
     let values = DenseTensor::gather_row_runs(op, &sources, runs)?;
@@ -504,6 +526,10 @@ impl Concat {
     /// Concatenation along `axis` (negative counts from the end).
     pub fn new(axis: i64) -> Self {
         Concat { axis }
+    }
+    /// The axis, as given (negative counts from the end).
+    pub fn axis(&self) -> i64 {
+        self.axis
     }
     /// From graph-file attributes: `axis` (required).
     pub fn from_attrs(attrs: &Attrs) -> Result<Self> {

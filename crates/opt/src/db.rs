@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use ragtime_core::{Error, Result};
 use ragtime_graph::{ApplyId, FunctionGraph, VarId};
 
-use crate::{canon, fold, fusion, merge};
+use crate::{canon, fold, fusion, gather_reduce, merge};
 
 /// How much the optimizer does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -120,6 +120,12 @@ pub const REWRITES: &[RewriteInfo] = &[
         doc: "merge again: canonicalization exposes equal nodes",
     },
     RewriteInfo {
+        name: "local_gather_reduce",
+        tags: &["fast_run", "fusion", "local"],
+        position: 30,
+        doc: "reduce_sum / reduce_mean over the ragged axis of gathered table rows (or their concat) -> GatherReduce",
+    },
+    RewriteInfo {
         name: "row_fusion",
         tags: &["fast_run", "fusion"],
         position: 40,
@@ -186,6 +192,7 @@ fn local_rewrite(name: &str) -> Option<LocalRewrite> {
         "local_double_negation" => canon::double_negation,
         "local_reduce_size_one" => canon::reduce_size_one,
         "local_concat_one" => canon::concat_one,
+        "local_gather_reduce" => gather_reduce::gather_reduce,
         _ => return None,
     })
 }

@@ -1,6 +1,6 @@
 //! ragtime-opt: the optimizer. A database of named, tagged rewrites (PyTensor's manner) run as a
 //! pipeline over a `FunctionGraph`: merge, constant folding, canonicalization, dead-code
-//! elimination, partition analysis and fusion into `Composite` / `RowKernel` ops.
+//! elimination, partition analysis and fusion into `Composite` / `RowKernel` / `GatherReduce` ops.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -8,6 +8,7 @@ mod canon;
 mod db;
 mod fold;
 mod fusion;
+mod gather_reduce;
 mod merge;
 mod partition;
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use ragtime_core::{ragged, DType, DenseTensor, RaggedTensor, TensorType};
 use ragtime_graph::{FunctionGraph, Graph, Interpreter, OpRef, VarId};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
+use ragtime_ops::gather::Gather;
 use ragtime_ops::partition_ops::Identity;
 use ragtime_ops::reduce::{Reduce, ReduceKind};
 use ragtime_ops::structure::Concat;
@@ -228,4 +229,84 @@ fn integer_division_by_zero_inside_a_composite_names_the_row() {
         .run(&fg, &[ragged![[1, 2], [], [3]].unwrap(), ragged![[1, 1], [], [0]].unwrap()])
         .unwrap_err();
     assert!(err.to_string().contains("row 2"), "{err}");
+}
+
+/// `reduce(concat([gather(table, a), gather(table, b)], axis=1), axis=1)` and the one-gather form,
+/// over a `[rows, dims...]` table of `dtype`, with ragged int32 / int64 indices.
+fn embedding_bag(
+    kind: ReduceKind,
+    keepdims: bool,
+    table_shape: &[Option<usize>],
+    concat: bool,
+) -> (Graph, Vec<VarId>, VarId) {
+    let mut g = Graph::new();
+    let table = g.input("table", TensorType::dense(DType::F32, table_shape)).unwrap();
+    let a = g.input("a", TensorType::ragged(DType::I32, 1)).unwrap();
+    let b = g.input("b", TensorType::ragged(DType::I64, 1)).unwrap();
+    let ga = apply(&mut g, Arc::new(Gather::new()), &[table, a]);
+    let x = if concat {
+        let gb = apply(&mut g, Arc::new(Gather::new()), &[table, b]);
+        apply(&mut g, Arc::new(Concat::new(1)), &[ga, gb])
+    } else {
+        ga
+    };
+    let out = apply(&mut g, Arc::new(Reduce::new(kind, Some(1), keepdims)), &[x]);
+    (g, vec![table, a, b], out)
+}
+
+fn table(rows: usize, inner: &[usize]) -> RaggedTensor {
+    let n = rows * inner.iter().product::<usize>();
+    let values: Vec<f32> = (0..n).map(|k| ((k * 37) % 101) as f32 / 7.0 - 6.5).collect();
+    let mut shape = vec![rows];
+    shape.extend_from_slice(inner);
+    DenseTensor::from_vec(shape, values).unwrap().into()
+}
+
+#[test]
+fn gathered_rows_summed_over_the_ragged_axis_fuse_into_one_gather_reduce() {
+    let a = ragged![[0, 3, 3], [], [4], [1, 2]].unwrap();
+    let b = ragged![[2i64], [0, 1], [], [4, 4, 4]].unwrap();
+    for kind in [ReduceKind::Sum, ReduceKind::Mean] {
+        for keepdims in [false, true] {
+            for (concat, with_b) in [(true, "tables=2"), (false, "tables=1")] {
+                for inner in [&[][..], &[3][..], &[2, 2][..]] {
+                    let dims: Vec<Option<usize>> =
+                        std::iter::once(None).chain(inner.iter().map(|&d| Some(d))).collect();
+                    let (g, inputs, out) = embedding_bag(kind, keepdims, &dims, concat);
+                    let values = [table(5, inner), a.clone(), b.clone()];
+                    // Bit-identical to the unfused graph (an empty row's mean is NaN on both sides).
+                    let (n, names) = check(&g, &inputs, &[out], &values, &[]);
+                    assert_eq!(n, 1, "{names:?}");
+                    assert!(names[0].starts_with("GatherReduce{") && names[0].contains(with_b), "{names:?}");
+                    let (_, unfused) = check(&g, &inputs, &[out], &values, &["local_gather_reduce"]);
+                    assert!(
+                        unfused.iter().any(|n| n == "Gather"),
+                        "excluding the rewrite keeps the gathers: {unfused:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn gather_reduce_reports_the_gathers_errors_and_leaves_shared_gathers_alone() {
+    let (g, inputs, out) = embedding_bag(ReduceKind::Mean, false, &[None, Some(2)], true);
+    // Index 5 is out of range for a 5-row table: the fused op fails as the gather does.
+    let bad = [table(5, &[2]), ragged![[0, 5], []].unwrap(), ragged![[1i64], [2]].unwrap()];
+    check(&g, &inputs, &[out], &bad, &[]);
+    let negative = [table(5, &[2]), ragged![[0], []].unwrap(), ragged![[-1i64], [2]].unwrap()];
+    check(&g, &inputs, &[out], &negative, &[]);
+    // Row counts that differ: the concat's error.
+    let rows = [table(5, &[2]), ragged![[0], [1], []].unwrap(), ragged![[1i64], [2]].unwrap()];
+    check(&g, &inputs, &[out], &rows, &[]);
+
+    // A gather that is also an output is computed anyway: no fusion.
+    let mut g = Graph::new();
+    let t = g.input("table", TensorType::dense(DType::F32, &[None, Some(2)])).unwrap();
+    let a = g.input("a", TensorType::ragged(DType::I32, 1)).unwrap();
+    let ga = apply(&mut g, Arc::new(Gather::new()), &[t, a]);
+    let sum = apply(&mut g, Arc::new(Reduce::new(ReduceKind::Sum, Some(1), false)), &[ga]);
+    let (_, names) = check(&g, &[t, a], &[ga, sum], &[table(3, &[2]), ragged![[0, 2], [1]].unwrap()], &[]);
+    assert!(names.iter().all(|n| !n.starts_with("GatherReduce")), "{names:?}");
 }

@@ -6,7 +6,8 @@ use serde_json::{json, Map, Value};
 use super::run::{Outcome, Settings, Sizes};
 
 /// The JSON entry of one workload: `ragtime_s`, `baseline_s` (where a baseline applies), `ratio`,
-/// `threads`, `baseline_threads`, `checked`, `checked_against`, `runs` and the input's size; on a failed
+/// `threads`, `baseline_threads`, `single_thread_baseline_s` and `single_thread_ratio` (when the
+/// baseline ran on several threads), `checked`, `checked_against`, `runs` and the input's size; on a failed
 /// check, `checked: false` and `mismatch` instead of the times.
 pub fn entry(settings: &Settings, o: &Outcome) -> Value {
     let mut m = Map::new();
@@ -17,6 +18,10 @@ pub fn entry(settings: &Settings, o: &Outcome) -> Value {
             if let Some(b) = o.baseline_s {
                 m.insert("baseline_s".into(), json!(b));
                 m.insert("ratio".into(), json!(o.ragtime_s / b));
+            }
+            if let Some(b) = o.single_thread_baseline_s {
+                m.insert("single_thread_baseline_s".into(), json!(b));
+                m.insert("single_thread_ratio".into(), json!(o.ragtime_s / b));
             }
             m.insert("checked_against".into(), json!(against.iter().map(|a| a.name()).collect::<Vec<_>>()));
         }
@@ -71,8 +76,8 @@ pub fn table_header(settings: &Settings, sizes: Sizes) -> String {
     }
     out += &format!(" best of {} runs after a warm-up; baselines on {} thread(s)\n", settings.runs, settings.threads);
     out += &format!(
-        "{:<18} {:>12} {:>12} {:>8} {:>8}  {}\n",
-        "workload", "ragtime", "baseline", "ratio", "threads", "checked"
+        "{:<18} {:>12} {:>12} {:>8} {:>10} {:>8}  {}\n",
+        "workload", "ragtime", "baseline", "ratio", "1-thr ratio", "threads", "checked"
     );
     out
 }
@@ -86,19 +91,22 @@ pub fn table_line(o: &Outcome) -> String {
     match &o.check {
         Ok(against) => {
             let baseline = o.baseline_s.map_or_else(|| "-".to_string(), seconds);
-            let ratio = o.baseline_s.map_or_else(|| "-".to_string(), |b| format!("{:.2}x", o.ragtime_s / b));
+            let ratio_to = |b: Option<f64>| b.map_or_else(|| "-".to_string(), |b| format!("{:.2}x", o.ragtime_s / b));
             let against: Vec<&str> = against.iter().map(|a| a.name()).collect();
             format!(
-                "{:<18} {:>12} {:>12} {:>8} {:>8}  yes ({})\n",
+                "{:<18} {:>12} {:>12} {:>8} {:>10} {:>8}  yes ({})\n",
                 o.id.name(),
                 seconds(o.ragtime_s),
                 baseline,
-                ratio,
+                ratio_to(o.baseline_s),
+                ratio_to(o.single_thread_baseline_s),
                 threads,
                 against.join(", ")
             )
         }
-        Err(m) => format!("{:<18} {:>12} {:>12} {:>8} {:>8}  NO: {m}\n", o.id.name(), "-", "-", "-", threads),
+        Err(m) => {
+            format!("{:<18} {:>12} {:>12} {:>8} {:>10} {:>8}  NO: {m}\n", o.id.name(), "-", "-", "-", "-", threads)
+        }
     }
 }
 
@@ -120,6 +128,7 @@ mod tests {
             baseline_s: Some(0.01),
             threads: 1,
             baseline_threads: Some(2),
+            single_thread_baseline_s: Some(0.04),
             check: Ok(vec![Against::Baseline, Against::Interpreter]),
             size: vec![("rows", 8)],
         };
@@ -129,8 +138,11 @@ mod tests {
         assert_eq!(e["ratio"], 2.0);
         assert_eq!(e["threads"], 1);
         assert_eq!(e["baseline_threads"], 2);
+        assert_eq!(e["single_thread_baseline_s"], 0.04);
+        assert_eq!(e["single_thread_ratio"], 0.5);
         assert_eq!(e["rows"], 8);
         assert!(table_line(&o).contains("2.00x"), "{}", table_line(&o));
+        assert!(table_line(&o).contains("0.50x"), "{}", table_line(&o));
     }
 
     #[test]
@@ -141,6 +153,7 @@ mod tests {
             baseline_s: Some(0.01),
             threads: 1,
             baseline_threads: Some(2),
+            single_thread_baseline_s: None,
             check: Err(Mismatch {
                 against: Against::Baseline,
                 what: "values",

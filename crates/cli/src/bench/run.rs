@@ -70,6 +70,9 @@ pub struct Outcome {
     pub threads: usize,
     /// Threads the baseline used.
     pub baseline_threads: Option<usize>,
+    /// The same baseline's best time on one thread, when `baseline_s` used more than one: the plain
+    /// single-threaded loop the multi-core targets are stated against.
+    pub single_thread_baseline_s: Option<f64>,
     /// What the output was checked against, or the first difference.
     pub check: Result<Vec<Against>, Mismatch>,
     /// The input's size, as named counts (`rows`, `values`, `queries`, `words`, `calls_per_run`).
@@ -110,6 +113,8 @@ pub fn best_loop(runs: usize, mut f: impl FnMut()) -> f64 {
 pub struct Bench {
     settings: Settings,
     parallel: Parallel,
+    /// The baselines' one-thread runner, when `parallel` has more threads.
+    single: Option<Parallel>,
     data: Option<Data>,
     queries: Option<Queries>,
 }
@@ -170,9 +175,10 @@ impl Bench {
             ),
             false => None,
         };
-        let parallel = Parallel::new(settings.threads)
-            .map_err(|source| BenchError::ThreadPool { threads: settings.threads, source })?;
-        Ok(Bench { settings: settings.clone(), parallel, data, queries })
+        let pool = |threads: usize| Parallel::new(threads).map_err(|source| BenchError::ThreadPool { threads, source });
+        let parallel = pool(settings.threads)?;
+        let single = if parallel.threads() > 1 { Some(pool(1)?) } else { None };
+        Ok(Bench { settings: settings.clone(), parallel, single, data, queries })
     }
 
     /// The sizes of the inputs built.
@@ -211,28 +217,32 @@ impl Bench {
         let out = single(id, out)?;
 
         let (xs, zs, splits) = (data.xs(), data.zs(), data.splits());
-        let par = &self.parallel;
-        let chunks = par.row_chunks(splits);
         let per_row = id == WorkloadId::RowMean;
         let mut buf = vec![0f32; if per_row { data.nrows() } else { data.nvals() }];
         let at = |r: usize| splits[r] as usize;
-        let baseline_s = best_loop(runs, || match id {
-            WorkloadId::FusedElemwise => par.run(&chunks, &mut buf, at, |rows, o| {
-                let v = at(rows.start)..at(rows.end);
-                baseline::fused_elemwise(&xs[v.clone()], &zs[v], o)
-            }),
-            WorkloadId::Axpy => par.run(&chunks, &mut buf, at, |rows, o| {
-                let v = at(rows.start)..at(rows.end);
-                baseline::axpy(&xs[v.clone()], &zs[v], o)
-            }),
-            WorkloadId::RowMean => par.run(
-                &chunks,
-                &mut buf,
-                |r| r,
-                |rows, o| baseline::row_mean(&splits[rows.start..=rows.end], xs, zs, o),
-            ),
-            _ => par.run(&chunks, &mut buf, at, |rows, o| baseline::row_softmax(&splits[rows.start..=rows.end], xs, o)),
-        });
+        let time_baseline = |par: &Parallel, buf: &mut Vec<f32>| {
+            let chunks = par.row_chunks(splits);
+            best_loop(runs, || match id {
+                WorkloadId::FusedElemwise => par.run(&chunks, buf, at, |rows, o| {
+                    let v = at(rows.start)..at(rows.end);
+                    baseline::fused_elemwise(&xs[v.clone()], &zs[v], o)
+                }),
+                WorkloadId::Axpy => par.run(&chunks, buf, at, |rows, o| {
+                    let v = at(rows.start)..at(rows.end);
+                    baseline::axpy(&xs[v.clone()], &zs[v], o)
+                }),
+                WorkloadId::RowMean => par.run(
+                    &chunks,
+                    buf,
+                    |r| r,
+                    |rows, o| baseline::row_mean(&splits[rows.start..=rows.end], xs, zs, o),
+                ),
+                _ => par.run(&chunks, buf, at, |rows, o| baseline::row_softmax(&splits[rows.start..=rows.end], xs, o)),
+            })
+        };
+        let single_thread_baseline_s = self.single.as_ref().map(|one| time_baseline(one, &mut buf));
+        // The multi-threaded run goes last, so `buf` holds its output for the check.
+        let baseline_s = time_baseline(&self.parallel, &mut buf);
 
         let want = reference(id, &built, &inputs)?;
         let check = (|| {
@@ -253,7 +263,8 @@ impl Bench {
             ragtime_s,
             baseline_s: Some(baseline_s),
             threads,
-            baseline_threads: Some(par.threads()),
+            baseline_threads: Some(self.parallel.threads()),
+            single_thread_baseline_s,
             check,
             size: vec![("rows", data.nrows()), ("values", data.nvals())],
         })
@@ -289,6 +300,7 @@ impl Bench {
             baseline_s: None,
             threads: 1,
             baseline_threads: None,
+            single_thread_baseline_s: None,
             check,
             size: vec![
                 ("nodes_before", f.rewrite_report().nodes_before),
@@ -329,6 +341,7 @@ impl Bench {
             baseline_s: None,
             threads,
             baseline_threads: None,
+            single_thread_baseline_s: None,
             check,
             size: vec![("rows", small.nrows()), ("calls_per_run", SMALL_CALLS)],
         })
@@ -343,22 +356,25 @@ impl Bench {
         let (ragtime_s, out) = best_recycling(self.settings.runs, &f, &inputs).map_err(library(id))?;
         let out = single(id, out)?;
 
-        let par = &self.parallel;
         let splits = q.splits();
-        let chunks = par.row_chunks(splits);
         let mut buf = vec![0f32; q.count() * DIM];
         let table = q.table_values();
         let words = q.words_column();
-        let baseline_s = best_loop(self.settings.runs, || {
-            if let Some(words) = words {
-                par.run(
-                    &chunks,
-                    &mut buf,
-                    |r| r * DIM,
-                    |rows, o| baseline::bigram(&splits[rows.start..=rows.end], words, table, o),
-                );
-            }
-        });
+        let time_baseline = |par: &Parallel, buf: &mut Vec<f32>| {
+            let chunks = par.row_chunks(splits);
+            best_loop(self.settings.runs, || {
+                if let Some(words) = words {
+                    par.run(
+                        &chunks,
+                        buf,
+                        |r| r * DIM,
+                        |rows, o| baseline::bigram(&splits[rows.start..=rows.end], words, table, o),
+                    );
+                }
+            })
+        };
+        let single_thread_baseline_s = self.single.as_ref().map(|one| time_baseline(one, &mut buf));
+        let baseline_s = time_baseline(&self.parallel, &mut buf);
 
         let want = reference(id, &built, &inputs)?;
         let check = (|| {
@@ -374,7 +390,8 @@ impl Bench {
             ragtime_s,
             baseline_s: Some(baseline_s),
             threads,
-            baseline_threads: Some(par.threads()),
+            baseline_threads: Some(self.parallel.threads()),
+            single_thread_baseline_s,
             check,
             size: vec![("queries", q.count()), ("words", q.words())],
         })

@@ -10,6 +10,7 @@
 //! scalar kernels ([`crate::elemwise::apply_aligned`], [`crate::reduce::fold_rows`]), so results
 //! are bit-identical to the unfused graph.
 
+mod gather_reduce;
 mod kernels;
 mod scalar_graph;
 
@@ -18,6 +19,7 @@ use std::sync::Arc;
 use ragtime_core::{Error, RaggedTensor, Result, TensorType};
 use ragtime_graph::OpRef;
 
+pub use gather_reduce::GatherReduce;
 pub use kernels::{Composite, Layout, OperandKind, RowKernel, RowOutput, RowReduction};
 pub use scalar_graph::{ScalarConst, ScalarGraph, ScalarGraphBuilder, ScalarNode, ScalarRef};
 

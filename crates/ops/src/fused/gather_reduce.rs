@@ -1,0 +1,137 @@
+//! `GatherReduce`: the sum or mean over each ragged row of table rows picked by index (an
+//! "embedding bag"), fused so the gathered rows are never materialized.
+//!
+//! It replaces `reduce_{sum,mean}(concat([gather(p_0, i_0), gather(p_1, i_1), ...], axis=1),
+//! axis=1)` (or one gather without the concat) where each `p_k` is a dense float table and each
+//! `i_k` ragged indices of rank 2. The unfused graph copies every picked row twice (gather, then
+//! concat) before summing; this op adds each picked row straight from the table into the row's
+//! accumulator, in the order the concatenation would have laid them out, so the result is
+//! bit-identical (same start, same adds in the same order, the same f64 division for means).
+
+use std::any::Any;
+
+use ragtime_core::{DenseTensor, Element, RaggedTensor, Result, TensorType};
+use ragtime_graph::{Cost, Op, OpProperties};
+
+use super::OriginalOps;
+use crate::reduce::{add_item, ReduceKind, RowSum};
+
+/// The fused gather-then-reduce op; inputs are `(table_0, indices_0, table_1, indices_1, ...)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GatherReduce {
+    kind: ReduceKind,
+    keepdims: bool,
+    tables: usize,
+    original: OriginalOps,
+}
+
+impl GatherReduce {
+    /// `kind` (sum or mean) over the rows gathered from each `(table, indices)` pair of inputs,
+    /// with the ops it replaces (which define its types, errors and every case the fast path does
+    /// not take); `tables` pairs of inputs. Returns `None` for other reductions.
+    pub fn new(kind: ReduceKind, keepdims: bool, tables: usize, original: OriginalOps) -> Option<Self> {
+        (matches!(kind, ReduceKind::Sum | ReduceKind::Mean) && tables > 0).then_some(GatherReduce {
+            kind,
+            keepdims,
+            tables,
+            original,
+        })
+    }
+
+    /// The fast path, when every table is dense of element type `T` with one row shape and every
+    /// index tensor is ragged `[nrows, *]` with the same number of rows and every index in range;
+    /// `None` sends the call to the original ops (which report the errors).
+    fn fast<T: RowSum + Element>(&self, inputs: &[RaggedTensor]) -> Option<Result<RaggedTensor>> {
+        let pairs: Vec<(&RaggedTensor, &RaggedTensor)> = inputs.chunks_exact(2).map(|p| (&p[0], &p[1])).collect();
+        let (first_table, first_indices) = *pairs.first()?;
+        let row_shape = first_table.flat_values().shape().get(1..)?.to_vec();
+        let inner: usize = row_shape.iter().product();
+        let nrows = first_indices.nrows();
+        let mut sources: Vec<(&[T], &[i64], Vec<i64>)> = Vec::with_capacity(pairs.len());
+        for (table, indices) in pairs {
+            let values = table.flat_values();
+            let [partition] = indices.partitions() else { return None };
+            let ok = table.is_dense()
+                && values.shape().get(1..) == Some(&row_shape[..])
+                && indices.flat_values().shape().len() == 1
+                && partition.nrows() == nrows;
+            if !ok {
+                return None;
+            }
+            let data = values.as_slice::<T>()?;
+            let table_rows = values.shape()[0];
+            let ids = indices.flat_values().to_i64_vec("gather", "indices").ok()?;
+            if ids.iter().any(|&id| !(0..table_rows as i64).contains(&id)) {
+                return None;
+            }
+            sources.push((data, partition.row_splits(), ids));
+        }
+        let op = if self.kind == ReduceKind::Mean { "reduce_mean" } else { "reduce_sum" };
+        let mut out: Vec<T> = match nrows.checked_mul(inner) {
+            Some(n) => match ragtime_core::limits::try_vec(op, n) {
+                Ok(v) => v,
+                Err(e) => return Some(Err(e)),
+            },
+            None => return None,
+        };
+        for r in 0..nrows {
+            let start = out.len();
+            out.resize(start + inner, T::ZERO);
+            let acc = &mut out[start..];
+            let mut count = 0usize;
+            for (data, splits, ids) in &sources {
+                let row = &ids[splits[r] as usize..splits[r + 1] as usize];
+                count += row.len();
+                for &id in row {
+                    let at = id as usize * inner;
+                    add_item(acc, &data[at..at + inner]);
+                }
+            }
+            if self.kind == ReduceKind::Mean {
+                for a in acc.iter_mut() {
+                    *a = T::mean(*a, count);
+                }
+            }
+        }
+        let mut shape = vec![nrows];
+        if self.keepdims {
+            shape.push(1);
+        }
+        shape.extend_from_slice(&row_shape);
+        Some(DenseTensor::from_vec(shape, out).map(RaggedTensor::from))
+    }
+}
+
+impl Op for GatherReduce {
+    fn name(&self) -> String {
+        let kind = if self.kind == ReduceKind::Mean { "mean" } else { "sum" };
+        let keep = if self.keepdims { ", keepdims" } else { "" };
+        format!("GatherReduce{{{kind}, tables={}{keep}}}", self.tables)
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        self.original.infer(inputs)
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let fast = match inputs.first().map(|t| t.dtype()) {
+            _ if inputs.len() != 2 * self.tables => None,
+            Some(ragtime_core::DType::F32) => self.fast::<f32>(inputs),
+            Some(ragtime_core::DType::F64) => self.fast::<f64>(inputs),
+            _ => None,
+        };
+        match fast {
+            Some(result) => Ok(vec![result?]),
+            None => self.original.run(inputs),
+        }
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn properties(&self) -> OpProperties {
+        // An index out of range fails, as the gathers it replaces.
+        OpProperties { can_fail: true, cost: Cost::Cheap, ..OpProperties::default() }
+    }
+}

@@ -1,0 +1,95 @@
+//! `local_gather_reduce`: a sum or mean over the ragged axis of gathered table rows (optionally
+//! concatenated along that axis first) becomes one `GatherReduce` node, which adds the picked
+//! rows straight from the tables instead of materializing them twice.
+//!
+//! Law: `reduce(concat([gather(p_0, i_0), ...], axis=1), axis=1)` sums, per row, the picked rows
+//! of `p_0`, then those of `p_1`, ... in that order, starting from zero; `GatherReduce` performs
+//! exactly those additions (and the same f64 division for means), so the result is bit-identical.
+//! Each replaced gather (and the concat) must have the reduction as its only client, so nothing
+//! is computed twice.
+
+use ragtime_core::{DType, Result};
+use ragtime_graph::{ApplyId, Client, FunctionGraph, VarId};
+use ragtime_ops::fused::{op_ref, GatherReduce, OriginalOps, OriginalRef, OriginalStep};
+use ragtime_ops::gather::Gather;
+use ragtime_ops::reduce::{Reduce, ReduceKind};
+use ragtime_ops::structure::Concat;
+
+type Rewrite = Result<Option<Vec<(VarId, VarId)>>>;
+
+/// `axis` as a non-negative axis of a tensor of `rank` dims.
+fn normalized(axis: i64, rank: usize) -> Option<usize> {
+    let a = if axis < 0 { axis + rank as i64 } else { axis };
+    usize::try_from(a).ok().filter(|&a| a < rank)
+}
+
+/// True when `v`'s only client is one input of `node`.
+fn only_feeds(fg: &FunctionGraph, v: VarId, node: ApplyId) -> bool {
+    matches!(fg.clients(v), [Client::Node { node: n, .. }] if *n == node)
+}
+
+/// The `(table, indices)` of a gather producing `v` that only `consumer` reads, when the table
+/// is a dense `dtype` tensor and the indices are ragged `[nrows, *]`.
+fn gather_source(fg: &FunctionGraph, v: VarId, consumer: ApplyId, dtype: DType) -> Option<(VarId, VarId)> {
+    let owner = fg.var(v)?.owner?;
+    let apply = fg.node(owner)?;
+    if !apply.op.as_any().is::<Gather>() || !only_feeds(fg, v, consumer) {
+        return None;
+    }
+    let (table, indices) = (apply.inputs[0], apply.inputs[1]);
+    let (tt, it) = (&fg.var(table)?.ty, &fg.var(indices)?.ty);
+    (tt.ragged_rank() == 0 && tt.rank() >= 1 && tt.dtype() == dtype && it.ragged_rank() == 1 && it.rank() == 2)
+        .then_some((table, indices))
+}
+
+/// The rewrite, on a `Reduce` node.
+pub(crate) fn gather_reduce(fg: &mut FunctionGraph, node: ApplyId) -> Rewrite {
+    let Some(apply) = fg.node(node) else { return Ok(None) };
+    let Some(reduce) = apply.op.as_any().downcast_ref::<Reduce>() else { return Ok(None) };
+    let (reduce_op, x, out) = (apply.op.clone(), apply.inputs[0], apply.outputs[0]);
+    let (kind, keepdims) = (reduce.kind, reduce.keepdims);
+    let Some(xt) = fg.var(x).map(|v| v.ty.clone()) else { return Ok(None) };
+    let on_ragged_axis = reduce.axis.single().and_then(|a| normalized(a, xt.rank())) == Some(1);
+    if !matches!(kind, ReduceKind::Sum | ReduceKind::Mean)
+        || !on_ragged_axis
+        || xt.ragged_rank() != 1
+        || !matches!(xt.dtype(), DType::F32 | DType::F64)
+    {
+        return Ok(None);
+    }
+    let Some(x_owner) = fg.var(x).and_then(|v| v.owner) else { return Ok(None) };
+    let Some(x_apply) = fg.node(x_owner) else { return Ok(None) };
+    // The gathered operands: the concat's inputs, or `x` itself.
+    let (parts, concat) = match x_apply.op.as_any().downcast_ref::<Concat>() {
+        Some(c) if normalized(c.axis(), xt.rank()) == Some(1) && only_feeds(fg, x, node) => {
+            (x_apply.inputs.clone(), Some((x_apply.op.clone(), x_owner)))
+        }
+        Some(_) => return Ok(None),
+        None => (vec![x], None),
+    };
+    let consumer = concat.as_ref().map_or(node, |&(_, id)| id);
+    let mut inputs = Vec::with_capacity(parts.len() * 2);
+    let mut steps = Vec::with_capacity(parts.len() + 2);
+    for &part in &parts {
+        let Some((table, indices)) = gather_source(fg, part, consumer, xt.dtype()) else { return Ok(None) };
+        let at = inputs.len();
+        inputs.extend([table, indices]);
+        steps.push(OriginalStep {
+            op: op_ref(Gather::new()),
+            inputs: vec![OriginalRef::Input(at), OriginalRef::Input(at + 1)],
+        });
+    }
+    let gathered: Vec<OriginalRef> = (0..parts.len()).map(|j| OriginalRef::Step(j, 0)).collect();
+    let reduced = match concat {
+        Some((op, _)) => {
+            steps.push(OriginalStep { op, inputs: gathered });
+            OriginalRef::Step(parts.len(), 0)
+        }
+        None => gathered[0],
+    };
+    steps.push(OriginalStep { op: reduce_op, inputs: vec![reduced] });
+    let original = OriginalOps { outputs: vec![OriginalRef::Step(steps.len() - 1, 0)], steps, consts: Vec::new() };
+    let Some(fused) = GatherReduce::new(kind, keepdims, parts.len(), original) else { return Ok(None) };
+    let new_out = fg.add_node(op_ref(fused), &inputs)?;
+    Ok(Some(vec![(out, new_out[0])]))
+}
