@@ -821,8 +821,8 @@ impl Groups<'_> {
 }
 
 /// The float types of the row-sum fast paths, with the one definition of their sums and means
-/// that every path shares (the generic fold, [`row_sums`], `fused::GatherReduce`): sums start at
-/// zero and add items in order; a mean divides the sum in f64, as [`fold_typed`] does.
+/// that every path shares (the generic fold, `row_sums`, `fused::GatherReduce`): sums start at
+/// zero and add items in order; a mean divides the sum in f64, as `fold_typed` does.
 pub trait RowSum: Copy + std::ops::AddAssign + 'static {
     /// The sum of no values.
     const ZERO: Self;
