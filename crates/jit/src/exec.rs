@@ -9,13 +9,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use ragtime_core::compare::compare;
-use ragtime_core::{limits, DenseTensor, Element, Error, RaggedTensor, Result, TensorType};
+use ragtime_core::{dispatch_dtype, limits, DenseTensor, Element, Error, RaggedTensor, Result, TensorType};
 use ragtime_graph::{FunctionGraph, Op, OpProperties, OpRef};
 use ragtime_ops::fused::{Composite, Layout, OperandKind, RowKernel, RowOutput};
 use rayon::prelude::*;
 
 use crate::kernel::{FusedKernel, Jit};
-use crate::lower::Elem;
 use crate::lower::{emit_kernel, KernelSpec};
 
 /// Below this many values (plus rows) per thread, a kernel runs on the calling thread only:
@@ -49,7 +48,7 @@ macro_rules! pooled {
         }
     )*};
 }
-pooled!(f32, f64, i32, i64);
+pooled!(bool, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
 
 /// Buffers kept at most, per element type.
 const POOL_BUFFERS: usize = 16;
@@ -84,21 +83,48 @@ fn give<T: Pooled>(v: Vec<T>) {
 /// dropped), so a recycled buffer is never one the caller can still read.
 pub fn recycle(value: RaggedTensor) {
     let flat = value.into_flat_values();
-    let flat = match flat.try_into_buffer::<f32>() {
-        Ok(v) => return give(v),
-        Err(t) => t,
-    };
-    let flat = match flat.try_into_buffer::<f64>() {
-        Ok(v) => return give(v),
-        Err(t) => t,
-    };
-    let flat = match flat.try_into_buffer::<i32>() {
-        Ok(v) => return give(v),
-        Err(t) => t,
-    };
-    if let Ok(v) = flat.try_into_buffer::<i64>() {
-        give(v);
+    dispatch_dtype!(flat.dtype(),
+        T => {
+            if let Ok(v) = flat.try_into_buffer::<T>() {
+                give(v);
+            }
+        },
+        string => {})
+}
+
+/// An output buffer a kernel fills: a `Vec` of the output's element type with room for its
+/// values, not yet initialized.
+trait OutputBuffer {
+    fn as_mut_ptr(&mut self) -> *mut u8;
+    /// The filled buffer as a tensor of `shape` (`n` elements).
+    ///
+    /// # Safety
+    /// The kernel wrote the first `n` elements, and `n` is at most the capacity.
+    unsafe fn finish(self: Box<Self>, n: usize, shape: Vec<usize>) -> Result<DenseTensor>;
+}
+
+impl<T: Element> OutputBuffer for Vec<T> {
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        Vec::as_mut_ptr(self).cast::<u8>()
     }
+
+    unsafe fn finish(mut self: Box<Self>, n: usize, shape: Vec<usize>) -> Result<DenseTensor> {
+        // SAFETY: the caller guarantees the first `n <= capacity` elements were written (with
+        // values of `T`: bool outputs only ever get 0 or 1).
+        unsafe { self.set_len(n) };
+        DenseTensor::from_vec(shape, *self)
+    }
+}
+
+/// Room for `n` values of `T`: a recycled buffer, or a fallible allocation; charged to the
+/// call's memory budget like every data-sized buffer, and not zeroed (the kernel writes every
+/// element).
+fn output_buffer<T: Pooled>(name: &str, n: usize) -> Result<Box<dyn OutputBuffer>> {
+    let v = match take::<T>(n) {
+        Some(v) => limits::charge(name, n * std::mem::size_of::<T>()).map(|()| v)?,
+        None => limits::try_vec::<T>(name, n)?,
+    };
+    Ok(Box::new(v))
 }
 
 /// Empties the process-wide kernel cache, so the next compile of any graph compiles its kernels
@@ -142,23 +168,6 @@ pub fn default_threads() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
-    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
-    let mut pools = POOLS.get_or_init(Default::default).lock().map_err(|_| Error::graph("thread pools poisoned"))?;
-    if let Some(p) = pools.get(&threads) {
-        return Ok(p.clone());
-    }
-    let p = Arc::new(
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("ragtime-{i}"))
-            .build()
-            .map_err(|e| Error::graph(format!("cannot start {threads} threads: {e}")))?,
-    );
-    pools.insert(threads, p.clone());
-    Ok(p)
-}
-
 /// A fused op running as a JIT kernel; when the operands are not shaped as fusion assumed, it
 /// runs the fused op's reference implementation instead.
 #[derive(Debug, Clone)]
@@ -194,7 +203,7 @@ unsafe impl Sync for Buffers {}
 impl Buffers {
     /// # Safety
     /// As [`FusedKernel::call`], for these buffers.
-    unsafe fn launch(&self, kernel: FusedKernel, begin: usize, end: usize) {
+    unsafe fn launch(&self, kernel: FusedKernel, begin: usize, end: usize) -> bool {
         // SAFETY: forwarded to the caller.
         unsafe { kernel.call(&self.inputs, &self.outputs, self.splits, begin, end) }
     }
@@ -211,7 +220,9 @@ impl JitKernel {
         &self.spec
     }
 
-    fn run<T: Pooled>(&self, layout: &Layout<'_>) -> Result<Vec<RaggedTensor>> {
+    /// Runs the kernel; `None` when an op faulted (the caller then runs the reference, which
+    /// reports the error as the interpreter does).
+    fn run(&self, layout: &Layout<'_>) -> Result<Option<Vec<RaggedTensor>>> {
         let spec = &self.spec;
         let reference = layout.reference;
         let total = reference.flat_values().len();
@@ -231,35 +242,22 @@ impl JitKernel {
         }
         let mut inputs = Vec::with_capacity(layout.columns.len());
         for (k, (column, kind)) in layout.columns.iter().zip(&spec.operands).enumerate() {
-            let data =
-                column.as_slice::<T>().ok_or_else(|| Error::graph(format!("JIT: operand {k} is not {}", T::DTYPE)))?;
+            let dtype = spec.graph.inputs()[k];
+            let data = dispatch_dtype!(dtype,
+                T => column.as_slice::<T>().map(|s| (s.as_ptr().cast::<u8>(), s.len())),
+                string => None)
+            .ok_or_else(|| Error::graph(format!("JIT: operand {k} is not {dtype}")))?;
             let want = match kind {
                 OperandKind::Full => total,
                 OperandKind::Scalar => 1,
                 OperandKind::PerRow => nrows,
             };
-            if data.len() != want {
-                return Err(Error::graph(format!("JIT: operand {k} has {} values, expected {want}", data.len())));
+            if data.1 != want {
+                return Err(Error::graph(format!("JIT: operand {k} has {} values, expected {want}", data.1)));
             }
-            inputs.push(data.as_ptr().cast::<u8>());
+            inputs.push(data.0);
         }
         let name = &self.name;
-        let mut outputs: Vec<Vec<T>> = spec
-            .outputs
-            .iter()
-            .map(|o| {
-                let n = match o {
-                    RowOutput::Elements(_) => total,
-                    RowOutput::Reduction(_) => nrows,
-                };
-                // Charged to the call's memory budget and allocated fallibly, like every
-                // data-sized buffer; not zeroed, since the kernel writes every element.
-                match take::<T>(n) {
-                    Some(v) => limits::charge(name, n * std::mem::size_of::<T>()).map(|()| v),
-                    None => limits::try_vec::<T>(name, n),
-                }
-            })
-            .collect::<Result<_>>()?;
         let lengths: Vec<usize> = spec
             .outputs
             .iter()
@@ -268,50 +266,63 @@ impl JitKernel {
                 RowOutput::Reduction(_) => nrows,
             })
             .collect();
+        let mut outputs: Vec<Box<dyn OutputBuffer>> = lengths
+            .iter()
+            .enumerate()
+            .map(|(j, &n)| {
+                dispatch_dtype!(spec.output_dtype(j),
+                    T => output_buffer::<T>(name, n),
+                    string => Err(Error::graph("JIT: string outputs are not lowered")))
+            })
+            .collect::<Result<_>>()?;
         let buffers = Buffers {
             inputs,
-            outputs: outputs.iter_mut().map(|o| o.as_mut_ptr().cast::<u8>()).collect(),
+            outputs: outputs.iter_mut().map(|o| o.as_mut_ptr()).collect(),
             splits: if rows { splits.as_ptr() } else { std::ptr::null() },
         };
         let ranges = if rows { row_ranges(splits, self.threads) } else { flat_ranges(total, self.threads) };
         let launch = |&(begin, end): &(usize, usize)| {
-            // SAFETY: every input pointer addresses a buffer of `T` with the length the kernel
-            // indexes (checked above: full operands `total` values, per-row ones `nrows`,
-            // scalars 1); outputs have `total` or `nrows` elements; for row kernels `splits` is
-            // a validated partition (non-decreasing, from 0 to `total`) with `nrows + 1`
-            // entries and `end <= nrows`; ranges of different calls are disjoint, so no two
-            // threads write the same element.
+            // SAFETY: every input pointer addresses a buffer of the dtype the kernel reads (checked
+            // above against the spec's graph) with the length the kernel indexes (full operands
+            // `total` values, per-row ones `nrows`, scalars 1); outputs have room for `total` or
+            // `nrows` elements of their dtype; for row kernels `splits` is a validated partition
+            // (non-decreasing, from 0 to `total`) with `nrows + 1` entries and `end <= nrows`;
+            // ranges of different calls are disjoint, so no two threads write the same element.
             unsafe { buffers.launch(self.kernel, begin, end) }
         };
-        if ranges.len() <= 1 {
-            ranges.iter().for_each(launch);
+        let completed = if ranges.len() <= 1 {
+            ranges.iter().all(launch)
         } else {
-            pool(self.threads)?.install(|| ranges.par_iter().for_each(launch));
-        }
+            ragtime_ops::parallel::pool(self.threads)?.install(|| ranges.par_iter().all(launch))
+        };
         drop(buffers);
-        for (out, &n) in outputs.iter_mut().zip(&lengths) {
-            // SAFETY: the ranges launched cover every element `0..total` (flat ranges) or every
-            // row `0..nrows` and with them every element `splits[0]..splits[nrows]` = `0..total`
-            // (row ranges), and the kernel writes each element output at every element and each
-            // reduction output at every row of its range; `n <= capacity` (`try_vec(n)`, or a
-            // pooled buffer of at least `n`).
-            unsafe { out.set_len(n) };
+        if !completed {
+            // An op faulted: the outputs are incomplete and dropped as they are (empty).
+            return Ok(None);
         }
         let flat_shape = reference.flat_values().shape().to_vec();
         spec.outputs
             .iter()
-            .zip(outputs)
-            .map(|(o, data)| match *o {
-                RowOutput::Elements(_) => {
-                    RaggedTensor::new(DenseTensor::from_vec(flat_shape.clone(), data)?, reference.partitions().to_vec())
-                }
-                RowOutput::Reduction(k) => {
-                    let keep = spec.reductions.get(k).is_some_and(|r| r.keepdims);
-                    let shape = if keep { vec![nrows, 1] } else { vec![nrows] };
-                    Ok(RaggedTensor::dense(DenseTensor::from_vec(shape, data)?))
+            .zip(outputs.into_iter().zip(&lengths))
+            .map(|(o, (buffer, &n))| {
+                let shape = match *o {
+                    RowOutput::Elements(_) => flat_shape.clone(),
+                    RowOutput::Reduction(k) if spec.reductions.get(k).is_some_and(|r| r.keepdims) => vec![nrows, 1],
+                    RowOutput::Reduction(_) => vec![nrows],
+                };
+                // SAFETY: every range completed, and the ranges cover every element `0..total`
+                // (flat ranges) or every row `0..nrows` and with them every element
+                // `splits[0]..splits[nrows]` = `0..total` (row ranges); the kernel writes each
+                // element output at every element and each reduction output at every row of its
+                // range; `n` is the length the buffer was made for.
+                let flat = unsafe { buffer.finish(n, shape) }?;
+                match *o {
+                    RowOutput::Elements(_) => RaggedTensor::new(flat, reference.partitions().to_vec()),
+                    RowOutput::Reduction(_) => Ok(RaggedTensor::dense(flat)),
                 }
             })
-            .collect()
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
     }
 }
 
@@ -358,11 +369,10 @@ impl Op for JitKernel {
         let Some(layout) = Layout::new(&self.spec.operands, inputs, self.spec.rows())? else {
             return self.inner.perform(inputs);
         };
-        let outputs = match self.spec.elem {
-            Elem::F32 => self.run::<f32>(&layout)?,
-            Elem::F64 => self.run::<f64>(&layout)?,
-            Elem::I32 => self.run::<i32>(&layout)?,
-            Elem::I64 => self.run::<i64>(&layout)?,
+        let Some(outputs) = self.run(&layout)? else {
+            // A fault (integer division by zero, negative integer exponent): the reference
+            // implementation reports it, naming the op and the row as the interpreter does.
+            return self.inner.perform(inputs);
         };
         if self.check {
             // The kernel and its reference side by side: the first element that differs beyond

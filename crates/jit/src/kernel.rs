@@ -125,7 +125,7 @@ impl Jit {
         let ptr = self.module.target_config().pointer_type();
         let scalar = Lanes { float: T::FLOAT, vector: false };
         let vector = Lanes { float: T::FLOAT, vector: true };
-        let code = self.define("map", 3, |b, _| {
+        let code = self.define("map", 3, false, |b, _| {
             emit_map_loop(b, ptr, arity, vectorize.then_some(vector), scalar, &body);
         })?;
         // SAFETY: `code` is the entry of a function just defined and finalized with three
@@ -142,7 +142,7 @@ impl Jit {
         emit: impl FnOnce(&mut FunctionBuilder, &FusedParams),
     ) -> Result<FusedKernel, JitError> {
         let ptr = self.module.target_config().pointer_type();
-        let code = self.define("fused", 5, |b, params| {
+        let code = self.define("fused", 5, true, |b, params| {
             let p = FusedParams {
                 ptr,
                 inputs: params[0],
@@ -154,19 +154,21 @@ impl Jit {
             emit(b, &p);
         })?;
         // SAFETY: `code` is the entry of a function just defined and finalized with five
-        // pointer-sized integer parameters and no return value in the default C calling
-        // convention, which is `FusedFn`. Its memory is never freed.
+        // pointer-sized integer parameters and a pointer-sized integer result in the default C
+        // calling convention, which is `FusedFn`. Its memory is never freed.
         let f = unsafe { std::mem::transmute::<*const u8, FusedFn>(code) };
         Ok(FusedKernel { f })
     }
 
-    /// Defines and finalizes a function of `nparams` pointer-sized parameters (no result); the
-    /// closure gets the builder positioned in the entry block and the parameter values, and must
-    /// end every block it creates. Returns the code address.
+    /// Defines and finalizes a function of `nparams` pointer-sized parameters (and, with
+    /// `returns`, a pointer-sized result); the closure gets the builder positioned in the entry
+    /// block and the parameter values, and must end every block it creates. Returns the code
+    /// address.
     fn define(
         &mut self,
         kind: &str,
         nparams: usize,
+        returns: bool,
         build: impl FnOnce(&mut FunctionBuilder, &[Value]),
     ) -> Result<*const u8, JitError> {
         let name = format!("ragtime_{kind}_{}", self.next_id);
@@ -174,6 +176,9 @@ impl Jit {
         let ptr = self.module.target_config().pointer_type();
         let mut sig = self.module.make_signature();
         sig.params.extend(std::iter::repeat_n(AbiParam::new(ptr), nparams));
+        if returns {
+            sig.returns.push(AbiParam::new(ptr));
+        }
         let compile_err = |e: &dyn fmt::Display| JitError::Compile { name: name.clone(), message: e.to_string() };
         let id = self.module.declare_function(&name, Linkage::Local, &sig).map_err(|e| compile_err(&e))?;
         self.ctx.func.signature = sig;
@@ -228,11 +233,13 @@ impl Jit {
     }
 }
 
-/// The machine-level signature of fused kernels: `(inputs, outputs, splits, begin, end)`, where
-/// `inputs` / `outputs` point to arrays of buffer pointers (so the operand count is unbounded),
-/// `splits` to the row offsets (or null for flat kernels), and `begin..end` is the range of
-/// elements (flat kernels) or rows (row kernels) to compute.
-pub type FusedFn = unsafe extern "C" fn(*const *const u8, *const *mut u8, *const i64, usize, usize);
+/// The machine-level signature of fused kernels: `(inputs, outputs, splits, begin, end) ->
+/// status`, where `inputs` / `outputs` point to arrays of buffer pointers (so the operand count
+/// is unbounded), `splits` to the row offsets (or null for flat kernels), and `begin..end` is the
+/// range of elements (flat kernels) or rows (row kernels) to compute. The status is 0 when every
+/// element of the range was computed, 1 when an op faulted (an integer division by zero, a
+/// negative integer exponent) and the kernel stopped.
+pub type FusedFn = unsafe extern "C" fn(*const *const u8, *const *mut u8, *const i64, usize, usize) -> usize;
 
 /// The parameters of a fused kernel being emitted.
 #[derive(Debug, Clone, Copy)]
@@ -269,7 +276,8 @@ impl FusedKernel {
         self.f as usize
     }
 
-    /// Calls the kernel.
+    /// Calls the kernel; returns `false` when an op faulted (the outputs of the range are then
+    /// incomplete).
     ///
     /// # Safety
     /// The caller guarantees what the kernel was compiled to assume: `inputs` and `outputs` hold
@@ -278,9 +286,16 @@ impl FusedKernel {
     /// kernels, for every element `splits[r]..splits[r + 1]` and every row `r` of `begin..end`;
     /// `splits` is non-decreasing with at least `end + 1` entries; the output ranges written by
     /// concurrent calls do not overlap.
-    pub unsafe fn call(&self, inputs: &[*const u8], outputs: &[*mut u8], splits: *const i64, begin: usize, end: usize) {
+    pub unsafe fn call(
+        &self,
+        inputs: &[*const u8],
+        outputs: &[*mut u8],
+        splits: *const i64,
+        begin: usize,
+        end: usize,
+    ) -> bool {
         // SAFETY: forwarded to the caller's contract above.
-        unsafe { (self.f)(inputs.as_ptr(), outputs.as_ptr(), splits, begin, end) }
+        unsafe { (self.f)(inputs.as_ptr(), outputs.as_ptr(), splits, begin, end) == 0 }
     }
 }
 

@@ -65,6 +65,7 @@ mod exec;
 mod kernel;
 mod lower;
 mod perf_map;
+mod scalar;
 mod tail;
 pub mod vmath;
 
@@ -73,7 +74,7 @@ pub use exec::{
     cached_kernels, clear_kernel_cache, default_threads, kernel_for, lower_fused, recycle, spec_of, JitKernel,
 };
 pub use kernel::{FusedFn, FusedKernel, FusedParams, Jit, JitError, JitFloat, MapKernel};
-pub use lower::{lowered_op, Elem, KernelSpec};
+pub use lower::{lowered_op, vector_op, Elem, KernelSpec};
 pub use vmath::{
     emit_cos, emit_exp, emit_log, emit_pow, emit_sigmoid, emit_sin, emit_tanh, emit_unary, Float, Lanes, UnaryMath,
 };

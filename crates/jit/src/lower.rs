@@ -1,30 +1,42 @@
-//! Lowering of the optimizer's fused ops to Cranelift IR: a [`KernelSpec`] (scalar graph, operand
-//! kinds, row reductions, outputs, float type) becomes one machine-code kernel with the
+//! Lowering of the optimizer's fused ops to Cranelift IR: a [`KernelSpec`] (scalar graph with
+//! its dtypes, operand kinds, row reductions, outputs) becomes one machine-code kernel with the
 //! [`FusedFn`](crate::FusedFn) signature.
 //!
 //! Two loop shapes:
 //! - **flat** (a `Composite` whose operands are full or scalar): one loop over the elements
-//!   `begin..end`, `f32x4` / `f64x2` vectors then a scalar tail;
+//!   `begin..end`;
 //! - **rows** (a `RowKernel`, or a `Composite` with per-row operands): a loop over the rows
-//!   `begin..end`; each row loads its offsets once, then makes one pass per reduction (vector
-//!   partial results, combined across lanes, then the scalar tail) and one pass computing the
-//!   element outputs, while the row is in cache.
+//!   `begin..end`; each row loads its offsets once, then makes one pass per reduction and one
+//!   pass computing the element outputs, while the row is in cache.
 //!
-//! What is lowered: graphs whose inputs, constants and nodes all have one float dtype (float32
-//! or float64), with the ops of [`lowered_op`]; reductions sum, mean, max, min and prod. Anything
-//! else keeps running on the chunked reference implementation. Vector reductions reassociate
-//! sums and products (lanes are summed separately, then combined), so results may differ from
-//! the sequential reference in the last bits; max and min are exact.
+//! Two kinds of kernels:
+//! - **vector** kernels ([`KernelSpec::simd`]): every value has one dtype (float32, float64,
+//!   int32 or int64) but for bools computed inside (comparisons, logical ops, `where`
+//!   conditions: lane masks), and every op a vector lowering ([`vector_op`]); loops run `f32x4` /
+//!   `f64x2` / `i32x4` / `i64x2` vectors, two per iteration, then one, then a scalar tail
+//!   computed by the same emitter. Vector reductions reassociate sums and products (lanes are
+//!   summed separately, then combined), so results may differ from the sequential reference in
+//!   the last bits; max and min are exact.
+//! - **scalar** kernels, for everything else the interpreter defines ([`lowered_op`]): mixed
+//!   dtypes, casts, comparisons, `where`, bool, 8/16-bit and unsigned integers, integer
+//!   division, the rare math functions (see [`crate::scalar`]). They compute what the reference
+//!   kernels compute, element by element and reductions in order. An op that faults (integer
+//!   division by zero, negative integer exponent) makes the kernel return 1 and the caller run
+//!   the reference implementation, which reports the error.
+//!
+//! Reductions lowered: sum, prod, max and min of numbers, all / any of bools (scalar kernels), mean
+//! of floats. Anything else keeps running on the chunked reference implementation.
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_codegen::ir::{types, Block, Endianness, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
-use ragtime_core::DType;
+use ragtime_core::{dispatch_dtype, DType};
 use ragtime_ops::elemwise::ScalarOp;
-use ragtime_ops::fused::{OperandKind, RowOutput, RowReduction, ScalarConst, ScalarGraph, ScalarRef};
+use ragtime_ops::fused::{OperandKind, RowOutput, RowReduction, ScalarConst, ScalarGraph, ScalarNode, ScalarRef};
 use ragtime_ops::reduce::ReduceKind;
 
 use crate::kernel::FusedParams;
+use crate::scalar::{emit_scalar_op, float_cc, int_cc, int_const, ir_type};
 use crate::tail;
 use crate::vmath::{self, Float, Lanes, UnaryMath};
 
@@ -40,7 +52,8 @@ fn int_extreme(b: &mut FunctionBuilder, max: bool, x: Value, y: Value) -> Value 
     }
 }
 
-/// The element type of a kernel: every input, constant and node has it.
+/// The element type of a vector kernel (every input, constant and node has it), and of row
+/// reductions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Elem {
     /// float32, `f32x4` vectors.
@@ -109,7 +122,8 @@ impl Elem {
     }
 }
 
-/// Everything a fused kernel is compiled from; the kernel cache's key.
+/// Everything a fused kernel is compiled from; the kernel cache's key (the scalar graph holds
+/// the dtype of every input, constant and node).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct KernelSpec {
     /// The scalar computation. Inputs: the op's operands, then one per reduction.
@@ -120,8 +134,11 @@ pub struct KernelSpec {
     pub reductions: Vec<RowReduction>,
     /// The outputs.
     pub outputs: Vec<RowOutput>,
-    /// The element type of every value.
-    pub elem: Elem,
+    /// The lane type of the vector loops, when every value of the kernel has this one dtype and
+    /// every op has a vector lowering ([`vector_op`]); `None` when the loops are scalar (mixed
+    /// dtypes, bool, 8/16-bit or unsigned integers, calls to the interpreter's kernels,
+    /// operations that can fault).
+    pub simd: Option<Elem>,
 }
 
 impl KernelSpec {
@@ -131,44 +148,98 @@ impl KernelSpec {
         !self.reductions.is_empty() || self.operands.contains(&OperandKind::PerRow)
     }
 
-    /// The spec of a fused computation, if every part of it can be lowered.
+    /// The dtype of output `j`.
+    pub fn output_dtype(&self, j: usize) -> DType {
+        match self.outputs.get(j) {
+            Some(RowOutput::Elements(r)) => self.graph.dtype(*r),
+            Some(RowOutput::Reduction(k)) => self.graph.dtype(ScalarRef::Input(self.operands.len() + k)),
+            None => DType::Bool,
+        }
+    }
+
+    /// The spec of a fused computation, if every part of it can be lowered: every node an op
+    /// [`lowered_op`] accepts on its operands' dtypes (strings never), every reduction one the
+    /// reference defines without changing the dtype (sum, prod, max, min of numbers, all / any
+    /// of bools, mean of floats).
     pub fn new(
         graph: &ScalarGraph,
         operands: &[OperandKind],
         reductions: &[RowReduction],
         outputs: &[RowOutput],
     ) -> Option<KernelSpec> {
-        let dtype = *graph.inputs().first()?;
-        let elem = Elem::of(dtype)?;
-        let consts_ok = graph.nodes().iter().flat_map(|n| &n.args).all(|a| match a {
-            ScalarRef::Const(c) => c.dtype() == dtype,
-            _ => true,
-        });
-        let nodes_ok = graph.nodes().iter().all(|n| n.dtype == dtype && lowered_op(n.op, dtype));
-        // An integer mean has a float result, which a single-dtype kernel cannot hold.
-        let reductions_ok = reductions.iter().all(|r| match r.kind {
-            ReduceKind::Sum | ReduceKind::Max | ReduceKind::Min | ReduceKind::Prod => true,
-            ReduceKind::Mean => elem.float().is_some(),
-            ReduceKind::All | ReduceKind::Any => false,
-        });
-        // One graph input per operand and per reduction (what `Composite::new` and
-        // `RowKernel::new` guarantee): the kernel indexes its pointer table by graph input.
-        let inputs_ok =
-            graph.inputs().len() == operands.len() + reductions.len() && graph.inputs().iter().all(|&d| d == dtype);
-        (consts_ok && nodes_ok && reductions_ok && inputs_ok).then(|| KernelSpec {
+        if graph.inputs().len() != operands.len() + reductions.len() || graph.inputs().contains(&DType::String) {
+            return None;
+        }
+        for node in graph.nodes() {
+            let dtypes: Vec<DType> = node.args.iter().map(|&a| graph.dtype(a)).collect();
+            if !node_lowered(node.op, &dtypes) || node.op.output_dtype(&dtypes).ok() != Some(node.dtype) {
+                return None;
+            }
+        }
+        for (k, red) in reductions.iter().enumerate() {
+            let dtype = graph.dtype(red.arg);
+            // Folds with the op the reference folds with; the result (graph input
+            // `operands.len() + k`) has the argument's dtype (so integer means, which give
+            // floats, are left to the reference).
+            let lowered = match red.kind {
+                ReduceKind::Mean => dtype.is_float(),
+                kind => lowered_op(kind.combine(), dtype),
+            };
+            if !lowered || graph.inputs()[operands.len() + k] != dtype {
+                return None;
+            }
+        }
+        Some(KernelSpec {
             graph: graph.clone(),
             operands: operands.to_vec(),
             reductions: reductions.to_vec(),
             outputs: outputs.to_vec(),
-            elem,
+            simd: simd_elem(graph, reductions, outputs),
         })
     }
 }
 
-/// The scalar ops the JIT lowers on `dtype`: on float32 and float64 the arithmetic, rounding and
-/// math functions below; on int32 and int64 wrapping arithmetic, maximum / minimum, abs, square,
-/// the bitwise ops and the rounding ops (which are the identity on integers).
+/// The vector lane type of a kernel whose inputs, constants, outputs and non-bool nodes all have
+/// one dtype with vector kernels, whose ops all have vector lowerings, and whose bools are
+/// computed inside (comparisons of that dtype, logical ops, `where` conditions; in vector loops
+/// they are lane masks, so they are never loaded, stored or constant). Reductions: sums,
+/// products, max, min and float means.
+fn simd_elem(graph: &ScalarGraph, reductions: &[RowReduction], outputs: &[RowOutput]) -> Option<Elem> {
+    let dtype = *graph.inputs().first()?;
+    let elem = Elem::of(dtype)?;
+    let computed_bool = |a: &ScalarRef| matches!(a, ScalarRef::Node(_)) && graph.dtype(*a) == DType::Bool;
+    let of_dtype = |a: &ScalarRef| graph.dtype(*a) == dtype;
+    let node_ok = |n: &ScalarNode| match n.op {
+        op if op.is_comparison() => n.args.iter().all(of_dtype),
+        ScalarOp::Where => computed_bool(&n.args[0]) && n.args[1..].iter().all(of_dtype),
+        ScalarOp::LogicalAnd | ScalarOp::LogicalOr | ScalarOp::LogicalXor | ScalarOp::LogicalNot => {
+            n.args.iter().all(computed_bool)
+        }
+        op => n.dtype == dtype && vector_op(op, dtype) && n.args.iter().all(of_dtype),
+    };
+    let uniform = graph.inputs().iter().all(|&d| d == dtype)
+        && graph.nodes().iter().all(node_ok)
+        && RowOutput::elements(outputs).iter().all(of_dtype)
+        && reductions.iter().all(|r| !matches!(r.kind, ReduceKind::All | ReduceKind::Any) && of_dtype(&r.arg));
+    uniform.then_some(elem)
+}
+
+/// True when the JIT lowers `op` on operands of `dtype` (`where`: a bool condition and two
+/// operands of `dtype`): exactly when the interpreter defines it, strings aside.
 pub fn lowered_op(op: ScalarOp, dtype: DType) -> bool {
+    let dtypes = if op == ScalarOp::Where { vec![DType::Bool, dtype, dtype] } else { vec![dtype; op.arity()] };
+    node_lowered(op, &dtypes)
+}
+
+fn node_lowered(op: ScalarOp, dtypes: &[DType]) -> bool {
+    !dtypes.contains(&DType::String) && op.output_dtype(dtypes).is_ok_and(|out| out != DType::String)
+}
+
+/// The ops with a vector lowering on `dtype` (used when a whole kernel has that one dtype): on
+/// float32 and float64 the arithmetic, rounding and math functions below; on int32 and int64
+/// wrapping arithmetic, maximum / minimum, abs, square, the bitwise ops and the rounding ops
+/// (which are the identity on integers). The other ops run in scalar loops.
+pub fn vector_op(op: ScalarOp, dtype: DType) -> bool {
     if matches!(dtype, DType::I32 | DType::I64) {
         return matches!(
             op,
@@ -214,6 +285,11 @@ pub fn lowered_op(op: ScalarOp, dtype: DType) -> bool {
                 | ScalarOp::Floor
                 | ScalarOp::Ceil
                 | ScalarOp::Round
+                | ScalarOp::Rint
+                | ScalarOp::Reciprocal
+                | ScalarOp::Rsqrt
+                | ScalarOp::Softsign
+                | ScalarOp::SquaredDifference
         )
 }
 
@@ -223,7 +299,8 @@ fn mem() -> MemFlagsData {
     MemFlagsData::new().with_notrap()
 }
 
-/// A value available both as a scalar and splat into a vector.
+/// A value available both as a scalar and, in vector kernels, splat into a vector (scalar
+/// kernels keep the scalar in both fields).
 #[derive(Clone, Copy)]
 struct Both {
     scalar: Value,
@@ -233,8 +310,6 @@ struct Both {
 struct Emitter<'s> {
     spec: &'s KernelSpec,
     ptr: Type,
-    elem: Elem,
-    esize: i64,
     in_ptrs: Vec<Value>,
     out_ptrs: Vec<Value>,
     /// Scalar operands, loaded once.
@@ -243,44 +318,57 @@ struct Emitter<'s> {
     /// that output's buffer by the reduction's pass and read back by the output pass instead of
     /// being computed twice (softmax's `exp(x - max)`): `(node, output)`.
     stash: Vec<(usize, usize)>,
+    /// The block a faulting op branches to: the kernel returns 1.
+    fault: Block,
 }
 
 impl Emitter<'_> {
-    fn ty(&self, vector: bool) -> Type {
-        if vector {
-            self.elem.vector_ty()
-        } else {
-            self.elem.scalar_ty()
+    /// The type of a value of `dtype`: the kernel's vector type, or the scalar type of `dtype`.
+    fn ty(&self, dtype: DType, vector: bool) -> Type {
+        match (self.spec.simd, vector) {
+            (Some(elem), true) => elem.vector_ty(),
+            _ => ir_type(dtype),
         }
     }
 
-    fn splat(&self, b: &mut FunctionBuilder, s: Value) -> Both {
-        let vector = b.ins().splat(self.elem.vector_ty(), s);
-        Both { scalar: s, vector }
+    fn both(&self, b: &mut FunctionBuilder, s: Value) -> Both {
+        match self.spec.simd {
+            Some(elem) => Both { scalar: s, vector: b.ins().splat(elem.vector_ty(), s) },
+            None => Both { scalar: s, vector: s },
+        }
     }
 
-    /// A constant of the element type: `float` for floats, `int` for integers.
-    fn constant(&self, b: &mut FunctionBuilder, float: f64, int: i64) -> Both {
-        let s = match self.elem {
+    /// A constant of the vector kernel's element type: `float` for floats, `int` for integers.
+    fn lane_constant(&self, b: &mut FunctionBuilder, elem: Elem, float: f64, int: i64) -> Both {
+        let s = match elem {
             Elem::F32 => b.ins().f32const(float as f32),
             Elem::F64 => b.ins().f64const(float),
-            Elem::I32 | Elem::I64 => b.ins().iconst(self.elem.scalar_ty(), int),
+            Elem::I32 | Elem::I64 => b.ins().iconst(elem.scalar_ty(), int),
         };
-        self.splat(b, s)
+        self.both(b, s)
     }
 
-    fn scalar_const(&self, b: &mut FunctionBuilder, c: &ScalarConst) -> Both {
-        self.constant(b, c.as_f64(), c.value::<i64>())
+    fn scalar_const(&self, b: &mut FunctionBuilder, c: &ScalarConst, vector: bool) -> Value {
+        let s = match c.dtype() {
+            DType::F32 => b.ins().f32const(c.as_f64() as f32),
+            DType::F64 => b.ins().f64const(c.as_f64()),
+            d => int_const(b, ir_type(d), c.value::<i64>()),
+        };
+        match (self.spec.simd, vector) {
+            (Some(elem), true) => b.ins().splat(elem.vector_ty(), s),
+            _ => s,
+        }
     }
 
-    /// Address of element `idx` of buffer `base`.
-    fn addr(&self, b: &mut FunctionBuilder, base: Value, idx: Value) -> Value {
-        let off = b.ins().imul_imm_s(idx, self.esize);
+    /// Address of element `idx` of buffer `base` holding `dtype` values.
+    fn addr(&self, b: &mut FunctionBuilder, base: Value, idx: Value, dtype: DType) -> Value {
+        let off = b.ins().imul_imm_s(idx, dtype.size_of() as i64);
         b.ins().iadd(base, off)
     }
 
     /// Evaluates `wanted` at element `idx`; `row_values[i]` gives per-row inputs (per-row
-    /// operands and reduction results) for the current row.
+    /// operands and reduction results) for the current row. A faulting op branches to
+    /// `self.fault`; evaluation continues in a new block.
     fn eval(
         &self,
         b: &mut FunctionBuilder,
@@ -293,7 +381,6 @@ impl Emitter<'_> {
         let graph = &self.spec.graph;
         let stashed =
             |j: usize| if use_stash { self.stash.iter().find(|(n, _)| *n == j).map(|&(_, o)| o) } else { None };
-        let ty = self.ty(vector);
         let mut inputs: Vec<Option<Value>> = vec![None; graph.inputs().len()];
         let mut nodes: Vec<Option<Value>> = vec![None; graph.nodes().len()];
         let mut needed = vec![false; graph.nodes().len()];
@@ -308,10 +395,11 @@ impl Emitter<'_> {
                 }
                 ScalarRef::Input(i) if inputs[i].is_none() => {
                     let pick = |x: Both| if vector { x.vector } else { x.scalar };
+                    let dtype = graph.inputs()[i];
                     let v = match (self.spec.operands.get(i), self.scalars.get(i).copied().flatten()) {
                         (Some(OperandKind::Full), _) => {
-                            let a = self.addr(b, self.in_ptrs[i], idx);
-                            b.ins().load(ty, mem(), a, 0)
+                            let a = self.addr(b, self.in_ptrs[i], idx, dtype);
+                            b.ins().load(self.ty(dtype, vector), mem(), a, 0)
                         }
                         (Some(OperandKind::Scalar), Some(s)) => pick(s),
                         _ => pick(row_values[i].expect("per-row value loaded for the row")),
@@ -324,33 +412,39 @@ impl Emitter<'_> {
         let value = |b: &mut FunctionBuilder, inputs: &[Option<Value>], nodes: &[Option<Value>], r: ScalarRef| match r {
             ScalarRef::Input(i) => inputs[i].expect("input loaded"),
             ScalarRef::Node(j) => nodes[j].expect("node evaluated in order"),
-            ScalarRef::Const(c) => {
-                let both = self.scalar_const(b, &c);
-                if vector {
-                    both.vector
-                } else {
-                    both.scalar
-                }
-            }
+            ScalarRef::Const(c) => self.scalar_const(b, &c, vector),
         };
         for (j, node) in graph.nodes().iter().enumerate() {
             if !needed[j] {
                 continue;
             }
             if let Some(out) = stashed(j) {
-                let a = self.addr(b, self.out_ptrs[out], idx);
-                nodes[j] = Some(b.ins().load(ty, mem(), a, 0));
+                let a = self.addr(b, self.out_ptrs[out], idx, node.dtype);
+                nodes[j] = Some(b.ins().load(self.ty(node.dtype, vector), mem(), a, 0));
                 continue;
             }
             let args: Vec<Value> = node.args.iter().map(|&a| value(b, &inputs, &nodes, a)).collect();
-            nodes[j] = Some(emit_op(b, self.elem, node.op, &args));
+            nodes[j] = Some(match self.spec.simd {
+                // Vector kernels: the same emitter for the vector loops and the scalar tail.
+                Some(elem) => emit_op(b, elem, node.op, &args),
+                None => {
+                    let dtypes: Vec<DType> = node.args.iter().map(|&a| graph.dtype(a)).collect();
+                    let (v, fault) = emit_scalar_op(b, node.op, node.dtype, &dtypes, &args);
+                    if let Some(fault) = fault {
+                        let go_on = b.create_block();
+                        b.ins().brif(fault, self.fault, &[], go_on, &[]);
+                        b.switch_to_block(go_on);
+                    }
+                    v
+                }
+            });
         }
         wanted.iter().map(|&r| value(b, &inputs, &nodes, r)).collect()
     }
 }
 
 /// Which reduction arguments to keep in an output buffer (see `Emitter::stash`): those whose
-/// expression has an expensive op and that an element output reads.
+/// expression has an expensive op and that an element output of the same dtype reads.
 fn stash_plan(spec: &KernelSpec) -> Vec<(usize, usize)> {
     let graph = &spec.graph;
     // reaches[j][n]: node j depends on node n (nodes are in topological order).
@@ -379,7 +473,14 @@ fn stash_plan(spec: &KernelSpec) -> Vec<(usize, usize)> {
             continue;
         }
         let reader = spec.outputs.iter().enumerate().find_map(|(j, o)| match o {
-            RowOutput::Elements(r) if depends(*r, n) && !plan.iter().any(|(_, k)| *k == j) => Some(j),
+            // The buffer holds the node's values, so it must have the node's dtype.
+            RowOutput::Elements(r)
+                if depends(*r, n)
+                    && graph.dtype(*r) == graph.nodes()[n].dtype
+                    && !plan.iter().any(|(_, k)| *k == j) =>
+            {
+                Some(j)
+            }
             _ => None,
         });
         if let Some(j) = reader {
@@ -400,8 +501,42 @@ fn float_one(b: &mut FunctionBuilder, like: Value) -> Value {
     }
 }
 
-/// One scalar op on values of the kernel's element type (scalar or vector).
-fn emit_op(b: &mut FunctionBuilder, elem: Elem, op: ScalarOp, a: &[Value]) -> Value {
+/// Comparisons, `where` and logical ops of a vector kernel, whose bools are lane masks (all ones
+/// or zero per lane) in vector loops and 0 / 1 in the scalar tail.
+fn emit_mask_op(b: &mut FunctionBuilder, elem: Elem, op: ScalarOp, a: &[Value]) -> Option<Value> {
+    let vector = b.func.dfg.value_type(a[0]).is_vector();
+    Some(match op {
+        op if op.is_comparison() => match elem.float() {
+            Some(_) => b.ins().fcmp(float_cc(op), a[0], a[1]),
+            // Vector kernels' integers are int32 / int64.
+            None => b.ins().icmp(int_cc(op, true), a[0], a[1]),
+        },
+        ScalarOp::Where if vector => {
+            // bitselect wants the mask in the operands' type (an fcmp mask is an integer vector).
+            let ty = b.func.dfg.value_type(a[1]);
+            let mask = if b.func.dfg.value_type(a[0]) == ty {
+                a[0]
+            } else {
+                b.ins().bitcast(ty, MemFlagsData::new().with_endianness(Endianness::Little), a[0])
+            };
+            b.ins().bitselect(mask, a[1], a[2])
+        }
+        ScalarOp::Where => b.ins().select(a[0], a[1], a[2]),
+        ScalarOp::LogicalAnd => b.ins().band(a[0], a[1]),
+        ScalarOp::LogicalOr => b.ins().bor(a[0], a[1]),
+        ScalarOp::LogicalXor => b.ins().bxor(a[0], a[1]),
+        ScalarOp::LogicalNot if vector => b.ins().bnot(a[0]),
+        ScalarOp::LogicalNot => b.ins().bxor_imm_s(a[0], 1),
+        _ => return None,
+    })
+}
+
+/// One scalar op of a vector kernel ([`vector_op`], and the mask ops above) on values of its element type, scalar or
+/// vector; scalar kernels use it for the float ops they share.
+pub(crate) fn emit_op(b: &mut FunctionBuilder, elem: Elem, op: ScalarOp, a: &[Value]) -> Value {
+    if let Some(v) = emit_mask_op(b, elem, op, a) {
+        return v;
+    }
     if elem.float().is_none() {
         // Integers: wrapping arithmetic, as the reference kernels (`wrapping_*`).
         return match op {
@@ -472,7 +607,7 @@ fn emit_op(b: &mut FunctionBuilder, elem: Elem, op: ScalarOp, a: &[Value]) -> Va
             let d = b.ins().fsub(a[0], a[1]);
             b.ins().fmul(d, d)
         }
-        // `KernelSpec::new` admits only the ops above.
+        // Vector kernels have only `vector_op`s; scalar kernels route the others elsewhere.
         other => unreachable!("scalar op {other} is not lowered"),
     }
 }
@@ -596,22 +731,23 @@ fn vector_limit(b: &mut FunctionBuilder, start: Value, end: Value, lanes: i64) -
     b.ins().iadd(start, whole)
 }
 
-/// Emits the whole kernel body for `spec`.
+/// Emits the whole kernel body for `spec`: returns 0 when every element was computed, 1 when an
+/// op faulted (the caller then runs the reference implementation, which reports the error).
 pub(crate) fn emit_kernel(b: &mut FunctionBuilder, p: &FusedParams, spec: &KernelSpec) {
     let pw = i64::from(p.ptr.bytes());
     let in_ptrs: Vec<Value> =
         (0..spec.operands.len()).map(|k| b.ins().load(p.ptr, mem(), p.inputs, (k as i64 * pw) as i32)).collect();
     let out_ptrs: Vec<Value> =
         (0..spec.outputs.len()).map(|k| b.ins().load(p.ptr, mem(), p.outputs, (k as i64 * pw) as i32)).collect();
+    let fault = b.create_block();
     let mut e = Emitter {
         spec,
         ptr: p.ptr,
-        elem: spec.elem,
-        esize: spec.elem.bytes() as i64,
         in_ptrs,
         out_ptrs,
         scalars: Vec::new(),
         stash: if spec.reductions.is_empty() { Vec::new() } else { stash_plan(spec) },
+        fault,
     };
     e.scalars = spec
         .operands
@@ -619,8 +755,8 @@ pub(crate) fn emit_kernel(b: &mut FunctionBuilder, p: &FusedParams, spec: &Kerne
         .enumerate()
         .map(|(k, kind)| {
             (*kind == OperandKind::Scalar).then(|| {
-                let s = b.ins().load(spec.elem.scalar_ty(), mem(), e.in_ptrs[k], 0);
-                e.splat(b, s)
+                let s = b.ins().load(ir_type(spec.graph.inputs()[k]), mem(), e.in_ptrs[k], 0);
+                e.both(b, s)
             })
         })
         .collect();
@@ -630,14 +766,18 @@ pub(crate) fn emit_kernel(b: &mut FunctionBuilder, p: &FusedParams, spec: &Kerne
         let no_rows = vec![None; spec.graph.inputs().len()];
         emit_elements(b, &e, p.begin, p.end, &no_rows, false);
     }
-    b.ins().return_(&[]);
+    let done = b.ins().iconst(p.ptr, 0);
+    b.ins().return_(&[done]);
+    b.switch_to_block(fault);
+    let faulted = b.ins().iconst(p.ptr, 1);
+    b.ins().return_(&[faulted]);
 }
 
-/// The element outputs over elements `start..end`: vector loop, then the rest. In a row kernel
-/// (`row_end_vector`), a row of at least one vector computes its last, overlapping vector first
-/// (before any output of this pass is written, since outputs may be stashes the expressions
-/// read) and stores it after the loop; overlapping elements get the same values twice. Elsewhere,
-/// and for shorter rows, the rest is a scalar loop.
+/// The element outputs over elements `start..end`: vector loops (vector kernels), then the rest.
+/// In a row of a vector kernel (`row_end_vector`) of at least one vector, the rest is the last,
+/// overlapping vector: computed first (before any output of this pass is written, since outputs
+/// may be stashes the expressions read) and stored after the loops; overlapping elements get the
+/// same values twice. Otherwise the rest is a scalar loop.
 fn emit_elements(
     b: &mut FunctionBuilder,
     e: &Emitter<'_>,
@@ -657,14 +797,10 @@ fn emit_elements(
         return;
     }
     let wanted: Vec<ScalarRef> = outs.iter().map(|(_, r)| *r).collect();
-    let lanes = e.elem.lanes();
-    // Two vectors per iteration (independent chains the core can overlap), then one, then
-    // scalars.
-    let vend2 = vector_limit(b, start, end, UNROLL * lanes);
-    let vend = vector_limit(b, start, end, lanes);
+    let graph = &e.spec.graph;
     let store = |b: &mut FunctionBuilder, i: Value, values: Vec<Value>| {
-        for (&(j, _), v) in outs.iter().zip(values) {
-            let a = e.addr(b, e.out_ptrs[j], i);
+        for (&(j, r), v) in outs.iter().zip(values) {
+            let a = e.addr(b, e.out_ptrs[j], i, graph.dtype(r));
             b.ins().store(mem(), v, a, 0);
         }
     };
@@ -672,6 +808,21 @@ fn emit_elements(
         let values = e.eval(b, &wanted, i, vector, row_values, true);
         store(b, i, values);
     };
+    let scalar_loop = |b: &mut FunctionBuilder, from: Value| {
+        let _ = emit_loop(b, e.ptr, from, end, 1, &[], &mut |b, i, _| {
+            body(b, i, false);
+            Vec::new()
+        });
+    };
+    let Some(elem) = e.spec.simd else {
+        scalar_loop(b, start);
+        return;
+    };
+    let lanes = elem.lanes();
+    // Two vectors per iteration (independent chains the core can overlap), then one, then the
+    // rest.
+    let vend2 = vector_limit(b, start, end, UNROLL * lanes);
+    let vend = vector_limit(b, start, end, lanes);
     // The row's last vector, when the row is long enough and does not end on a whole vector.
     let last_vector = row_end_vector.then(|| {
         let n = b.ins().isub(end, start);
@@ -680,10 +831,9 @@ fn emit_elements(
         let overlap = b.ins().band(long, ragged_end);
         let compute = b.create_block();
         let join = b.create_block();
-        let vty = e.ty(true);
-        let zero = e.constant(b, 0.0, 0).vector;
+        let zero = e.lane_constant(b, elem, 0.0, 0).vector;
         for _ in &outs {
-            b.append_block_param(join, vty);
+            b.append_block_param(join, elem.vector_ty());
         }
         let zeros: Vec<_> = outs.iter().map(|_| zero.into()).collect();
         let last = b.ins().iadd_imm_s(end, -lanes);
@@ -706,12 +856,6 @@ fn emit_elements(
         body(b, i, true);
         Vec::new()
     });
-    let scalar_rest = |b: &mut FunctionBuilder| {
-        let _ = emit_loop(b, e.ptr, vend, end, 1, &[], &mut |b, i, _| {
-            body(b, i, false);
-            Vec::new()
-        });
-    };
     match last_vector {
         Some((overlap, last, values)) => {
             let store_block = b.create_block();
@@ -722,11 +866,11 @@ fn emit_elements(
             store(b, last, values);
             b.ins().jump(done, &[]);
             b.switch_to_block(scalar_block);
-            scalar_rest(b);
+            scalar_loop(b, vend);
             b.ins().jump(done, &[]);
             b.switch_to_block(done);
         }
-        None => scalar_rest(b),
+        None => scalar_loop(b, vend),
     }
 }
 
@@ -745,20 +889,22 @@ fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_>) {
         let mut row_values: Vec<Option<Both>> = vec![None; spec.graph.inputs().len()];
         for (k, kind) in spec.operands.iter().enumerate() {
             if *kind == OperandKind::PerRow {
-                let a = e.addr(b, e.in_ptrs[k], r);
-                let s = b.ins().load(e.elem.scalar_ty(), mem(), a, 0);
-                row_values[k] = Some(e.splat(b, s));
+                let dtype = spec.graph.inputs()[k];
+                let a = e.addr(b, e.in_ptrs[k], r, dtype);
+                let s = b.ins().load(ir_type(dtype), mem(), a, 0);
+                row_values[k] = Some(e.both(b, s));
             }
         }
         for (k, red) in spec.reductions.iter().enumerate() {
             let value = emit_reduction(b, e, red, start, end, &row_values);
+            let dtype = spec.graph.inputs()[n_ops + k];
             for (j, o) in spec.outputs.iter().enumerate() {
                 if *o == RowOutput::Reduction(k) {
-                    let a = e.addr(b, e.out_ptrs[j], r);
+                    let a = e.addr(b, e.out_ptrs[j], r, dtype);
                     b.ins().store(mem(), value, a, 0);
                 }
             }
-            row_values[n_ops + k] = Some(e.splat(b, value));
+            row_values[n_ops + k] = Some(e.both(b, value));
         }
         emit_elements(b, e, start, end, &row_values, true);
         Vec::new()
@@ -774,9 +920,38 @@ fn emit_reduction(
     end: Value,
     row_values: &[Option<Both>],
 ) -> Value {
+    let arg_dtype = e.spec.graph.dtype(red.arg);
+    let stash_to = match red.arg {
+        ScalarRef::Node(n) => e.stash.iter().find(|(m, _)| *m == n).map(|&(_, out)| e.out_ptrs[out]),
+        _ => None,
+    };
+    let arg = |b: &mut FunctionBuilder, i: Value, vector: bool| {
+        let x = e.eval(b, &[red.arg], i, vector, row_values, false)[0];
+        if let Some(base) = stash_to {
+            let a = e.addr(b, base, i, arg_dtype);
+            b.ins().store(mem(), x, a, 0);
+        }
+        x
+    };
+    let Some(elem) = e.spec.simd else {
+        // Scalar kernels fold in order from the reference's identity with the reference's
+        // combining op, so they give its bits.
+        let identity = dispatch_dtype!(arg_dtype,
+            T => ScalarConst::from_value(red.kind.identity::<T>(true)),
+            // `KernelSpec::new` refuses strings.
+            string => ScalarConst::from_value(0i64));
+        let init = e.scalar_const(b, &identity, false);
+        let combine = red.kind.combine();
+        let dtypes = [arg_dtype, arg_dtype];
+        let acc = emit_loop(b, e.ptr, start, end, 1, &[init], &mut |b, i, acc| {
+            let x = arg(b, i, false);
+            vec![emit_scalar_op(b, combine, arg_dtype, &dtypes, &[acc[0], x]).0]
+        })[0];
+        return if red.kind == ReduceKind::Mean { emit_mean(b, acc, start, end, arg_dtype) } else { acc };
+    };
     // The identities of `ReduceKind` on a ragged axis (max / min start at the finite extremes;
     // for integers the type's extremes).
-    let (big, int_max, int_min) = match e.elem {
+    let (big, int_max, int_min) = match elem {
         Elem::F32 => (f64::from(f32::MAX), 0, 0),
         Elem::F64 => (f64::MAX, 0, 0),
         Elem::I32 => (0.0, i64::from(i32::MAX), i64::from(i32::MIN)),
@@ -789,7 +964,7 @@ fn emit_reduction(
         ReduceKind::Min => (big, int_max),
         ReduceKind::All | ReduceKind::Any => unreachable!("bool reductions are not lowered"),
     };
-    let float = e.elem.float().is_some();
+    let float = elem.float().is_some();
     let combine = |b: &mut FunctionBuilder, x: Value, y: Value| match (red.kind, float) {
         (ReduceKind::Sum | ReduceKind::Mean, true) => b.ins().fadd(x, y),
         (ReduceKind::Prod, true) => b.ins().fmul(x, y),
@@ -800,22 +975,11 @@ fn emit_reduction(
         (ReduceKind::Max, false) => int_extreme(b, true, x, y),
         (_, false) => int_extreme(b, false, x, y),
     };
-    let init = e.constant(b, float_identity, int_identity);
-    let lanes = e.elem.lanes();
+    let init = e.lane_constant(b, elem, float_identity, int_identity);
+    // Two vector accumulators (independent chains), folded into one, then the rest of the row,
+    // then the lanes.
+    let lanes = elem.lanes();
     let vend = vector_limit(b, start, end, lanes);
-    let stash_to = match red.arg {
-        ScalarRef::Node(n) => e.stash.iter().find(|(m, _)| *m == n).map(|&(_, out)| e.out_ptrs[out]),
-        _ => None,
-    };
-    let arg = |b: &mut FunctionBuilder, i: Value, vector: bool| {
-        let x = e.eval(b, &[red.arg], i, vector, row_values, false)[0];
-        if let Some(base) = stash_to {
-            let a = e.addr(b, base, i);
-            b.ins().store(mem(), x, a, 0);
-        }
-        x
-    };
-    // Two vector accumulators (independent chains), folded into one, then the scalar tail.
     let vend2 = vector_limit(b, start, end, UNROLL * lanes);
     let accs = emit_loop(b, e.ptr, start, vend2, UNROLL * lanes, &[init.vector, init.vector], &mut |b, i, acc| {
         let second = b.ins().iadd_imm_s(i, lanes);
@@ -836,9 +1000,9 @@ fn emit_reduction(
     let fold_block = b.create_block();
     let short_block = b.create_block();
     let done = b.create_block();
-    let vty = e.ty(true);
+    let vty = elem.vector_ty();
     b.append_block_param(fold_block, vty);
-    b.append_block_param(done, e.ty(false));
+    b.append_block_param(done, elem.scalar_ty());
     b.ins().brif(long, long_block, &[], short_block, &[]);
 
     b.switch_to_block(long_block);
@@ -873,19 +1037,24 @@ fn emit_reduction(
 
     b.switch_to_block(done);
     let acc = b.block_params(done)[0];
-    if red.kind != ReduceKind::Mean {
-        return acc;
+    if red.kind == ReduceKind::Mean {
+        emit_mean(b, acc, start, end, arg_dtype)
+    } else {
+        acc
     }
-    // As `reduce::fold_rows`: the sum in the element type, divided in float64.
+}
+
+/// A row's mean from its sum, as `reduce::fold_rows`: the sum in the element type, divided in
+/// float64.
+fn emit_mean(b: &mut FunctionBuilder, sum: Value, start: Value, end: Value, dtype: DType) -> Value {
     let count = b.ins().isub(end, start);
     let count = b.ins().fcvt_from_sint(types::F64, count);
-    match e.elem {
-        Elem::F32 => {
-            let wide = b.ins().fpromote(types::F64, acc);
-            let q = b.ins().fdiv(wide, count);
-            b.ins().fdemote(types::F32, q)
-        }
+    if dtype == DType::F32 {
+        let wide = b.ins().fpromote(types::F64, sum);
+        let q = b.ins().fdiv(wide, count);
+        b.ins().fdemote(types::F32, q)
+    } else {
         // `KernelSpec::new` admits means of floats only.
-        _ => b.ins().fdiv(acc, count),
+        b.ins().fdiv(sum, count)
     }
 }

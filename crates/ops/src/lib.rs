@@ -9,6 +9,7 @@ pub mod elemwise;
 pub mod fused;
 pub mod gather;
 pub mod index;
+pub mod parallel;
 pub mod partition_ops;
 pub mod reduce;
 pub mod registry;

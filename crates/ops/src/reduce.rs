@@ -127,7 +127,7 @@ impl ReduceKind {
     }
 
     /// The elementwise op that folds two values.
-    fn combine(self) -> ScalarOp {
+    pub fn combine(self) -> ScalarOp {
         match self {
             ReduceKind::Sum | ReduceKind::Mean => ScalarOp::Add,
             ReduceKind::Max => ScalarOp::Maximum,
@@ -139,7 +139,7 @@ impl ReduceKind {
     }
 
     /// The value of an empty group (`ragged_axis`: the reduced axis is ragged, see the module doc).
-    fn identity<T: Element>(self, ragged_axis: bool) -> T {
+    pub fn identity<T: Element>(self, ragged_axis: bool) -> T {
         match self {
             ReduceKind::Sum | ReduceKind::Mean | ReduceKind::Any => T::from_i64(0),
             ReduceKind::Prod | ReduceKind::All => T::from_i64(1),

@@ -876,7 +876,13 @@ impl Op for ToHashBucketFast {
         let col = string_column(HASH, 0, x)?;
         let (bytes, offsets) = (col.bytes(), col.offsets());
         let mut buckets = limits::try_vec(HASH, col.len())?;
-        buckets.extend(offsets.windows(2).map(|w| self.bucket(&bytes[w[0] as usize..w[1] as usize])));
+        buckets.resize(col.len(), 0i64);
+        crate::parallel::fill_chunks(&mut buckets, 1, |first, chunk| {
+            let offsets = &offsets[first..=first + chunk.len()];
+            for (b, w) in chunk.iter_mut().zip(offsets.windows(2)) {
+                *b = self.bucket(&bytes[w[0] as usize..w[1] as usize]);
+            }
+        })?;
         one(x.with_flat_values(DenseTensor::from_vec(col.shape().to_vec(), buckets)?)?)
     }
 

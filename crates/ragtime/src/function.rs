@@ -100,7 +100,8 @@ impl CompileOptions {
         self
     }
 
-    /// Runs JIT kernels on at most `n` threads (at least 1).
+    /// Runs JIT kernels, and reference kernels that split their work (string hashing, embedding
+    /// bags), on at most `n` threads (at least 1).
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = Some(n.max(1));
         self
@@ -132,6 +133,8 @@ pub struct Function {
     /// Bytes one call may allocate for data-sized buffers (`None`: the process default,
     /// `ragtime_core::limits::default_call_budget`).
     memory_budget: Option<usize>,
+    /// Threads for JIT kernels and for reference kernels that split their work.
+    threads: usize,
     report: RewriteReport,
     /// Fused ops running as JIT kernels.
     jit_kernels: usize,
@@ -193,14 +196,11 @@ impl Function {
         // FastRun and Debug run fused ops as machine code where the JIT lowers them.
         // `excluding("jit")` keeps the fused ops on their reference implementations.
         let jit_off = options.excluding.iter().any(|e| e == "jit");
+        let threads = options.threads.unwrap_or_else(ragtime_jit::default_threads);
         let jit_kernels = if mode == Mode::FastCompile || jit_off {
             0
         } else {
-            ragtime_jit::lower_fused(
-                &mut fg,
-                options.threads.unwrap_or_else(ragtime_jit::default_threads),
-                mode == Mode::Debug,
-            )?
+            ragtime_jit::lower_fused(&mut fg, threads, mode == Mode::Debug)?
         };
         if verify {
             verified(&fg, "after optimizing")?;
@@ -227,6 +227,7 @@ impl Function {
             jit_kernels,
             stages,
             memory_budget: None,
+            threads,
         })
     }
 
@@ -253,6 +254,8 @@ impl Function {
         // Every data-sized buffer of this call is charged to its memory budget.
         let budget = self.memory_budget.unwrap_or_else(ragtime_core::limits::default_call_budget);
         let _budget = ragtime_core::limits::enter_budget(budget);
+        // Reference kernels that split their work (hashing, embedding bags) use this many threads.
+        let _threads = ragtime_ops::parallel::enter_threads(self.threads);
         if self.mode == Mode::Debug {
             return self.call_checked(inputs);
         }

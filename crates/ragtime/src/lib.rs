@@ -58,8 +58,8 @@ pub mod ir {
     /// The Cranelift backend: kernel cache, thread defaults, recycling.
     pub mod jit {
         pub use ragtime_jit::{
-            cached_kernels, clear_kernel_cache, default_threads, lowered_op, recycle, retain_freed_memory, JitKernel,
-            KernelSpec,
+            cached_kernels, clear_kernel_cache, default_threads, lowered_op, recycle, retain_freed_memory, vector_op,
+            Elem, JitKernel, KernelSpec,
         };
     }
     /// The fused ops the optimizer builds.

@@ -41,7 +41,7 @@ impl GatherReduce {
     /// The fast path, when every table is dense of element type `T` with one row shape and every
     /// index tensor is ragged `[nrows, *]` with the same number of rows and every index in range;
     /// `None` sends the call to the original ops (which report the errors).
-    fn fast<T: RowSum + Element>(&self, inputs: &[RaggedTensor]) -> Option<Result<RaggedTensor>> {
+    fn fast<T: RowSum + Element + Send + Sync>(&self, inputs: &[RaggedTensor]) -> Option<Result<RaggedTensor>> {
         let pairs: Vec<(&RaggedTensor, &RaggedTensor)> = inputs.chunks_exact(2).map(|p| (&p[0], &p[1])).collect();
         let (first_table, first_indices) = *pairs.first()?;
         let row_shape = first_table.flat_values().shape().get(1..)?.to_vec();
@@ -74,24 +74,29 @@ impl GatherReduce {
             },
             None => return None,
         };
-        for r in 0..nrows {
-            let start = out.len();
-            out.resize(start + inner, T::ZERO);
-            let acc = &mut out[start..];
-            let mut count = 0usize;
-            for (data, splits, ids) in &sources {
-                let row = &ids[splits[r] as usize..splits[r + 1] as usize];
-                count += row.len();
-                for &id in row {
-                    let at = id as usize * inner;
-                    add_item(acc, &data[at..at + inner]);
+        out.resize(nrows * inner, T::ZERO);
+        let mean = self.kind == ReduceKind::Mean;
+        let filled = crate::parallel::fill_chunks(&mut out, inner.max(1), |first_row, chunk| {
+            for (r, acc) in (first_row..).zip(chunk.chunks_exact_mut(inner.max(1))) {
+                let acc = &mut acc[..inner];
+                let mut count = 0usize;
+                for (data, splits, ids) in &sources {
+                    let row = &ids[splits[r] as usize..splits[r + 1] as usize];
+                    count += row.len();
+                    for &id in row {
+                        let at = id as usize * inner;
+                        add_item(acc, &data[at..at + inner]);
+                    }
+                }
+                if mean {
+                    for a in acc.iter_mut() {
+                        *a = T::mean(*a, count);
+                    }
                 }
             }
-            if self.kind == ReduceKind::Mean {
-                for a in acc.iter_mut() {
-                    *a = T::mean(*a, count);
-                }
-            }
+        });
+        if let Err(e) = filled {
+            return Some(Err(e));
         }
         let mut shape = vec![nrows];
         if self.keepdims {

@@ -1,0 +1,105 @@
+//! Intra-op parallelism for reference kernels: the thread count of the call being run on this
+//! thread, the rayon pools (one per thread count, shared with the JIT's kernels), and the one
+//! way a kernel splits its output across them.
+//!
+//! Why a thread-local: ops have no context argument, and the thread count belongs to the
+//! compiled function (`CompileOptions::threads`), so `Function::call` sets it for the duration
+//! of the call ([`enter_threads`]). Worker threads never have it set, so nested work stays
+//! sequential. Parallel regions only compute into memory the calling thread allocated: the
+//! call's memory budget (`limits::enter_budget`) is thread-local too.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use ragtime_core::{Error, Result};
+use rayon::prelude::*;
+
+thread_local! {
+    static CALL_THREADS: Cell<usize> = const { Cell::new(1) };
+}
+
+/// Restores the previous thread count when dropped.
+#[derive(Debug)]
+pub struct ThreadsGuard {
+    previous: usize,
+}
+
+impl Drop for ThreadsGuard {
+    fn drop(&mut self) {
+        CALL_THREADS.with(|t| t.set(self.previous));
+    }
+}
+
+/// Lets the ops run on this thread use up to `threads` threads until the guard drops.
+pub fn enter_threads(threads: usize) -> ThreadsGuard {
+    ThreadsGuard { previous: CALL_THREADS.with(|t| t.replace(threads.max(1))) }
+}
+
+/// The threads the ops of the current call may use (1 outside a call).
+pub fn call_threads() -> usize {
+    CALL_THREADS.with(Cell::get)
+}
+
+/// The shared pool of `threads` threads, started on first use.
+pub fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    let mut pools = POOLS.get_or_init(Default::default).lock().map_err(|_| Error::graph("thread pools poisoned"))?;
+    if let Some(p) = pools.get(&threads) {
+        return Ok(p.clone());
+    }
+    let p = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("ragtime-{i}"))
+            .build()
+            .map_err(|e| Error::graph(format!("cannot start {threads} threads: {e}")))?,
+    );
+    pools.insert(threads, p.clone());
+    Ok(p)
+}
+
+/// Fewest items a thread gets: below this, splitting costs more than it saves.
+pub const MIN_ITEMS_PER_THREAD: usize = 1 << 14;
+
+/// Calls `fill(first_item, chunk)` on consecutive chunks of `out`, each a whole number of items
+/// of `item_len` elements: on the call's threads when each gets at least
+/// [`MIN_ITEMS_PER_THREAD`] items, else once over all of `out` on this thread. `fill` must
+/// only compute (see the module docs).
+pub fn fill_chunks<T: Send>(out: &mut [T], item_len: usize, fill: impl Fn(usize, &mut [T]) + Sync) -> Result<()> {
+    let items = out.len().checked_div(item_len).unwrap_or(0);
+    let threads = call_threads().min(items / MIN_ITEMS_PER_THREAD);
+    if threads <= 1 {
+        fill(0, out);
+        return Ok(());
+    }
+    let per_chunk = items.div_ceil(threads);
+    pool(call_threads())?.install(|| {
+        out.par_chunks_mut(per_chunk * item_len).enumerate().for_each(|(k, chunk)| fill(k * per_chunk, chunk));
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_cover_the_output_once_whatever_the_thread_count() {
+        for threads in [1, 2, 3, 8] {
+            let _guard = enter_threads(threads);
+            let items = 5 * MIN_ITEMS_PER_THREAD + 7;
+            let mut out = vec![0usize; items * 2];
+            fill_chunks(&mut out, 2, |first, chunk| {
+                for (k, pair) in chunk.chunks_exact_mut(2).enumerate() {
+                    pair[0] += first + k;
+                    pair[1] += 1;
+                }
+            })
+            .unwrap();
+            let want: Vec<usize> = (0..items).flat_map(|i| [i, 1]).collect();
+            assert_eq!(out, want, "{threads} threads: every item filled exactly once, with its index");
+        }
+        assert_eq!(call_threads(), 1, "the guard restores the count");
+    }
+}
