@@ -66,7 +66,6 @@ mod kernel;
 mod lower;
 mod perf_map;
 mod scalar;
-mod tail;
 pub mod vmath;
 
 pub use alloc::retain_freed_memory;

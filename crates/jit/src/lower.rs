@@ -37,7 +37,6 @@ use ragtime_ops::reduce::ReduceKind;
 
 use crate::kernel::FusedParams;
 use crate::scalar::{emit_scalar_op, float_cc, int_cc, int_const, ir_type};
-use crate::tail;
 use crate::vmath::{self, Float, Lanes, UnaryMath};
 
 /// `a > b ? a : b` (or `<` for the minimum) on integers, lane by lane: compare and select, which
@@ -764,7 +763,7 @@ pub(crate) fn emit_kernel(b: &mut FunctionBuilder, p: &FusedParams, spec: &Kerne
         emit_rows(b, p, &e);
     } else {
         let no_rows = vec![None; spec.graph.inputs().len()];
-        emit_elements(b, &e, p.begin, p.end, &no_rows, false);
+        emit_elements(b, &e, p.begin, p.end, &no_rows);
     }
     let done = b.ins().iconst(p.ptr, 0);
     b.ins().return_(&[done]);
@@ -773,19 +772,9 @@ pub(crate) fn emit_kernel(b: &mut FunctionBuilder, p: &FusedParams, spec: &Kerne
     b.ins().return_(&[faulted]);
 }
 
-/// The element outputs over elements `start..end`: vector loops (vector kernels), then the rest.
-/// In a row of a vector kernel (`row_end_vector`) of at least one vector, the rest is the last,
-/// overlapping vector: computed first (before any output of this pass is written, since outputs
-/// may be stashes the expressions read) and stored after the loops; overlapping elements get the
-/// same values twice. Otherwise the rest is a scalar loop.
-fn emit_elements(
-    b: &mut FunctionBuilder,
-    e: &Emitter<'_>,
-    start: Value,
-    end: Value,
-    row_values: &[Option<Both>],
-    row_end_vector: bool,
-) {
+/// The element outputs over elements `start..end`: vector loops (vector kernels), then the
+/// scalar loop.
+fn emit_elements(b: &mut FunctionBuilder, e: &Emitter<'_>, start: Value, end: Value, row_values: &[Option<Both>]) {
     let outs: Vec<(usize, ScalarRef)> = e
         .spec
         .outputs
@@ -798,80 +787,37 @@ fn emit_elements(
     }
     let wanted: Vec<ScalarRef> = outs.iter().map(|(_, r)| *r).collect();
     let graph = &e.spec.graph;
-    let store = |b: &mut FunctionBuilder, i: Value, values: Vec<Value>| {
+    let body = |b: &mut FunctionBuilder, i: Value, vector: bool| {
+        let values = e.eval(b, &wanted, i, vector, row_values, true);
         for (&(j, r), v) in outs.iter().zip(values) {
             let a = e.addr(b, e.out_ptrs[j], i, graph.dtype(r));
             b.ins().store(mem(), v, a, 0);
         }
     };
-    let body = |b: &mut FunctionBuilder, i: Value, vector: bool| {
-        let values = e.eval(b, &wanted, i, vector, row_values, true);
-        store(b, i, values);
-    };
-    let scalar_loop = |b: &mut FunctionBuilder, from: Value| {
-        let _ = emit_loop(b, e.ptr, from, end, 1, &[], &mut |b, i, _| {
-            body(b, i, false);
+    let mut scalar_start = start;
+    if let Some(elem) = e.spec.simd {
+        let lanes = elem.lanes();
+        // Two vectors per iteration (independent chains the core can overlap), then one, then
+        // scalars.
+        let vend2 = vector_limit(b, start, end, UNROLL * lanes);
+        let vend = vector_limit(b, start, end, lanes);
+        let _ = emit_loop(b, e.ptr, start, vend2, UNROLL * lanes, &[], &mut |b, i, _| {
+            for u in 0..UNROLL {
+                let at = b.ins().iadd_imm_s(i, u * lanes);
+                body(b, at, true);
+            }
             Vec::new()
         });
-    };
-    let Some(elem) = e.spec.simd else {
-        scalar_loop(b, start);
-        return;
-    };
-    let lanes = elem.lanes();
-    // Two vectors per iteration (independent chains the core can overlap), then one, then the
-    // rest.
-    let vend2 = vector_limit(b, start, end, UNROLL * lanes);
-    let vend = vector_limit(b, start, end, lanes);
-    // The row's last vector, when the row is long enough and does not end on a whole vector.
-    let last_vector = row_end_vector.then(|| {
-        let n = b.ins().isub(end, start);
-        let long = b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, n, lanes);
-        let ragged_end = b.ins().icmp(IntCC::NotEqual, vend, end);
-        let overlap = b.ins().band(long, ragged_end);
-        let compute = b.create_block();
-        let join = b.create_block();
-        let zero = e.lane_constant(b, elem, 0.0, 0).vector;
-        for _ in &outs {
-            b.append_block_param(join, elem.vector_ty());
-        }
-        let zeros: Vec<_> = outs.iter().map(|_| zero.into()).collect();
-        let last = b.ins().iadd_imm_s(end, -lanes);
-        b.ins().brif(overlap, compute, &[], join, &zeros);
-        b.switch_to_block(compute);
-        let values = e.eval(b, &wanted, last, true, row_values, true);
-        let args: Vec<_> = values.into_iter().map(Into::into).collect();
-        b.ins().jump(join, &args);
-        b.switch_to_block(join);
-        (overlap, last, b.block_params(join).to_vec())
-    });
-    let _ = emit_loop(b, e.ptr, start, vend2, UNROLL * lanes, &[], &mut |b, i, _| {
-        for u in 0..UNROLL {
-            let at = b.ins().iadd_imm_s(i, u * lanes);
-            body(b, at, true);
-        }
-        Vec::new()
-    });
-    let _ = emit_loop(b, e.ptr, vend2, vend, lanes, &[], &mut |b, i, _| {
-        body(b, i, true);
-        Vec::new()
-    });
-    match last_vector {
-        Some((overlap, last, values)) => {
-            let store_block = b.create_block();
-            let scalar_block = b.create_block();
-            let done = b.create_block();
-            b.ins().brif(overlap, store_block, &[], scalar_block, &[]);
-            b.switch_to_block(store_block);
-            store(b, last, values);
-            b.ins().jump(done, &[]);
-            b.switch_to_block(scalar_block);
-            scalar_loop(b, vend);
-            b.ins().jump(done, &[]);
-            b.switch_to_block(done);
-        }
-        None => scalar_loop(b, vend),
+        let _ = emit_loop(b, e.ptr, vend2, vend, lanes, &[], &mut |b, i, _| {
+            body(b, i, true);
+            Vec::new()
+        });
+        scalar_start = vend;
     }
+    let _ = emit_loop(b, e.ptr, scalar_start, end, 1, &[], &mut |b, i, _| {
+        body(b, i, false);
+        Vec::new()
+    });
 }
 
 /// Vectors per iteration of the main loops.
@@ -906,7 +852,7 @@ fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_>) {
             }
             row_values[n_ops + k] = Some(e.both(b, value));
         }
-        emit_elements(b, e, start, end, &row_values, true);
+        emit_elements(b, e, start, end, &row_values);
         Vec::new()
     });
 }
@@ -976,8 +922,8 @@ fn emit_reduction(
         (_, false) => int_extreme(b, false, x, y),
     };
     let init = e.lane_constant(b, elem, float_identity, int_identity);
-    // Two vector accumulators (independent chains), folded into one, then the rest of the row,
-    // then the lanes.
+    // Two vector accumulators (independent chains), folded into one, then the lanes, then the
+    // scalar tail.
     let lanes = elem.lanes();
     let vend = vector_limit(b, start, end, lanes);
     let vend2 = vector_limit(b, start, end, UNROLL * lanes);
@@ -991,52 +937,15 @@ fn emit_reduction(
         let x = arg(b, i, true);
         vec![combine(b, acc[0], x)]
     })[0];
-    // The rest of the row: a row of at least one vector takes it as the vector ending at `end`
-    // (see `tail`); a shorter row folds its elements one by one.
-    let n = b.ins().isub(end, start);
-    let long = b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, n, lanes);
-    let long_block = b.create_block();
-    let overlap_block = b.create_block();
-    let fold_block = b.create_block();
-    let short_block = b.create_block();
-    let done = b.create_block();
-    let vty = elem.vector_ty();
-    b.append_block_param(fold_block, vty);
-    b.append_block_param(done, elem.scalar_ty());
-    b.ins().brif(long, long_block, &[], short_block, &[]);
-
-    b.switch_to_block(long_block);
-    let rest = b.ins().isub(end, vend);
-    b.ins().brif(rest, overlap_block, &[], fold_block, &[vacc.into()]);
-
-    b.switch_to_block(overlap_block);
-    let last = b.ins().iadd_imm_s(end, -lanes);
-    let x = arg(b, last, true);
-    let x = match red.kind {
-        ReduceKind::Max | ReduceKind::Min => x,
-        _ => {
-            let mask = tail::last_lanes_mask(b, vty, rest);
-            tail::select_lanes(b, mask, x, init.vector)
-        }
-    };
-    let with_rest = combine(b, vacc, x);
-    b.ins().jump(fold_block, &[with_rest.into()]);
-
-    b.switch_to_block(fold_block);
-    let v = b.block_params(fold_block)[0];
-    let folded = tail::fold_lanes(b, v, &combine);
-    b.ins().jump(done, &[folded.into()]);
-
-    // Shorter than a vector: nothing was folded yet (`vend == start`).
-    b.switch_to_block(short_block);
-    let acc = emit_loop(b, e.ptr, start, end, 1, &[init.scalar], &mut |b, i, acc| {
+    let mut acc = b.ins().extractlane(vacc, 0);
+    for lane in 1..lanes as u8 {
+        let x = b.ins().extractlane(vacc, lane);
+        acc = combine(b, acc, x);
+    }
+    let acc = emit_loop(b, e.ptr, vend, end, 1, &[acc], &mut |b, i, acc| {
         let x = arg(b, i, false);
         vec![combine(b, acc[0], x)]
     })[0];
-    b.ins().jump(done, &[acc.into()]);
-
-    b.switch_to_block(done);
-    let acc = b.block_params(done)[0];
     if red.kind == ReduceKind::Mean {
         emit_mean(b, acc, start, end, arg_dtype)
     } else {
