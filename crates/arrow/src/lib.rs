@@ -95,6 +95,7 @@
 //! every string view's buffer range too, so malformed input gives an `invalid_row_partition`
 //! error naming the column and the row, never a panic or an out-of-bounds read.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod element;
 mod from_arrow;

@@ -1,5 +1,7 @@
 //! The library half of the `ragtime` command: the benchmark workloads of `ragtime bench`, shared with the
-//! criterion benches of the root package.
+//! criterion benches of the root package, and the choice of cases by name (`--case`).
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod bench;
+pub mod cases;

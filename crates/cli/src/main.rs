@@ -6,13 +6,19 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use ragtime::case::{run_conformance_with, value_to_json, CaseFile, Expectation, Outcome};
+use ragtime::case::{
+    case_files, case_name_matches, run_conformance_where, value_to_json, CaseFile, Expectation, Outcome,
+};
 use ragtime::{CompileOptions, Mode};
+use ragtime_cli::cases::no_such_case;
 use serde_json::json;
 
-/// A symbolic graph compiler for ragged tensors.
+/// A symbolic graph compiler for ragged tensors: check conformance cases, run graph files,
+/// time the benchmark workloads.
+///
+/// Exit status: 0 on success, 1 when a case fails or a file cannot be run, 2 on bad usage.
 #[derive(Parser, Debug)]
-#[command(name = "ragtime", version, about)]
+#[command(name = "ragtime", version, about, long_about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -20,22 +26,33 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run every case of the given files or folders; ends with `N passed, N failed`.
+    /// Check every case of the given files or folders against its expected outputs or error; ends
+    /// with `N passed, N failed` (exit status 1 if any failed).
     Conformance {
-        /// Case files or folders of them.
-        #[arg(required = true)]
+        /// Case files (`*.json` in the ragged-conformance format) or folders of them.
+        #[arg(required = true, value_name = "PATH")]
         paths: Vec<PathBuf>,
+        /// Only the case with this name (the full `group/name`, or the part after a `/`); a name
+        /// that matches nothing is an error listing the closest names.
+        #[arg(long, value_name = "NAME")]
+        case: Option<String>,
+        /// Print the name of every case, one a line, and run nothing.
+        #[arg(long)]
+        list: bool,
         #[command(flatten)]
         compile: CompileArgs,
     },
-    /// Print a graph file's graph and optimized graph, run it and print its outputs.
+    /// Print a graph file's user graph and optimized graph, run it on its inputs and print its
+    /// outputs (or its error).
     Run {
         /// The graph (case) file.
         file: PathBuf,
-        /// Only the case with this name (or name suffix after `/`).
-        #[arg(long)]
+        /// Only the case with this name (the full `group/name`, or the part after a `/`); a name
+        /// that matches nothing is an error listing the cases of the file.
+        #[arg(long, value_name = "NAME")]
         case: Option<String>,
-        /// Print exactly one JSON object: outputs and node counts.
+        /// Print exactly one JSON object (outputs, node counts, rewrites applied, error) instead of
+        /// the graphs and values.
         #[arg(long)]
         json: bool,
         #[command(flatten)]
@@ -47,7 +64,8 @@ enum Command {
 
 #[derive(clap::Args, Debug)]
 struct CompileArgs {
-    /// The compile mode.
+    /// The compile mode: all rewrites and the JIT, minimal rewrites and the interpreter, or every
+    /// rewrite and kernel checked against the interpreter.
     #[arg(long, value_enum, default_value = "fast_run")]
     mode: CliMode,
     /// Same as `--mode debug`.
@@ -61,8 +79,11 @@ struct CompileArgs {
 #[derive(ValueEnum, Clone, Copy, Debug)]
 #[value(rename_all = "snake_case")]
 enum CliMode {
+    /// Every rewrite (merging, folding, fusion) and the JIT (the default).
     FastRun,
+    /// Merging and dead-code elimination only; the reference interpreter runs every op.
     FastCompile,
+    /// As fast_run, and every rewrite stage and JIT kernel is checked against the interpreter.
     Debug,
 }
 
@@ -86,18 +107,50 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Conformance { paths, compile } => conformance(&paths, &compile.options()),
+        Command::Conformance { paths, case, list, compile } => {
+            conformance(&paths, case.as_deref(), list, &compile.options())
+        }
         Command::Run { file, case, json, compile } => run(&file, case.as_deref(), json, &compile.options()),
         Command::Bench(args) => ragtime_cli::bench::main(&args),
     }
 }
 
-fn conformance(paths: &[PathBuf], options: &CompileOptions) -> ExitCode {
+/// The name of every case in `paths` (files that cannot be loaded are left out: running them
+/// reports them).
+fn case_names(paths: &[&Path]) -> ragtime::Result<Vec<String>> {
+    let files = case_files(paths)?;
+    Ok(files.iter().filter_map(|f| CaseFile::load(f).ok()).flat_map(|f| f.cases.into_iter().map(|c| c.name)).collect())
+}
+
+fn conformance(paths: &[PathBuf], only: Option<&str>, list: bool, options: &CompileOptions) -> ExitCode {
     let paths: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+    if list || only.is_some() {
+        let names = match case_names(&paths) {
+            Ok(names) => names,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        if list {
+            for name in &names {
+                println!("{name}");
+            }
+            return ExitCode::SUCCESS;
+        }
+        if let Some(wanted) = only.filter(|w| !names.iter().any(|n| case_name_matches(n, w))) {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let place: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            let hint = format!("`ragtime conformance --list {}` prints them all", place.join(" "));
+            eprintln!("error: {}", no_such_case(wanted, &names, &place.join(", "), &hint));
+            return ExitCode::FAILURE;
+        }
+    }
     // Failures are printed (and flushed) as they are found: if the process dies on a later case,
     // the report so far is not lost.
     let mut stdout = std::io::stdout();
-    let report = run_conformance_with(&paths, options.clone(), |name, outcome| {
+    let keep = |name: &str| only.is_none_or(|w| case_name_matches(name, w));
+    let report = run_conformance_where(&paths, options.clone(), keep, |name, outcome| {
         if let Outcome::Fail(why) = outcome {
             let _ = writeln!(stdout, "FAIL {name}\n  {why}");
             let _ = stdout.flush();
@@ -136,10 +189,11 @@ fn run(file: &Path, only: Option<&str>, as_json: bool, options: &CompileOptions)
             return ExitCode::FAILURE;
         }
     };
-    let selected: Vec<_> =
-        cases.iter().filter(|c| only.is_none_or(|n| c.name == n || c.name.ends_with(&format!("/{n}")))).collect();
+    let selected: Vec<_> = cases.iter().filter(|c| only.is_none_or(|n| case_name_matches(&c.name, n))).collect();
     if selected.is_empty() {
-        return fail(format!("no case named {:?} in {}", only.unwrap_or(""), file.display()));
+        let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+        let hint = format!("`ragtime conformance --list {}` prints them all", file.display());
+        return fail(no_such_case(only.unwrap_or(""), &names, &file.display().to_string(), &hint));
     }
     let mut ok = true;
     let mut reports = Vec::new();

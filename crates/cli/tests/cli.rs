@@ -105,3 +105,71 @@ fn bad_usage_and_missing_files() {
     let out = ragtime().arg("run").arg(cases("partitions.json")).args(["--case", "nope"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// The names of the cases of a file, as `--list` prints them.
+fn listed(paths: &[PathBuf]) -> Vec<String> {
+    let out = ragtime().arg("conformance").arg("--list").args(paths).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect()
+}
+
+#[test]
+fn an_unknown_case_name_lists_the_cases_and_suggests_close_ones() {
+    let file = cases("seed_walkthrough.json");
+    let names = listed(std::slice::from_ref(&file));
+    assert!(names.contains(&"seed_walkthrough/times_two_plus_one".to_string()), "{names:?}");
+    let out = ragtime().arg("run").arg(&file).args(["--case", "times_two_plus_on"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("no case named \"times_two_plus_on\""), "{stderr}");
+    assert!(stderr.contains("did you mean \"seed_walkthrough/times_two_plus_one\"?"), "{stderr}");
+    for name in &names {
+        assert!(stderr.contains(name.as_str()), "every case of the file is listed ({name}): {stderr}");
+    }
+    // The same for `conformance --case`, across folders.
+    let folder = cases("");
+    let out = ragtime().arg("conformance").arg(&folder).args(["--case", "times_two_plus_on"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("did you mean \"seed_walkthrough/times_two_plus_one\"?"), "{stderr}");
+    assert!(stderr.contains("ragtime conformance --list"), "too many cases to list: says how to list them: {stderr}");
+}
+
+#[test]
+fn conformance_case_runs_only_that_case() {
+    let out = ragtime().arg("conformance").arg(cases("")).args(["--case", "times_two_plus_one"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert_eq!(stdout.lines().last(), Some("1 passed, 0 failed"), "{stdout}");
+}
+
+#[test]
+fn every_subcommand_and_flag_has_help() {
+    let help = |args: &[&str]| {
+        let out = ragtime().args(args).arg("--help").output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let top = help(&[]);
+    for sub in ["conformance", "run", "bench"] {
+        assert!(top.lines().any(|l| l.trim_start().starts_with(sub) && l.trim().len() > sub.len() + 5), "{sub}: {top}");
+        let text = help(&[sub]);
+        // Every option line (`--flag`) is followed by a description, on its line or the next.
+        let lines: Vec<&str> = text.lines().collect();
+        let mut flags = 0;
+        for (i, line) in lines.iter().enumerate() {
+            let trimmed = line.trim_start();
+            if !(trimmed.starts_with("--") || trimmed.starts_with("-h") || trimmed.starts_with("-V")) {
+                continue;
+            }
+            flags += 1;
+            let words_after = trimmed.split("  ").filter(|s| !s.trim().is_empty()).count();
+            let next = lines.get(i + 1).map_or("", |l| l.trim());
+            assert!(
+                words_after >= 2 || (!next.is_empty() && !next.starts_with('-')),
+                "{sub}: no help for {trimmed:?}:\n{text}"
+            );
+        }
+        assert!(flags >= 2, "{sub}: {text}");
+    }
+}

@@ -5,16 +5,27 @@ use std::fmt;
 /// The element type of a tensor. Names follow TensorFlow (`int32`, `float32`, `string`, ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
+    /// `bool`.
     Bool,
+    /// `int8`.
     I8,
+    /// `int16`.
     I16,
+    /// `int32` (the default of integer literals).
     I32,
+    /// `int64` (row splits, indices).
     I64,
+    /// `uint8`.
     U8,
+    /// `uint16`.
     U16,
+    /// `uint32`.
     U32,
+    /// `uint64`.
     U64,
+    /// `float32` (the default of float literals).
     F32,
+    /// `float64`.
     F64,
     /// Byte strings, stored as one byte buffer plus offsets.
     String,

@@ -1,6 +1,7 @@
 //! The one error type of ragtime: every crate returns [`Error`], and [`Error::kind`] maps it onto the conformance kinds.
 
 use std::fmt;
+use std::panic::Location;
 
 /// The coarse class of an [`Error`], as named by the conformance cases (`expect_error`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -58,31 +59,105 @@ impl fmt::Display for ErrorKind {
 pub enum Error {
     /// Invalid row partition (see [`ErrorKind::InvalidRowPartition`]).
     #[error("{op}: invalid row partition: {reason}")]
-    InvalidRowPartition { op: String, reason: String },
+    InvalidRowPartition {
+        /// The op (or constructor) that refused.
+        op: String,
+        /// What was wrong, and where (input, row, value).
+        reason: String,
+    },
     /// Shapes that cannot be combined.
     #[error("{op}: incompatible shapes: {reason}")]
-    IncompatibleShapes { op: String, reason: String },
+    IncompatibleShapes {
+        /// The op (or constructor) that refused.
+        op: String,
+        /// What was wrong, and where (input, row, value).
+        reason: String,
+    },
     /// A dtype an op does not accept.
     #[error("{op}: type mismatch: {reason}")]
-    TypeMismatch { op: String, reason: String },
+    TypeMismatch {
+        /// The op (or constructor) that refused.
+        op: String,
+        /// What was wrong, and where (input, row, value).
+        reason: String,
+    },
     /// An index refused by design.
     #[error("{op}: invalid index: {reason}")]
-    InvalidIndex { op: String, reason: String },
+    InvalidIndex {
+        /// The op (or constructor) that refused.
+        op: String,
+        /// What was wrong, and where (input, row, value).
+        reason: String,
+    },
     /// An index outside its dimension.
     #[error("{op}: index {index} out of range for dimension {axis} of size {size}{}", context.as_deref().map(|c| format!(" ({c})")).unwrap_or_default())]
-    IndexOutOfRange { op: String, index: i64, axis: usize, size: usize, context: Option<String> },
+    IndexOutOfRange {
+        /// The op that refused.
+        op: String,
+        /// The index given.
+        index: i64,
+        /// The dimension it indexes.
+        axis: usize,
+        /// The size of that dimension.
+        size: usize,
+        /// Where (which row, which input), when known.
+        context: Option<String>,
+    },
     /// A value or literal that is not a tensor.
     #[error("{op}: invalid value: {reason}")]
-    InvalidValue { op: String, reason: String },
+    InvalidValue {
+        /// The op (or constructor) that refused.
+        op: String,
+        /// What was wrong, and where (input, row, value).
+        reason: String,
+    },
     /// An attribute or argument outside what the op accepts.
     #[error("{op}: invalid argument: {reason}")]
-    InvalidArgument { op: String, reason: String },
+    InvalidArgument {
+        /// The op (or constructor) that refused.
+        op: String,
+        /// What was wrong, and where (input, row, value).
+        reason: String,
+    },
     /// A malformed graph.
     #[error("invalid graph: {reason}")]
-    InvalidGraph { reason: String },
+    InvalidGraph {
+        /// What is wrong with the graph.
+        reason: String,
+    },
     /// An error raised by the node `node` (printed as in `debugprint`) while building or running a graph.
     #[error("in node {node}: {source}")]
-    AtNode { node: String, source: Box<Error> },
+    AtNode {
+        /// The node, as `debugprint` names it.
+        node: String,
+        /// The node's error.
+        source: Box<Error>,
+    },
+    /// An error found while building a graph, with the place in the user's code that built the
+    /// op (the caller of the DSL method, through `#[track_caller]`).
+    #[error("{source} (built at {location})")]
+    Built {
+        /// Where the user's code built the op.
+        location: &'static Location<'static>,
+        /// The error of building it.
+        source: Box<Error>,
+    },
+    /// Several independent errors, reported together (e.g. by `compile()`, one per problem
+    /// among the outputs); never empty, never nested.
+    #[error("{}", several(errors))]
+    Several {
+        /// The errors, in the order they were found.
+        errors: Vec<Error>,
+    },
+}
+
+/// `2 errors:` and one numbered line per error.
+fn several(errors: &[Error]) -> String {
+    let mut text = format!("{} errors:", errors.len());
+    for (i, e) in errors.iter().enumerate() {
+        text.push_str(&format!("\n  {}. {e}", i + 1));
+    }
+    text
 }
 
 impl fmt::Debug for Error {
@@ -111,6 +186,10 @@ impl fmt::Debug for Error {
             Error::AtNode { node, source } => {
                 f.debug_struct("AtNode").field("node", node).field("source", source).finish()
             }
+            Error::Built { location, source } => {
+                f.debug_struct("Built").field("location", location).field("source", source).finish()
+            }
+            Error::Several { errors } => f.debug_struct("Several").field("errors", errors).finish(),
         }
     }
 }
@@ -130,7 +209,8 @@ impl Error {
             Error::InvalidValue { .. } => ErrorKind::InvalidValue,
             Error::InvalidArgument { .. } => ErrorKind::InvalidArgument,
             Error::InvalidGraph { .. } => ErrorKind::InvalidGraph,
-            Error::AtNode { source, .. } => source.kind(),
+            Error::AtNode { source, .. } | Error::Built { source, .. } => source.kind(),
+            Error::Several { errors } => errors.first().map_or(ErrorKind::InvalidGraph, Error::kind),
         }
     }
 
@@ -145,14 +225,65 @@ impl Error {
             Error::InvalidArgument { .. } => "InvalidArgument",
             Error::InvalidGraph { .. } => "InvalidGraph",
             Error::AtNode { .. } => "AtNode",
+            Error::Built { .. } => "Built",
+            Error::Several { .. } => "Several",
         }
     }
 
-    /// The innermost error: the one an [`Error::AtNode`] chain wraps (the error itself otherwise).
+    /// The innermost error: the one an [`Error::AtNode`] / [`Error::Built`] chain wraps (the
+    /// first one's, for [`Error::Several`]; the error itself otherwise).
     pub fn root(&self) -> &Error {
         match self {
-            Error::AtNode { source, .. } => source.root(),
+            Error::AtNode { source, .. } | Error::Built { source, .. } => source.root(),
+            Error::Several { errors } => errors.first().map_or(self, Error::root),
             other => other,
+        }
+    }
+
+    /// Where in the user's code the op that failed was built, when the error comes from building
+    /// a graph with the DSL (the first error's, for [`Error::Several`]).
+    pub fn location(&self) -> Option<&'static Location<'static>> {
+        match self {
+            Error::Built { location, .. } => Some(location),
+            Error::AtNode { source, .. } => source.location(),
+            Error::Several { errors } => errors.first().and_then(Error::location),
+            _ => None,
+        }
+    }
+
+    /// Records where the op that raised this error was built (an error that already knows its
+    /// place keeps it).
+    pub fn built_at(self, location: &'static Location<'static>) -> Error {
+        if self.location().is_some() {
+            return self;
+        }
+        Error::Built { location, source: Box::new(self) }
+    }
+
+    /// The independent errors this error stands for: the list of an [`Error::Several`], the
+    /// error itself otherwise.
+    pub fn errors(&self) -> &[Error] {
+        match self {
+            Error::Several { errors } => errors,
+            other => std::slice::from_ref(other),
+        }
+    }
+
+    /// One error for all of `errors`: duplicates (the same error reached through several
+    /// variables) dropped, [`Error::Several`] flattened; `None` when there is none.
+    pub fn combine(errors: impl IntoIterator<Item = Error>) -> Option<Error> {
+        let mut distinct: Vec<Error> = Vec::new();
+        for e in errors {
+            for one in e.errors() {
+                if !distinct.contains(one) {
+                    distinct.push(one.clone());
+                }
+            }
+        }
+        match distinct.len() {
+            0 => None,
+            1 => distinct.pop(),
+            _ => Some(Error::Several { errors: distinct }),
         }
     }
 
@@ -220,5 +351,34 @@ mod tests {
         assert_eq!(e.root(), &Error::out_of_range("gather", 7, 0, 3));
         let r: Result<()> = Err(Error::dtype("add", "int32 and float32"));
         assert_eq!(format!("{r:?}"), "Err(add: type mismatch: int32 and float32)");
+    }
+
+    #[test]
+    fn built_errors_carry_the_callers_location_once() {
+        let here = Location::caller();
+        let e = Error::dtype("add", "int32 and float32").at_node("Add").built_at(here);
+        assert_eq!(e.location(), Some(here));
+        assert_eq!(e.to_string(), format!("in node Add: add: type mismatch: int32 and float32 (built at {here})"));
+        assert_eq!(e.kind(), ErrorKind::TypeMismatch);
+        assert_eq!(e.root(), &Error::dtype("add", "int32 and float32"));
+        // A second location (the error passed on through a later op) does not replace the first.
+        let later = Location::caller();
+        assert_ne!(later, here);
+        assert_eq!(e.clone().built_at(later).location(), Some(here));
+        assert!(format!("{e:#?}").starts_with("Built {"), "{e:#?}");
+    }
+
+    #[test]
+    fn combined_errors_are_distinct_and_flat() {
+        let a = Error::dtype("add", "a");
+        let b = Error::shapes("concat", "b");
+        assert_eq!(Error::combine([]), None);
+        assert_eq!(Error::combine([a.clone(), a.clone()]), Some(a.clone()));
+        let both = Error::combine([a.clone(), b.clone(), a.clone()]).unwrap();
+        assert_eq!(both.errors(), [a.clone(), b.clone()]);
+        assert_eq!(both.kind(), ErrorKind::TypeMismatch);
+        assert_eq!(both.to_string(), "2 errors:\n  1. add: type mismatch: a\n  2. concat: incompatible shapes: b");
+        let nested = Error::combine([both.clone(), Error::argument("x", "c"), b.clone()]).unwrap();
+        assert_eq!(nested.errors().len(), 3);
     }
 }

@@ -1,6 +1,7 @@
 //! ragtime-core: the values ragtime computes on — dtypes, static types, row partitions, ragged
 //! tensors with numeric (ndarray) or string (bytes + offsets) flat values — and the shared error type.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod compare;
 mod convert;

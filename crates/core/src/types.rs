@@ -31,22 +31,35 @@ impl Dim {
 
 /// The constraints a value must meet to flow through a graph variable.
 ///
-/// Architecture invariant: `dims.len()` is the rank; `dims[0]` is uniform (the outer dimension);
-/// `dims[1..=ragged_rank]` are [`Dim::Ragged`]; the remaining dims are uniform inner dims of the
-/// flat values. A dense tensor has `ragged_rank == 0` and no ragged dim.
+/// Architecture invariant: `dims().len()` is the rank; `dims()[0]` is uniform (the outer
+/// dimension); `dims()[1..=ragged_rank()]` are [`Dim::Ragged`]; the remaining dims are uniform
+/// inner dims of the flat values. A dense tensor has `ragged_rank() == 0` and no ragged dim.
+///
+/// The fields are private so that no value breaks the invariant: every constructor either
+/// cannot break it ([`TensorType::ragged`], [`TensorType::dense`], [`TensorType::with_inner`])
+/// or checks it and returns an error ([`TensorType::new`], [`TensorType::from_dims`],
+/// [`TensorType::with_inner_dims`], [`TensorType::with_dim`]).
+///
+/// ```
+/// use ragtime_core::{DType, Dim, TensorType};
+///
+/// let t = TensorType::from_dims(DType::F32, vec![Dim::Unknown, Dim::Ragged, Dim::Known(2)]).unwrap();
+/// assert_eq!((t.ragged_rank(), t.to_string()), (1, "float32[?, *, 2]".to_string()));
+/// assert_eq!(t, TensorType::ragged(DType::F32, 1).with_inner(&[Some(2)]));
+/// // A ragged dim after a uniform inner dim is not a type.
+/// assert!(TensorType::from_dims(DType::F32, vec![Dim::Unknown, Dim::Known(2), Dim::Ragged]).is_err());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TensorType {
-    /// Element type.
-    pub dtype: DType,
-    /// Number of ragged dimensions.
-    pub ragged_rank: usize,
-    /// Every dimension, outermost first.
-    pub dims: Vec<Dim>,
+    dtype: DType,
+    ragged_rank: usize,
+    dims: Vec<Dim>,
 }
 
 impl TensorType {
     /// A ragged tensor of `ragged_rank` ragged dims, an unknown number of rows and no inner dims
-    /// (`TensorType::ragged(DType::F32, 1)` is `float32[?, *]`).
+    /// (`TensorType::ragged(DType::F32, 1)` is `float32[?, *]`). A rank above
+    /// [`crate::limits::MAX_RANK`] is refused where the type enters a graph ([`TensorType::validate`]).
     pub fn ragged(dtype: DType, ragged_rank: usize) -> Self {
         let mut dims = vec![Dim::Unknown];
         dims.extend(std::iter::repeat_n(Dim::Ragged, ragged_rank));
@@ -68,17 +81,33 @@ impl TensorType {
         Self::dense(dtype, &[None])
     }
 
-    /// Builds a type from parts, checking the invariant.
+    /// Builds a type from its parts, checking that `dims` fits `ragged_rank` (ragged dims exactly
+    /// at `1..=ragged_rank`) and the rank limit.
     pub fn new(dtype: DType, ragged_rank: usize, dims: Vec<Dim>) -> Result<Self> {
         let t = TensorType { dtype, ragged_rank, dims };
-        t.validate()?;
+        t.check_invariant()?;
         Ok(t)
     }
 
-    /// Checks the invariant of the type (ragged dims exactly at `1..=ragged_rank`); types built by
-    /// the constructors always pass, hand-assembled ones may not.
+    /// Builds a type from its dims alone, the ragged rank being the number of [`Dim::Ragged`]
+    /// (which must directly follow the uniform outer dim); checks the rank limit.
+    pub fn from_dims(dtype: DType, dims: Vec<Dim>) -> Result<Self> {
+        let ragged_rank = dims.iter().filter(|d| **d == Dim::Ragged).count();
+        Self::new(dtype, ragged_rank, dims)
+    }
+
+    /// Checks the limits of the type (its rank at most [`crate::limits::MAX_RANK`]). The
+    /// placement of ragged dims needs no check (no constructor can get it wrong); the rank limit
+    /// is checked here, where a type enters a graph, because the infallible constructors
+    /// ([`TensorType::ragged`], [`TensorType::dense`]) cannot refuse.
     pub fn validate(&self) -> Result<()> {
         crate::limits::checked_rank("TensorType", self.dims.len())?;
+        Ok(())
+    }
+
+    /// The invariant of the type: the rank limit, and ragged dims exactly at `1..=ragged_rank`.
+    fn check_invariant(&self) -> Result<()> {
+        self.validate()?;
         let ok = if self.ragged_rank == 0 {
             !self.dims.contains(&Dim::Ragged)
         } else {
@@ -94,10 +123,53 @@ impl TensorType {
         }
     }
 
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// The number of ragged dimensions.
+    pub fn ragged_rank(&self) -> usize {
+        self.ragged_rank
+    }
+
+    /// Every dimension, outermost first.
+    pub fn dims(&self) -> &[Dim] {
+        &self.dims
+    }
+
     /// The same type with these uniform inner dims appended (`Some` known, `None` unknown).
     pub fn with_inner(mut self, inner: &[Option<usize>]) -> Self {
         self.dims.extend(inner.iter().map(|&d| Dim::from_option(d)));
         self
+    }
+
+    /// The same type with these inner dims appended; they must be uniform (a [`Dim::Ragged`]
+    /// after the inner dims is refused), and the rank stays within the limit.
+    pub fn with_inner_dims(mut self, inner: &[Dim]) -> Result<Self> {
+        if inner.contains(&Dim::Ragged) {
+            return Err(Error::value("TensorType", format!("inner dims {inner:?} must be uniform, not ragged")));
+        }
+        self.dims.extend_from_slice(inner);
+        self.validate()?;
+        Ok(self)
+    }
+
+    /// The same type with dim `axis` replaced by `dim`: a uniform dim by a uniform dim (known or
+    /// unknown); a ragged dim stays ragged. Anything else (an axis past the rank, a ragged dim
+    /// made uniform or the reverse) is an error.
+    pub fn with_dim(mut self, axis: usize, dim: Dim) -> Result<Self> {
+        let Some(slot) = self.dims.get_mut(axis) else {
+            return Err(Error::value("TensorType", format!("axis {axis} is past the rank {}", self.dims.len())));
+        };
+        if (*slot == Dim::Ragged) != (dim == Dim::Ragged) {
+            return Err(Error::value(
+                "TensorType",
+                format!("dim {axis} is {slot:?}: a ragged dim stays ragged and a uniform one uniform, got {dim:?}"),
+            ));
+        }
+        *slot = dim;
+        Ok(self)
     }
 
     /// The same type with another dtype.
@@ -118,11 +190,11 @@ impl TensorType {
 
     /// The uniform dims of the flat values after the ragged ones.
     pub fn inner_dims(&self) -> &[Dim] {
-        // `get`: a hand-assembled type may break the invariant; it gets no inner dims, not a panic.
+        // `get`: a scalar (no dims) has no inner dims.
         if self.ragged_rank == 0 {
             self.dims.get(1..).unwrap_or(&[])
         } else {
-            self.dims.get(self.ragged_rank.saturating_add(1)..).unwrap_or(&[])
+            self.dims.get(self.ragged_rank + 1..).unwrap_or(&[])
         }
     }
 

@@ -75,15 +75,34 @@ fn ranks_are_limited_everywhere() {
     let values = DenseTensor::from_vec(vec![0; 2], Vec::<i32>::new()).unwrap();
     let parts: Vec<RowPartition> = (0..MAX_RANK).map(|_| RowPartition::from_row_splits(vec![0]).unwrap()).collect();
     refused(ErrorKind::InvalidArgument, || RaggedTensor::new(values.clone(), parts));
-    let ty = TensorType { dtype: DType::F32, ragged_rank: 0, dims: vec![Dim::Known(1); MAX_RANK + 1] };
-    refused(ErrorKind::InvalidArgument, || ty.validate());
+    refused(ErrorKind::InvalidArgument, || TensorType::new(DType::F32, 0, vec![Dim::Known(1); MAX_RANK + 1]));
+    refused(ErrorKind::InvalidArgument, || TensorType::from_dims(DType::F32, vec![Dim::Unknown; MAX_RANK + 1]));
+    let at_limit = TensorType::dense(DType::F32, &[Some(1); MAX_RANK]);
+    refused(ErrorKind::InvalidArgument, || at_limit.clone().with_inner_dims(&[Dim::Unknown]));
+    // The infallible constructors cannot refuse; the type is refused where it enters a graph.
+    refused(ErrorKind::InvalidArgument, || TensorType::ragged(DType::F32, MAX_RANK).validate());
+    assert!(at_limit.validate().is_ok());
 }
 
 #[test]
-fn hand_built_invalid_types_do_not_panic() {
-    let ty = TensorType { dtype: DType::F32, ragged_rank: 5, dims: vec![Dim::Unknown] };
-    assert!(ty.inner_dims().is_empty());
-    refused(ErrorKind::InvalidValue, || ty.validate());
+fn types_whose_dims_do_not_fit_their_ragged_rank_cannot_be_built() {
+    // More ragged dims claimed than there are dims (inner_dims used to index past the end).
+    refused(ErrorKind::InvalidValue, || TensorType::new(DType::F32, 5, vec![Dim::Unknown]));
+    // A ragged outer dim, a ragged dim after a uniform inner dim, a dense type with a ragged dim.
+    refused(ErrorKind::InvalidValue, || TensorType::from_dims(DType::F32, vec![Dim::Ragged, Dim::Ragged]));
+    refused(ErrorKind::InvalidValue, || {
+        TensorType::from_dims(DType::F32, vec![Dim::Unknown, Dim::Known(2), Dim::Ragged])
+    });
+    refused(ErrorKind::InvalidValue, || TensorType::new(DType::F32, 0, vec![Dim::Unknown, Dim::Ragged]));
+    // Builders keep the invariant.
+    let t = TensorType::ragged(DType::F32, 1);
+    refused(ErrorKind::InvalidValue, || t.clone().with_inner_dims(&[Dim::Ragged]));
+    refused(ErrorKind::InvalidValue, || t.clone().with_dim(0, Dim::Ragged));
+    refused(ErrorKind::InvalidValue, || t.clone().with_dim(1, Dim::Known(3)));
+    refused(ErrorKind::InvalidValue, || t.clone().with_dim(2, Dim::Known(3)));
+    let built = t.with_dim(0, Dim::Known(4)).unwrap().with_inner_dims(&[Dim::Known(2)]).unwrap();
+    assert_eq!(built.to_string(), "float32[4, *, 2]");
+    assert_eq!((built.ragged_rank(), built.inner_dims()), (1, &[Dim::Known(2)][..]));
 }
 
 #[test]

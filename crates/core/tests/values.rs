@@ -135,9 +135,10 @@ fn huge_row_counts_are_refused_before_allocating() {
 #[test]
 fn hand_built_types_are_validated() {
     use ragtime_core::{Dim, TensorType};
-    let broken = TensorType { dtype: DType::I32, ragged_rank: 2, dims: vec![Dim::Unknown, Dim::Ragged] };
-    assert_eq!(broken.validate().unwrap_err().kind(), ErrorKind::InvalidValue);
-    assert!(TensorType::new(DType::I32, 1, vec![Dim::Unknown, Dim::Ragged, Dim::Known(2)]).is_ok());
+    let broken = TensorType::new(DType::I32, 2, vec![Dim::Unknown, Dim::Ragged]);
+    assert_eq!(broken.unwrap_err().kind(), ErrorKind::InvalidValue);
+    let t = TensorType::new(DType::I32, 1, vec![Dim::Unknown, Dim::Ragged, Dim::Known(2)]).unwrap();
+    assert_eq!(TensorType::from_dims(DType::I32, t.dims().to_vec()).unwrap(), t);
 }
 
 #[test]
@@ -155,22 +156,20 @@ fn admits_agrees_with_accepts_of_the_values_type() {
     for v in &values {
         let exact = TensorType::of(v);
         let mut types = vec![exact.clone()];
-        // Every variation of one dim, of the dtype and of the ragged rank.
+        // Every valid variation of one dim, of the dtype and of the ragged rank.
         for i in 0..exact.rank() {
-            for d in dims {
-                let mut t = exact.clone();
-                t.dims[i] = d;
-                types.push(t);
-            }
+            types.extend(dims.iter().filter_map(|&d| exact.clone().with_dim(i, d).ok()));
         }
         types.push(exact.clone().with_dtype(DType::U8));
-        let mut deeper = exact.clone();
-        deeper.ragged_rank += 1;
-        types.push(deeper);
+        if exact.rank() > 0 {
+            let mut deeper = exact.dims().to_vec();
+            deeper.insert(1, Dim::Ragged);
+            types.push(TensorType::from_dims(exact.dtype(), deeper).unwrap());
+        }
         for t in types {
             assert_eq!(t.admits(v), t.accepts(&TensorType::of(v)), "{t} and the value {v}");
             checked += 1;
         }
     }
-    assert!(checked > 40);
+    assert!(checked >= 30, "only {checked} types were compared");
 }

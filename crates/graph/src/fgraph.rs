@@ -13,7 +13,12 @@ use crate::{Apply, ApplyId, Graph, VarId, Variable};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Client {
     /// Input `input` of node `node`.
-    Node { node: ApplyId, input: usize },
+    Node {
+        /// The node reading the variable.
+        node: ApplyId,
+        /// Which of its inputs the variable is.
+        input: usize,
+    },
     /// Output `index` of the function (a graph-output marker).
     Output(usize),
 }

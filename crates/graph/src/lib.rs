@@ -1,6 +1,7 @@
 //! ragtime-graph: the graph IR — `Variable` / `Apply` / `Op` / `Constant` in slotmap arenas, the
 //! `FunctionGraph` that `compile()` clones them into, its verifier, the reference interpreter and `debugprint`.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod debugprint;
 mod fgraph;

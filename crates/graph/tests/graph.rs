@@ -20,7 +20,7 @@ impl Op for Sum {
     }
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         expect_arity("sum", inputs, 1..=usize::MAX)?;
-        if inputs.iter().any(|t| t.dtype != DType::I64 || t.is_ragged()) {
+        if inputs.iter().any(|t| t.dtype() != DType::I64 || t.is_ragged()) {
             return Err(Error::dtype("sum", "int64 dense inputs only"));
         }
         Ok(vec![inputs[0].clone()])

@@ -233,9 +233,16 @@ impl JitKernel {
         if rows && splits.last().copied() != Some(total as i64) {
             return Err(Error::graph("JIT: the flat values do not end at the last row split"));
         }
+        if layout.columns.len() != spec.operands.len() {
+            return Err(Error::graph(format!(
+                "JIT: {} operands for a kernel of {}",
+                layout.columns.len(),
+                spec.operands.len()
+            )));
+        }
         let mut inputs = Vec::with_capacity(layout.columns.len());
         for (k, (column, kind)) in layout.columns.iter().zip(&spec.operands).enumerate() {
-            let dtype = spec.graph.inputs[k];
+            let dtype = spec.graph.inputs()[k];
             let data = dispatch_dtype!(dtype,
                 T => column.as_slice::<T>().map(|s| (s.as_ptr().cast::<u8>(), s.len())),
                 string => None)
@@ -400,11 +407,11 @@ impl Op for JitKernel {
 pub fn spec_of(op: &OpRef) -> Option<KernelSpec> {
     let any = op.as_any();
     if let Some(c) = any.downcast_ref::<Composite>() {
-        let outputs: Vec<RowOutput> = c.graph.outputs.iter().map(|&r| RowOutput::Elements(r)).collect();
-        return KernelSpec::new(&c.graph, &c.operands, &[], &outputs);
+        let outputs: Vec<RowOutput> = c.graph().outputs().iter().map(|&r| RowOutput::Elements(r)).collect();
+        return KernelSpec::new(c.graph(), c.operands(), &[], &outputs);
     }
     let k = any.downcast_ref::<RowKernel>()?;
-    KernelSpec::new(&k.graph, &k.operands, &k.reductions, &k.outputs)
+    KernelSpec::new(k.graph(), k.operands(), k.reductions(), k.outputs())
 }
 
 /// Replaces every fused op the JIT can lower by a [`JitKernel`] running on `threads` threads

@@ -58,6 +58,7 @@
 //! - Results assume a fused `fma` (x86 FMA / AArch64); without hardware FMA Cranelift calls
 //!   the libm `fma`, which is correct but slow.
 #![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
 
 mod alloc;
 mod exec;

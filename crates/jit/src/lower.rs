@@ -166,10 +166,10 @@ impl KernelSpec {
         reductions: &[RowReduction],
         outputs: &[RowOutput],
     ) -> Option<KernelSpec> {
-        if graph.inputs.len() != operands.len() + reductions.len() || graph.inputs.contains(&DType::String) {
+        if graph.inputs().len() != operands.len() + reductions.len() || graph.inputs().contains(&DType::String) {
             return None;
         }
-        for node in &graph.nodes {
+        for node in graph.nodes() {
             let dtypes: Vec<DType> = node.args.iter().map(|&a| graph.dtype(a)).collect();
             if !node_lowered(node.op, &dtypes) || node.op.output_dtype(&dtypes).ok() != Some(node.dtype) {
                 return None;
@@ -184,7 +184,7 @@ impl KernelSpec {
                 ReduceKind::Mean => dtype.is_float(),
                 kind => lowered_op(kind.combine(), dtype),
             };
-            if !lowered || graph.inputs[operands.len() + k] != dtype {
+            if !lowered || graph.inputs()[operands.len() + k] != dtype {
                 return None;
             }
         }
@@ -204,7 +204,7 @@ impl KernelSpec {
 /// they are lane masks, so they are never loaded, stored or constant). Reductions: sums,
 /// products, max, min and float means.
 fn simd_elem(graph: &ScalarGraph, reductions: &[RowReduction], outputs: &[RowOutput]) -> Option<Elem> {
-    let dtype = *graph.inputs.first()?;
+    let dtype = *graph.inputs().first()?;
     let elem = Elem::of(dtype)?;
     let computed_bool = |a: &ScalarRef| matches!(a, ScalarRef::Node(_)) && graph.dtype(*a) == DType::Bool;
     let of_dtype = |a: &ScalarRef| graph.dtype(*a) == dtype;
@@ -216,8 +216,8 @@ fn simd_elem(graph: &ScalarGraph, reductions: &[RowReduction], outputs: &[RowOut
         }
         op => n.dtype == dtype && vector_op(op, dtype) && n.args.iter().all(of_dtype),
     };
-    let uniform = graph.inputs.iter().all(|&d| d == dtype)
-        && graph.nodes.iter().all(node_ok)
+    let uniform = graph.inputs().iter().all(|&d| d == dtype)
+        && graph.nodes().iter().all(node_ok)
         && RowOutput::elements(outputs).iter().all(of_dtype)
         && reductions.iter().all(|r| !matches!(r.kind, ReduceKind::All | ReduceKind::Any) && of_dtype(&r.arg));
     uniform.then_some(elem)
@@ -380,21 +380,21 @@ impl Emitter<'_> {
         let graph = &self.spec.graph;
         let stashed =
             |j: usize| if use_stash { self.stash.iter().find(|(n, _)| *n == j).map(|&(_, o)| o) } else { None };
-        let mut inputs: Vec<Option<Value>> = vec![None; graph.inputs.len()];
-        let mut nodes: Vec<Option<Value>> = vec![None; graph.nodes.len()];
-        let mut needed = vec![false; graph.nodes.len()];
+        let mut inputs: Vec<Option<Value>> = vec![None; graph.inputs().len()];
+        let mut nodes: Vec<Option<Value>> = vec![None; graph.nodes().len()];
+        let mut needed = vec![false; graph.nodes().len()];
         let mut stack: Vec<ScalarRef> = wanted.to_vec();
         while let Some(r) = stack.pop() {
             match r {
                 ScalarRef::Node(j) if !needed[j] => {
                     needed[j] = true;
                     if stashed(j).is_none() {
-                        stack.extend(graph.nodes[j].args.iter().copied());
+                        stack.extend(graph.nodes()[j].args.iter().copied());
                     }
                 }
                 ScalarRef::Input(i) if inputs[i].is_none() => {
                     let pick = |x: Both| if vector { x.vector } else { x.scalar };
-                    let dtype = graph.inputs[i];
+                    let dtype = graph.inputs()[i];
                     let v = match (self.spec.operands.get(i), self.scalars.get(i).copied().flatten()) {
                         (Some(OperandKind::Full), _) => {
                             let a = self.addr(b, self.in_ptrs[i], idx, dtype);
@@ -413,7 +413,7 @@ impl Emitter<'_> {
             ScalarRef::Node(j) => nodes[j].expect("node evaluated in order"),
             ScalarRef::Const(c) => self.scalar_const(b, &c, vector),
         };
-        for (j, node) in graph.nodes.iter().enumerate() {
+        for (j, node) in graph.nodes().iter().enumerate() {
             if !needed[j] {
                 continue;
             }
@@ -449,21 +449,21 @@ fn stash_plan(spec: &KernelSpec) -> Vec<(usize, usize)> {
     // reaches[j][n]: node j depends on node n (nodes are in topological order).
     let depends = |from: ScalarRef, target: usize| {
         let mut stack = vec![from];
-        let mut seen = vec![false; graph.nodes.len()];
+        let mut seen = vec![false; graph.nodes().len()];
         while let Some(r) = stack.pop() {
             if let ScalarRef::Node(j) = r {
                 if j == target {
                     return true;
                 }
                 if !std::mem::replace(&mut seen[j], true) {
-                    stack.extend(graph.nodes[j].args.iter().copied());
+                    stack.extend(graph.nodes()[j].args.iter().copied());
                 }
             }
         }
         false
     };
     let expensive = |n: usize| {
-        (0..=n).any(|j| graph.nodes[j].op.cost() == ragtime_graph::Cost::Expensive && depends(ScalarRef::Node(n), j))
+        (0..=n).any(|j| graph.nodes()[j].op.cost() == ragtime_graph::Cost::Expensive && depends(ScalarRef::Node(n), j))
     };
     let mut plan: Vec<(usize, usize)> = Vec::new();
     for red in &spec.reductions {
@@ -474,7 +474,9 @@ fn stash_plan(spec: &KernelSpec) -> Vec<(usize, usize)> {
         let reader = spec.outputs.iter().enumerate().find_map(|(j, o)| match o {
             // The buffer holds the node's values, so it must have the node's dtype.
             RowOutput::Elements(r)
-                if depends(*r, n) && graph.dtype(*r) == graph.nodes[n].dtype && !plan.iter().any(|(_, k)| *k == j) =>
+                if depends(*r, n)
+                    && graph.dtype(*r) == graph.nodes()[n].dtype
+                    && !plan.iter().any(|(_, k)| *k == j) =>
             {
                 Some(j)
             }
@@ -752,7 +754,7 @@ pub(crate) fn emit_kernel(b: &mut FunctionBuilder, p: &FusedParams, spec: &Kerne
         .enumerate()
         .map(|(k, kind)| {
             (*kind == OperandKind::Scalar).then(|| {
-                let s = b.ins().load(ir_type(spec.graph.inputs[k]), mem(), e.in_ptrs[k], 0);
+                let s = b.ins().load(ir_type(spec.graph.inputs()[k]), mem(), e.in_ptrs[k], 0);
                 e.both(b, s)
             })
         })
@@ -760,7 +762,7 @@ pub(crate) fn emit_kernel(b: &mut FunctionBuilder, p: &FusedParams, spec: &Kerne
     if spec.rows() {
         emit_rows(b, p, &e);
     } else {
-        let no_rows = vec![None; spec.graph.inputs.len()];
+        let no_rows = vec![None; spec.graph.inputs().len()];
         emit_elements(b, &e, p.begin, p.end, &no_rows);
     }
     let done = b.ins().iconst(p.ptr, 0);
@@ -830,10 +832,10 @@ fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_>) {
         let at = b.ins().iadd(p.splits, off);
         let start = b.ins().load(types::I64, mem(), at, 0);
         let end = b.ins().load(types::I64, mem(), at, 8);
-        let mut row_values: Vec<Option<Both>> = vec![None; spec.graph.inputs.len()];
+        let mut row_values: Vec<Option<Both>> = vec![None; spec.graph.inputs().len()];
         for (k, kind) in spec.operands.iter().enumerate() {
             if *kind == OperandKind::PerRow {
-                let dtype = spec.graph.inputs[k];
+                let dtype = spec.graph.inputs()[k];
                 let a = e.addr(b, e.in_ptrs[k], r, dtype);
                 let s = b.ins().load(ir_type(dtype), mem(), a, 0);
                 row_values[k] = Some(e.both(b, s));
@@ -841,7 +843,7 @@ fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_>) {
         }
         for (k, red) in spec.reductions.iter().enumerate() {
             let value = emit_reduction(b, e, red, start, end, &row_values);
-            let dtype = spec.graph.inputs[n_ops + k];
+            let dtype = spec.graph.inputs()[n_ops + k];
             for (j, o) in spec.outputs.iter().enumerate() {
                 if *o == RowOutput::Reduction(k) {
                     let a = e.addr(b, e.out_ptrs[j], r, dtype);

@@ -453,7 +453,7 @@ fn next_gather(gather: &Gather, layer: &Layer<'_>, target: &Target, count: usize
 pub fn broadcast_types(op: &str, inputs: &[TensorType]) -> Result<TensorType> {
     let first = inputs.first().ok_or_else(|| Error::argument(op, "nothing to broadcast"))?;
     let rank = inputs.iter().map(TensorType::rank).max().unwrap_or(0);
-    let ragged_rank = broadcast_ragged_rank(inputs.iter().map(|t| (t.rank(), t.ragged_rank)));
+    let ragged_rank = broadcast_ragged_rank(inputs.iter().map(|t| (t.rank(), t.ragged_rank())));
     let mut dims = Vec::with_capacity(rank);
     for d in 0..rank {
         // Combined uniform size: Known(1) means "no constraint yet".
@@ -461,7 +461,7 @@ pub fn broadcast_types(op: &str, inputs: &[TensorType]) -> Result<TensorType> {
         let mut owner = 0usize;
         for (i, t) in inputs.iter().enumerate() {
             let pad = rank - t.rank();
-            let dim = if d < pad { Dim::Known(1) } else { t.dims[d - pad] };
+            let dim = if d < pad { Dim::Known(1) } else { t.dims()[d - pad] };
             match (acc, dim) {
                 (_, Dim::Known(1)) | (_, Dim::Ragged) => {}
                 (Dim::Known(1), _) | (Dim::Unknown, Dim::Known(_)) => {
@@ -484,7 +484,7 @@ pub fn broadcast_types(op: &str, inputs: &[TensorType]) -> Result<TensorType> {
         }
         dims.push(if d >= 1 && d <= ragged_rank { Dim::Ragged } else { acc });
     }
-    TensorType::new(first.dtype, ragged_rank, dims)
+    TensorType::new(first.dtype(), ragged_rank, dims)
 }
 
 #[cfg(test)]
@@ -741,8 +741,8 @@ mod tests {
         let inner = TensorType::ragged(DType::I32, 2).with_inner(&[Some(1)]);
         let v = TensorType::dense(DType::I32, &[Some(3)]);
         let t = broadcast_types("add", &[inner, v]).unwrap();
-        assert_eq!(t.dims.last(), Some(&Dim::Known(3)));
-        assert_eq!(t.ragged_rank, 2);
+        assert_eq!(t.dims().last(), Some(&Dim::Known(3)));
+        assert_eq!(t.ragged_rank(), 2);
         let high = TensorType::dense(DType::I32, &[Some(3), Some(1), Some(1)]);
         let t = broadcast_types("add", &[x, high]).unwrap();
         assert_eq!(t, TensorType::new(DType::I32, 2, vec![Dim::Known(3), Dim::Ragged, Dim::Ragged]).unwrap());
@@ -754,7 +754,7 @@ mod tests {
         let b = TensorType::ragged(DType::F32, 1).with_inner(&[Some(3)]);
         assert_eq!(broadcast_types("add", &[a.clone(), b]).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
         let u = TensorType::ragged(DType::F32, 1).with_inner(&[None]);
-        assert_eq!(broadcast_types("add", &[a, u]).unwrap().dims[2], Dim::Known(2));
+        assert_eq!(broadcast_types("add", &[a, u]).unwrap().dims()[2], Dim::Known(2));
         let d1 = TensorType::dense(DType::F32, &[Some(2), Some(5)]);
         let d2 = TensorType::dense(DType::F32, &[Some(4), Some(5)]);
         assert_eq!(broadcast_types("add", &[d1, d2]).unwrap_err().kind(), ErrorKind::IncompatibleShapes);

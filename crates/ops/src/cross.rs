@@ -140,10 +140,10 @@ impl Column {
 }
 
 fn check_input_type(op: &str, index: usize, ty: &TensorType) -> Result<()> {
-    if !matches!(ty.dtype, DType::String | DType::I32 | DType::I64) {
-        return Err(Error::dtype(op, format!("input {index} must be string, int32 or int64, got {}", ty.dtype)));
+    if !matches!(ty.dtype(), DType::String | DType::I32 | DType::I64) {
+        return Err(Error::dtype(op, format!("input {index} must be string, int32 or int64, got {}", ty.dtype())));
     }
-    if !(ty.ragged_rank == 1 && ty.rank() == 2 || ty.ragged_rank == 0 && ty.rank() == 2) {
+    if !(ty.ragged_rank() == 1 && ty.rank() == 2 || ty.ragged_rank() == 0 && ty.rank() == 2) {
         return Err(Error::shapes(op, format!("input {index} must be ragged rank 1 or a dense matrix, got {ty}")));
     }
     Ok(())
@@ -166,7 +166,7 @@ impl Op for Cross {
         let mut nrows = Dim::Unknown;
         for (i, ty) in inputs.iter().enumerate() {
             check_input_type(op, i, ty)?;
-            match (nrows, ty.dims[0]) {
+            match (nrows, ty.dims()[0]) {
                 (Dim::Known(a), Dim::Known(b)) if a != b => {
                     return Err(Error::shapes(op, format!("input {i} has {b} rows, an earlier input {a}")));
                 }

@@ -1027,7 +1027,7 @@ impl Op for Elemwise {
         let op = self.scalar;
         let arity = op.arity();
         expect_arity(op.name(), inputs, arity..=arity)?;
-        let dtypes: Vec<DType> = inputs.iter().map(|t| t.dtype).collect();
+        let dtypes: Vec<DType> = inputs.iter().map(|t| t.dtype()).collect();
         let out = op.output_dtype(&dtypes)?;
         let shape = if arity == 1 { inputs[0].clone() } else { broadcast_types(op.name(), inputs)? };
         Ok(vec![shape.with_dtype(out)])
@@ -1092,19 +1092,22 @@ impl Op for AddN {
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         expect_arity("add_n", inputs, 1..=usize::MAX)?;
         let first = &inputs[0];
-        if !first.dtype.is_numeric() {
-            return Err(Error::dtype("add_n", format!("takes integer or float tensors, got {}", first.dtype)));
+        if !first.dtype().is_numeric() {
+            return Err(Error::dtype("add_n", format!("takes integer or float tensors, got {}", first.dtype())));
         }
-        let mut out = first.clone();
+        let mut dims = first.dims().to_vec();
         for (i, t) in inputs.iter().enumerate().skip(1) {
-            if t.dtype != first.dtype {
-                return Err(Error::dtype("add_n", format!("input {i} is {} but input 0 is {}", t.dtype, first.dtype)));
+            if t.dtype() != first.dtype() {
+                return Err(Error::dtype(
+                    "add_n",
+                    format!("input {i} is {} but input 0 is {}", t.dtype(), first.dtype()),
+                ));
             }
             let mismatch = || Error::shapes("add_n", format!("input {i} has type {t} but input 0 has type {first}"));
-            if t.ragged_rank != first.ragged_rank || t.rank() != first.rank() {
+            if t.ragged_rank() != first.ragged_rank() || t.rank() != first.rank() {
                 return Err(mismatch());
             }
-            for (d, b) in out.dims.iter_mut().zip(&t.dims) {
+            for (d, b) in dims.iter_mut().zip(t.dims()) {
                 match (*d, *b) {
                     (Dim::Known(x), Dim::Known(y)) if x != y => return Err(mismatch()),
                     (Dim::Unknown, Dim::Known(y)) => *d = Dim::Known(y),
@@ -1112,7 +1115,7 @@ impl Op for AddN {
                 }
             }
         }
-        Ok(vec![out])
+        Ok(vec![TensorType::new(first.dtype(), first.ragged_rank(), dims)?])
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {

@@ -156,7 +156,7 @@ fn position_of(x: &RaggedTensor, flat: usize) -> String {
 
 /// Fails unless the dims both types know agree on the first `k` dimensions (`what` names `b`).
 fn check_prefix_dims(op: &str, data: &TensorType, b: &TensorType, k: usize, what: &str) -> Result<()> {
-    for (j, (x, y)) in data.dims.iter().zip(&b.dims).take(k).enumerate() {
+    for (j, (x, y)) in data.dims().iter().zip(b.dims()).take(k).enumerate() {
         if let (Dim::Known(m), Dim::Known(n)) = (x, y) {
             if m != n {
                 return Err(Error::shapes(
@@ -256,18 +256,18 @@ impl Op for Gather {
             return Err(Error::shapes(GATHER, "input 0 (params) must have rank >= 1, got a scalar"));
         }
         if indices.rank() == 0 {
-            return Ok(vec![row_type(params)]);
+            return Ok(vec![row_type(params)?]);
         }
-        let mut dims = indices.dims.clone();
-        let ragged_rank = if params.ragged_rank > 0 {
+        let mut dims = indices.dims().to_vec();
+        let ragged_rank = if params.ragged_rank() > 0 {
             // Every dim of the indices after the first becomes a partition.
             dims[1..].fill(Dim::Ragged);
-            indices.rank() - 1 + params.ragged_rank
+            indices.rank() - 1 + params.ragged_rank()
         } else {
-            indices.ragged_rank
+            indices.ragged_rank()
         };
-        dims.extend_from_slice(&params.dims[1..]);
-        Ok(vec![TensorType { dtype: params.dtype, ragged_rank, dims }])
+        dims.extend_from_slice(&params.dims()[1..]);
+        Ok(vec![TensorType::new(params.dtype(), ragged_rank, dims)?])
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
@@ -353,15 +353,15 @@ impl GatherAxis {
 fn gather_axis_type(p: &TensorType, i: &TensorType, axis: usize, batch: usize) -> Result<TensorType> {
     match (batch, axis) {
         (0, 0) => Ok(Gather.infer(&[p.clone(), i.clone()])?.remove(0)),
-        (0, _) => gather_axis_type(p, &repeated_type(p.dims[0], i), axis, 1),
+        (0, _) => gather_axis_type(p, &repeated_type(p.dims()[0], i)?, axis, 1),
         (1, 1) => {
             expect_dtype(GATHER, 1, i, &INDEX_DTYPES, "int32 or int64 (indices)")?;
             Ok(Gather.infer(&[nd_view_type(p, 2)?, i.clone().with_dtype(DType::I64)])?.remove(0))
         }
         (1, _) => {
-            let mut dims = vec![i.dims[0], Dim::Ragged];
-            dims.extend_from_slice(&i.dims[1..]);
-            let repeated = TensorType::new(i.dtype, i.ragged_rank + 1, dims)?;
+            let mut dims = vec![i.dims()[0], Dim::Ragged];
+            dims.extend_from_slice(&i.dims()[1..]);
+            let repeated = TensorType::new(i.dtype(), i.ragged_rank() + 1, dims)?;
             gather_axis_type(p, &repeated, axis, 2)
         }
         _ => {
@@ -372,22 +372,22 @@ fn gather_axis_type(p: &TensorType, i: &TensorType, axis: usize, batch: usize) -
                 axis - 1,
                 batch - 1,
             )?;
-            let mut dims = vec![i.dims[0], Dim::Ragged];
-            dims.extend_from_slice(&inner.dims[1..]);
-            TensorType::new(inner.dtype, inner.ragged_rank + 1, dims)
+            let mut dims = vec![i.dims()[0], Dim::Ragged];
+            dims.extend_from_slice(&inner.dims()[1..]);
+            TensorType::new(inner.dtype(), inner.ragged_rank() + 1, dims)
         }
     }
 }
 
 /// The type of `i` repeated `n` times as a new outer dim.
-fn repeated_type(n: Dim, i: &TensorType) -> TensorType {
+fn repeated_type(n: Dim, i: &TensorType) -> Result<TensorType> {
     let mut dims = vec![n];
-    dims.extend_from_slice(&i.dims);
-    if i.ragged_rank > 0 {
+    dims.extend_from_slice(i.dims());
+    if i.ragged_rank() > 0 {
         dims[1] = Dim::Ragged;
-        TensorType { dtype: i.dtype, ragged_rank: i.ragged_rank + 1, dims }
+        TensorType::new(i.dtype(), i.ragged_rank() + 1, dims)
     } else {
-        TensorType { dtype: i.dtype, ragged_rank: 0, dims }
+        TensorType::new(i.dtype(), 0, dims)
     }
 }
 
@@ -503,12 +503,12 @@ impl Op for GatherAxis {
         expect_dtype(GATHER, 1, i, &INDEX_DTYPES, "int32 or int64 (indices)")?;
         let (axis, batch) = self.resolve(p.rank(), i.rank())?;
         let ty = gather_axis_type(p, i, axis, batch)?;
-        if p.ragged_rank == 0 && i.ragged_rank == 0 {
-            let mut dims = i.dims[..batch].to_vec();
-            dims.extend_from_slice(&p.dims[batch..axis]);
-            dims.extend_from_slice(&i.dims[batch..]);
-            dims.extend_from_slice(&p.dims[axis + 1..]);
-            return Ok(vec![TensorType::new(p.dtype, 0, dims)?]);
+        if p.ragged_rank() == 0 && i.ragged_rank() == 0 {
+            let mut dims = i.dims()[..batch].to_vec();
+            dims.extend_from_slice(&p.dims()[batch..axis]);
+            dims.extend_from_slice(&i.dims()[batch..]);
+            dims.extend_from_slice(&p.dims()[axis + 1..]);
+            return Ok(vec![TensorType::new(p.dtype(), 0, dims)?]);
         }
         Ok(vec![ty])
     }
@@ -564,8 +564,8 @@ impl GatherNd {
 /// known), checked against `params`.
 fn index_depth(params: &TensorType, indices: &TensorType) -> Result<usize> {
     let inner = indices.inner_dims();
-    let depth = match (indices.ragged_rank, inner) {
-        (0, _) if indices.rank() >= 1 => indices.dims[indices.rank() - 1],
+    let depth = match (indices.ragged_rank(), inner) {
+        (0, _) if indices.rank() >= 1 => indices.dims()[indices.rank() - 1],
         (r, [d]) if r > 0 => *d,
         _ => {
             return Err(Error::shapes(
@@ -591,19 +591,19 @@ fn index_depth(params: &TensorType, indices: &TensorType) -> Result<usize> {
 fn nd_view_type(params: &TensorType, depth: usize) -> Result<TensorType> {
     if depth == 0 {
         let mut dims = vec![Dim::Known(1)];
-        dims.extend_from_slice(&params.dims);
-        let rr = if params.ragged_rank > 0 {
+        dims.extend_from_slice(params.dims());
+        let rr = if params.ragged_rank() > 0 {
             dims[1] = Dim::Ragged;
-            params.ragged_rank + 1
+            params.ragged_rank() + 1
         } else {
             0
         };
-        return TensorType::new(params.dtype, rr, dims);
+        return TensorType::new(params.dtype(), rr, dims);
     }
     // The elements at dim `depth - 1`, each with the dims after it.
     let mut dims = vec![Dim::Unknown];
-    dims.extend_from_slice(&params.dims[depth..]);
-    TensorType::new(params.dtype, (params.ragged_rank + 1).saturating_sub(depth), dims)
+    dims.extend_from_slice(&params.dims()[depth..]);
+    TensorType::new(params.dtype(), (params.ragged_rank() + 1).saturating_sub(depth), dims)
 }
 
 /// `params` seen as rows of the sub-tensors an index tuple of `depth` entries selects: the
@@ -642,9 +642,9 @@ impl Op for GatherNd {
         let (params, indices) = (&inputs[0], &inputs[1]);
         expect_dtype(GATHER_ND, 1, indices, &INDEX_DTYPES, "int32 or int64 (indices)")?;
         let depth = index_depth(params, indices)?;
-        let mut batch = indices.clone();
-        batch.dims.pop();
-        batch.dtype = DType::I64;
+        let mut dims = indices.dims().to_vec();
+        dims.pop();
+        let batch = TensorType::new(DType::I64, indices.ragged_rank(), dims)?;
         Gather.infer(&[nd_view_type(params, depth)?, batch])
     }
 
@@ -740,16 +740,16 @@ impl Op for BooleanMask {
             ));
         }
         check_prefix_dims(BOOLEAN_MASK, data, mask, k, "input 1 (mask)")?;
-        let ragged_rank = data.ragged_rank.max(k - 1);
-        let outer = match (data.dims[0], mask.dims[0]) {
+        let ragged_rank = data.ragged_rank().max(k - 1);
+        let outer = match (data.dims()[0], mask.dims()[0]) {
             _ if k == 1 => Dim::Unknown,
             (Dim::Known(n), _) | (_, Dim::Known(n)) => Dim::Known(n),
             _ => Dim::Unknown,
         };
         let mut dims = vec![outer];
         dims.extend(std::iter::repeat_n(Dim::Ragged, ragged_rank));
-        dims.extend_from_slice(&data.dims[ragged_rank + 1..]);
-        Ok(vec![TensorType { dtype: data.dtype, ragged_rank, dims }])
+        dims.extend_from_slice(&data.dims()[ragged_rank + 1..]);
+        Ok(vec![TensorType::new(data.dtype(), ragged_rank, dims)?])
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
@@ -868,8 +868,8 @@ impl SegmentReduce {
 
 /// Checks the data input of a segment reduction: numeric, rank >= 1.
 fn check_segment_data(op: &str, data: &TensorType) -> Result<()> {
-    if !data.dtype.is_numeric() {
-        return Err(Error::dtype(op, format!("input 0 (data) must be numeric, got {}", data.dtype)));
+    if !data.dtype().is_numeric() {
+        return Err(Error::dtype(op, format!("input 0 (data) must be numeric, got {}", data.dtype())));
     }
     if data.rank() == 0 {
         return Err(Error::shapes(op, "input 0 (data) must have rank >= 1, got a scalar"));
@@ -893,9 +893,7 @@ impl Op for SegmentReduce {
         expect_dtype(op, 1, ids, &INDEX_DTYPES, "int32 or int64 (segment_ids)")?;
         expect_dense_rank(op, 1, ids, 1)?;
         check_prefix_dims(op, data, ids, 1, "input 1 (segment_ids)")?;
-        let mut out = data.clone();
-        out.dims[0] = Dim::Unknown;
-        Ok(vec![out])
+        Ok(vec![data.clone().with_dim(0, Dim::Unknown)?])
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
@@ -997,7 +995,7 @@ impl Op for UnsortedSegmentReduce {
         expect_arity(op, inputs, 2..=2)?;
         let (data, ids) = (&inputs[0], &inputs[1]);
         check_segment_data(op, data)?;
-        let dtype = self.output_dtype(data.dtype)?;
+        let dtype = self.output_dtype(data.dtype())?;
         expect_dtype(op, 1, ids, &INDEX_DTYPES, "int32 or int64 (segment_ids)")?;
         let k = ids.rank();
         if k == 0 || k > data.rank() {
@@ -1010,9 +1008,9 @@ impl Op for UnsortedSegmentReduce {
         }
         check_prefix_dims(op, data, ids, k, "input 1 (segment_ids)")?;
         let mut dims = vec![Dim::Known(self.num_segments)];
-        dims.extend_from_slice(&data.dims[k..]);
-        let ragged_rank = data.ragged_rank.saturating_sub(k - 1);
-        Ok(vec![TensorType { dtype, ragged_rank, dims }])
+        dims.extend_from_slice(&data.dims()[k..]);
+        let ragged_rank = data.ragged_rank().saturating_sub(k - 1);
+        Ok(vec![TensorType::new(dtype, ragged_rank, dims)?])
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {

@@ -444,20 +444,19 @@ impl Walk<'_> {
 
     fn outer_type(&self, ty: &TensorType, items: &[Item], axis: usize) -> Result<TensorType> {
         let Some((first, rest)) = items.split_first() else { return Ok(ty.clone()) };
-        if ty.ragged_rank == 0 {
+        if ty.ragged_rank() == 0 {
             return self.dense_type(ty, items, false, axis);
         }
         match *first {
-            Item::NewAxis => Ok(wrap_type(self.outer_type(ty, rest, axis)?)),
+            Item::NewAxis => Ok(wrap_type(self.outer_type(ty, rest, axis)?)?),
             Item::Index(i) => {
-                if let Dim::Known(n) = ty.dims[0] {
+                if let Dim::Known(n) = ty.dims()[0] {
                     self.position(i, axis, n)?;
                 }
-                self.outer_type(&row_type(ty), rest, axis + 1)
+                self.outer_type(&row_type(ty)?, rest, axis + 1)
             }
             Item::Slice(s) => {
-                let mut sliced = ty.clone();
-                sliced.dims[0] = sliced_dim(ty.dims[0], &s);
+                let sliced = ty.clone().with_dim(0, sliced_dim(ty.dims()[0], &s))?;
                 self.inner_type(&sliced, rest, axis)
             }
         }
@@ -465,44 +464,44 @@ impl Walk<'_> {
 
     fn inner_type(&self, ty: &TensorType, items: &[Item], axis: usize) -> Result<TensorType> {
         let Some((first, rest)) = items.split_first() else { return Ok(ty.clone()) };
-        if ty.ragged_rank == 0 {
+        if ty.ragged_rank() == 0 {
             return self.dense_type(ty, items, true, axis);
         }
         let inner = match *first {
             Item::NewAxis => self.inner_type(ty, rest, axis)?,
-            Item::Slice(_) => self.inner_type(&row_type(ty), rest, axis + 1)?,
+            Item::Slice(_) => self.inner_type(&row_type(ty)?, rest, axis + 1)?,
             Item::Index(_) => return Err(self.ragged_index_error(axis + 1)),
         };
         // A new partition (of the new axis, or of the sliced rows) goes on top of the inner result,
         // whose outer dimension it splits.
-        let mut dims = vec![ty.dims[0], Dim::Ragged];
-        dims.extend_from_slice(&inner.dims[1..]);
-        Ok(TensorType { dtype: ty.dtype, ragged_rank: inner.ragged_rank + 1, dims })
+        let mut dims = vec![ty.dims()[0], Dim::Ragged];
+        dims.extend_from_slice(&inner.dims()[1..]);
+        TensorType::new(ty.dtype(), inner.ragged_rank() + 1, dims)
     }
 
     fn dense_type(&self, ty: &TensorType, items: &[Item], keep_outer: bool, axis: usize) -> Result<TensorType> {
         let mut dims = Vec::with_capacity(ty.rank() + items.len());
         let mut d = usize::from(keep_outer);
-        dims.extend_from_slice(&ty.dims[..d]);
+        dims.extend_from_slice(&ty.dims()[..d]);
         for item in items {
             match *item {
                 Item::NewAxis => dims.push(Dim::Known(1)),
                 Item::Index(i) => {
-                    let dim = *ty.dims.get(d).ok_or_else(|| self.too_many(ty.rank()))?;
+                    let dim = *ty.dims().get(d).ok_or_else(|| self.too_many(ty.rank()))?;
                     if let Dim::Known(n) = dim {
                         self.position(i, axis + d, n)?;
                     }
                     d += 1;
                 }
                 Item::Slice(s) => {
-                    let dim = *ty.dims.get(d).ok_or_else(|| self.too_many(ty.rank()))?;
+                    let dim = *ty.dims().get(d).ok_or_else(|| self.too_many(ty.rank()))?;
                     dims.push(sliced_dim(dim, &s));
                     d += 1;
                 }
             }
         }
-        dims.extend_from_slice(&ty.dims[d.min(ty.rank())..]);
-        Ok(TensorType { dtype: ty.dtype, ragged_rank: 0, dims })
+        dims.extend_from_slice(&ty.dims()[d.min(ty.rank())..]);
+        TensorType::new(ty.dtype(), 0, dims)
     }
 
     fn too_many(&self, rank: usize) -> Error {
@@ -617,25 +616,25 @@ impl Walk<'_> {
 
 /// The type of one row of a tensor of type `ty` (its outer dimension dropped): also the type of
 /// the values of a ragged tensor, whose row count is not known statically.
-pub(crate) fn row_type(ty: &TensorType) -> TensorType {
-    let mut dims = ty.dims.get(1..).unwrap_or(&[]).to_vec();
-    let ragged_rank = ty.ragged_rank.saturating_sub(1);
-    if ty.ragged_rank > 0 {
+pub(crate) fn row_type(ty: &TensorType) -> Result<TensorType> {
+    let mut dims = ty.dims().get(1..).unwrap_or(&[]).to_vec();
+    let ragged_rank = ty.ragged_rank().saturating_sub(1);
+    if ty.ragged_rank() > 0 {
         dims[0] = Dim::Unknown;
     }
-    TensorType { dtype: ty.dtype, ragged_rank, dims }
+    TensorType::new(ty.dtype(), ragged_rank, dims)
 }
 
 /// The type after wrapping a value in one outer row (`x[None]`).
-fn wrap_type(inner: TensorType) -> TensorType {
+fn wrap_type(inner: TensorType) -> Result<TensorType> {
     let mut dims = vec![Dim::Known(1)];
-    if inner.ragged_rank == 0 {
-        dims.extend(inner.dims);
-        return TensorType { dtype: inner.dtype, ragged_rank: 0, dims };
+    if inner.ragged_rank() == 0 {
+        dims.extend(inner.dims());
+        return TensorType::new(inner.dtype(), 0, dims);
     }
     dims.push(Dim::Ragged);
-    dims.extend_from_slice(&inner.dims[1..]);
-    TensorType { dtype: inner.dtype, ragged_rank: inner.ragged_rank + 1, dims }
+    dims.extend_from_slice(&inner.dims()[1..]);
+    TensorType::new(inner.dtype(), inner.ragged_rank() + 1, dims)
 }
 
 /// Wraps a value in one outer row (`x[None]`): a dense tensor gains a leading dimension of 1, a

@@ -2,6 +2,7 @@
 //! implementation (`Op::perform`) with TensorFlow's ragged semantics; `registry` builds ops by their
 //! graph-file names.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod broadcast;
 pub mod cross;

@@ -42,27 +42,27 @@ impl Op for MatMul {
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         expect_arity(MATMUL, inputs, 2..=2)?;
         let (x, w) = (&inputs[0], &inputs[1]);
-        if !x.dtype.is_numeric() {
-            return Err(Error::dtype(MATMUL, format!("input 0 (x) must be numeric, got {}", x.dtype)));
+        if !x.dtype().is_numeric() {
+            return Err(Error::dtype(MATMUL, format!("input 0 (x) must be numeric, got {}", x.dtype())));
         }
-        if w.dtype != x.dtype {
-            return Err(Error::dtype(MATMUL, format!("input 1 (w) is {} but input 0 (x) is {}", w.dtype, x.dtype)));
+        if w.dtype() != x.dtype() {
+            return Err(Error::dtype(MATMUL, format!("input 1 (w) is {} but input 0 (x) is {}", w.dtype(), x.dtype())));
         }
-        if w.ragged_rank != 0 || w.rank() != 2 {
+        if w.ragged_rank() != 0 || w.rank() != 2 {
             return Err(Error::shapes(MATMUL, format!("input 1 (w) must be a dense matrix [D, K], got {w}")));
         }
-        let min_rank = if x.ragged_rank == 0 { 2 } else { x.ragged_rank + 2 };
+        let min_rank = if x.ragged_rank() == 0 { 2 } else { x.ragged_rank() + 2 };
         if x.rank() < min_rank {
             return Err(Error::shapes(
                 MATMUL,
                 format!(
                     "input 0 (x, {x}) must end in a uniform dim of D values (rank >= {min_rank} for ragged rank {})",
-                    x.ragged_rank
+                    x.ragged_rank()
                 ),
             ));
         }
         let last = x.rank() - 1;
-        if let (Dim::Known(d), Dim::Known(wd)) = (x.dims[last], w.dims[0]) {
+        if let (Dim::Known(d), Dim::Known(wd)) = (x.dims()[last], w.dims()[0]) {
             if d != wd {
                 return Err(Error::shapes(
                     MATMUL,
@@ -70,9 +70,7 @@ impl Op for MatMul {
                 ));
             }
         }
-        let mut out = x.clone();
-        out.dims[last] = w.dims[1];
-        Ok(vec![out])
+        Ok(vec![x.clone().with_dim(last, w.dims()[1])?])
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {

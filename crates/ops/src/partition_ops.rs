@@ -53,14 +53,14 @@ fn with_outer_type(op: &str, values: &TensorType, nrows: Dim) -> Result<TensorTy
         return Err(Error::partition(op, format!("input 0 (values) must have rank >= 1, got {values}")));
     }
     let mut dims = vec![nrows, Dim::Ragged];
-    dims.extend_from_slice(&values.dims[1..]);
-    TensorType::new(values.dtype, values.ragged_rank + 1, dims)
+    dims.extend_from_slice(&values.dims()[1..]);
+    TensorType::new(values.dtype(), values.ragged_rank() + 1, dims)
 }
 
 /// The number of rows described by a splits vector of type `splits`, input `index` of `op` (one
 /// less than its length).
 fn rows_of_splits(op: &str, index: usize, splits: &TensorType) -> Result<Dim> {
-    match splits.dims[0] {
+    match splits.dims()[0] {
         Dim::Known(0) => {
             Err(Error::partition(op, format!("input {index} (row splits) must have at least one element")))
         }
@@ -180,7 +180,7 @@ impl Op for FromRowLengths {
         const OP: &str = "from_row_lengths";
         expect_arity(OP, inputs, 2..=2)?;
         expect_int_vector(OP, 1, &inputs[1])?;
-        Ok(vec![with_outer_type(OP, &inputs[0], inputs[1].dims[0])?])
+        Ok(vec![with_outer_type(OP, &inputs[0], inputs[1].dims()[0])?])
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         const OP: &str = "from_row_lengths";
@@ -230,7 +230,7 @@ impl Op for FromValueRowids {
         const OP: &str = "from_value_rowids";
         expect_arity(OP, inputs, 2..=2)?;
         expect_int_vector(OP, 1, &inputs[1])?;
-        if let (Some(&Dim::Known(nvals)), Dim::Known(nids)) = (inputs[0].dims.first(), inputs[1].dims[0]) {
+        if let (Some(&Dim::Known(nvals)), Dim::Known(nids)) = (inputs[0].dims().first(), inputs[1].dims()[0]) {
             if nvals != nids {
                 return Err(Error::partition(OP, format!("{nids} row ids for {nvals} values")));
             }
@@ -355,7 +355,7 @@ impl Op for FromUniformRowLength {
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         const OP: &str = "from_uniform_row_length";
         expect_arity(OP, inputs, 1..=1)?;
-        let nrows = match inputs[0].dims.first() {
+        let nrows = match inputs[0].dims().first() {
             Some(&Dim::Known(nvals)) => Dim::Known(self.rows_for(nvals)?),
             _ => Dim::from_option(self.nrows),
         };
@@ -419,7 +419,7 @@ impl Op for RowSplits {
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         expect_arity("row_splits", inputs, 1..=1)?;
         expect_ragged("row_splits", &inputs[0])?;
-        let len = inputs[0].dims[0].size().map(|n| n + 1);
+        let len = inputs[0].dims()[0].size().map(|n| n + 1);
         Ok(vec![TensorType::dense(DType::I64, &[len])])
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
@@ -470,8 +470,8 @@ impl Op for RowLengths {
             return Ok(vec![TensorType::scalar(DType::I64)]);
         }
         // Lengths of dimension `axis` are indexed by the dimensions above it.
-        let ragged_rank = (axis - 1).min(x.ragged_rank);
-        Ok(vec![TensorType::new(DType::I64, ragged_rank, x.dims[..axis].to_vec())?])
+        let ragged_rank = (axis - 1).min(x.ragged_rank());
+        Ok(vec![TensorType::new(DType::I64, ragged_rank, x.dims()[..axis].to_vec())?])
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         const OP: &str = "row_lengths";
@@ -591,7 +591,7 @@ impl Op for FlatValues {
         }
         let mut dims = vec![Dim::Unknown];
         dims.extend_from_slice(x.inner_dims());
-        Ok(vec![TensorType::new(x.dtype, 0, dims)?])
+        Ok(vec![TensorType::new(x.dtype(), 0, dims)?])
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("flat_values", inputs)?;
@@ -753,7 +753,7 @@ impl Op for FromRowBounds {
         let op = self.op_name();
         expect_arity(op, inputs, 2..=2)?;
         expect_int_vector(op, 1, &inputs[1])?;
-        Ok(vec![with_outer_type(op, &inputs[0], inputs[1].dims[0])?])
+        Ok(vec![with_outer_type(op, &inputs[0], inputs[1].dims()[0])?])
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let op = self.op_name();
@@ -833,7 +833,7 @@ impl Op for RowBounds {
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         expect_arity(self.op_name(), inputs, 1..=1)?;
         expect_ragged(self.op_name(), &inputs[0])?;
-        Ok(vec![TensorType::dense(DType::I64, &[inputs[0].dims[0].size()])])
+        Ok(vec![TensorType::dense(DType::I64, &[inputs[0].dims()[0].size()])])
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs(self.op_name(), inputs)?;
@@ -874,8 +874,8 @@ impl Op for Values {
         let x = &inputs[0];
         expect_ragged("values", x)?;
         let mut dims = vec![Dim::Unknown];
-        dims.extend_from_slice(&x.dims[2..]);
-        Ok(vec![TensorType::new(x.dtype, x.ragged_rank - 1, dims)?])
+        dims.extend_from_slice(&x.dims()[2..]);
+        Ok(vec![TensorType::new(x.dtype(), x.ragged_rank() - 1, dims)?])
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("values", inputs)?;
@@ -916,8 +916,8 @@ impl Op for NestedRowSplits {
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         expect_arity("nested_row_splits", inputs, 1..=1)?;
         let x = &inputs[0];
-        let outer = x.dims.first().and_then(|d| d.size()).map(|n| n + 1);
-        Ok((0..x.ragged_rank).map(|k| TensorType::dense(DType::I64, &[if k == 0 { outer } else { None }])).collect())
+        let outer = x.dims().first().and_then(|d| d.size()).map(|n| n + 1);
+        Ok((0..x.ragged_rank()).map(|k| TensorType::dense(DType::I64, &[if k == 0 { outer } else { None }])).collect())
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("nested_row_splits", inputs)?;
@@ -1070,12 +1070,12 @@ impl Op for SegmentIdsToRowSplits {
         expect_arity(op, inputs, 1..=1)?;
         crate::util::expect_dtype(op, 0, &inputs[0], &[DType::I32, DType::I64], "int32 or int64 (segment ids)")?;
         crate::util::expect_dense_rank(op, 0, &inputs[0], 1)?;
-        Ok(vec![TensorType::vector(self.out_type.unwrap_or(inputs[0].dtype))])
+        Ok(vec![TensorType::vector(self.out_type.unwrap_or(inputs[0].dtype()))])
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let op = SEGMENT_IDS_TO_ROW_SPLITS;
         let [ids] = fixed_inputs(op, inputs)?;
-        let out_type = self.infer(&[TensorType::of(ids)])?.remove(0).dtype;
+        let out_type = self.infer(&[TensorType::of(ids)])?.remove(0).dtype();
         let ids = int_vector_input(op, 0, "segment ids", ids)?;
         let mut nrows = self.num_segments.unwrap_or(0);
         for (i, &id) in ids.iter().enumerate() {

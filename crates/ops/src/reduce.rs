@@ -301,19 +301,33 @@ impl From<Option<i64>> for Axes {
 /// One step of a [`ReductionPlan`]: output element `o` of the stage folds the stage's input
 /// elements `members[offsets[o]..offsets[o + 1]]`, in order. The first stage reads the input's
 /// flat values (row-major), each later stage the previous stage's outputs.
+///
+/// The fields are private: stages are built only by [`plan_reduction`], so `offsets` is never
+/// empty, never decreases and ends at `members.len()`, and [`ReductionStage::group`] may slice.
 #[derive(Debug, Clone)]
 pub struct ReductionStage {
     /// `offsets[o]..offsets[o + 1]` are the members of output element `o` (one more entry than
     /// there are output elements).
-    pub offsets: Vec<usize>,
+    offsets: Vec<usize>,
     /// Indices into the stage's input, grouped by output element.
-    pub members: Vec<usize>,
+    members: Vec<usize>,
     /// The stage folds a ragged axis: an empty group of `reduce_max` / `reduce_min` gives the
     /// finite extreme rather than an infinity (module doc).
-    pub ragged_axis: bool,
+    ragged_axis: bool,
 }
 
 impl ReductionStage {
+    /// Indices into the stage's input, grouped by output element.
+    pub fn members(&self) -> &[usize] {
+        &self.members
+    }
+
+    /// True when the stage folds a ragged axis (an empty group of `reduce_max` / `reduce_min`
+    /// gives the finite extreme rather than an infinity).
+    pub fn ragged_axis(&self) -> bool {
+        self.ragged_axis
+    }
+
     /// Number of output elements.
     pub fn len(&self) -> usize {
         self.offsets.len() - 1
@@ -638,7 +652,7 @@ fn plan_ragged_axis(
 pub fn reduced_type(op: &str, x: &TensorType, axes: &Axes, keepdims: bool) -> Result<TensorType> {
     let Some(axes) = axes.resolve(op, x.rank())? else {
         let dims = if keepdims { vec![Dim::Known(1); x.rank()] } else { Vec::new() };
-        return TensorType::new(x.dtype, 0, dims);
+        return TensorType::new(x.dtype(), 0, dims);
     };
     // One axis at a time, as the ragged plan goes (for a dense tensor the order is immaterial).
     innermost_first(axes).into_iter().try_fold(x.clone(), |ty, axis| reduced_type_axis(&ty, axis, keepdims))
@@ -646,10 +660,10 @@ pub fn reduced_type(op: &str, x: &TensorType, axes: &Axes, keepdims: bool) -> Re
 
 /// The type of `x` reduced along resolved axis `a`.
 fn reduced_type_axis(x: &TensorType, a: usize, keepdims: bool) -> Result<TensorType> {
-    let rr = x.ragged_rank;
-    let dims = &x.dims;
+    let rr = x.ragged_rank();
+    let dims = x.dims();
     let (ragged_rank, new_dims): (usize, Vec<Dim>) = if rr == 0 || a > rr {
-        let mut d = dims.clone();
+        let mut d = dims.to_vec();
         if keepdims {
             d[a] = Dim::Known(1);
         } else {
@@ -667,11 +681,11 @@ fn reduced_type_axis(x: &TensorType, a: usize, keepdims: bool) -> Result<TensorT
     } else if keepdims && a == rr {
         (rr - 1, dims[..a].iter().chain(&[Dim::Known(1)]).chain(&dims[a + 1..]).copied().collect())
     } else if keepdims {
-        (rr, dims.clone())
+        (rr, dims.to_vec())
     } else {
         (rr - 1, dims[..a].iter().chain(&dims[a + 1..]).copied().collect())
     };
-    TensorType::new(x.dtype, ragged_rank, new_dims)
+    TensorType::new(x.dtype(), ragged_rank, new_dims)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -723,7 +737,7 @@ impl Op for Reduce {
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         let name = self.kind.name();
         expect_arity(name, inputs, 1..=1)?;
-        let out = self.kind.output_dtype(inputs[0].dtype)?;
+        let out = self.kind.output_dtype(inputs[0].dtype())?;
         Ok(vec![reduced_type(name, &inputs[0], &self.axis, self.keepdims)?.with_dtype(out)])
     }
 
@@ -815,7 +829,7 @@ impl Groups<'_> {
                 }
                 Ok(out)
             }
-            Groups::Plan(plan) => plan.fold(op, data, |stage| init(stage.ragged_axis), step),
+            Groups::Plan(plan) => plan.fold(op, data, |stage| init(stage.ragged_axis()), step),
         }
     }
 
@@ -831,8 +845,8 @@ impl Groups<'_> {
 }
 
 /// The float types of the row-sum fast paths, with the one definition of their sums and means
-/// that every path shares (the generic fold, [`row_sums`], `fused::GatherReduce`): sums start at
-/// zero and add items in order; a mean divides the sum in f64, as [`fold_typed`] does.
+/// that every path shares (the generic fold, `row_sums`, `fused::GatherReduce`): sums start at
+/// zero and add items in order; a mean divides the sum in f64, as `fold_typed` does.
 pub trait RowSum: Copy + std::ops::AddAssign + 'static {
     /// The sum of no values.
     const ZERO: Self;
@@ -1042,7 +1056,7 @@ impl Op for Statistic {
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         let name = self.kind.name();
         expect_arity(name, inputs, 1..=1)?;
-        let out = self.kind.output_dtype(inputs[0].dtype)?;
+        let out = self.kind.output_dtype(inputs[0].dtype())?;
         Ok(vec![reduced_type(name, &inputs[0], &self.axis, self.keepdims)?.with_dtype(out)])
     }
 
@@ -1451,7 +1465,7 @@ mod tests {
         assert_eq!(t(Some(-1), true).to_string(), "int32[?, *, *, 1]");
         assert_eq!(reduced_type("r", &x, &Axes::from(4), false).unwrap_err().kind(), ErrorKind::InvalidArgument);
         let mean = Reduce::new(ReduceKind::Mean, Some(1), false).infer(&[x]).unwrap();
-        assert_eq!(mean[0].dtype, DType::F64);
+        assert_eq!(mean[0].dtype(), DType::F64);
     }
 
     // --- several axes ----------------------------------------------------------------------------

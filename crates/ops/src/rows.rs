@@ -219,8 +219,8 @@ impl Op for Softmax {
 
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         expect_one_input(self.op_name(), inputs)?;
-        if !inputs[0].dtype.is_float() {
-            return Err(Error::dtype(self.op_name(), format!("takes float tensors, got {}", inputs[0].dtype)));
+        if !inputs[0].dtype().is_float() {
+            return Err(Error::dtype(self.op_name(), format!("takes float tensors, got {}", inputs[0].dtype())));
         }
         Ok(vec![inputs[0].clone()])
     }
@@ -303,13 +303,14 @@ impl Cumulative {
     /// The axis, normalized and checked against the type.
     fn checked_axis(&self, ty: &TensorType) -> Result<usize> {
         let axis = normalize_axis(self.op_name(), self.axis, ty.rank())?;
-        if ty.ragged_rank > 0 && axis < ty.ragged_rank {
+        if ty.ragged_rank() > 0 && axis < ty.ragged_rank() {
             return Err(Error::argument(
                 self.op_name(),
                 format!(
                     "axis {} is not defined for ragged rank {}: it must be the innermost ragged axis or a uniform \
                      inner axis",
-                    self.axis, ty.ragged_rank
+                    self.axis,
+                    ty.ragged_rank()
                 ),
             ));
         }
@@ -351,8 +352,8 @@ impl Op for Cumulative {
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         expect_one_input(self.op_name(), inputs)?;
         let x = &inputs[0];
-        if !x.dtype.is_numeric() {
-            return Err(Error::dtype(self.op_name(), format!("takes integer or float tensors, got {}", x.dtype)));
+        if !x.dtype().is_numeric() {
+            return Err(Error::dtype(self.op_name(), format!("takes integer or float tensors, got {}", x.dtype())));
         }
         self.checked_axis(x)?;
         Ok(vec![x.clone()])
@@ -400,10 +401,10 @@ fn last_axis_only(op: &str, attrs: &Attrs) -> Result<()> {
 }
 
 fn expect_sortable(op: &str, ty: &TensorType) -> Result<()> {
-    if ty.dtype.is_numeric() {
+    if ty.dtype().is_numeric() {
         return Ok(());
     }
-    Err(Error::dtype(op, format!("takes integer or float tensors, got {}", ty.dtype)))
+    Err(Error::dtype(op, format!("takes integer or float tensors, got {}", ty.dtype())))
 }
 
 /// The stable order of the positions `0..len` of a line: ascending, or descending with ties in
@@ -575,7 +576,7 @@ impl TopK {
 
     /// True when the op runs over the ragged innermost rows (no uniform dim holds the last axis).
     fn over_rows(ty: &TensorType) -> bool {
-        ty.ragged_rank > 0 && ty.rank() == ty.ragged_rank + 1
+        ty.ragged_rank() > 0 && ty.rank() == ty.ragged_rank() + 1
     }
 }
 
@@ -590,8 +591,8 @@ impl Op for TopK {
         expect_sortable("top_k", x)?;
         let mut values = x.clone();
         if !Self::over_rows(x) {
-            let last = values.dims.len() - 1;
-            if let Dim::Known(n) = values.dims[last] {
+            let last = values.dims().len() - 1;
+            if let Dim::Known(n) = values.dims()[last] {
                 if n < self.k {
                     return Err(Error::argument(
                         "top_k",
@@ -599,7 +600,7 @@ impl Op for TopK {
                     ));
                 }
             }
-            values.dims[last] = Dim::Known(self.k);
+            values = values.with_dim(last, Dim::Known(self.k))?;
         }
         let indices = values.clone().with_dtype(DType::I32);
         Ok(vec![values, indices])
@@ -705,13 +706,14 @@ impl ArgExtreme {
     /// The axis, normalized and checked against the type (as for `cumsum`).
     fn checked_axis(&self, ty: &TensorType) -> Result<usize> {
         let axis = normalize_axis(self.op_name(), self.axis, ty.rank())?;
-        if ty.ragged_rank > 0 && axis < ty.ragged_rank {
+        if ty.ragged_rank() > 0 && axis < ty.ragged_rank() {
             return Err(Error::argument(
                 self.op_name(),
                 format!(
                     "axis {} is not defined for ragged rank {}: it must be the innermost ragged axis or a uniform \
                      inner axis",
-                    self.axis, ty.ragged_rank
+                    self.axis,
+                    ty.ragged_rank()
                 ),
             ));
         }
@@ -763,9 +765,10 @@ impl Op for ArgExtreme {
             ));
         }
         let axis = self.checked_axis(x)?;
-        let mut dims = x.dims.clone();
+        let mut dims = x.dims().to_vec();
         dims.remove(axis);
-        let ragged_rank = if x.ragged_rank > 0 && axis == x.ragged_rank { x.ragged_rank - 1 } else { x.ragged_rank };
+        let ragged_rank =
+            if x.ragged_rank() > 0 && axis == x.ragged_rank() { x.ragged_rank() - 1 } else { x.ragged_rank() };
         Ok(vec![TensorType::new(self.output_type, ragged_rank, dims)?])
     }
 

@@ -290,7 +290,7 @@ impl Op for Split {
         if rank == 0 {
             return Ok(vec![TensorType::vector(DType::String)]);
         }
-        let mut dims = vec![ty.dims[0]];
+        let mut dims = vec![ty.dims()[0]];
         dims.extend(std::iter::repeat_n(Dim::Ragged, rank));
         Ok(vec![TensorType::new(DType::String, rank, dims)?])
     }
@@ -504,17 +504,17 @@ impl Op for Substr {
         let (x, pos, len) = (&inputs[0], &inputs[1], &inputs[2]);
         expect_string(SUBSTR, 0, x)?;
         expect_dtype(SUBSTR, 1, pos, &[DType::I32, DType::I64], "int32 or int64 (pos)")?;
-        if len.dtype != pos.dtype {
+        if len.dtype() != pos.dtype() {
             return Err(Error::dtype(
                 SUBSTR,
-                format!("input 2 (len) is {} but input 1 (pos) is {}", len.dtype, pos.dtype),
+                format!("input 2 (len) is {} but input 1 (pos) is {}", len.dtype(), pos.dtype()),
             ));
         }
         for (index, arg) in [(1, pos), (2, len)] {
             let fits = arg.rank() == 0
-                || arg.ragged_rank == x.ragged_rank
+                || arg.ragged_rank() == x.ragged_rank()
                     && arg.rank() == x.rank()
-                    && arg.dims.iter().zip(&x.dims).all(|(a, b)| a.size().zip(b.size()).is_none_or(|(a, b)| a == b));
+                    && arg.dims().iter().zip(x.dims()).all(|(a, b)| a.size().zip(b.size()).is_none_or(|(a, b)| a == b));
             if !fits {
                 return Err(Error::shapes(
                     SUBSTR,
@@ -726,7 +726,8 @@ impl ReduceJoin {
     /// Joins the groups of one plan stage of `input`, giving a column of `shape`.
     fn join_stage(&self, input: &StringTensor, stage: &ReductionStage, shape: Vec<usize>) -> Result<StringTensor> {
         let sep = self.separator.as_bytes();
-        let mut out = StringBuilder::with_capacity(stage.len(), input.bytes().len() + stage.members.len() * sep.len());
+        let mut out =
+            StringBuilder::with_capacity(stage.len(), input.bytes().len() + stage.members().len() * sep.len());
         for o in 0..stage.len() {
             for (k, &member) in stage.group(o).iter().enumerate() {
                 if k > 0 {
@@ -1083,9 +1084,9 @@ impl Op for UnicodeEncode {
         if x.rank() == 0 {
             return Err(Error::shapes(UNICODE_ENCODE, "input 0 must have rank >= 1, got a scalar"));
         }
-        let mut dims = x.dims.clone();
+        let mut dims = x.dims().to_vec();
         dims.pop();
-        let ragged_rank = if x.inner_dims().is_empty() { x.ragged_rank.saturating_sub(1) } else { x.ragged_rank };
+        let ragged_rank = if x.inner_dims().is_empty() { x.ragged_rank().saturating_sub(1) } else { x.ragged_rank() };
         Ok(vec![TensorType::new(DType::String, ragged_rank, dims)?])
     }
 
@@ -1217,7 +1218,7 @@ impl Op for UnicodeDecode {
         if x.rank() == 0 {
             return Ok(vec![TensorType::dense(dtype, &[None])]);
         }
-        let mut dims = vec![x.dims[0]];
+        let mut dims = vec![x.dims()[0]];
         dims.extend(std::iter::repeat_n(Dim::Ragged, x.rank()));
         Ok(vec![TensorType::new(dtype, x.rank(), dims)?])
     }
@@ -1786,7 +1787,7 @@ impl Ngrams {
         if ty.rank() == 0 {
             return Err(Error::shapes(NGRAMS, "input 0 must have rank >= 1, got a scalar"));
         }
-        if ty.ragged_rank > 0 && !ty.inner_dims().is_empty() {
+        if ty.ragged_rank() > 0 && !ty.inner_dims().is_empty() {
             return Err(Error::shapes(
                 NGRAMS,
                 format!("input 0 must not have uniform dims after its ragged dims, got {ty}"),
@@ -1816,11 +1817,11 @@ impl Op for Ngrams {
         expect_arity(NGRAMS, inputs, 1..=1)?;
         let ty = &inputs[0];
         Ngrams::check_tokens(ty)?;
-        if ty.ragged_rank > 0 {
+        if ty.ragged_rank() > 0 {
             return Ok(vec![ty.clone()]);
         }
         // Dense rows all have the same length, hence the same n-gram count (none without tokens).
-        let mut dims = ty.dims.clone();
+        let mut dims = ty.dims().to_vec();
         if let Some(last) = dims.last_mut() {
             *last = match *last {
                 Dim::Known(0) => Dim::Known(0),

@@ -185,8 +185,8 @@ fn reshaped(t: &DenseTensor, shape: Vec<usize>) -> Result<DenseTensor> {
 fn check_join(op: &str, types: &[TensorType], axis: i64, stack: bool) -> Result<usize> {
     let first = types.first().ok_or_else(|| Error::argument(op, "takes at least 1 input, got 0"))?;
     for (i, t) in types.iter().enumerate().skip(1) {
-        if t.dtype != first.dtype {
-            return Err(Error::dtype(op, format!("input {i} is {}, input 0 is {}", t.dtype, first.dtype)));
+        if t.dtype() != first.dtype() {
+            return Err(Error::dtype(op, format!("input {i} is {}, input 0 is {}", t.dtype(), first.dtype())));
         }
         if t.rank() != first.rank() {
             return Err(Error::shapes(
@@ -236,31 +236,31 @@ fn sum_dims(dims: impl Iterator<Item = Dim>) -> Dim {
 
 /// `t` with its ragged rank raised to `ragged_rank` (uniform dims turned into partitions).
 fn raise_type(op: &str, t: &TensorType, ragged_rank: usize) -> Result<TensorType> {
-    if t.ragged_rank >= ragged_rank {
+    if t.ragged_rank() >= ragged_rank {
         return Ok(t.clone());
     }
     if t.rank() <= ragged_rank {
         return Err(Error::shapes(op, format!("{t} has too few dimensions for ragged rank {ragged_rank}")));
     }
-    let mut dims = t.dims.clone();
-    dims[t.ragged_rank + 1..=ragged_rank].fill(Dim::Ragged);
-    TensorType::new(t.dtype, ragged_rank, dims)
+    let mut dims = t.dims().to_vec();
+    dims[t.ragged_rank() + 1..=ragged_rank].fill(Dim::Ragged);
+    TensorType::new(t.dtype(), ragged_rank, dims)
 }
 
 /// The type of a dense concat / stack.
 fn dense_join_type(op: &str, types: &[TensorType], axis: usize, stack: bool) -> Result<TensorType> {
-    let dtype = types[0].dtype;
+    let dtype = types[0].dtype();
     let dims = if stack {
-        let mut dims = merge_dim_lists(op, &types.iter().map(|t| t.dims.clone()).collect::<Vec<_>>(), "shape")?;
+        let mut dims = merge_dim_lists(op, &types.iter().map(|t| t.dims().to_vec()).collect::<Vec<_>>(), "shape")?;
         dims.insert(axis, Dim::Known(types.len()));
         dims
     } else {
         let others: Vec<Vec<Dim>> = types
             .iter()
-            .map(|t| t.dims.iter().enumerate().filter(|&(k, _)| k != axis).map(|(_, &d)| d).collect())
+            .map(|t| t.dims().iter().enumerate().filter(|&(k, _)| k != axis).map(|(_, &d)| d).collect())
             .collect();
         let mut dims = merge_dim_lists(op, &others, &format!("dims other than axis {axis}"))?;
-        dims.insert(axis, sum_dims(types.iter().map(|t| t.dims[axis])));
+        dims.insert(axis, sum_dims(types.iter().map(|t| t.dims()[axis])));
         dims
     };
     TensorType::new(dtype, 0, dims)
@@ -278,15 +278,15 @@ fn join_type(op: &str, types: &[TensorType], axis: usize, stack: bool, top: bool
     if joins_dense(all_dense, first.rank(), axis, stack, top) {
         return dense_join_type(op, types, axis, stack);
     }
-    let ragged_rank = types.iter().map(|t| t.ragged_rank).max().unwrap_or(0).max(1);
+    let ragged_rank = types.iter().map(|t| t.ragged_rank()).max().unwrap_or(0).max(1);
     let raised = types.iter().map(|t| raise_type(op, t, ragged_rank)).collect::<Result<Vec<_>>>()?;
-    let outers: Vec<Vec<Dim>> = raised.iter().map(|t| vec![t.dims[0]]).collect();
+    let outers: Vec<Vec<Dim>> = raised.iter().map(|t| vec![t.dims()[0]]).collect();
     let (outer, ragged, inner) = match axis {
         0 | 1 => {
-            let inners: Vec<Vec<Dim>> = raised.iter().map(|t| t.dims[ragged_rank + 1..].to_vec()).collect();
+            let inners: Vec<Vec<Dim>> = raised.iter().map(|t| t.dims()[ragged_rank + 1..].to_vec()).collect();
             let inner = merge_dim_lists(op, &inners, "inner dims")?;
             let outer = match (axis, stack) {
-                (0, false) => sum_dims(raised.iter().map(|t| t.dims[0])),
+                (0, false) => sum_dims(raised.iter().map(|t| t.dims()[0])),
                 (0, true) => Dim::Known(types.len()),
                 _ => merge_dim_lists(op, &outers, "rows")?[0],
             };
@@ -294,15 +294,15 @@ fn join_type(op: &str, types: &[TensorType], axis: usize, stack: bool, top: bool
         }
         _ => {
             let outer = merge_dim_lists(op, &outers, "rows")?[0];
-            let values: Vec<TensorType> = raised.iter().map(row_type).collect();
+            let values: Vec<TensorType> = raised.iter().map(row_type).collect::<Result<_>>()?;
             let joined = join_type(op, &values, axis - 1, stack, false)?;
-            (outer, joined.ragged_rank + 1, joined.dims[joined.ragged_rank + 1..].to_vec())
+            (outer, joined.ragged_rank() + 1, joined.dims()[joined.ragged_rank() + 1..].to_vec())
         }
     };
     let mut dims = vec![outer];
     dims.extend(std::iter::repeat_n(Dim::Ragged, ragged));
     dims.extend(inner);
-    TensorType::new(first.dtype, ragged, dims)
+    TensorType::new(first.dtype(), ragged, dims)
 }
 
 /// `t` with a dimension of size 1 inserted at `axis` (`0..=t.rank()`), as TensorFlow's ragged
@@ -652,7 +652,7 @@ impl Op for Tile {
         let x = &inputs[0];
         self.check_rank(x.rank())?;
         let dims = x
-            .dims
+            .dims()
             .iter()
             .zip(&self.multiples)
             .map(|(&d, &m)| match d {
@@ -661,7 +661,7 @@ impl Op for Tile {
                 other => Ok(other),
             })
             .collect::<Result<_>>()?;
-        Ok(vec![TensorType::new(x.dtype, x.ragged_rank, dims)?])
+        Ok(vec![TensorType::new(x.dtype(), x.ragged_rank(), dims)?])
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("tile", inputs)?;
@@ -769,11 +769,11 @@ impl Op for Fill {
         expect_arity(OP, inputs, 2..=2)?;
         expect_int_vector(OP, 0, &inputs[0])?;
         expect_dense_rank(OP, 1, &inputs[1], 0)?;
-        let rank = inputs[0].dims[0].size().ok_or_else(|| {
+        let rank = inputs[0].dims()[0].size().ok_or_else(|| {
             Error::argument(OP, "the length of input 0 (dims) must be known when the graph is built: it is the rank")
         })?;
         ragtime_core::limits::checked_rank(OP, rank)?;
-        Ok(vec![TensorType::dense(inputs[1].dtype, &vec![None; rank])])
+        Ok(vec![TensorType::dense(inputs[1].dtype(), &vec![None; rank])])
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         const OP: &str = "fill";
@@ -921,8 +921,8 @@ impl RaggedRange {
         let mut dtype_rank = 0;
         let mut nrows: Option<(usize, Dim)> = None;
         for (i, t) in types.iter().enumerate() {
-            let rank = RANGE_DTYPES.iter().position(|&d| d == t.dtype).ok_or_else(|| {
-                Error::dtype(OP, format!("input {i} must be int32, int64, float32 or float64, got {}", t.dtype))
+            let rank = RANGE_DTYPES.iter().position(|&d| d == t.dtype()).ok_or_else(|| {
+                Error::dtype(OP, format!("input {i} must be int32, int64, float32 or float64, got {}", t.dtype()))
             })?;
             dtype_rank = dtype_rank.max(rank);
             if t.is_ragged() || t.rank() > 1 {
@@ -930,9 +930,9 @@ impl RaggedRange {
             }
             if t.rank() == 1 {
                 nrows = match nrows {
-                    None => Some((i, t.dims[0])),
+                    None => Some((i, t.dims()[0])),
                     Some((j, d)) => {
-                        let merged = merge_dim(d, t.dims[0]).ok_or_else(|| {
+                        let merged = merge_dim(d, t.dims()[0]).ok_or_else(|| {
                             Error::shapes(
                                 OP,
                                 format!("input {i} is {t}, input {j} is {}: vectors must have one length", types[j]),
@@ -1024,8 +1024,8 @@ impl Op for ExpandDims {
         expect_arity("expand_dims", inputs, 1..=1)?;
         let x = &inputs[0];
         let axis = normalize_axis("expand_dims", self.axis, x.rank() + 1)?;
-        let rr = x.ragged_rank;
-        let mut dims = x.dims.clone();
+        let rr = x.ragged_rank();
+        let mut dims = x.dims().to_vec();
         let ragged_rank = if rr > 0 && axis == 0 {
             dims[0] = Dim::Ragged;
             dims.insert(0, Dim::Known(1));
@@ -1037,7 +1037,7 @@ impl Op for ExpandDims {
             dims.insert(axis, Dim::Known(1));
             rr
         };
-        Ok(vec![TensorType::new(x.dtype, ragged_rank, dims)?])
+        Ok(vec![TensorType::new(x.dtype(), ragged_rank, dims)?])
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("expand_dims", inputs)?;
@@ -1109,22 +1109,22 @@ impl Op for MergeDims {
         expect_arity("merge_dims", inputs, 1..=1)?;
         let x = &inputs[0];
         let (outer, inner) = self.axes(x.rank())?;
-        let rr = x.ragged_rank;
+        let rr = x.ragged_rank();
         if outer == inner {
             return Ok(vec![x.clone()]);
         }
         let (merged, ragged_rank) = if rr == 0 || outer > rr {
-            let sizes: Option<Vec<usize>> = x.dims[outer..=inner].iter().map(|d| d.size()).collect();
+            let sizes: Option<Vec<usize>> = x.dims()[outer..=inner].iter().map(|d| d.size()).collect();
             (Dim::from_option(sizes.and_then(|s| s.iter().try_fold(1usize, |a, &b| a.checked_mul(b)))), rr)
         } else if outer == 0 {
             (Dim::Unknown, rr.saturating_sub(inner))
         } else {
             (Dim::Ragged, outer + rr.saturating_sub(inner))
         };
-        let mut dims = x.dims[..outer].to_vec();
+        let mut dims = x.dims()[..outer].to_vec();
         dims.push(merged);
-        dims.extend_from_slice(&x.dims[inner + 1..]);
-        Ok(vec![TensorType::new(x.dtype, ragged_rank, dims)?])
+        dims.extend_from_slice(&x.dims()[inner + 1..]);
+        Ok(vec![TensorType::new(x.dtype(), ragged_rank, dims)?])
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("merge_dims", inputs)?;
@@ -1226,7 +1226,7 @@ impl Op for FilledLike {
     }
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         expect_arity(self.op_name(), inputs, 1..=1)?;
-        let dtype = self.dtype.unwrap_or(inputs[0].dtype);
+        let dtype = self.dtype.unwrap_or(inputs[0].dtype());
         self.fill(dtype)?;
         Ok(vec![inputs[0].clone().with_dtype(dtype)])
     }
@@ -1349,17 +1349,17 @@ impl Op for OneHot {
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         expect_arity(ONE_HOT, inputs, 1..=1)?;
         let indices = &inputs[0];
-        if !matches!(indices.dtype, DType::U8 | DType::I8 | DType::I32 | DType::I64) {
+        if !matches!(indices.dtype(), DType::U8 | DType::I8 | DType::I32 | DType::I64) {
             return Err(Error::dtype(
                 ONE_HOT,
-                format!("indices must be uint8, int8, int32 or int64, got {}", indices.dtype),
+                format!("indices must be uint8, int8, int32 or int64, got {}", indices.dtype()),
             ));
         }
         self.palette()?;
-        let mut dims = indices.dims.clone();
+        let mut dims = indices.dims().to_vec();
         dims.push(Dim::Known(self.depth));
         ragtime_core::limits::checked_rank(ONE_HOT, dims.len())?;
-        Ok(vec![TensorType::new(self.value_dtype(), indices.ragged_rank, dims)?])
+        Ok(vec![TensorType::new(self.value_dtype(), indices.ragged_rank(), dims)?])
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
@@ -1472,14 +1472,14 @@ impl Op for ToTensor {
         expect_arity("to_tensor", inputs, 1..=1)?;
         let x = &inputs[0];
         if let Some(lit) = &self.default_value {
-            let default = literal_tensor("to_tensor", "default_value", lit, x.dtype)?;
+            let default = literal_tensor("to_tensor", "default_value", lit, x.dtype())?;
             check_default_broadcasts(default.shape(), x.inner_dims())?;
         }
         self.check_shape(x.rank())?;
         let dims: Vec<Option<usize>> = match &self.shape {
             Some(s) => {
                 // Uniform inner dims cannot be reshaped (the same check `RaggedTensor::to_tensor` makes).
-                let inner = s.iter().zip(&x.dims).enumerate().skip(x.ragged_rank + 1);
+                let inner = s.iter().zip(x.dims()).enumerate().skip(x.ragged_rank() + 1);
                 if let Some((d, (t, n))) =
                     inner.filter_map(|(d, (t, n))| Some((d, (t.as_ref()?, n.size()?)))).find(|(_, (t, n))| **t != *n)
                 {
@@ -1488,11 +1488,11 @@ impl Op for ToTensor {
                         format!("target shape {s:?} gives uniform dimension {d} size {t}, the values have {n}"),
                     ));
                 }
-                s.iter().zip(&x.dims).map(|(target, d)| target.or(d.size())).collect()
+                s.iter().zip(x.dims()).map(|(target, d)| target.or(d.size())).collect()
             }
-            None => x.dims.iter().map(|d| d.size()).collect(),
+            None => x.dims().iter().map(|d| d.size()).collect(),
         };
-        Ok(vec![TensorType::dense(x.dtype, &dims)])
+        Ok(vec![TensorType::dense(x.dtype(), &dims)])
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("to_tensor", inputs)?;
@@ -1571,15 +1571,15 @@ impl Op for FromTensor {
             if k > 1 {
                 return Err(Error::argument(OP, "row lengths are only taken with ragged_rank 1"));
             }
-            if let (Dim::Known(n), Dim::Known(m)) = (t.dims[0], lengths.dims[0]) {
+            if let (Dim::Known(n), Dim::Known(m)) = (t.dims()[0], lengths.dims()[0]) {
                 if n != m {
                     return Err(Error::shapes(OP, format!("input 1 has {m} row lengths for a tensor of {n} rows")));
                 }
             }
         }
         if let Some(lit) = &self.padding {
-            let padding = literal_tensor(OP, "padding", lit, t.dtype)?;
-            let item = &t.dims[k + 1..];
+            let padding = literal_tensor(OP, "padding", lit, t.dtype())?;
+            let item = &t.dims()[k + 1..];
             let fits = padding.rank() == item.len()
                 && padding.shape().iter().zip(item).all(|(&p, d)| d.size().is_none_or(|n| n == p));
             if !fits {
@@ -1589,10 +1589,10 @@ impl Op for FromTensor {
                 ));
             }
         }
-        let mut dims = vec![t.dims[0]];
+        let mut dims = vec![t.dims()[0]];
         dims.extend(std::iter::repeat_n(Dim::Ragged, k));
-        dims.extend_from_slice(&t.dims[k + 1..]);
-        Ok(vec![TensorType::new(t.dtype, k, dims)?])
+        dims.extend_from_slice(&t.dims()[k + 1..]);
+        Ok(vec![TensorType::new(t.dtype(), k, dims)?])
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         const OP: &str = "from_tensor";
@@ -1658,7 +1658,7 @@ impl Op for ToSparse {
         let rank = x.rank();
         Ok(vec![
             TensorType::dense(DType::I64, &[None, Some(rank)]),
-            TensorType::dense(x.dtype, &[None]),
+            TensorType::dense(x.dtype(), &[None]),
             TensorType::dense(DType::I64, &[Some(rank)]),
         ])
     }
@@ -1701,17 +1701,18 @@ impl Op for FromSparse {
         expect_dense_rank(OP, 0, indices, 2)?;
         expect_dense_rank(OP, 1, values, 1)?;
         expect_int_vector(OP, 2, dense_shape)?;
-        if matches!(indices.dims[1], Dim::Known(k) if k != 2) || matches!(dense_shape.dims[0], Dim::Known(k) if k != 2)
+        if matches!(indices.dims()[1], Dim::Known(k) if k != 2)
+            || matches!(dense_shape.dims()[0], Dim::Known(k) if k != 2)
         {
             return Err(Error::shapes(
                 OP,
                 format!("only rank-2 sparse tensors convert: indices {indices}, dense_shape {dense_shape}"),
             ));
         }
-        if merge_dim(indices.dims[0], values.dims[0]).is_none() {
+        if merge_dim(indices.dims()[0], values.dims()[0]).is_none() {
             return Err(Error::shapes(OP, format!("input 0 (indices) is {indices} but input 1 (values) is {values}")));
         }
-        Ok(vec![TensorType::new(values.dtype, 1, vec![Dim::Unknown, Dim::Ragged])?])
+        Ok(vec![TensorType::new(values.dtype(), 1, vec![Dim::Unknown, Dim::Ragged])?])
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         const OP: &str = "from_sparse";

@@ -31,23 +31,23 @@ pub(crate) fn shared<O: Op>(op: Result<O>) -> Result<OpRef> {
 
 /// Fails unless input `index` of `op` has one of the accepted dtypes.
 pub fn expect_dtype(op: &str, index: usize, ty: &TensorType, accepted: &[DType], what: &str) -> Result<()> {
-    if accepted.contains(&ty.dtype) {
+    if accepted.contains(&ty.dtype()) {
         return Ok(());
     }
-    Err(Error::dtype(op, format!("input {index} must be {what}, got {}", ty.dtype)))
+    Err(Error::dtype(op, format!("input {index} must be {what}, got {}", ty.dtype())))
 }
 
 /// Fails unless input `index` of `op` is an integer tensor (indices, splits, lengths).
 pub fn expect_integer(op: &str, index: usize, ty: &TensorType) -> Result<()> {
-    if ty.dtype.is_integer() {
+    if ty.dtype().is_integer() {
         return Ok(());
     }
-    Err(Error::dtype(op, format!("input {index} must be an integer tensor, got {}", ty.dtype)))
+    Err(Error::dtype(op, format!("input {index} must be an integer tensor, got {}", ty.dtype())))
 }
 
 /// Fails unless input `index` of `op` is a dense tensor of rank `rank`.
 pub fn expect_dense_rank(op: &str, index: usize, ty: &TensorType, rank: usize) -> Result<()> {
-    if ty.ragged_rank == 0 && ty.rank() == rank {
+    if ty.ragged_rank() == 0 && ty.rank() == rank {
         return Ok(());
     }
     Err(Error::shapes(op, format!("input {index} must be a dense tensor of rank {rank}, got {ty}")))

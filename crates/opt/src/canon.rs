@@ -45,7 +45,7 @@ pub(crate) fn useless_identity(fg: &mut FunctionGraph, node: ApplyId) -> Rewrite
 /// Law: `cast(x, dtype(x)) = x`.
 pub(crate) fn useless_cast(fg: &mut FunctionGraph, node: ApplyId) -> Rewrite {
     match elemwise(fg, node) {
-        Some((ScalarOp::Cast(to), inputs, out)) if fg.var(inputs[0]).is_some_and(|v| v.ty.dtype == to) => {
+        Some((ScalarOp::Cast(to), inputs, out)) if fg.var(inputs[0]).is_some_and(|v| v.ty.dtype() == to) => {
             bypass(fg, out, inputs[0])
         }
         _ => Ok(None),
@@ -119,11 +119,11 @@ pub(crate) fn reduce_size_one(fg: &mut FunctionGraph, node: ApplyId) -> Rewrite 
     let rank = ty.rank() as i64;
     let axis = if axis < 0 { axis + rank } else { axis };
     let size_one = (0..rank).contains(&axis)
-        && (ty.ragged_rank == 0 || axis as usize > ty.ragged_rank)
-        && ty.dims.get(axis as usize) == Some(&ragtime_core::Dim::Known(1));
+        && (ty.ragged_rank() == 0 || axis as usize > ty.ragged_rank())
+        && ty.dims().get(axis as usize) == Some(&ragtime_core::Dim::Known(1));
     let exact = match reduce.kind {
         ReduceKind::Max | ReduceKind::Min | ReduceKind::Prod | ReduceKind::All | ReduceKind::Any => true,
-        ReduceKind::Sum => !ty.dtype.is_float(),
+        ReduceKind::Sum => !ty.dtype().is_float(),
         ReduceKind::Mean => false,
     };
     if reduce.keepdims && size_one && exact {

@@ -63,7 +63,7 @@ fn is_rows_space(dims: &[Dim], ragged_rank: usize) -> bool {
 }
 
 fn is_per_row(ty: &TensorType) -> bool {
-    ty.ragged_rank == 0 && ty.rank() == 2 && ty.dims[1] == Dim::Known(1)
+    ty.ragged_rank() == 0 && ty.rank() == 2 && ty.dims()[1] == Dim::Known(1)
 }
 
 fn inlined_const(fg: &FunctionGraph, v: VarId) -> Option<ScalarConst> {
@@ -72,13 +72,13 @@ fn inlined_const(fg: &FunctionGraph, v: VarId) -> Option<ScalarConst> {
 
 /// The operand kind of an input of type `ty` in `space`, if it lines up.
 fn operand_kind(ty: &TensorType, space: &Space, same_class: bool) -> Option<OperandKind> {
-    if ty.dtype == DType::String {
+    if ty.dtype() == DType::String {
         return None;
     }
     if ty.rank() == 0 {
         return Some(OperandKind::Scalar);
     }
-    if ty.dims == space.dims && ty.ragged_rank == space.ragged_rank && (space.class.is_none() || same_class) {
+    if ty.dims() == space.dims && ty.ragged_rank() == space.ragged_rank && (space.class.is_none() || same_class) {
         return Some(OperandKind::Full);
     }
     if is_rows_space(&space.dims, space.ragged_rank) && is_per_row(ty) {
@@ -91,7 +91,7 @@ fn candidate(fg: &FunctionGraph, node: ApplyId, classes: &mut PartitionClasses, 
     let apply = fg.node(node)?;
     let out = *apply.outputs.first()?;
     let out_ty = fg.var(out)?.ty.clone();
-    if out_ty.dtype == DType::String {
+    if out_ty.dtype() == DType::String {
         return None;
     }
     if let Some(reduce) = apply.op.as_any().downcast_ref::<Reduce>() {
@@ -100,21 +100,21 @@ fn candidate(fg: &FunctionGraph, node: ApplyId, classes: &mut PartitionClasses, 
         let axis_one = matches!(reduce.axis.single(), Some(1 | -1));
         if kind != Kind::Rows
             || !axis_one
-            || !is_rows_space(&x_ty.dims, x_ty.ragged_rank)
-            || x_ty.dtype == DType::String
+            || !is_rows_space(x_ty.dims(), x_ty.ragged_rank())
+            || x_ty.dtype() == DType::String
         {
             return None;
         }
-        let space = Space { dims: x_ty.dims.clone(), ragged_rank: 1, class: Some(classes.find(x)) };
+        let space = Space { dims: x_ty.dims().to_vec(), ragged_rank: 1, class: Some(classes.find(x)) };
         return Some(Candidate { space, links: vec![x] });
     }
     apply.op.as_any().downcast_ref::<Elemwise>()?;
-    if kind == Kind::Rows && !is_rows_space(&out_ty.dims, out_ty.ragged_rank) {
+    if kind == Kind::Rows && !is_rows_space(out_ty.dims(), out_ty.ragged_rank()) {
         return None;
     }
     let space = Space {
-        dims: out_ty.dims.clone(),
-        ragged_rank: out_ty.ragged_rank,
+        dims: out_ty.dims().to_vec(),
+        ragged_rank: out_ty.ragged_rank(),
         class: out_ty.is_ragged().then(|| classes.find(out)),
     };
     let mut links = Vec::new();
@@ -225,7 +225,7 @@ fn build(fg: &mut FunctionGraph, group: &Group) -> Result<bool> {
     let mut builder = ScalarGraphBuilder::new(Vec::new());
     let mut scalar_of: HashMap<VarId, ScalarRef> = HashMap::new();
     for &v in &externals {
-        let dtype = fg.var(v).map(|x| x.ty.dtype).unwrap_or(DType::Bool);
+        let dtype = fg.var(v).map(|x| x.ty.dtype()).unwrap_or(DType::Bool);
         let r = builder.input(dtype);
         scalar_of.insert(v, r);
     }
@@ -239,7 +239,7 @@ fn build(fg: &mut FunctionGraph, group: &Group) -> Result<bool> {
         .iter()
         .filter_map(|&m| {
             let a = fg.node(m)?;
-            a.op.as_any().is::<Reduce>().then(|| fg.var(a.outputs[0]).map(|x| x.ty.dtype))?
+            a.op.as_any().is::<Reduce>().then(|| fg.var(a.outputs[0]).map(|x| x.ty.dtype()))?
         })
         .map(|dtype| builder.input(dtype))
         .collect();
@@ -286,8 +286,8 @@ fn build(fg: &mut FunctionGraph, group: &Group) -> Result<bool> {
     original.outputs = replaced.iter().map(|v| original_of[v]).collect();
     let scalar_outputs: Vec<ScalarRef> = replaced.iter().map(|v| scalar_of[v]).collect();
     let op: OpRef = if reductions.is_empty() {
-        let graph = builder.finish(scalar_outputs);
-        op_ref(Composite { graph, operands: kinds, original })
+        let graph = builder.finish(scalar_outputs)?;
+        op_ref(Composite::new(graph, kinds, original)?)
     } else {
         let outputs: Vec<RowOutput> = replaced
             .iter()
@@ -298,8 +298,8 @@ fn build(fg: &mut FunctionGraph, group: &Group) -> Result<bool> {
             })
             .collect();
         let elements = RowOutput::elements(&outputs);
-        let graph = builder.finish(elements);
-        op_ref(RowKernel { graph, operands: kinds, reductions, outputs, original })
+        let graph = builder.finish(elements)?;
+        op_ref(RowKernel::new(graph, kinds, reductions, outputs, original)?)
     };
     // Groups are convex one by one, but two groups can still feed each other through fused ops
     // built earlier; such a group stays unfused (correct, only slower).

@@ -38,7 +38,7 @@ fn gather_source(fg: &FunctionGraph, v: VarId, consumer: ApplyId, dtype: DType) 
     }
     let (table, indices) = (apply.inputs[0], apply.inputs[1]);
     let (tt, it) = (&fg.var(table)?.ty, &fg.var(indices)?.ty);
-    (tt.ragged_rank == 0 && tt.rank() >= 1 && tt.dtype == dtype && it.ragged_rank == 1 && it.rank() == 2)
+    (tt.ragged_rank() == 0 && tt.rank() >= 1 && tt.dtype() == dtype && it.ragged_rank() == 1 && it.rank() == 2)
         .then_some((table, indices))
 }
 
@@ -52,8 +52,8 @@ pub(crate) fn gather_reduce(fg: &mut FunctionGraph, node: ApplyId) -> Rewrite {
     let on_ragged_axis = reduce.axis.single().and_then(|a| normalized(a, xt.rank())) == Some(1);
     if !matches!(kind, ReduceKind::Sum | ReduceKind::Mean)
         || !on_ragged_axis
-        || xt.ragged_rank != 1
-        || !matches!(xt.dtype, DType::F32 | DType::F64)
+        || xt.ragged_rank() != 1
+        || !matches!(xt.dtype(), DType::F32 | DType::F64)
     {
         return Ok(None);
     }
@@ -71,7 +71,7 @@ pub(crate) fn gather_reduce(fg: &mut FunctionGraph, node: ApplyId) -> Rewrite {
     let mut inputs = Vec::with_capacity(parts.len() * 2);
     let mut steps = Vec::with_capacity(parts.len() + 2);
     for &part in &parts {
-        let Some((table, indices)) = gather_source(fg, part, consumer, xt.dtype) else { return Ok(None) };
+        let Some((table, indices)) = gather_source(fg, part, consumer, xt.dtype()) else { return Ok(None) };
         let at = inputs.len();
         inputs.extend([table, indices]);
         steps.push(OriginalStep {

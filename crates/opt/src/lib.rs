@@ -2,6 +2,7 @@
 //! pipeline over a `FunctionGraph`: merge, constant folding, canonicalization, dead-code
 //! elimination, partition analysis and fusion into `Composite` / `RowKernel` / `GatherReduce` ops.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod canon;
 mod db;

@@ -31,7 +31,7 @@ impl PartitionClasses {
             }
             let props = apply.op.properties();
             let shaped_like_out = |v: VarId| {
-                fg.var(v).is_some_and(|x| x.ty.ragged_rank == out_ty.ragged_rank && x.ty.rank() == out_ty.rank())
+                fg.var(v).is_some_and(|x| x.ty.ragged_rank() == out_ty.ragged_rank() && x.ty.rank() == out_ty.rank())
             };
             if props.elementwise {
                 for &v in &apply.inputs {

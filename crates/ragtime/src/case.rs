@@ -577,21 +577,14 @@ pub struct Report {
     pub failures: Vec<(String, String)>,
 }
 
-/// Runs every case of every `*.json` file in `paths` (files or folders), in name order.
-pub fn run_conformance(paths: &[&Path], options: impl Into<CompileOptions>) -> Result<Report> {
-    run_conformance_with(paths, options, |_, _| {})
+/// True when the case named `name` is the one a user asked for with `wanted`: the full name
+/// (`seed_walkthrough/add_scalar`) or a suffix of it after a `/` (`add_scalar`).
+pub fn case_name_matches(name: &str, wanted: &str) -> bool {
+    name == wanted || name.strip_suffix(wanted).is_some_and(|rest| rest.ends_with('/'))
 }
 
-/// [`run_conformance`], calling `on_case(name, outcome)` as soon as each case is checked, so a
-/// caller can report progressively (what was printed survives even if the process dies later).
-/// A file that cannot be read or parsed counts as one failure (named by its path), and the
-/// other files are still checked.
-pub fn run_conformance_with(
-    paths: &[&Path],
-    options: impl Into<CompileOptions>,
-    mut on_case: impl FnMut(&str, &Outcome),
-) -> Result<Report> {
-    let options = options.into();
+/// Every `*.json` file of `paths` (files, or folders of them), each folder in name order.
+pub fn case_files(paths: &[&Path]) -> Result<Vec<std::path::PathBuf>> {
     let mut files = Vec::new();
     for p in paths {
         if p.is_dir() {
@@ -606,8 +599,37 @@ pub fn run_conformance_with(
             files.push(p.to_path_buf());
         }
     }
+    Ok(files)
+}
+
+/// Runs every case of every `*.json` file in `paths` (files or folders), in name order.
+pub fn run_conformance(paths: &[&Path], options: impl Into<CompileOptions>) -> Result<Report> {
+    run_conformance_with(paths, options, |_, _| {})
+}
+
+/// [`run_conformance`], calling `on_case(name, outcome)` as soon as each case is checked, so a
+/// caller can report progressively (what was printed survives even if the process dies later).
+/// A file that cannot be read or parsed counts as one failure (named by its path), and the
+/// other files are still checked.
+pub fn run_conformance_with(
+    paths: &[&Path],
+    options: impl Into<CompileOptions>,
+    on_case: impl FnMut(&str, &Outcome),
+) -> Result<Report> {
+    run_conformance_where(paths, options, |_| true, on_case)
+}
+
+/// [`run_conformance_with`] over only the cases whose name `keep` accepts (files that cannot be
+/// loaded are still reported).
+pub fn run_conformance_where(
+    paths: &[&Path],
+    options: impl Into<CompileOptions>,
+    keep: impl Fn(&str) -> bool,
+    mut on_case: impl FnMut(&str, &Outcome),
+) -> Result<Report> {
+    let options = options.into();
     let mut report = Report::default();
-    for f in files {
+    for f in case_files(paths)? {
         let file = match CaseFile::load(&f) {
             Ok(file) => file,
             Err(e) => {
@@ -619,7 +641,7 @@ pub fn run_conformance_with(
                 continue;
             }
         };
-        for case in &file.cases {
+        for case in file.cases.iter().filter(|c| keep(&c.name)) {
             // A panic is a bug to report, not a reason to stop checking the other cases.
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case.check(options.clone())))
                 .unwrap_or_else(|_| Outcome::Fail("panicked".to_string()));

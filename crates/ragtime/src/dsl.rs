@@ -1,9 +1,12 @@
 //! The graph-building DSL: `Graph` (a builder) and `Var` (a symbolic tensor with operators and
 //! TensorFlow-named methods). Errors are deferred: an ill-typed op yields a `Var` carrying the
-//! error, which `compile()` (or `Var::ty`) reports, so that operator chains never panic.
+//! error, so that operator chains never panic; `Var::check` reports it at once and `compile()`
+//! reports every one. Each error records where the user's code built the op: every DSL method is
+//! `#[track_caller]` down to [`Graph::apply`], which captures the caller's location.
 
 use std::cell::RefCell;
 use std::fmt;
+use std::panic::Location;
 use std::rc::Rc;
 
 use ragtime_core::{DType, Error, Literal, RaggedTensor, Result, TensorType};
@@ -46,8 +49,10 @@ impl Graph {
     }
 
     /// A graph input named `name` whose values must have type `ty`.
+    #[track_caller]
     pub fn input(&self, name: &str, ty: TensorType) -> Var {
-        let id = self.inner.borrow_mut().input(name, ty);
+        let location = Location::caller();
+        let id = self.inner.borrow_mut().input(name, ty).map_err(|e| e.built_at(location));
         Var { graph: self.clone(), id }
     }
 
@@ -58,29 +63,34 @@ impl Graph {
     }
 
     /// Applies any op to `inputs`, giving its outputs (one `Var` per output). This is how every
-    /// DSL method is built, and how user-defined ops join a graph.
+    /// DSL method is built, and how user-defined ops join a graph. An op that cannot apply to
+    /// these inputs gives one `Var` carrying the error and the caller's source location.
+    #[track_caller]
     pub fn apply(&self, op: impl Op, inputs: &[&Var]) -> Vec<Var> {
         self.apply_ref(std::sync::Arc::new(op), inputs)
     }
 
+    #[track_caller]
     fn apply_ref(&self, op: OpRef, inputs: &[&Var]) -> Vec<Var> {
+        let location = Location::caller();
         let fail = |e: Error| vec![Var { graph: self.clone(), id: Err(e) }];
+        // Inputs carrying errors pass every one of them on (they keep the place they were built;
+        // they may belong to throwaway graphs).
+        if let Some(e) = Error::combine(inputs.iter().filter_map(|v| v.id.clone().err())) {
+            return fail(e);
+        }
         let mut ids = Vec::with_capacity(inputs.len());
         for v in inputs {
-            // An input carrying an error passes its error on (it may belong to a throwaway graph).
-            let id = match &v.id {
-                Ok(id) => *id,
-                Err(e) => return fail(e.clone()),
-            };
             if !Rc::ptr_eq(&v.graph.inner, &self.inner) {
-                return fail(Error::graph(format!("{}: an input belongs to another graph", op.name())));
+                let e = Error::graph(format!("{}: an input belongs to another graph", op.name()));
+                return fail(e.built_at(location));
             }
-            ids.push(id);
+            ids.extend(v.id.clone());
         }
         let result = self.inner.borrow_mut().apply(op, &ids);
         match result {
             Ok(outs) => outs.into_iter().map(|id| Var { graph: self.clone(), id: Ok(id) }).collect(),
-            Err(e) => fail(e),
+            Err(e) => fail(e.built_at(location)),
         }
     }
 
@@ -97,6 +107,9 @@ impl Graph {
         outputs: &[&Var],
         options: impl Into<CompileOptions>,
     ) -> Result<Function> {
+        if let Some(e) = Error::combine(inputs.iter().chain(outputs).filter_map(|v| v.id.clone().err())) {
+            return Err(e);
+        }
         let ids = |vars: &[&Var]| vars.iter().map(|v| v.id()).collect::<Result<Vec<_>>>();
         let (inputs, outputs) = (ids(inputs)?, ids(outputs)?);
         Function::from_graph(&self.inner.borrow(), &inputs, &outputs, options)
@@ -125,10 +138,32 @@ impl Var {
         self.id.clone()
     }
 
-    /// A variable that only carries an error (reported by `compile()`). It belongs to a graph of
-    /// its own, which is never compiled.
+    /// A variable that only carries an error (reported by `compile()`), built at the caller's
+    /// location. It belongs to a graph of its own, which is never compiled.
+    #[track_caller]
     pub(crate) fn error(e: Error) -> Var {
-        Var { graph: Graph::new(), id: Err(e) }
+        Var { graph: Graph::new(), id: Err(e.built_at(Location::caller())) }
+    }
+
+    /// Reports at once the error that prevented building this variable (or any variable it is
+    /// computed from), with the place in the caller's code that built the failing op; `compile()`
+    /// would report the same error later. Lets a graph builder stop at the first mistake:
+    ///
+    /// ```
+    /// use ragtime::prelude::*;
+    ///
+    /// let g = Graph::new();
+    /// let x = g.input("x", TensorType::ragged(DType::F32, 1));
+    /// let words = g.input("words", TensorType::ragged(DType::String, 1));
+    /// let (bad, line) = (&x + &words, line!());
+    /// let e = bad.check().unwrap_err();
+    /// assert_eq!(e.kind(), ErrorKind::TypeMismatch);
+    /// assert_eq!(e.location().unwrap().line(), line);
+    /// assert!(e.to_string().contains("(built at "), "{e}");
+    /// assert!(x.check().is_ok());
+    /// ```
+    pub fn check(&self) -> Result<()> {
+        self.id.as_ref().map(|_| ()).map_err(Clone::clone)
     }
 
     /// The graph this variable belongs to.
@@ -145,7 +180,7 @@ impl Var {
 
     /// The dtype (`None` if the variable could not be built).
     pub fn dtype(&self) -> Option<DType> {
-        self.ty().ok().map(|t| t.dtype)
+        self.ty().ok().map(|t| t.dtype())
     }
 
     /// Names the variable (shown by `debugprint`).
@@ -157,25 +192,27 @@ impl Var {
     }
 
     /// Applies a one-output op to `self` followed by `others`.
+    #[track_caller]
     pub fn apply1(&self, op: impl Op, others: &[&Var]) -> Var {
         let mut inputs = vec![self];
         inputs.extend_from_slice(others);
-        self.graph
-            .apply(op, &inputs)
-            .into_iter()
-            .next()
-            .unwrap_or_else(|| Var { graph: self.graph.clone(), id: Err(Error::graph("the op has no output")) })
+        // A `match`, not a closure: the error keeps the caller's location (`#[track_caller]`).
+        match self.graph.apply(op, &inputs).into_iter().next() {
+            Some(v) => v,
+            None => Var::error(Error::graph("the op has no output")),
+        }
     }
 
     /// A constant of this variable's dtype (TensorFlow converts Python scalars the same way).
+    #[track_caller]
     pub fn scalar_like(&self, value: impl Into<Literal>) -> Var {
         let dtype = match self.ty() {
-            Ok(t) => t.dtype,
+            Ok(t) => t.dtype(),
             Err(e) => return Var { graph: self.graph.clone(), id: Err(e) },
         };
         match RaggedTensor::from_literal_typed(&value.into(), Some(dtype), Some(0), None) {
             Ok(v) => self.graph.constant(v),
-            Err(e) => Var { graph: self.graph.clone(), id: Err(e) },
+            Err(e) => Var { graph: self.graph.clone(), id: Err(e.built_at(Location::caller())) },
         }
     }
 }

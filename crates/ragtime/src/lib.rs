@@ -19,6 +19,7 @@
 //! Rust data (`to_vec`, `to_nested::<Vec<Vec<f32>>>()`, `rows::<f32>()`, `string_rows()`). The user
 //! guide, `docs/guide.md`, walks through every part.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod case;
 mod dsl;

@@ -145,29 +145,57 @@ fn row_of(splits: &[i64], e: usize) -> usize {
 }
 
 fn max_cost(graph: &ScalarGraph) -> Cost {
-    graph.nodes.iter().map(|n| n.op.cost()).max().unwrap_or(Cost::Free)
+    graph.nodes().iter().map(|n| n.op.cost()).max().unwrap_or(Cost::Free)
 }
 
 /// A fused group of elementwise ops over one iteration space: one pass over the elements, no
 /// intermediate arrays, broadcasts read in place.
+///
+/// The fields are private: [`Composite::new`] checks that the scalar graph has one input per
+/// operand, so the fast paths (and the JIT) can index operands by graph input.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Composite {
-    /// The scalar computation; input `i` is the op's input `i`.
-    pub graph: ScalarGraph,
-    /// How each input lines up with the iteration space.
-    pub operands: Vec<OperandKind>,
-    /// The ops it replaced (types and general semantics).
-    pub original: OriginalOps,
+    graph: ScalarGraph,
+    operands: Vec<OperandKind>,
+    original: OriginalOps,
 }
 
 impl Composite {
+    /// The fused op computing `graph` (input `i` is the op's input `i`, lined up with the
+    /// iteration space as `operands[i]` says), standing for the ops of `original`.
+    pub fn new(graph: ScalarGraph, operands: Vec<OperandKind>, original: OriginalOps) -> Result<Self> {
+        if graph.inputs().len() != operands.len() {
+            return Err(Error::graph(format!(
+                "composite: the scalar graph has {} inputs but the op has {} operands",
+                graph.inputs().len(),
+                operands.len()
+            )));
+        }
+        Ok(Composite { graph, operands, original })
+    }
+
+    /// The scalar computation; input `i` is the op's input `i`.
+    pub fn graph(&self) -> &ScalarGraph {
+        &self.graph
+    }
+
+    /// How each input lines up with the iteration space.
+    pub fn operands(&self) -> &[OperandKind] {
+        &self.operands
+    }
+
+    /// The ops it replaced (types and general semantics).
+    pub fn original(&self) -> &OriginalOps {
+        &self.original
+    }
+
     fn fast(&self, inputs: &[RaggedTensor]) -> Result<Option<Vec<RaggedTensor>>> {
         let Some(layout) = Layout::new(&self.operands, inputs, false)? else { return Ok(None) };
         let reference = layout.reference;
         let total = reference.flat_values().len();
         let splits = (reference.ragged_rank() == 1).then(|| reference.partitions()[0].row_splits());
         let per_row = self.operands.contains(&OperandKind::PerRow);
-        let mut parts: Vec<Vec<DenseTensor>> = vec![Vec::new(); self.graph.outputs.len()];
+        let mut parts: Vec<Vec<DenseTensor>> = vec![Vec::new(); self.graph.outputs().len()];
         let mut e0 = 0;
         loop {
             let e1 = (e0 + CHUNK).min(total);
@@ -177,8 +205,8 @@ impl Composite {
             };
             let fetch = |i: usize| layout.column(&self.operands, i, e0, e1, &rows);
             let mut chunk = Chunk::new(&self.graph, e1 - e0, &fetch);
-            self.graph.eval_chunk(&self.graph.outputs, &mut chunk, &|e| layout.locate(e0 + e))?;
-            for (part, &out) in parts.iter_mut().zip(&self.graph.outputs) {
+            self.graph.eval_chunk(self.graph.outputs(), &mut chunk, &|e| layout.locate(e0 + e))?;
+            for (part, &out) in parts.iter_mut().zip(self.graph.outputs()) {
                 part.push(chunk.value(out)?);
             }
             if e1 >= total {
@@ -204,7 +232,7 @@ impl Op for Composite {
         if text.len() <= 80 {
             format!("Composite{{{text}}}")
         } else {
-            format!("Composite{{{} ops, {} outputs}}", self.graph.nodes.len(), self.graph.outputs.len())
+            format!("Composite{{{} ops, {} outputs}}", self.graph.nodes().len(), self.graph.outputs().len())
         }
     }
 
@@ -268,21 +296,95 @@ impl RowOutput {
 /// Row reductions over one partition with the elementwise maps before, between and after them
 /// (softmax, mean-centering, `x / reduce_sum(x)`), run as passes over each row while it is in
 /// cache. Graph inputs: the op's inputs first, then one per reduction (its per-row result).
+///
+/// The fields are private: [`RowKernel::new`] checks how the parts fit together, so the fast
+/// paths (and the JIT) can index operands, reductions and outputs without further checks.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowKernel {
-    /// The scalar computation.
-    pub graph: ScalarGraph,
-    /// How each op input lines up with the rows.
-    pub operands: Vec<OperandKind>,
-    /// The reductions, in pass order; reduction `k` may read reductions before it.
-    pub reductions: Vec<RowReduction>,
-    /// What the op returns.
-    pub outputs: Vec<RowOutput>,
-    /// The ops it replaced (types and general semantics).
-    pub original: OriginalOps,
+    graph: ScalarGraph,
+    operands: Vec<OperandKind>,
+    reductions: Vec<RowReduction>,
+    outputs: Vec<RowOutput>,
+    original: OriginalOps,
 }
 
 impl RowKernel {
+    /// The row kernel computing `graph` over `operands`, with `reductions` in pass order,
+    /// returning `outputs`, standing for the ops of `original`. Checks that the graph has one
+    /// input per operand and then one per reduction; that reduction `k` reads only the
+    /// reductions before it; that the graph's outputs are the element outputs, in order; and that
+    /// every reduction output names a reduction.
+    pub fn new(
+        graph: ScalarGraph,
+        operands: Vec<OperandKind>,
+        reductions: Vec<RowReduction>,
+        outputs: Vec<RowOutput>,
+        original: OriginalOps,
+    ) -> Result<Self> {
+        let fail = |what: String| Err(Error::graph(format!("row kernel: {what}")));
+        let n_ops = operands.len();
+        if graph.inputs().len() != n_ops + reductions.len() {
+            return fail(format!(
+                "the scalar graph has {} inputs, expected {n_ops} operands + {} reductions",
+                graph.inputs().len(),
+                reductions.len()
+            ));
+        }
+        // The highest reduction each value reads (through any path), if any.
+        let mut reads: Vec<Option<usize>> = Vec::with_capacity(graph.nodes().len());
+        let read_of = |reads: &[Option<usize>], r: ScalarRef| match r {
+            ScalarRef::Input(i) => i.checked_sub(n_ops),
+            ScalarRef::Node(j) => reads.get(j).copied().flatten(),
+            ScalarRef::Const(_) => None,
+        };
+        for node in graph.nodes() {
+            let highest = node.args.iter().filter_map(|&a| read_of(&reads, a)).max();
+            reads.push(highest);
+        }
+        for (k, red) in reductions.iter().enumerate() {
+            graph.check_ref(red.arg)?;
+            if let Some(later) = read_of(&reads, red.arg).filter(|&r| r >= k) {
+                return fail(format!("reduction r{k} reads reduction r{later}, which is not computed before it"));
+            }
+        }
+        for out in &outputs {
+            if let RowOutput::Reduction(k) = *out {
+                if k >= reductions.len() {
+                    return fail(format!("output of reduction r{k}, but there are {} reductions", reductions.len()));
+                }
+            }
+        }
+        if graph.outputs() != RowOutput::elements(&outputs).as_slice() {
+            return fail("the scalar graph's outputs are not the kernel's element outputs".to_string());
+        }
+        Ok(RowKernel { graph, operands, reductions, outputs, original })
+    }
+
+    /// The scalar computation.
+    pub fn graph(&self) -> &ScalarGraph {
+        &self.graph
+    }
+
+    /// How each op input lines up with the rows.
+    pub fn operands(&self) -> &[OperandKind] {
+        &self.operands
+    }
+
+    /// The reductions, in pass order; reduction `k` reads only reductions before it.
+    pub fn reductions(&self) -> &[RowReduction] {
+        &self.reductions
+    }
+
+    /// What the op returns.
+    pub fn outputs(&self) -> &[RowOutput] {
+        &self.outputs
+    }
+
+    /// The ops it replaced (types and general semantics).
+    pub fn original(&self) -> &OriginalOps {
+        &self.original
+    }
+
     fn input_name(&self, i: usize) -> String {
         match i.checked_sub(self.operands.len()) {
             Some(k) => format!("r{k}"),

@@ -101,23 +101,61 @@ pub struct ScalarNode {
     pub dtype: DType,
 }
 
-/// A DAG of scalar ops over typed inputs: the body of a fused kernel. Nodes only read inputs,
-/// constants and earlier nodes, so index order is a topological order. Hashable, so kernel caches
+/// A DAG of scalar ops over typed inputs: the body of a fused kernel. Hashable, so kernel caches
 /// can key on it.
+///
+/// Architecture invariant: nodes only read inputs of the graph, constants and earlier nodes
+/// (so index order is a topological order), and outputs only name inputs, constants and nodes
+/// of the graph. The fields are private and [`ScalarGraph::push`] /
+/// [`ScalarGraph::set_outputs`] check every reference, so evaluators and the JIT may index
+/// inputs and nodes by reference without further checks.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct ScalarGraph {
-    /// The dtype of each input.
-    pub inputs: Vec<DType>,
-    /// The nodes, in evaluation order.
-    pub nodes: Vec<ScalarNode>,
-    /// What the graph computes.
-    pub outputs: Vec<ScalarRef>,
+    inputs: Vec<DType>,
+    nodes: Vec<ScalarNode>,
+    outputs: Vec<ScalarRef>,
 }
 
 impl ScalarGraph {
     /// An empty graph over inputs of these dtypes.
     pub fn new(inputs: Vec<DType>) -> Self {
         ScalarGraph { inputs, nodes: Vec::new(), outputs: Vec::new() }
+    }
+
+    /// The dtype of each input.
+    pub fn inputs(&self) -> &[DType] {
+        &self.inputs
+    }
+
+    /// The nodes, in evaluation order.
+    pub fn nodes(&self) -> &[ScalarNode] {
+        &self.nodes
+    }
+
+    /// What the graph computes.
+    pub fn outputs(&self) -> &[ScalarRef] {
+        &self.outputs
+    }
+
+    /// Checks that `r` names an input, a node or a constant of the graph.
+    pub fn check_ref(&self, r: ScalarRef) -> Result<()> {
+        match r {
+            ScalarRef::Input(i) if i >= self.inputs.len() => {
+                Err(Error::graph(format!("fused graph: input i{i} of a graph of {} inputs", self.inputs.len())))
+            }
+            ScalarRef::Node(j) if j >= self.nodes.len() => Err(Error::graph(format!(
+                "fused graph: node %{j} read by a later value of a graph of {} nodes",
+                self.nodes.len()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Sets what the graph computes; each output must name an input, node or constant of it.
+    pub fn set_outputs(&mut self, outputs: Vec<ScalarRef>) -> Result<()> {
+        outputs.iter().try_for_each(|&r| self.check_ref(r))?;
+        self.outputs = outputs;
+        Ok(())
     }
 
     /// The dtype of a value.
@@ -129,8 +167,10 @@ impl ScalarGraph {
         }
     }
 
-    /// Appends `op(args)`, checking the operand dtypes as [`crate::elemwise::Elemwise`] does.
+    /// Appends `op(args)`, checking that each operand is an input, an earlier node or a constant,
+    /// and the operand dtypes as [`crate::elemwise::Elemwise`] does.
     pub fn push(&mut self, op: ScalarOp, args: Vec<ScalarRef>) -> Result<ScalarRef> {
+        args.iter().try_for_each(|&r| self.check_ref(r))?;
         let dtypes: Vec<DType> = args.iter().map(|&a| self.dtype(a)).collect();
         let dtype = op.output_dtype(&dtypes)?;
         if op.arity() != args.len() {
@@ -329,9 +369,9 @@ impl ScalarGraphBuilder {
         self.graph.dtype(r)
     }
 
-    /// The finished graph with these outputs.
-    pub fn finish(mut self, outputs: Vec<ScalarRef>) -> ScalarGraph {
-        self.graph.outputs = outputs;
-        self.graph
+    /// The finished graph with these outputs (each an input, node or constant of it).
+    pub fn finish(mut self, outputs: Vec<ScalarRef>) -> Result<ScalarGraph> {
+        self.graph.set_outputs(outputs)?;
+        Ok(self.graph)
     }
 }

@@ -36,6 +36,7 @@ scalar_operand!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, bool, &str);
 
 impl Operand<'_> {
     /// The operand as a variable of `like`'s graph.
+    #[track_caller]
     fn to_var(&self, like: &Var) -> Var {
         match self {
             Operand::Var(v) => (*v).clone(),
@@ -44,6 +45,7 @@ impl Operand<'_> {
     }
 }
 
+#[track_caller]
 fn elemwise(scalar: ScalarOp, inputs: &[&Var]) -> Var {
     let (first, rest) = inputs.split_first().expect("elementwise ops have at least one input");
     first.apply1(Elemwise::new(scalar), rest)
@@ -53,6 +55,7 @@ macro_rules! binary_ops {
     ($($(#[$doc:meta])* $name:ident => $scalar:ident;)*) => {
         $(
             $(#[$doc])*
+            #[track_caller]
             pub fn $name<'a>(x: &Var, y: impl Into<Operand<'a>>) -> Var {
                 let y = y.into().to_var(x);
                 elemwise(ScalarOp::$scalar, &[x, &y])
@@ -61,6 +64,7 @@ macro_rules! binary_ops {
         impl Var {
             $(
                 $(#[$doc])*
+                #[track_caller]
                 pub fn $name<'a>(&self, y: impl Into<Operand<'a>>) -> Var {
                     $name(self, y)
                 }
@@ -136,6 +140,7 @@ macro_rules! unary_ops {
     ($($(#[$doc:meta])* $name:ident => $scalar:ident;)*) => {
         $(
             $(#[$doc])*
+            #[track_caller]
             pub fn $name(x: &Var) -> Var {
                 elemwise(ScalarOp::$scalar, &[x])
             }
@@ -143,6 +148,7 @@ macro_rules! unary_ops {
         impl Var {
             $(
                 $(#[$doc])*
+                #[track_caller]
                 pub fn $name(&self) -> Var {
                     $name(self)
                 }
@@ -232,6 +238,7 @@ unary_ops! {
 
 /// The sum of tensors of one dtype and shape, without broadcasting (`tf.math.add_n`); no
 /// input at all is an error of the returned variable.
+#[track_caller]
 pub fn add_n(inputs: &[&Var]) -> Var {
     match inputs.split_first() {
         Some((first, rest)) => first.apply1(ragtime_ops::elemwise::AddN::new(), rest),
@@ -240,11 +247,13 @@ pub fn add_n(inputs: &[&Var]) -> Var {
 }
 
 /// Converts to another dtype (`tf.cast`).
+#[track_caller]
 pub fn cast(x: &Var, dtype: DType) -> Var {
     elemwise(ScalarOp::Cast(dtype), &[x])
 }
 
 /// `cond ? x : y` elementwise, with broadcasting (`tf.where` with three operands).
+#[track_caller]
 pub fn where_<'a>(cond: &Var, x: &Var, y: impl Into<Operand<'a>>) -> Var {
     let y = y.into().to_var(x);
     elemwise(ScalarOp::Where, &[cond, x, &y])
@@ -252,6 +261,7 @@ pub fn where_<'a>(cond: &Var, x: &Var, y: impl Into<Operand<'a>>) -> Var {
 
 impl Var {
     /// Converts to another dtype (`tf.cast`).
+    #[track_caller]
     pub fn cast(&self, dtype: DType) -> Var {
         cast(self, dtype)
     }
@@ -282,6 +292,7 @@ macro_rules! reductions {
     ($($(#[$doc:meta])* $name:ident => $kind:ident;)*) => {
         $(
             $(#[$doc])*
+            #[track_caller]
             pub fn $name(x: &Var, axis: impl Into<ReduceAxis>) -> Var {
                 let a = axis.into();
                 x.apply1(Reduce::with_axes(ReduceKind::$kind, a.axes, a.keepdims), &[])
@@ -290,6 +301,7 @@ macro_rules! reductions {
         impl Var {
             $(
                 $(#[$doc])*
+                #[track_caller]
                 pub fn $name(&self, axis: impl Into<ReduceAxis>) -> Var {
                     $name(self, axis)
                 }
@@ -375,24 +387,28 @@ macro_rules! operator {
     ($trait:ident, $method:ident, $func:ident) => {
         impl<'a, R: Into<Operand<'a>>> std::ops::$trait<R> for &Var {
             type Output = Var;
+            #[track_caller]
             fn $method(self, rhs: R) -> Var {
                 $func(self, rhs)
             }
         }
         impl<'a, R: Into<Operand<'a>>> std::ops::$trait<R> for Var {
             type Output = Var;
+            #[track_caller]
             fn $method(self, rhs: R) -> Var {
                 $func(&self, rhs)
             }
         }
         impl std::ops::$trait<Var> for &Var {
             type Output = Var;
+            #[track_caller]
             fn $method(self, rhs: Var) -> Var {
                 $func(self, &rhs)
             }
         }
         impl std::ops::$trait<Var> for Var {
             type Output = Var;
+            #[track_caller]
             fn $method(self, rhs: Var) -> Var {
                 $func(&self, &rhs)
             }
@@ -406,6 +422,7 @@ operator!(Div, div, divide);
 operator!(Rem, rem, floormod);
 
 /// `&` is logical and for booleans, bitwise and for integers (as in TensorFlow).
+#[track_caller]
 fn and_op<'a>(x: &Var, y: impl Into<Operand<'a>>) -> Var {
     if x.dtype() == Some(DType::Bool) {
         logical_and(x, y)
@@ -414,6 +431,7 @@ fn and_op<'a>(x: &Var, y: impl Into<Operand<'a>>) -> Var {
     }
 }
 /// `|` is logical or for booleans, bitwise or for integers.
+#[track_caller]
 fn or_op<'a>(x: &Var, y: impl Into<Operand<'a>>) -> Var {
     if x.dtype() == Some(DType::Bool) {
         logical_or(x, y)
@@ -422,6 +440,7 @@ fn or_op<'a>(x: &Var, y: impl Into<Operand<'a>>) -> Var {
     }
 }
 /// `^` is logical xor for booleans, bitwise xor for integers.
+#[track_caller]
 fn xor_op<'a>(x: &Var, y: impl Into<Operand<'a>>) -> Var {
     if x.dtype() == Some(DType::Bool) {
         logical_xor(x, y)
@@ -435,12 +454,14 @@ operator!(BitXor, bitxor, xor_op);
 
 impl std::ops::Neg for &Var {
     type Output = Var;
+    #[track_caller]
     fn neg(self) -> Var {
         negative(self)
     }
 }
 impl std::ops::Neg for Var {
     type Output = Var;
+    #[track_caller]
     fn neg(self) -> Var {
         negative(&self)
     }
@@ -448,6 +469,7 @@ impl std::ops::Neg for Var {
 /// `!x` is logical not for booleans, bitwise invert for integers (TensorFlow's `~`).
 impl std::ops::Not for &Var {
     type Output = Var;
+    #[track_caller]
     fn not(self) -> Var {
         if self.dtype() == Some(DType::Bool) {
             logical_not(self)
@@ -458,6 +480,7 @@ impl std::ops::Not for &Var {
 }
 impl std::ops::Not for Var {
     type Output = Var;
+    #[track_caller]
     fn not(self) -> Var {
         !&self
     }
@@ -466,14 +489,14 @@ impl std::ops::Not for Var {
 // Scalars on the left: `3 - &x`, `2.0 * x`.
 macro_rules! scalar_lhs {
     ($($t:ty),*) => {$(
-        impl std::ops::Add<&Var> for $t { type Output = Var; fn add(self, rhs: &Var) -> Var { add(&rhs.scalar_like(self), rhs) } }
-        impl std::ops::Add<Var> for $t { type Output = Var; fn add(self, rhs: Var) -> Var { add(&rhs.scalar_like(self), &rhs) } }
-        impl std::ops::Sub<&Var> for $t { type Output = Var; fn sub(self, rhs: &Var) -> Var { subtract(&rhs.scalar_like(self), rhs) } }
-        impl std::ops::Sub<Var> for $t { type Output = Var; fn sub(self, rhs: Var) -> Var { subtract(&rhs.scalar_like(self), &rhs) } }
-        impl std::ops::Mul<&Var> for $t { type Output = Var; fn mul(self, rhs: &Var) -> Var { multiply(&rhs.scalar_like(self), rhs) } }
-        impl std::ops::Mul<Var> for $t { type Output = Var; fn mul(self, rhs: Var) -> Var { multiply(&rhs.scalar_like(self), &rhs) } }
-        impl std::ops::Div<&Var> for $t { type Output = Var; fn div(self, rhs: &Var) -> Var { divide(&rhs.scalar_like(self), rhs) } }
-        impl std::ops::Div<Var> for $t { type Output = Var; fn div(self, rhs: Var) -> Var { divide(&rhs.scalar_like(self), &rhs) } }
+        impl std::ops::Add<&Var> for $t { type Output = Var; #[track_caller] fn add(self, rhs: &Var) -> Var { add(&rhs.scalar_like(self), rhs) } }
+        impl std::ops::Add<Var> for $t { type Output = Var; #[track_caller] fn add(self, rhs: Var) -> Var { add(&rhs.scalar_like(self), &rhs) } }
+        impl std::ops::Sub<&Var> for $t { type Output = Var; #[track_caller] fn sub(self, rhs: &Var) -> Var { subtract(&rhs.scalar_like(self), rhs) } }
+        impl std::ops::Sub<Var> for $t { type Output = Var; #[track_caller] fn sub(self, rhs: Var) -> Var { subtract(&rhs.scalar_like(self), &rhs) } }
+        impl std::ops::Mul<&Var> for $t { type Output = Var; #[track_caller] fn mul(self, rhs: &Var) -> Var { multiply(&rhs.scalar_like(self), rhs) } }
+        impl std::ops::Mul<Var> for $t { type Output = Var; #[track_caller] fn mul(self, rhs: Var) -> Var { multiply(&rhs.scalar_like(self), &rhs) } }
+        impl std::ops::Div<&Var> for $t { type Output = Var; #[track_caller] fn div(self, rhs: &Var) -> Var { divide(&rhs.scalar_like(self), rhs) } }
+        impl std::ops::Div<Var> for $t { type Output = Var; #[track_caller] fn div(self, rhs: Var) -> Var { divide(&rhs.scalar_like(self), &rhs) } }
     )*};
 }
 scalar_lhs!(i32, i64, f32, f64);

@@ -26,50 +26,63 @@ pub struct Cumulate {
 }
 
 /// `tf.nn.softmax` over the last axis, row by row.
+#[track_caller]
 pub fn softmax(x: &Var) -> Var {
     x.apply1(Softmax::new(false), &[])
 }
 
 /// `tf.nn.log_softmax` over the last axis, row by row.
+#[track_caller]
 pub fn log_softmax(x: &Var) -> Var {
     x.apply1(Softmax::new(true), &[])
 }
 
 /// `tf.math.cumsum` along `axis` (the innermost ragged axis or a uniform inner axis).
+#[track_caller]
 pub fn cumsum(x: &Var, axis: i64) -> Var {
     cumsum_with(x, axis, Cumulate::default())
 }
 
 /// `tf.math.cumsum` with `exclusive` / `reverse`.
+#[track_caller]
 pub fn cumsum_with(x: &Var, axis: i64, options: Cumulate) -> Var {
     x.apply1(Cumulative::new(false, axis, options.exclusive, options.reverse), &[])
 }
 
 /// `tf.math.cumprod` along `axis` (the innermost ragged axis or a uniform inner axis).
+#[track_caller]
 pub fn cumprod(x: &Var, axis: i64) -> Var {
     cumprod_with(x, axis, Cumulate::default())
 }
 
 /// `tf.math.cumprod` with `exclusive` / `reverse`.
+#[track_caller]
 pub fn cumprod_with(x: &Var, axis: i64, options: Cumulate) -> Var {
     x.apply1(Cumulative::new(true, axis, options.exclusive, options.reverse), &[])
 }
 
 /// `tf.sort` of each row (last axis); stable.
+#[track_caller]
 pub fn sort(x: &Var, direction: Direction) -> Var {
     x.apply1(Sort::new(direction == Direction::Descending), &[])
 }
 
 /// `tf.argsort` of each row (last axis): int32 positions; ties keep their order.
+#[track_caller]
 pub fn argsort(x: &Var, direction: Direction) -> Var {
     x.apply1(Argsort::new(direction == Direction::Descending, true), &[])
 }
 
 /// `tf.math.top_k` of each row: `(values, indices)`, largest first, a row shorter than `k`
 /// giving a shorter row.
+#[track_caller]
 pub fn top_k(x: &Var, k: usize) -> (Var, Var) {
     let mut outs = x.graph().apply(TopK::new(k), &[x]).into_iter();
-    let values = outs.next().unwrap_or_else(|| Var::error(Error::graph("top_k gave no output")));
+    // A `match`, not a closure: the error keeps the caller's location (`#[track_caller]`).
+    let values = match outs.next() {
+        Some(v) => v,
+        None => Var::error(Error::graph("top_k gave no output")),
+    };
     let indices = outs.next().unwrap_or_else(|| values.clone());
     (values, indices)
 }
@@ -116,36 +129,43 @@ impl Var {
     }
 
     /// `tf.nn.softmax` over the last axis, row by row.
+    #[track_caller]
     pub fn softmax(&self) -> Var {
         softmax(self)
     }
 
     /// `tf.nn.log_softmax` over the last axis, row by row.
+    #[track_caller]
     pub fn log_softmax(&self) -> Var {
         log_softmax(self)
     }
 
     /// `tf.math.cumsum` along `axis`.
+    #[track_caller]
     pub fn cumsum(&self, axis: i64) -> Var {
         cumsum(self, axis)
     }
 
     /// `tf.math.cumprod` along `axis`.
+    #[track_caller]
     pub fn cumprod(&self, axis: i64) -> Var {
         cumprod(self, axis)
     }
 
     /// `tf.sort` of each row.
+    #[track_caller]
     pub fn sort(&self, direction: Direction) -> Var {
         sort(self, direction)
     }
 
     /// `tf.argsort` of each row.
+    #[track_caller]
     pub fn argsort(&self, direction: Direction) -> Var {
         argsort(self, direction)
     }
 
     /// `tf.math.top_k` of each row: `(values, indices)`.
+    #[track_caller]
     pub fn top_k(&self, k: usize) -> (Var, Var) {
         top_k(self, k)
     }
