@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use ragtime_core::{Error, Result};
 use ragtime_graph::{ApplyId, FunctionGraph, VarId};
 
-use crate::{canon, fold, fusion, gather_reduce, merge};
+use crate::{canon, expand, fold, fusion, gather_reduce, merge};
 
 /// How much the optimizer does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -120,6 +120,12 @@ pub const REWRITES: &[RewriteInfo] = &[
         doc: "merge again: canonicalization exposes equal nodes",
     },
     RewriteInfo {
+        name: "local_expand_softmax",
+        tags: &["fast_run", "fusion", "local"],
+        position: 30,
+        doc: "softmax / log_softmax over the ragged axis of [n, *] floats -> max, exp, sum primitives that row fusion fuses",
+    },
+    RewriteInfo {
         name: "local_gather_reduce",
         tags: &["fast_run", "fusion", "local"],
         position: 30,
@@ -193,6 +199,7 @@ fn local_rewrite(name: &str) -> Option<LocalRewrite> {
         "local_reduce_size_one" => canon::reduce_size_one,
         "local_concat_one" => canon::concat_one,
         "local_gather_reduce" => gather_reduce::gather_reduce,
+        "local_expand_softmax" => expand::softmax,
         _ => return None,
     })
 }

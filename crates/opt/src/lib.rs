@@ -6,6 +6,7 @@
 
 mod canon;
 mod db;
+mod expand;
 mod fold;
 mod fusion;
 mod gather_reduce;

@@ -9,6 +9,7 @@ use ragtime_ops::elemwise::{Elemwise, ScalarOp};
 use ragtime_ops::gather::Gather;
 use ragtime_ops::partition_ops::Identity;
 use ragtime_ops::reduce::{Reduce, ReduceKind};
+use ragtime_ops::rows::Softmax;
 use ragtime_ops::structure::Concat;
 use ragtime_opt::{optimize, Level, OptimizeOptions};
 
@@ -309,4 +310,45 @@ fn gather_reduce_reports_the_gathers_errors_and_leaves_shared_gathers_alone() {
     let sum = apply(&mut g, Arc::new(Reduce::new(ReduceKind::Sum, Some(1), false)), &[ga]);
     let (_, names) = check(&g, &[t, a], &[ga, sum], &[table(3, &[2]), ragged![[0, 2], [1]].unwrap()], &[]);
     assert!(names.iter().all(|n| !n.starts_with("GatherReduce")), "{names:?}");
+}
+
+#[test]
+fn ragged_softmax_expands_into_one_row_kernel_with_the_same_bits() {
+    for log in [false, true] {
+        for dtype in [DType::F32, DType::F64] {
+            let mut g = Graph::new();
+            let x = g.input("x", TensorType::ragged(dtype, 1)).unwrap();
+            let y = apply(&mut g, Arc::new(Softmax::new(log)), &[x]);
+            let v = ragged![
+                [1.5f64, -0.0, 3.0, 2.0, 0.25],
+                [],
+                [f64::NEG_INFINITY],
+                [f64::NEG_INFINITY, 1.0],
+                [f64::INFINITY, 1.0],
+                [f64::NAN, 2.0],
+                [-1e30, 1e30, 0.0],
+                [7.0]
+            ]
+            .unwrap()
+            .cast(dtype)
+            .unwrap();
+            // Bit-identical to the Softmax op, special rows included.
+            let (n, names) = check(&g, &[x], &[y], &[v], &[]);
+            assert!(names[0].starts_with("RowKernel{"), "{names:?}");
+            // softmax is one row kernel; log_softmax's per-row `log(sum)` and the final subtraction
+            // stay two small composites (row fusion does not take maps of reduction results yet).
+            assert_eq!(n, if log { 3 } else { 1 }, "{names:?}");
+            assert!(names.iter().all(|n| !n.contains("Softmax")), "{names:?}");
+            let (_, kept) =
+                check(&g, &[x], &[y], &[ragged![[1.0f32]].unwrap().cast(dtype).unwrap()], &["local_expand_softmax"]);
+            assert!(kept.iter().any(|n| n.contains("Softmax")), "excluding the rewrite keeps the op: {kept:?}");
+        }
+    }
+    // A dense operand (softmax over a uniform last axis) is left to the op.
+    let mut g = Graph::new();
+    let x = g.input("x", TensorType::dense(DType::F32, &[None, Some(3)])).unwrap();
+    let y = apply(&mut g, Arc::new(Softmax::new(false)), &[x]);
+    let dense: RaggedTensor = DenseTensor::from_vec(vec![2, 3], vec![1.0f32, 2.0, 3.0, 0.0, -1.0, 5.0]).unwrap().into();
+    let (_, names) = check(&g, &[x], &[y], &[dense], &[]);
+    assert_eq!(names, ["Softmax"]);
 }

@@ -161,6 +161,21 @@ fn the_workloads_are_compiled_to_jit_kernels() {
 }
 
 #[test]
+fn a_ragged_softmax_is_one_jit_row_kernel_within_tolerance_of_the_op() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F32, 1));
+    let y = x.softmax();
+    let f = compile(&[&x], &[&y]).unwrap();
+    assert_eq!(f.jit_kernels(), 1, "{}", f.debugprint());
+    assert!(f.debugprint().starts_with("JitRowKernel{"), "{}", f.debugprint());
+    let reference = g.compile_with(&[&x], &[&y], Mode::FastCompile).unwrap();
+    let lengths: Vec<usize> = (0..2_000).map(|i| (i * 7919) % 21).collect();
+    let picks: Vec<u8> = (0..64).map(|i| (i * 11) as u8).collect();
+    let v = data(DType::F32, &lengths, &picks, 0);
+    agree(reference.call(std::slice::from_ref(&v)), f.call(&[v]), false, &f).unwrap();
+}
+
+#[test]
 fn long_rows_and_many_threads_agree_with_one_thread() {
     // One long row, many short and empty rows: over the per-thread threshold, so the work is
     // split across threads by value count.
