@@ -80,6 +80,36 @@ pub fn fill_chunks<T: Send>(out: &mut [T], item_len: usize, fill: impl Fn(usize,
     Ok(())
 }
 
+/// Calls `fill(items, chunk)` on consecutive groups of items whose outputs have variable sizes:
+/// item `i` owns `out[offsets[i] - offsets[0]..offsets[i + 1] - offsets[0]]` (`offsets` has one
+/// more entry than there are items, non-decreasing, and spans `out`). Groups go to the call's
+/// threads when each gets at least [`MIN_ITEMS_PER_THREAD`] items, else one call covers all.
+/// `fill` must only compute (see the module docs).
+pub fn fill_spans<T: Send>(
+    out: &mut [T],
+    offsets: &[i64],
+    fill: impl Fn(std::ops::Range<usize>, &mut [T]) + Sync,
+) -> Result<()> {
+    let items = offsets.len().saturating_sub(1);
+    let threads = call_threads().min(items / MIN_ITEMS_PER_THREAD);
+    if threads <= 1 {
+        fill(0..items, out);
+        return Ok(());
+    }
+    let per_group = items.div_ceil(threads);
+    let mut groups = Vec::with_capacity(threads);
+    let mut rest = out;
+    for first in (0..items).step_by(per_group) {
+        let last = (first + per_group).min(items);
+        let len = (offsets[last] - offsets[first]) as usize;
+        let (chunk, tail) = rest.split_at_mut(len);
+        groups.push((first..last, chunk));
+        rest = tail;
+    }
+    pool(call_threads())?.install(|| groups.into_par_iter().for_each(|(range, chunk)| fill(range, chunk)));
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,5 +131,31 @@ mod tests {
             assert_eq!(out, want, "{threads} threads: every item filled exactly once, with its index");
         }
         assert_eq!(call_threads(), 1, "the guard restores the count");
+    }
+
+    #[test]
+    fn spans_of_every_size_are_filled_once_by_their_item() {
+        for threads in [1, 2, 3] {
+            let _guard = enter_threads(threads);
+            let items = 3 * MIN_ITEMS_PER_THREAD + 5;
+            let offsets: Vec<i64> = std::iter::once(0)
+                .chain((0..items).scan(0i64, |s, i| {
+                    *s += (i % 4) as i64;
+                    Some(*s)
+                }))
+                .collect();
+            let mut out = vec![usize::MAX; *offsets.last().unwrap() as usize];
+            fill_spans(&mut out, &offsets, |range, chunk| {
+                let base = offsets[range.start];
+                for i in range {
+                    for v in &mut chunk[(offsets[i] - base) as usize..(offsets[i + 1] - base) as usize] {
+                        *v = i;
+                    }
+                }
+            })
+            .unwrap();
+            let want: Vec<usize> = (0..items).flat_map(|i| std::iter::repeat_n(i, i % 4)).collect();
+            assert_eq!(out, want, "{threads} threads: every byte written by its own item");
+        }
     }
 }

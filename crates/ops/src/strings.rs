@@ -631,19 +631,32 @@ impl Op for Join {
         if operands.iter().all(|c| c.len() == n) {
             // Every operand has one string per element (nothing broadcast): copy byte ranges
             // straight into a buffer of the exact size.
-            let mut buf: Vec<u8> = limits::try_vec(JOIN, bytes as usize)?;
+            let columns: Vec<(&[u8], &[i64])> = operands.iter().map(|c| (&c.bytes()[..], &c.offsets()[..])).collect();
+            // Offsets first, then the bytes, filled in parallel by groups of elements.
+            let seps_per_join = (sep.len() * columns.len().saturating_sub(1)) as i64;
             let mut offsets: Vec<i64> = limits::try_vec(JOIN, n + 1)?;
             offsets.push(0);
-            let columns: Vec<(&[u8], &[i64])> = operands.iter().map(|c| (&c.bytes()[..], &c.offsets()[..])).collect();
+            let mut end = 0i64;
             for e in 0..n {
-                for (k, &(b, o)) in columns.iter().enumerate() {
-                    if k > 0 {
-                        buf.extend_from_slice(sep);
-                    }
-                    buf.extend_from_slice(&b[o[e] as usize..o[e + 1] as usize]);
-                }
-                offsets.push(buf.len() as i64);
+                end += seps_per_join + columns.iter().map(|&(_, o)| o[e + 1] - o[e]).sum::<i64>();
+                offsets.push(end);
             }
+            let mut buf: Vec<u8> = limits::try_vec(JOIN, bytes as usize)?;
+            buf.resize(bytes as usize, 0);
+            crate::parallel::fill_spans(&mut buf, &offsets, |elements, chunk| {
+                let mut at = 0;
+                for e in elements {
+                    for (k, &(b, o)) in columns.iter().enumerate() {
+                        if k > 0 {
+                            chunk[at..at + sep.len()].copy_from_slice(sep);
+                            at += sep.len();
+                        }
+                        let s = &b[o[e] as usize..o[e + 1] as usize];
+                        chunk[at..at + s.len()].copy_from_slice(s);
+                        at += s.len();
+                    }
+                }
+            })?;
             let column = StringTensor::from_parts(buf.into(), offsets.into(), b.flat_shape.clone())?;
             return one(b.finish(DenseTensor::String(column))?);
         }

@@ -405,14 +405,15 @@ fn concurrent_calls_give_the_sequential_results() {
 }
 
 #[test]
-fn hashing_and_embedding_bags_split_across_threads_give_the_one_thread_bits() {
-    // Enough rows and words that `parallel::fill_chunks` splits both the hashing and the fused
+fn hashing_joins_and_embedding_bags_split_across_threads_give_the_one_thread_bits() {
+    // Enough rows and words that `parallel` splits the hashing, the string join and the fused
     // `GatherReduce` (at least 2^14 items per thread).
     let g = Graph::new();
     let words = g.input("words", TensorType::ragged(DType::String, 1));
     let table = g.input("table", TensorType::dense(DType::F32, &[Some(64), Some(4)]));
     let ids = words.to_hash_bucket_fast(64);
     let bag = table.embedding_lookup(&ids).reduce_mean(1);
+    let joined = words.join(&[&words], "+");
     let rows: Vec<Vec<String>> =
         (0..50_000).map(|r| (0..(r * 7919) % 5).map(|k| format!("w{}", (r * 31 + k * 17) % 997)).collect()).collect();
     let words_v = RaggedTensor::from_nested(rows).unwrap();
@@ -423,7 +424,11 @@ fn hashing_and_embedding_bags_split_across_threads_give_the_one_thread_bits() {
     let inputs = [words_v, table_v];
     let run = |threads: usize| {
         let f = g
-            .compile_with(&[&words, &table], &[&ids, &bag], CompileOptions::from(Mode::FastRun).threads(threads))
+            .compile_with(
+                &[&words, &table],
+                &[&ids, &bag, &joined],
+                CompileOptions::from(Mode::FastRun).threads(threads),
+            )
             .unwrap();
         assert!(f.debugprint().contains("GatherReduce"), "{}", f.debugprint());
         f.call(&inputs).unwrap()
@@ -432,7 +437,8 @@ fn hashing_and_embedding_bags_split_across_threads_give_the_one_thread_bits() {
     for (k, (a, b)) in one.iter().zip(&two).enumerate() {
         assert!(a.equals(b), "output {k}: 2 threads gave {b}, 1 thread {a}");
     }
-    let plain = g.compile_with(&[&words, &table], &[&ids, &bag], Mode::FastCompile).unwrap().call(&inputs).unwrap();
+    let plain =
+        g.compile_with(&[&words, &table], &[&ids, &bag, &joined], Mode::FastCompile).unwrap().call(&inputs).unwrap();
     for (k, (a, b)) in plain.iter().zip(&two).enumerate() {
         assert!(a.equals(b), "output {k}: the fused graph gave {b}, the unfused one {a}");
     }
