@@ -295,12 +295,16 @@ fn gather_reduce_reports_the_gathers_errors_and_leaves_shared_gathers_alone() {
     let (g, inputs, out) = embedding_bag(ReduceKind::Mean, false, &[None, Some(2)], true);
     // Index 5 is out of range for a 5-row table: the fused op fails as the gather does.
     let bad = [table(5, &[2]), ragged![[0, 5], []].unwrap(), ragged![[1i64], [2]].unwrap()];
-    check(&g, &inputs, &[out], &bad, &[]);
     let negative = [table(5, &[2]), ragged![[0], []].unwrap(), ragged![[-1i64], [2]].unwrap()];
-    check(&g, &inputs, &[out], &negative, &[]);
     // Row counts that differ: the concat's error.
     let rows = [table(5, &[2]), ragged![[0], [1], []].unwrap(), ragged![[1i64], [2]].unwrap()];
-    check(&g, &inputs, &[out], &rows, &[]);
+    for values in [bad, negative, rows] {
+        // The fused op runs (and falls back), and the unfused graph fails on these values.
+        let (_, names) = check(&g, &inputs, &[out], &values, &[]);
+        assert!(names[0].starts_with("GatherReduce"), "{names:?}");
+        let plain = FunctionGraph::new(&g, &inputs, &[out]).unwrap();
+        assert!(Interpreter::new(&plain).unwrap().run(&plain, &values).is_err(), "the unfused graph must fail");
+    }
 
     // A gather that is also an output is computed anyway: no fusion.
     let mut g = Graph::new();
