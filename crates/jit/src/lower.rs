@@ -7,7 +7,8 @@
 //!   `begin..end`;
 //! - **rows** (a `RowKernel`, or a `Composite` with per-row operands): a loop over the rows
 //!   `begin..end`; each row loads its offsets once, then makes one pass per reduction and one
-//!   pass computing the element outputs, while the row is in cache.
+//!   pass computing the element outputs, while the row is in cache (kernels with several passes
+//!   take the rows in small blocks, pass by pass, see `emit_rows`).
 //!
 //! Two kinds of kernels:
 //! - **vector** kernels ([`KernelSpec::simd`]): every value has one dtype (float32, float64,
@@ -28,7 +29,9 @@
 //! of floats. Anything else keeps running on the chunked reference implementation.
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, Block, Endianness, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_codegen::ir::{
+    types, Block, Endianness, InstBuilder, MemFlagsData, StackSlot, StackSlotData, StackSlotKind, Type, Value,
+};
 use cranelift_frontend::FunctionBuilder;
 use ragtime_core::{dispatch_dtype, DType};
 use ragtime_ops::elemwise::ScalarOp;
@@ -823,16 +826,33 @@ fn emit_elements(b: &mut FunctionBuilder, e: &Emitter<'_>, start: Value, end: Va
 /// Vectors per iteration of the main loops.
 const UNROLL: i64 = 2;
 
-/// The row loop: per row, the reductions in order, then the element outputs.
+/// Rows per block of a row kernel with reductions (see [`emit_rows`]).
+const ROW_BLOCK: i64 = 8;
+
+/// Bytes per row of a block's per-row value slot: the scalar at 0, the vector at 16.
+const ROW_VALUE_BYTES: i64 = 32;
+
+/// The row loop. With one pass per row (a row map, or one reduction alone), row after row. With
+/// more, rows go in blocks of [`ROW_BLOCK`]: each reduction makes one pass over the block's rows, keeping each
+/// row's result (scalar and splat vector) in a stack slot, then one pass computes the element
+/// outputs. A row's passes form one dependency chain (softmax: max, then `exp(x - max)` and
+/// its sum, then the division), so a row at a time runs at the chain's latency on short rows;
+/// within a pass the block's rows are independent and the core overlaps them. The block's
+/// values stay in L1 between passes. Keeping per-row values in memory also pins where they are
+/// computed: Cranelift places pure instructions at their uses and does not hoist them back
+/// out of the next pass's loops, so a lane fold or splat held as an SSA value would be redone
+/// at every vector.
 fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_>) {
     let spec = e.spec;
     let n_ops = spec.operands.len();
-    let _ = emit_loop(b, e.ptr, p.begin, p.end, 1, &[], &mut |b, r, _| {
+    let n_inputs = spec.graph.inputs().len();
+    // The row's offsets and per-row operands.
+    let row_start = |b: &mut FunctionBuilder, r: Value| {
         let off = b.ins().imul_imm_s(r, 8);
         let at = b.ins().iadd(p.splits, off);
         let start = b.ins().load(types::I64, mem(), at, 0);
         let end = b.ins().load(types::I64, mem(), at, 8);
-        let mut row_values: Vec<Option<Both>> = vec![None; spec.graph.inputs().len()];
+        let mut row_values: Vec<Option<Both>> = vec![None; n_inputs];
         for (k, kind) in spec.operands.iter().enumerate() {
             if *kind == OperandKind::PerRow {
                 let dtype = spec.graph.inputs()[k];
@@ -841,18 +861,86 @@ fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_>) {
                 row_values[k] = Some(e.both(b, s));
             }
         }
-        for (k, red) in spec.reductions.iter().enumerate() {
-            let value = emit_reduction(b, e, red, start, end, &row_values);
-            let dtype = spec.graph.inputs()[n_ops + k];
-            for (j, o) in spec.outputs.iter().enumerate() {
-                if *o == RowOutput::Reduction(k) {
-                    let a = e.addr(b, e.out_ptrs[j], r, dtype);
-                    b.ins().store(mem(), value, a, 0);
-                }
+        (start, end, row_values)
+    };
+    let store_results = |b: &mut FunctionBuilder, r: Value, k: usize, value: Value| {
+        let dtype = spec.graph.inputs()[n_ops + k];
+        for (j, o) in spec.outputs.iter().enumerate() {
+            if *o == RowOutput::Reduction(k) {
+                let a = e.addr(b, e.out_ptrs[j], r, dtype);
+                b.ins().store(mem(), value, a, 0);
             }
-            row_values[n_ops + k] = Some(e.both(b, value));
         }
-        emit_elements(b, e, start, end, &row_values);
+    };
+    let passes = spec.reductions.len() + usize::from(!RowOutput::elements(&spec.outputs).is_empty());
+    if passes <= 1 {
+        // One pass per row (a row reduction, or a row map): nothing to overlap.
+        let _ = emit_loop(b, e.ptr, p.begin, p.end, 1, &[], &mut |b, r, _| {
+            let (start, end, row_values) = row_start(b, r);
+            if let Some(red) = spec.reductions.first() {
+                let value = emit_reduction(b, e, red, start, end, &row_values);
+                store_results(b, r, 0, value);
+            } else {
+                emit_elements(b, e, start, end, &row_values);
+            }
+            Vec::new()
+        });
+        return;
+    }
+    let slots: Vec<StackSlot> = spec
+        .reductions
+        .iter()
+        .map(|_| {
+            let bytes = (ROW_BLOCK * ROW_VALUE_BYTES) as u32;
+            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, 4))
+        })
+        .collect();
+    let result_types: Vec<(Type, Type)> = (0..spec.reductions.len())
+        .map(|k| {
+            let dtype = spec.graph.inputs()[n_ops + k];
+            (e.ty(dtype, false), e.ty(dtype, true))
+        })
+        .collect();
+    // The entry of row `r` (of the block starting at `first`) in `slot`.
+    let entry = |b: &mut FunctionBuilder, slot: StackSlot, first: Value, r: Value| {
+        let base = b.ins().stack_addr(e.ptr, slot, 0);
+        let k = b.ins().isub(r, first);
+        let off = b.ins().imul_imm_s(k, ROW_VALUE_BYTES);
+        b.ins().iadd(base, off)
+    };
+    // The results of reductions `..upto` for row `r`, read back from their slots.
+    let earlier = |b: &mut FunctionBuilder, row_values: &mut [Option<Both>], first: Value, r: Value, upto: usize| {
+        for k in 0..upto {
+            let at = entry(b, slots[k], first, r);
+            let (scalar_ty, vector_ty) = result_types[k];
+            let scalar = b.ins().load(scalar_ty, mem(), at, 0);
+            let vector = b.ins().load(vector_ty, mem(), at, 16);
+            row_values[n_ops + k] = Some(Both { scalar, vector });
+        }
+    };
+    let _ = emit_loop(b, e.ptr, p.begin, p.end, ROW_BLOCK, &[], &mut |b, first, _| {
+        let past = b.ins().iadd_imm_s(first, ROW_BLOCK);
+        let short = b.ins().icmp(IntCC::UnsignedLessThan, past, p.end);
+        let last = b.ins().select(short, past, p.end);
+        for (k, red) in spec.reductions.iter().enumerate() {
+            let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
+                let (start, end, mut row_values) = row_start(b, r);
+                earlier(b, &mut row_values, first, r, k);
+                let value = emit_reduction(b, e, red, start, end, &row_values);
+                store_results(b, r, k, value);
+                let both = e.both(b, value);
+                let at = entry(b, slots[k], first, r);
+                b.ins().store(mem(), both.scalar, at, 0);
+                b.ins().store(mem(), both.vector, at, 16);
+                Vec::new()
+            });
+        }
+        let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
+            let (start, end, mut row_values) = row_start(b, r);
+            earlier(b, &mut row_values, first, r, spec.reductions.len());
+            emit_elements(b, e, start, end, &row_values);
+            Vec::new()
+        });
         Vec::new()
     });
 }

@@ -443,3 +443,33 @@ fn hashing_joins_and_embedding_bags_split_across_threads_give_the_one_thread_bit
         assert!(a.equals(b), "output {k}: the fused graph gave {b}, the unfused one {a}");
     }
 }
+
+#[test]
+fn multi_pass_row_kernels_match_the_interpreter_for_every_row_count_and_thread_split() {
+    // Kernels with several passes per row take the rows in blocks (see `emit_rows`): row
+    // counts around the block size, and a range split across two threads at a row that is not
+    // a block boundary, must all give the interpreter's results. Two reductions (the second
+    // reads the first) and an element output that reads both.
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F32, 1));
+    let centered = &x - x.reduce_mean(keepdims(1));
+    let spread = centered.square().reduce_sum(keepdims(1));
+    let y = &centered / (spread + 1.0);
+    let e = (&x - x.reduce_max(keepdims(1))).exp();
+    let softmax = &e / e.reduce_sum(keepdims(1));
+    let picks: Vec<u8> = (0..64).map(|i| (i * 11 + 3) as u8).collect();
+    for threads in [1, 2] {
+        let jit = g.compile_with(&[&x], &[&y, &softmax], CompileOptions::from(Mode::FastRun).threads(threads)).unwrap();
+        assert!(jit.jit_kernels() >= 1, "expected JIT row kernels:\n{}", jit.debugprint());
+        let reference = g.compile_with(&[&x], &[&y, &softmax], Mode::FastCompile).unwrap();
+        let mut row_counts: Vec<usize> = (0..=19).collect();
+        row_counts.push(100_003);
+        for nrows in row_counts {
+            let lengths: Vec<usize> = (0..nrows).map(|i| (i * 7919 + nrows) % 23).collect();
+            let v = data(DType::F32, &lengths, &picks, nrows);
+            if let Err(why) = agree(reference.call(std::slice::from_ref(&v)), jit.call(&[v]), false, &jit) {
+                panic!("{nrows} rows on {threads} thread(s): {why}");
+            }
+        }
+    }
+}
