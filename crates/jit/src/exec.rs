@@ -233,16 +233,16 @@ impl JitKernel {
         if rows && splits.last().copied() != Some(total as i64) {
             return Err(Error::graph("JIT: the flat values do not end at the last row split"));
         }
-        if layout.columns.len() != spec.operands.len() {
+        if layout.columns.len() != spec.operands().len() {
             return Err(Error::graph(format!(
                 "JIT: {} operands for a kernel of {}",
                 layout.columns.len(),
-                spec.operands.len()
+                spec.operands().len()
             )));
         }
         let mut inputs = Vec::with_capacity(layout.columns.len());
-        for (k, (column, kind)) in layout.columns.iter().zip(&spec.operands).enumerate() {
-            let dtype = spec.graph.inputs()[k];
+        for (k, (column, kind)) in layout.columns.iter().zip(spec.operands()).enumerate() {
+            let dtype = spec.graph().inputs()[k];
             let data = dispatch_dtype!(dtype,
                 T => column.as_slice::<T>().map(|s| (s.as_ptr().cast::<u8>(), s.len())),
                 string => None)
@@ -259,7 +259,7 @@ impl JitKernel {
         }
         let name = &self.name;
         let lengths: Vec<usize> = spec
-            .outputs
+            .outputs()
             .iter()
             .map(|o| match o {
                 RowOutput::Elements(_) => total,
@@ -301,13 +301,13 @@ impl JitKernel {
             return Ok(None);
         }
         let flat_shape = reference.flat_values().shape().to_vec();
-        spec.outputs
+        spec.outputs()
             .iter()
             .zip(outputs.into_iter().zip(&lengths))
             .map(|(o, (buffer, &n))| {
                 let shape = match *o {
                     RowOutput::Elements(_) => flat_shape.clone(),
-                    RowOutput::Reduction(k) if spec.reductions.get(k).is_some_and(|r| r.keepdims) => vec![nrows, 1],
+                    RowOutput::Reduction(k) if spec.reductions().get(k).is_some_and(|r| r.keepdims) => vec![nrows, 1],
                     RowOutput::Reduction(_) => vec![nrows],
                 };
                 // SAFETY: every range completed, and the ranges cover every element `0..total`
@@ -366,7 +366,7 @@ impl Op for JitKernel {
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
-        let Some(layout) = Layout::new(&self.spec.operands, inputs, self.spec.rows())? else {
+        let Some(layout) = Layout::new(self.spec.operands(), inputs, self.spec.rows())? else {
             return self.inner.perform(inputs);
         };
         let Some(outputs) = self.run(&layout)? else {

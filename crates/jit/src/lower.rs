@@ -125,25 +125,52 @@ impl Elem {
 }
 
 /// Everything a fused kernel is compiled from; the kernel cache's key (the scalar graph holds
-/// the dtype of every input, constant and node).
+/// the dtype of every input, constant and node). Only [`KernelSpec::new`] builds one, after
+/// checking that every part can be lowered, so the fields are read through accessors.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct KernelSpec {
     /// The scalar computation. Inputs: the op's operands, then one per reduction.
-    pub graph: ScalarGraph,
+    graph: ScalarGraph,
     /// How each op input lines up with the iteration space.
-    pub operands: Vec<OperandKind>,
+    operands: Vec<OperandKind>,
     /// Row reductions, in pass order (empty for a `Composite`).
-    pub reductions: Vec<RowReduction>,
+    reductions: Vec<RowReduction>,
     /// The outputs.
-    pub outputs: Vec<RowOutput>,
+    outputs: Vec<RowOutput>,
     /// The lane type of the vector loops, when every value of the kernel has this one dtype and
     /// every op has a vector lowering ([`vector_op`]); `None` when the loops are scalar (mixed
     /// dtypes, bool, 8/16-bit or unsigned integers, calls to the interpreter's kernels,
     /// operations that can fault).
-    pub simd: Option<Elem>,
+    simd: Option<Elem>,
 }
 
 impl KernelSpec {
+    /// The scalar computation. Inputs: the op's operands, then one per reduction.
+    pub fn graph(&self) -> &ScalarGraph {
+        &self.graph
+    }
+
+    /// How each op input lines up with the iteration space.
+    pub fn operands(&self) -> &[OperandKind] {
+        &self.operands
+    }
+
+    /// Row reductions, in pass order (empty for a `Composite`).
+    pub fn reductions(&self) -> &[RowReduction] {
+        &self.reductions
+    }
+
+    /// The outputs.
+    pub fn outputs(&self) -> &[RowOutput] {
+        &self.outputs
+    }
+
+    /// The lane type of the vector loops, when every value of the kernel has one dtype with
+    /// vector kernels and every op a vector lowering ([`vector_op`]); `None` for scalar loops.
+    pub fn simd(&self) -> Option<Elem> {
+        self.simd
+    }
+
     /// True when the kernel loops over rows (reductions or per-row operands), false for a flat
     /// loop over elements.
     pub fn rows(&self) -> bool {

@@ -517,7 +517,7 @@ fn comparisons_and_where_in_one_dtype_graphs_run_in_vector_kernels() {
             .toposort()
             .unwrap()
             .into_iter()
-            .filter_map(|n| fg.node(n)?.op.as_any().downcast_ref::<JitKernel>().map(|k| k.spec().simd.is_some()))
+            .filter_map(|n| fg.node(n)?.op.as_any().downcast_ref::<JitKernel>().map(|k| k.spec().simd().is_some()))
             .collect();
         assert_eq!(vectorized, [true], "{dtype}: {}", f.debugprint());
         let picks: Vec<u8> = (0..=255).collect();
