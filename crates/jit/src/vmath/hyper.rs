@@ -1,4 +1,4 @@
-//! `tanh` and `sigmoid` emitters, built on `exp`.
+//! `tanh` and `sigmoid` emitters: float32 `tanh` a rational approximation, the rest built on `exp`.
 
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::Value;
@@ -7,42 +7,30 @@ use super::{explog, Emit, Float};
 
 // Cephes' coefficients are kept with the digits it publishes, beyond f64 precision.
 #[allow(clippy::excessive_precision)]
-/// `tanh x`: an odd polynomial / rational (Cephes `tanhf` / `tanh`) for |x| < 0.625, where
+/// `tanh x`. float32: [`tanh_f32`]. float64: an odd rational (Cephes `tanh`) for |x| < 0.625, where
 /// `1 - 2/(e^2|x| + 1)` would cancel, and that formula with the sign of x elsewhere. `exp`
 /// saturates to +inf for large |x|, giving exactly ±1; NaN stays NaN.
 pub(crate) fn tanh(m: &mut Emit, x: Value) -> Value {
+    if m.l.float == Float::F32 {
+        return tanh_f32(m, x);
+    }
     // Both branches work on a = |x| and x's sign bit is OR-ed in at the end, which also makes
     // tanh(-0) = -0 (the polynomial would give +0 + -0 = +0).
     let a = m.abs(x);
     let z = m.mul(a, a);
-    let small = match m.l.float {
-        Float::F32 => {
-            let p = m.horner(
-                z,
-                &[
-                    -5.704_988_727_45e-3,
-                    2.063_908_879_54e-2,
-                    -5.373_971_555_31e-2,
-                    1.333_144_220_36e-1,
-                    -3.333_328_194_22e-1,
-                ],
-            );
-            let pz = m.mul(p, z);
-            m.fma(pz, a, a)
-        }
-        Float::F64 => {
-            let p = m.horner(
-                z,
-                &[-9.643_991_794_250_522_386_28e-1, -9.928_772_310_019_185_865_64e1, -1.614_687_684_417_084_479_52e3],
-            );
-            let q = m.horner(
-                z,
-                &[1.0, 1.128_116_784_916_329_314_02e2, 2.235_488_390_601_004_485_83e3, 4.844_063_053_251_254_860_48e3],
-            );
-            let pq = m.div(p, q);
-            let pz = m.mul(pq, z);
-            m.fma(pz, a, a)
-        }
+    // float64 from here on.
+    let small = {
+        let p = m.horner(
+            z,
+            &[-9.643_991_794_250_522_386_28e-1, -9.928_772_310_019_185_865_64e1, -1.614_687_684_417_084_479_52e3],
+        );
+        let q = m.horner(
+            z,
+            &[1.0, 1.128_116_784_916_329_314_02e2, 2.235_488_390_601_004_485_83e3, 4.844_063_053_251_254_860_48e3],
+        );
+        let pq = m.div(p, q);
+        let pz = m.mul(pq, z);
+        m.fma(pz, a, a)
     };
 
     let a2 = m.add(a, a);
@@ -89,4 +77,43 @@ pub(crate) fn sigmoid(m: &mut Emit, x: Value) -> Value {
     let ok = m.fcmp(FloatCC::Ordered, corr, corr);
     let corr = m.sel(ok, corr, zero);
     m.add(q, corr)
+}
+
+// The coefficients are kept with the digits Eigen publishes, beyond f32 precision.
+#[allow(clippy::excessive_precision)]
+/// float32 `tanh x`: the 13/6-degree rational minimax approximation Eigen uses for float
+/// (`generic_fast_tanh_float`, which TensorFlow's CPU kernels run), on x clamped to [-9, 9]
+/// (beyond which tanh rounds to ±1 in float32), and x itself for |x| < 0.0004, where tanh x
+/// rounds to x. One division and no `exp`: about a third of the instructions of the
+/// `exp`-based formula, at 4.5 ulps worst instead of 1.3 (crate docs). NaN passes the clamps
+/// (compare + select) and stays NaN; the odd numerator keeps tanh(-0) = -0; ±inf clamp to ±9,
+/// which gives exactly ±1.
+fn tanh_f32(m: &mut Emit, x: Value) -> Value {
+    let hi = m.c(9.0);
+    let lo = m.c(-9.0);
+    let over = m.fcmp(FloatCC::GreaterThan, x, hi);
+    let c = m.sel(over, hi, x);
+    let under = m.fcmp(FloatCC::LessThan, c, lo);
+    let c = m.sel(under, lo, c);
+    let x2 = m.mul(c, c);
+    let p = m.horner(
+        x2,
+        &[
+            -2.760_768_477_423_55e-16,
+            2.000_187_904_824_77e-13,
+            -8.604_671_522_137_35e-11,
+            5.122_297_090_371_14e-8,
+            1.485_722_357_179_79e-5,
+            6.372_619_288_754_36e-4,
+            4.893_524_558_917_86e-3,
+        ],
+    );
+    let p = m.mul(p, c);
+    let q = m
+        .horner(x2, &[1.198_258_394_667_02e-6, 1.185_347_056_866_54e-4, 2.268_434_632_439e-3, 4.893_525_185_543_85e-3]);
+    let t = m.div(p, q);
+    let a = m.abs(x);
+    let tiny = m.c(0.0004);
+    let is_tiny = m.fcmp(FloatCC::LessThan, a, tiny);
+    m.sel(is_tiny, x, t)
 }
