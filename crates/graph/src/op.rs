@@ -102,7 +102,11 @@ pub trait Op: OpEq + fmt::Debug + Send + Sync + 'static {
     fn output_types(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         if self.keeps_uniform_rows() || !inputs.iter().any(TensorType::has_uniform_rows) {
             let out = self.infer(inputs)?;
-            return Ok(if self.keeps_uniform_rows() { out } else { out.into_iter().map(TensorType::widened).collect() });
+            return Ok(if self.keeps_uniform_rows() {
+                out
+            } else {
+                out.into_iter().map(TensorType::widened).collect()
+            });
         }
         let widened: Vec<TensorType> = inputs.iter().cloned().map(TensorType::widened).collect();
         Ok(self.infer(&widened)?.into_iter().map(TensorType::widened).collect())

@@ -798,8 +798,8 @@ mod tests {
     fn uniform_partitions_are_typed_exactly_where_values_keep_them() {
         // The inferred type of each broadcast must accept its value: a uniform partition where
         // the type says so (a ragged type also accepts a uniform partition).
-        let u = RaggedTensor::from_uniform_row_length(RaggedTensor::dense(DenseTensor::vector(vec![1i32; 6])), 3)
-            .unwrap();
+        let u =
+            RaggedTensor::from_uniform_row_length(RaggedTensor::dense(DenseTensor::vector(vec![1i32; 6])), 3).unwrap();
         let r = ragged![[1, 2, 3], [4, 5, 6]].unwrap();
         let d = dense(ragged![[10, 20, 30], [40, 50, 60]]);
         let col = dense(ragged![[1], [2]]);

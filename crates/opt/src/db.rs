@@ -126,6 +126,12 @@ pub const REWRITES: &[RewriteInfo] = &[
         doc: "softmax / log_softmax over the ragged axis of [n, *] floats -> max, exp, sum primitives that row fusion fuses",
     },
     RewriteInfo {
+        name: "local_expand_row_statistics",
+        tags: &["fast_run", "fusion", "local"],
+        position: 30,
+        doc: "reduce_variance / reduce_std / reduce_logsumexp over the ragged axis of [n, *] floats -> mean, max, exp, sum primitives that row fusion fuses",
+    },
+    RewriteInfo {
         name: "local_gather_reduce",
         tags: &["fast_run", "fusion", "local"],
         position: 30,
@@ -200,6 +206,7 @@ fn local_rewrite(name: &str) -> Option<LocalRewrite> {
         "local_concat_one" => canon::concat_one,
         "local_gather_reduce" => gather_reduce::gather_reduce,
         "local_expand_softmax" => expand::softmax,
+        "local_expand_row_statistics" => expand::statistic,
         _ => return None,
     })
 }

@@ -526,7 +526,8 @@ impl ValueDoc {
             }
             for (k, length) in lengths.iter().enumerate() {
                 if let Some(n) = length {
-                    let n = usize::try_from(*n).map_err(|_| Error::value(OP, format!("row length {n} is too large")))?;
+                    let n =
+                        usize::try_from(*n).map_err(|_| Error::value(OP, format!("row length {n} is too large")))?;
                     value = value.with_uniform_rows(k, n)?;
                 }
             }
