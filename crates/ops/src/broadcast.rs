@@ -103,8 +103,14 @@ fn keepdims_hint(e: Error, inputs: &[RaggedTensor]) -> Error {
 
 fn broadcast_values_aligned(op: &str, inputs: &[RaggedTensor]) -> Result<Broadcast> {
     let first = inputs.first().ok_or_else(|| Error::argument(op, "nothing to broadcast"))?;
-    let same_shape =
-        |x: &RaggedTensor| x.same_structure(first) && x.flat_values().shape() == first.flat_values().shape();
+    // Same splits are not enough when a uniform row length differs (possible with no rows): the
+    // general path then builds the partition of the broadcast length that the type promises.
+    let same_uniform = |x: &RaggedTensor| {
+        x.partitions().iter().zip(first.partitions()).all(|(p, q)| p.uniform_row_length() == q.uniform_row_length())
+    };
+    let same_shape = |x: &RaggedTensor| {
+        x.same_structure(first) && x.flat_values().shape() == first.flat_values().shape() && same_uniform(x)
+    };
     let rank = inputs.iter().map(RaggedTensor::rank).max().unwrap_or(0);
     if rank == 0 || inputs[1..].iter().all(same_shape) {
         // Nothing to align: the operands are the inputs' own flat values.
