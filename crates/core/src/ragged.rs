@@ -306,6 +306,30 @@ impl RaggedTensor {
         Self::new_for("with_flat_values", flat_values, self.partitions.clone())
     }
 
+    /// The same tensor with partition `k` (0 = the outermost) marked uniform: every row of it
+    /// must have `row_length` values (else `invalid_row_partition`). This is how a value gets a
+    /// [`crate::Dim::UniformRows`] type, as if built by [`RaggedTensor::from_uniform_row_length`];
+    /// the values are shared, not copied.
+    pub fn with_uniform_rows(&self, k: usize, row_length: usize) -> Result<Self> {
+        const OP: &str = "with_uniform_rows";
+        let p = self.partitions.get(k).ok_or_else(|| {
+            Error::partition(OP, format!("partition {k} does not exist (ragged rank {})", self.ragged_rank()))
+        })?;
+        if p.uniform_row_length() == Some(row_length) {
+            return Ok(self.clone());
+        }
+        if let Some(row) = p.row_splits().windows(2).position(|w| (w[1] - w[0]) as usize != row_length) {
+            let len = p.row_splits()[row + 1] - p.row_splits()[row];
+            return Err(Error::partition(
+                OP,
+                format!("row {row} of partition {k} has {len} values, not the uniform row length {row_length}"),
+            ));
+        }
+        let mut partitions = self.partitions.clone();
+        partitions[k] = RowPartition::from_uniform_row_length(row_length, p.nrows())?;
+        Self::new_for(OP, self.flat_values.clone(), partitions)
+    }
+
     /// True when both tensors have the same ragged structure (partition by partition; O(1) per
     /// partition when they share it).
     pub fn same_structure(&self, other: &RaggedTensor) -> bool {

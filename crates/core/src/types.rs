@@ -13,6 +13,12 @@ pub enum Dim {
     Unknown,
     /// A ragged dimension: each row has its own length.
     Ragged,
+    /// A row-partitioned dimension whose rows all have this many values: the partition of
+    /// `from_uniform_row_length` (TensorFlow's `uniform_row_length`, a known dimension size in
+    /// its shapes). It sits where [`Dim::Ragged`] may sit, and a value has it when its row
+    /// partition says so ([`crate::RowPartition::uniform_row_length`]), not merely when its
+    /// rows happen to have equal lengths, as in TensorFlow.
+    UniformRows(usize),
 }
 
 impl Dim {
@@ -27,13 +33,35 @@ impl Dim {
     pub fn from_option(size: Option<usize>) -> Dim {
         size.map_or(Dim::Unknown, Dim::Known)
     }
+    /// True for a row-partitioned dim ([`Dim::Ragged`] or [`Dim::UniformRows`]): the dims at
+    /// `1..=ragged_rank` of a type, each backed by a `RowPartition` in its values.
+    pub fn is_partition(self) -> bool {
+        matches!(self, Dim::Ragged | Dim::UniformRows(_))
+    }
+    /// The number of items along this dim when every row has the same one: the size of a
+    /// known uniform dim or the row length of a uniform partition.
+    pub fn static_len(self) -> Option<usize> {
+        match self {
+            Dim::Known(n) | Dim::UniformRows(n) => Some(n),
+            Dim::Unknown | Dim::Ragged => None,
+        }
+    }
+    /// The dim with a uniform row length forgotten ([`Dim::UniformRows`] becomes [`Dim::Ragged`]).
+    pub fn widened(self) -> Dim {
+        match self {
+            Dim::UniformRows(_) => Dim::Ragged,
+            other => other,
+        }
+    }
 }
 
 /// The constraints a value must meet to flow through a graph variable.
 ///
 /// Architecture invariant: `dims().len()` is the rank; `dims()[0]` is uniform (the outer
-/// dimension); `dims()[1..=ragged_rank()]` are [`Dim::Ragged`]; the remaining dims are uniform
-/// inner dims of the flat values. A dense tensor has `ragged_rank() == 0` and no ragged dim.
+/// dimension); `dims()[1..=ragged_rank()]` are partition dims ([`Dim::Ragged`], or
+/// [`Dim::UniformRows`] when every row of that partition has the same known length); the
+/// remaining dims are uniform inner dims of the flat values. A dense tensor has
+/// `ragged_rank() == 0` and no partition dim.
 ///
 /// The fields are private so that no value breaks the invariant: every constructor either
 /// cannot break it ([`TensorType::ragged`], [`TensorType::dense`], [`TensorType::with_inner`])
@@ -48,6 +76,9 @@ impl Dim {
 /// assert_eq!(t, TensorType::ragged(DType::F32, 1).with_inner(&[Some(2)]));
 /// // A ragged dim after a uniform inner dim is not a type.
 /// assert!(TensorType::from_dims(DType::F32, vec![Dim::Unknown, Dim::Known(2), Dim::Ragged]).is_err());
+/// // A partition whose rows all have 3 values (`from_uniform_row_length`) prints as `(3)`.
+/// let u = TensorType::from_dims(DType::F32, vec![Dim::Known(2), Dim::UniformRows(3), Dim::Ragged]).unwrap();
+/// assert_eq!((u.ragged_rank(), u.to_string()), (2, "float32[2, (3), *]".to_string()));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TensorType {
@@ -89,10 +120,11 @@ impl TensorType {
         Ok(t)
     }
 
-    /// Builds a type from its dims alone, the ragged rank being the number of [`Dim::Ragged`]
-    /// (which must directly follow the uniform outer dim); checks the rank limit.
+    /// Builds a type from its dims alone, the ragged rank being the number of partition dims
+    /// ([`Dim::Ragged`], [`Dim::UniformRows`]), which must directly follow the uniform outer dim;
+    /// checks the rank limit.
     pub fn from_dims(dtype: DType, dims: Vec<Dim>) -> Result<Self> {
-        let ragged_rank = dims.iter().filter(|d| **d == Dim::Ragged).count();
+        let ragged_rank = dims.iter().filter(|d| d.is_partition()).count();
         Self::new(dtype, ragged_rank, dims)
     }
 
@@ -105,16 +137,16 @@ impl TensorType {
         Ok(())
     }
 
-    /// The invariant of the type: the rank limit, and ragged dims exactly at `1..=ragged_rank`.
+    /// The invariant of the type: the rank limit, and partition dims exactly at `1..=ragged_rank`.
     fn check_invariant(&self) -> Result<()> {
         self.validate()?;
         let ok = if self.ragged_rank == 0 {
-            !self.dims.contains(&Dim::Ragged)
+            !self.dims.iter().any(|d| d.is_partition())
         } else {
             self.dims.len() > self.ragged_rank
-                && self.dims[0] != Dim::Ragged
-                && self.dims[1..=self.ragged_rank].iter().all(|d| *d == Dim::Ragged)
-                && !self.dims[self.ragged_rank + 1..].contains(&Dim::Ragged)
+                && !self.dims[0].is_partition()
+                && self.dims[1..=self.ragged_rank].iter().all(|d| d.is_partition())
+                && !self.dims[self.ragged_rank + 1..].iter().any(|d| d.is_partition())
         };
         if ok {
             Ok(())
@@ -144,10 +176,10 @@ impl TensorType {
         self
     }
 
-    /// The same type with these inner dims appended; they must be uniform (a [`Dim::Ragged`]
+    /// The same type with these inner dims appended; they must be uniform (a partition dim
     /// after the inner dims is refused), and the rank stays within the limit.
     pub fn with_inner_dims(mut self, inner: &[Dim]) -> Result<Self> {
-        if inner.contains(&Dim::Ragged) {
+        if inner.iter().any(|d| d.is_partition()) {
             return Err(Error::value("TensorType", format!("inner dims {inner:?} must be uniform, not ragged")));
         }
         self.dims.extend_from_slice(inner);
@@ -156,20 +188,34 @@ impl TensorType {
     }
 
     /// The same type with dim `axis` replaced by `dim`: a uniform dim by a uniform dim (known or
-    /// unknown); a ragged dim stays ragged. Anything else (an axis past the rank, a ragged dim
-    /// made uniform or the reverse) is an error.
+    /// unknown); a partition dim by a partition dim ([`Dim::Ragged`] or [`Dim::UniformRows`]).
+    /// Anything else (an axis past the rank, a partition dim made uniform or the reverse) is an error.
     pub fn with_dim(mut self, axis: usize, dim: Dim) -> Result<Self> {
         let Some(slot) = self.dims.get_mut(axis) else {
             return Err(Error::value("TensorType", format!("axis {axis} is past the rank {}", self.dims.len())));
         };
-        if (*slot == Dim::Ragged) != (dim == Dim::Ragged) {
+        if slot.is_partition() != dim.is_partition() {
             return Err(Error::value(
                 "TensorType",
-                format!("dim {axis} is {slot:?}: a ragged dim stays ragged and a uniform one uniform, got {dim:?}"),
+                format!("dim {axis} is {slot:?}: a partition dim stays one and a uniform one uniform, got {dim:?}"),
             ));
         }
         *slot = dim;
         Ok(self)
+    }
+
+    /// The same type with every uniform row length forgotten ([`Dim::UniformRows`] made
+    /// [`Dim::Ragged`]): what an op that does not keep uniform partitions can promise.
+    pub fn widened(mut self) -> Self {
+        for d in &mut self.dims {
+            *d = d.widened();
+        }
+        self
+    }
+
+    /// True when some partition dim is a [`Dim::UniformRows`].
+    pub fn has_uniform_rows(&self) -> bool {
+        self.dims.iter().any(|d| matches!(d, Dim::UniformRows(_)))
     }
 
     /// The same type with another dtype.
@@ -198,27 +244,35 @@ impl TensorType {
         }
     }
 
-    /// The exact type of a value (every uniform dim known).
+    /// The exact type of a value (every uniform dim known; a partition built with a uniform row
+    /// length is [`Dim::UniformRows`]).
     pub fn of(value: &RaggedTensor) -> Self {
         let dims = value
             .shape()
             .into_iter()
             .enumerate()
-            .map(|(i, d)| if i >= 1 && i <= value.ragged_rank() { Dim::Ragged } else { Dim::from_option(d) })
+            .map(|(i, d)| {
+                if i >= 1 && i <= value.ragged_rank() {
+                    value.partitions()[i - 1].uniform_row_length().map_or(Dim::Ragged, Dim::UniformRows)
+                } else {
+                    Dim::from_option(d)
+                }
+            })
             .collect();
         TensorType { dtype: value.dtype(), ragged_rank: value.ragged_rank(), dims }
     }
 
     /// True when every value of `other` is also a value of `self` (same dtype, rank and ragged
-    /// rank; each known dim of `self` known and equal in `other`).
+    /// rank; each known dim of `self` known and equal in `other`; a ragged dim of `self` takes a
+    /// uniform partition too, a uniform partition only one of the same row length).
     pub fn accepts(&self, other: &TensorType) -> bool {
         self.dtype == other.dtype
             && self.ragged_rank == other.ragged_rank
             && self.dims.len() == other.dims.len()
             && self.dims.iter().zip(&other.dims).all(|(a, b)| match a {
-                Dim::Known(_) => a == b,
-                Dim::Unknown => *b != Dim::Ragged,
-                Dim::Ragged => *b == Dim::Ragged,
+                Dim::Known(_) | Dim::UniformRows(_) => a == b,
+                Dim::Unknown => !b.is_partition(),
+                Dim::Ragged => b.is_partition(),
             })
     }
 
@@ -233,6 +287,9 @@ impl TensorType {
         }
         self.dims.iter().enumerate().all(|(i, d)| {
             let ragged = rr > 0 && (1..=rr).contains(&i);
+            if let Dim::UniformRows(n) = d {
+                return ragged && value.partitions()[i - 1].uniform_row_length() == Some(*n);
+            }
             let size = if rr == 0 {
                 Some(flat[i])
             } else if i == 0 {
@@ -246,6 +303,7 @@ impl TensorType {
                 Dim::Known(n) => size == Some(*n),
                 Dim::Unknown => !ragged,
                 Dim::Ragged => ragged,
+                Dim::UniformRows(_) => false,
             }
         })
     }
@@ -260,14 +318,26 @@ impl TensorType {
             return Err(Error::dtype("check", format!("{what} must be of type {self}, got a value of type {got}")));
         }
         if !self.accepts(&got) {
-            return Err(Error::shapes("check", format!("{what} must be of type {self}, got a value of type {got}")));
+            // A partition typed uniform must be one built uniform, not one whose rows happen to agree.
+            let hint = if self.has_uniform_rows() {
+                " (a `(n)` dim needs a partition built with a uniform row length: `from_uniform_row_length` \
+                 or `RaggedTensor::with_uniform_rows`)"
+            } else {
+                ""
+            };
+            return Err(Error::shapes(
+                "check",
+                format!("{what} must be of type {self}, got a value of type {got}{hint}"),
+            ));
         }
         Ok(())
     }
 }
 
 impl fmt::Display for TensorType {
-    /// `float32[?, *, 2]`: `?` an unknown dim, `*` a ragged dim, numbers known dims.
+    /// `float32[?, *, 2]`: `?` an unknown dim, `*` a ragged dim, numbers known dims, `(3)` a
+    /// partition whose rows all have 3 values (TensorFlow's shape shows `3`; the parentheses keep
+    /// the ragged rank readable: `int32[3, (2)]` is not the dense `int32[3, 2]`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}[", self.dtype)?;
         for (i, d) in self.dims.iter().enumerate() {
@@ -278,6 +348,7 @@ impl fmt::Display for TensorType {
                 Dim::Known(n) => write!(f, "{n}")?,
                 Dim::Unknown => f.write_str("?")?,
                 Dim::Ragged => f.write_str("*")?,
+                Dim::UniformRows(n) => write!(f, "({n})")?,
             }
         }
         f.write_str("]")

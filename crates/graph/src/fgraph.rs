@@ -391,7 +391,7 @@ impl FunctionGraph {
                 }
             }
             if types.len() == apply.inputs.len() {
-                match apply.op.infer(&types) {
+                match apply.op.output_types(&types) {
                     Ok(inferred) => {
                         let actual: Vec<_> =
                             apply.outputs.iter().filter_map(|&o| g.var(o).map(|v| v.ty.clone())).collect();

@@ -92,7 +92,7 @@ impl Graph {
                 .ok_or_else(|| Error::graph(format!("input {i} of {} is not a variable of this graph", op.name())))?;
             types.push(var.ty.clone());
         }
-        let out_types = op.infer(&types).map_err(|e| e.at_node(op.name()))?;
+        let out_types = op.output_types(&types).map_err(|e| e.at_node(op.name()))?;
         let node = self.applies.insert(Apply { op, inputs: inputs.to_vec(), outputs: Vec::new() });
         let outputs = out_types
             .into_iter()

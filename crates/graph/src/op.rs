@@ -85,6 +85,32 @@ pub trait Op: OpEq + fmt::Debug + Send + Sync + 'static {
     fn properties(&self) -> OpProperties {
         OpProperties::default()
     }
+
+    /// True when [`Op::infer`] handles [`Dim::UniformRows`](ragtime_core::Dim::UniformRows):
+    /// it reads them in its inputs where they matter, and its outputs claim one only where
+    /// [`Op::perform`] builds a partition with that uniform row length. Default `false`: such an
+    /// op sees and gives only [`Dim::Ragged`](ragtime_core::Dim::Ragged) (see [`Op::output_types`]).
+    fn keeps_uniform_rows(&self) -> bool {
+        false
+    }
+
+    /// The output types as the graph records them: [`Op::infer`], with uniform row lengths
+    /// widened to ragged in the inputs and outputs of an op that does not declare
+    /// [`Op::keeps_uniform_rows`]. Forgetting to declare it costs precision, never correctness:
+    /// a ragged type accepts a uniform partition. Graphs, rewrites and fused ops call this, not
+    /// `infer`; ops do not override it.
+    fn output_types(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        if self.keeps_uniform_rows() || !inputs.iter().any(TensorType::has_uniform_rows) {
+            let out = self.infer(inputs)?;
+            return Ok(if self.keeps_uniform_rows() {
+                out
+            } else {
+                out.into_iter().map(TensorType::widened).collect()
+            });
+        }
+        let widened: Vec<TensorType> = inputs.iter().cloned().map(TensorType::widened).collect();
+        Ok(self.infer(&widened)?.into_iter().map(TensorType::widened).collect())
+    }
 }
 
 /// A shared op.

@@ -365,6 +365,11 @@ impl Op for JitKernel {
         self.inner.infer(inputs)
     }
 
+    fn keeps_uniform_rows(&self) -> bool {
+        // Outputs keep the iteration space's partitions, as the fused op's do.
+        self.inner.keeps_uniform_rows()
+    }
+
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let Some(layout) = Layout::new(self.spec.operands(), inputs, self.spec.rows())? else {
             return self.inner.perform(inputs);

@@ -103,8 +103,14 @@ fn keepdims_hint(e: Error, inputs: &[RaggedTensor]) -> Error {
 
 fn broadcast_values_aligned(op: &str, inputs: &[RaggedTensor]) -> Result<Broadcast> {
     let first = inputs.first().ok_or_else(|| Error::argument(op, "nothing to broadcast"))?;
-    let same_shape =
-        |x: &RaggedTensor| x.same_structure(first) && x.flat_values().shape() == first.flat_values().shape();
+    // Same splits are not enough when a uniform row length differs (possible with no rows): the
+    // general path then builds the partition of the broadcast length that the type promises.
+    let same_uniform = |x: &RaggedTensor| {
+        x.partitions().iter().zip(first.partitions()).all(|(p, q)| p.uniform_row_length() == q.uniform_row_length())
+    };
+    let same_shape = |x: &RaggedTensor| {
+        x.same_structure(first) && x.flat_values().shape() == first.flat_values().shape() && same_uniform(x)
+    };
     let rank = inputs.iter().map(RaggedTensor::rank).max().unwrap_or(0);
     if rank == 0 || inputs[1..].iter().all(same_shape) {
         // Nothing to align: the operands are the inputs' own flat values.
@@ -450,27 +456,40 @@ fn next_gather(gather: &Gather, layer: &Layer<'_>, target: &Target, count: usize
 
 /// The broadcast result type's dims and ragged rank (dtype taken from input 0; callers set it).
 /// Known dims that cannot broadcast are `incompatible_shapes` at build time.
+///
+/// A uniform partition ([`Dim::UniformRows`]) broadcasts as a uniform dim of its row length
+/// (rule 2, as [`broadcast_values`] treats it). A result partition dim is uniform exactly when
+/// no operand is ragged there and the common size is known: [`broadcast_values`] then builds
+/// (or reuses) a partition with that uniform row length.
 pub fn broadcast_types(op: &str, inputs: &[TensorType]) -> Result<TensorType> {
     let first = inputs.first().ok_or_else(|| Error::argument(op, "nothing to broadcast"))?;
     let rank = inputs.iter().map(TensorType::rank).max().unwrap_or(0);
     let ragged_rank = broadcast_ragged_rank(inputs.iter().map(|t| (t.rank(), t.ragged_rank())));
     let mut dims = Vec::with_capacity(rank);
     for d in 0..rank {
-        // Combined uniform size: Known(1) means "no constraint yet".
-        let mut acc = Dim::Known(1);
+        // Combined uniform size (`None` unknown): 1 means "no constraint yet".
+        let mut acc: Option<usize> = Some(1);
         let mut owner = 0usize;
+        let mut ragged = false;
         for (i, t) in inputs.iter().enumerate() {
             let pad = rank - t.rank();
-            let dim = if d < pad { Dim::Known(1) } else { t.dims()[d - pad] };
-            match (acc, dim) {
-                (_, Dim::Known(1)) | (_, Dim::Ragged) => {}
-                (Dim::Known(1), _) | (Dim::Unknown, Dim::Known(_)) => {
-                    acc = dim;
+            let size = match if d < pad { Dim::Known(1) } else { t.dims()[d - pad] } {
+                Dim::Ragged => {
+                    ragged = true;
+                    continue;
+                }
+                Dim::Known(n) | Dim::UniformRows(n) => Some(n),
+                Dim::Unknown => None,
+            };
+            match (acc, size) {
+                (_, Some(1)) => {}
+                (Some(1), _) | (None, Some(_)) => {
+                    acc = size;
                     owner = i;
                 }
-                (_, Dim::Unknown) => {}
-                (Dim::Known(a), Dim::Known(b)) if a == b => {}
-                (Dim::Known(a), Dim::Known(b)) => {
+                (_, None) => {}
+                (Some(a), Some(b)) if a == b => {}
+                (Some(a), Some(b)) => {
                     return Err(Error::shapes(
                         op,
                         format!(
@@ -479,10 +498,13 @@ pub fn broadcast_types(op: &str, inputs: &[TensorType]) -> Result<TensorType> {
                         ),
                     ))
                 }
-                (Dim::Ragged, _) => {}
             }
         }
-        dims.push(if d >= 1 && d <= ragged_rank { Dim::Ragged } else { acc });
+        dims.push(match acc {
+            _ if d == 0 || d > ragged_rank => Dim::from_option(acc),
+            Some(n) if !ragged => Dim::UniformRows(n),
+            _ => Dim::Ragged,
+        });
     }
     TensorType::new(first.dtype(), ragged_rank, dims)
 }
@@ -758,5 +780,50 @@ mod tests {
         let d1 = TensorType::dense(DType::F32, &[Some(2), Some(5)]);
         let d2 = TensorType::dense(DType::F32, &[Some(4), Some(5)]);
         assert_eq!(broadcast_types("add", &[d1, d2]).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
+    }
+
+    #[test]
+    fn a_uniform_partition_broadcasts_as_a_dense_dim() {
+        let u = TensorType::from_dims(DType::I32, vec![Dim::Unknown, Dim::UniformRows(3)]).unwrap();
+        let add = |a: &TensorType, b: &TensorType| broadcast_types("add", &[a.clone(), b.clone()]);
+        let d3 = TensorType::dense(DType::I32, &[None, Some(3)]);
+        let d4 = TensorType::dense(DType::I32, &[None, Some(4)]);
+        let col = TensorType::dense(DType::I32, &[Some(2), Some(1)]);
+        assert_eq!(add(&u, &d3).unwrap().to_string(), "int32[?, (3)]");
+        assert_eq!(add(&d3, &u).unwrap().to_string(), "int32[?, (3)]");
+        assert_eq!(add(&u, &col).unwrap().to_string(), "int32[2, (3)]");
+        assert_eq!(add(&u, &TensorType::scalar(DType::I32)).unwrap().to_string(), "int32[?, (3)]");
+        assert_eq!(add(&u, &d4).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
+        // Against a ragged dim the result is ragged (its rows are the ragged operand's).
+        assert_eq!(add(&u, &TensorType::ragged(DType::I32, 1)).unwrap().to_string(), "int32[?, *]");
+        let u4 = TensorType::from_dims(DType::I32, vec![Dim::Unknown, Dim::UniformRows(4)]).unwrap();
+        assert_eq!(add(&u, &u4).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
+    }
+
+    #[test]
+    fn uniform_partitions_are_typed_exactly_where_values_keep_them() {
+        // The inferred type of each broadcast must accept its value: a uniform partition where
+        // the type says so (a ragged type also accepts a uniform partition).
+        let u =
+            RaggedTensor::from_uniform_row_length(RaggedTensor::dense(DenseTensor::vector(vec![1i32; 6])), 3).unwrap();
+        let r = ragged![[1, 2, 3], [4, 5, 6]].unwrap();
+        let d = dense(ragged![[10, 20, 30], [40, 50, 60]]);
+        let col = dense(ragged![[1], [2]]);
+        let scalar = RaggedTensor::dense(DenseTensor::scalar(7i32));
+        for (a, b, want) in [
+            (&u, &d, "int32[2, (3)]"),
+            (&d, &u, "int32[2, (3)]"),
+            (&u, &col, "int32[2, (3)]"),
+            (&u, &scalar, "int32[2, (3)]"),
+            (&u, &u, "int32[2, (3)]"),
+            (&u, &r, "int32[2, *]"),
+            (&r, &u, "int32[2, *]"),
+        ] {
+            let ty = broadcast_types("add", &[TensorType::of(a), TensorType::of(b)]).unwrap();
+            let b = broadcast_values("add", &[a.clone(), b.clone()]).unwrap();
+            let value = b.finish(b.operands[0].clone()).unwrap();
+            assert_eq!(ty.to_string(), want);
+            assert!(ty.accepts(&TensorType::of(&value)), "{want} must accept {value}");
+        }
     }
 }

@@ -181,7 +181,7 @@ impl Op for Cross {
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let op = self.op_name();
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
-        self.infer(&types)?;
+        self.output_types(&types)?;
         let columns =
             inputs.iter().enumerate().map(|(i, x)| Column::new(op, i, x, self.hashed)).collect::<Result<Vec<_>>>()?;
         let nrows = columns[0].rows.len();

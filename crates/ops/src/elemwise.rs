@@ -1033,6 +1033,12 @@ impl Op for Elemwise {
         Ok(vec![shape.with_dtype(out)])
     }
 
+    fn keeps_uniform_rows(&self) -> bool {
+        // A unary op keeps its input's partitions; `broadcast_types` types uniform partitions
+        // exactly where `broadcast_values` builds or reuses them.
+        true
+    }
+
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let op = self.scalar;
         let dtypes: Vec<DType> = inputs.iter().map(RaggedTensor::dtype).collect();
@@ -1120,7 +1126,7 @@ impl Op for AddN {
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
-        self.infer(&types)?;
+        self.output_types(&types)?;
         let first = &inputs[0];
         let mut sum = first.flat_values().clone();
         for (i, x) in inputs.iter().enumerate().skip(1) {

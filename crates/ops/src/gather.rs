@@ -272,7 +272,7 @@ impl Op for Gather {
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
-        self.infer(&types)?;
+        self.output_types(&types)?;
         let (params, indices) = (&inputs[0], &inputs[1]);
         let nrows = params.nrows();
         let rows = indices
@@ -300,6 +300,11 @@ impl Op for Gather {
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+    fn keeps_uniform_rows(&self) -> bool {
+        // The rows taken keep params' partitions as they were (`take_rows` rebuilds a uniform
+        // partition as uniform), and the indices' own partitions are reused.
+        true
     }
 }
 
@@ -515,7 +520,7 @@ impl Op for GatherAxis {
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
-        self.infer(&types)?;
+        self.output_types(&types)?;
         let (p, i) = (&inputs[0], &inputs[1]);
         let (axis, batch) = self.resolve(p.rank(), i.rank())?;
         let out = gather_axis_value(p, i, axis, batch)?;
@@ -650,7 +655,7 @@ impl Op for GatherNd {
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
-        self.infer(&types)?;
+        self.output_types(&types)?;
         let (params, indices) = (&inputs[0], &inputs[1]);
         let depth = index_depth(&types[0], &types[1])?;
         let tuples = indices.flat_values().to_i64_vec(GATHER_ND, "input 1 (indices)")?;
@@ -754,7 +759,7 @@ impl Op for BooleanMask {
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
-        self.infer(&types)?;
+        self.output_types(&types)?;
         let Aligned { mut partitions, items, prefix } =
             align_prefix(BOOLEAN_MASK, &inputs[0], &inputs[1], "input 1 (mask)")?;
         let flags =
@@ -899,7 +904,7 @@ impl Op for SegmentReduce {
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let op = self.reduction.tf_name();
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
-        self.infer(&types)?;
+        self.output_types(&types)?;
         let (data, ids) = (&inputs[0], &inputs[1]);
         let ids = ids.flat_values().to_i64_vec(op, "input 1 (segment_ids)")?;
         if ids.len() != data.nrows() {
@@ -1016,7 +1021,7 @@ impl Op for UnsortedSegmentReduce {
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let op = self.reduction.unsorted_name();
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
-        self.infer(&types)?;
+        self.output_types(&types)?;
         let ids = &inputs[1];
         let Aligned { items, prefix, .. } = align_prefix(op, &inputs[0], ids, "input 1 (segment_ids)")?;
         let n = self.num_segments;
@@ -1311,7 +1316,7 @@ mod tests {
     /// Runs `op` through both `infer` and `perform`, checking that they agree on the type.
     fn run(op: &dyn Op, inputs: &[RaggedTensor]) -> Result<RaggedTensor> {
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
-        let inferred = op.infer(&types);
+        let inferred = op.output_types(&types);
         let performed = op.perform(inputs).map(|mut v| v.remove(0));
         match (&inferred, &performed) {
             (Ok(ty), Ok(value)) => assert!(

@@ -8,12 +8,17 @@
 //! - a slice on the outer dimension picks rows; a slice on a ragged dimension slices every row on its
 //!   own (`x[:, -2:]` keeps the last two items of each row), with Python's clipping rules;
 //! - once a slice has kept the outer dimension, an integer on a ragged dimension is refused
-//!   (`invalid_index`): the item may exist in some rows and not in others;
+//!   (`invalid_index`): the item may exist in some rows and not in others; an integer on a
+//!   uniform partition ([`Dim::UniformRows`], built by `from_uniform_row_length`) takes that item
+//!   of every row, as in TensorFlow (out of range is `index_out_of_range`, at build time since the
+//!   row length is in the type);
 //! - `...` stands for as many `:` as needed, `None` (`tf.newaxis`) inserts a dimension of size 1
 //!   (a ragged-partition dimension when ragged dimensions follow it, as in TensorFlow).
 //!
-//! Every ragged-partition dimension counts as ragged here, including one built with a uniform row
-//! length: the static type cannot tell them apart, and the type decides what a key may do.
+//! The type decides what a key may do, and the value follows it: a partition whose type is
+//! [`Dim::UniformRows`] is one built with a uniform row length
+//! ([`RowPartition::uniform_row_length`]), and the partitions this op builds keep that (a slice
+//! of a uniform partition is uniform, `None` adds a uniform partition of length 1).
 
 use std::any::Any;
 use std::fmt;
@@ -301,6 +306,10 @@ impl Op for GetItem {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn keeps_uniform_rows(&self) -> bool {
+        true
+    }
 }
 
 /// The most items a key may have: each item consumes an input dim or adds an output dim, both
@@ -453,7 +462,12 @@ impl Walk<'_> {
                 if let Dim::Known(n) = ty.dims()[0] {
                     self.position(i, axis, n)?;
                 }
-                self.outer_type(&row_type(ty)?, rest, axis + 1)
+                // One row of a uniform partition has the partition's row length.
+                let mut row = row_type(ty)?;
+                if let Dim::UniformRows(n) = ty.dims()[1] {
+                    row = row.with_dim(0, Dim::Known(n))?;
+                }
+                self.outer_type(&row, rest, axis + 1)
             }
             Item::Slice(s) => {
                 let sliced = ty.clone().with_dim(0, sliced_dim(ty.dims()[0], &s))?;
@@ -467,14 +481,28 @@ impl Walk<'_> {
         if ty.ragged_rank() == 0 {
             return self.dense_type(ty, items, true, axis);
         }
-        let inner = match *first {
-            Item::NewAxis => self.inner_type(ty, rest, axis)?,
-            Item::Slice(_) => self.inner_type(&row_type(ty)?, rest, axis + 1)?,
-            Item::Index(_) => return Err(self.ragged_index_error(axis + 1)),
+        let (inner, partition) = match *first {
+            Item::NewAxis => (self.inner_type(ty, rest, axis)?, Dim::UniformRows(1)),
+            Item::Slice(s) => {
+                let partition = match ty.dims()[1] {
+                    Dim::UniformRows(n) => Dim::UniformRows(s.resolve(n).1),
+                    _ => Dim::Ragged,
+                };
+                (self.inner_type(&row_type(ty)?, rest, axis + 1)?, partition)
+            }
+            Item::Index(i) => {
+                let Dim::UniformRows(n) = ty.dims()[1] else { return Err(self.ragged_index_error(axis + 1)) };
+                self.position(i, axis + 1, n)?;
+                // Item `i` of every row: the outer dimension stays, the indexed one goes.
+                let mut dims = vec![ty.dims()[0]];
+                dims.extend_from_slice(&ty.dims()[2..]);
+                let picked = TensorType::new(ty.dtype(), ty.ragged_rank() - 1, dims)?;
+                return self.inner_type(&picked, rest, axis + 1);
+            }
         };
         // A new partition (of the new axis, or of the sliced rows) goes on top of the inner result,
         // whose outer dimension it splits.
-        let mut dims = vec![ty.dims()[0], Dim::Ragged];
+        let mut dims = vec![ty.dims()[0], partition];
         dims.extend_from_slice(&inner.dims()[1..]);
         TensorType::new(ty.dtype(), inner.ragged_rank() + 1, dims)
     }
@@ -556,7 +584,15 @@ impl Walk<'_> {
                     (partition, self.inner_value(&sliced, rest, axis + 1)?)
                 }
             }
-            Item::Index(_) => return Err(self.ragged_index_error(axis + 1)),
+            Item::Index(i) => {
+                let rows = &x.partitions()[0];
+                let Some(n) = rows.uniform_row_length() else { return Err(self.ragged_index_error(axis + 1)) };
+                let pos = self.position(i, axis + 1, n)?;
+                // Row `r` of a uniform partition starts at value `r * n`.
+                let picks: Vec<usize> = (0..rows.nrows()).map(|r| r * n + pos).collect();
+                let picked = take_rows(OP, &x.values()?, &picks)?;
+                return self.inner_value(&picked, rest, axis + 1);
+            }
         };
         let mut partitions = Vec::with_capacity(inner.ragged_rank() + 1);
         partitions.push(partition);
@@ -625,14 +661,15 @@ pub(crate) fn row_type(ty: &TensorType) -> Result<TensorType> {
     TensorType::new(ty.dtype(), ragged_rank, dims)
 }
 
-/// The type after wrapping a value in one outer row (`x[None]`).
+/// The type after wrapping a value in one outer row (`x[None]`): a uniform partition holding all
+/// the rows, typed so when their number is known.
 fn wrap_type(inner: TensorType) -> Result<TensorType> {
     let mut dims = vec![Dim::Known(1)];
     if inner.ragged_rank() == 0 {
         dims.extend(inner.dims());
         return TensorType::new(inner.dtype(), 0, dims);
     }
-    dims.push(Dim::Ragged);
+    dims.push(inner.dims()[0].size().map_or(Dim::Ragged, Dim::UniformRows));
     dims.extend_from_slice(&inner.dims()[1..]);
     TensorType::new(inner.dtype(), inner.ragged_rank() + 1, dims)
 }
@@ -939,5 +976,71 @@ mod tests {
         assert_eq!(ty[0].to_string(), "int64[2, ?]");
         let err = GetItem::new(s![5]).infer(&[TensorType::dense(DType::I64, &[Some(5)])]).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::IndexOutOfRange);
+    }
+
+    /// `rows` of `values` grouped `length` to a row with a uniform partition.
+    fn uniform(values: Result<RaggedTensor>, length: usize) -> RaggedTensor {
+        RaggedTensor::from_uniform_row_length(values.unwrap(), length).unwrap()
+    }
+
+    #[test]
+    fn an_integer_indexes_a_uniform_partition_like_a_dense_dim() {
+        // Law: with a uniform partition, x[:, i] is the dense tensor's [:, i] (TensorFlow takes
+        // `values[i::n]`), for every i in -n..n.
+        let x = uniform(dense(vec![1, 2, 3, 4, 5, 6]), 3);
+        let d = dense(vec![vec![1, 2, 3], vec![4, 5, 6]]).unwrap();
+        assert_eq!(TensorType::of(&x).to_string(), "int32[2, (3)]");
+        for i in -3..3 {
+            let key = format!(":, {i}");
+            let got = get(&x, &key).unwrap();
+            assert!(got.equals(&get(&d, &key).unwrap()), "x[{key}] = {got}");
+            let ty = GetItem::new(key.parse::<Key>().unwrap()).infer(&[TensorType::of(&x)]).unwrap();
+            assert_eq!(ty[0].to_string(), "int32[2]", "x[{key}]");
+        }
+        // Out of range is known from the type, before any data.
+        for key in [":, 3", ":, -4", "..., 3"] {
+            check_err(&x, key, ErrorKind::IndexOutOfRange);
+            let e = GetItem::new(key.parse::<Key>().unwrap()).infer(&[TensorType::of(&x)]).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::IndexOutOfRange, "x[{key}]: {e}");
+        }
+        // The same rows without the uniform partition stay ragged, as in TensorFlow.
+        check_err(&ragged![[1, 2, 3], [4, 5, 6]].unwrap(), ":, 1", ErrorKind::InvalidIndex);
+    }
+
+    #[test]
+    fn an_integer_on_a_uniform_partition_over_ragged_rows() {
+        // Law: row r of x[:, i] is x[r, i].
+        let x = uniform(ragged![[1], [2, 3], [], [4], [5, 6], [7]], 2);
+        assert_eq!(TensorType::of(&x).to_string(), "int32[3, (2), *]");
+        for key in [":, 1", ":, -2", ":, 0, :1", ":, 1, ::-1"] {
+            let got = get(&x, key).unwrap();
+            let rest = key.strip_prefix(":, ").unwrap();
+            let rows: Vec<Literal> = (0..3).map(|r| get(&x, &format!("{r}, {rest}")).unwrap().to_literal()).collect();
+            assert_eq!(got.to_literal(), Literal::List(rows), "x[{key}]");
+            assert_eq!(TensorType::of(&got).ragged_rank(), 1, "x[{key}] keeps the inner ragged dim");
+        }
+        check_err(&x, ":, 2", ErrorKind::IndexOutOfRange);
+        // An integer on the ragged dim after it is still refused.
+        check_err(&x, ":, :, 0", ErrorKind::InvalidIndex);
+    }
+
+    #[test]
+    fn slices_and_new_axes_keep_partitions_uniform() {
+        let x = uniform(dense(vec![1, 2, 3, 4, 5, 6]), 3);
+        let cases = [
+            (":, 1:", "int32[2, (2)]"),
+            (":, ::-1", "int32[2, (3)]"),
+            (":, 5:", "int32[2, (0)]"),
+            ("1:", "int32[1, (3)]"),
+            ("0", "int32[3]"),
+            (":, None", "int32[2, (1), (3)]"),
+        ];
+        for (key, want) in cases {
+            let op = GetItem::new(key.parse::<Key>().unwrap());
+            assert_eq!(op.infer(&[TensorType::of(&x)]).unwrap()[0].to_string(), want, "x[{key}]");
+            // `get` checks that the value's partitions are typed as inferred.
+            let got = get(&x, key).unwrap();
+            assert_eq!(TensorType::of(&got).to_string(), want, "x[{key}] = {got}");
+        }
     }
 }

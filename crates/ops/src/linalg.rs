@@ -75,7 +75,7 @@ impl Op for MatMul {
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
-        self.infer(&types)?;
+        self.output_types(&types)?;
         let [x, w] = fixed_inputs::<2>(MATMUL, inputs)?;
         let w = dense_input(MATMUL, 1, "w", w)?;
         let values = x.flat_values();

@@ -359,7 +359,11 @@ impl Op for FromUniformRowLength {
             Some(&Dim::Known(nvals)) => Dim::Known(self.rows_for(nvals)?),
             _ => Dim::from_option(self.nrows),
         };
-        Ok(vec![with_outer_type(OP, &inputs[0], nrows)?])
+        Ok(vec![with_outer_type(OP, &inputs[0], nrows)?.with_dim(1, Dim::UniformRows(self.uniform_row_length))?])
+    }
+    fn keeps_uniform_rows(&self) -> bool {
+        // The new partition is uniform; the values' own partitions are kept as they are.
+        true
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         const OP: &str = "from_uniform_row_length";
@@ -699,7 +703,7 @@ impl Op for BoundingShape {
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("bounding_shape", inputs)?;
-        self.infer(&[TensorType::of(x)])?;
+        self.output_types(&[TensorType::of(x)])?;
         let bounds = x.bounding_shape();
         let sizes: Vec<i64> = self.dims(x.rank())?.into_iter().map(|d| bounds[d] as i64).collect();
         let out = match self.axis {
@@ -964,7 +968,7 @@ impl Op for Size {
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("size", inputs)?;
-        self.infer(&[TensorType::of(x)])?;
+        self.output_types(&[TensorType::of(x)])?;
         let n = x.flat_values().len();
         if self.out_type == DType::I32 {
             let n = i32::try_from(n)
@@ -1075,7 +1079,7 @@ impl Op for SegmentIdsToRowSplits {
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let op = SEGMENT_IDS_TO_ROW_SPLITS;
         let [ids] = fixed_inputs(op, inputs)?;
-        let out_type = self.infer(&[TensorType::of(ids)])?.remove(0).dtype();
+        let out_type = self.output_types(&[TensorType::of(ids)])?.remove(0).dtype();
         let ids = int_vector_input(op, 0, "segment ids", ids)?;
         let mut nrows = self.num_segments.unwrap_or(0);
         for (i, &id) in ids.iter().enumerate() {
@@ -1121,7 +1125,7 @@ pub(crate) mod testing {
     pub fn run(name: &str, pairs: &[(&str, Attr)], inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let op = build(name, pairs);
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
-        let out_types = op.infer(&types)?;
+        let out_types = op.output_types(&types)?;
         let out = op.perform(inputs)?;
         assert_eq!(out.len(), out_types.len(), "{name}: output count");
         for (t, v) in out_types.iter().zip(&out) {

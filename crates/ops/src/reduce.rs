@@ -1472,7 +1472,7 @@ mod tests {
 
     fn run_axes(kind: ReduceKind, x: &RaggedTensor, axes: impl Into<Axes>, keepdims: bool) -> Result<RaggedTensor> {
         let op = Reduce::with_axes(kind, axes, keepdims);
-        let inferred = op.infer(&[TensorType::of(x)])?;
+        let inferred = op.output_types(&[TensorType::of(x)])?;
         let out = op.perform(std::slice::from_ref(x))?.remove(0);
         assert!(
             inferred[0].accepts(&TensorType::of(&out)),

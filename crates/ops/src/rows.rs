@@ -228,7 +228,7 @@ impl Op for Softmax {
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let name = self.op_name();
         let [x] = fixed_inputs::<1>(name, inputs)?;
-        self.infer(&[TensorType::of(x)])?;
+        self.output_types(&[TensorType::of(x)])?;
         let lines = Lines::last_axis(name, x)?;
         let shape = x.flat_values().shape().to_vec();
         let flat = match x.dtype() {
@@ -363,7 +363,7 @@ impl Op for Cumulative {
         let name = self.op_name();
         let [x] = fixed_inputs::<1>(name, inputs)?;
         let ty = TensorType::of(x);
-        self.infer(std::slice::from_ref(&ty))?;
+        self.output_types(std::slice::from_ref(&ty))?;
         let lines = Lines::along(name, x, self.checked_axis(&ty)?)?;
         let shape = x.flat_values().shape().to_vec();
         let flat = dispatch_dtype!(x.dtype(),
@@ -454,7 +454,7 @@ impl Op for Sort {
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>("sort", inputs)?;
-        self.infer(&[TensorType::of(x)])?;
+        self.output_types(&[TensorType::of(x)])?;
         let lines = Lines::last_axis("sort", x)?;
         let shape = x.flat_values().shape().to_vec();
         let flat = dispatch_dtype!(x.dtype(),
@@ -522,7 +522,7 @@ impl Op for Argsort {
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>("argsort", inputs)?;
-        self.infer(&[TensorType::of(x)])?;
+        self.output_types(&[TensorType::of(x)])?;
         let lines = Lines::last_axis("argsort", x)?;
         let shape = x.flat_values().shape().to_vec();
         let mut out: Vec<i32> = limits::try_vec("argsort", x.flat_values().len())?;
@@ -609,7 +609,7 @@ impl Op for TopK {
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>("top_k", inputs)?;
         let ty = TensorType::of(x);
-        self.infer(std::slice::from_ref(&ty))?;
+        self.output_types(std::slice::from_ref(&ty))?;
         let lines = Lines::last_axis("top_k", x)?;
         let over_rows = Self::over_rows(&ty);
         let kept: Vec<usize> = lines.lens.iter().map(|&len| len.min(self.k)).collect();
@@ -776,7 +776,7 @@ impl Op for ArgExtreme {
         let name = self.op_name();
         let [x] = fixed_inputs::<1>(name, inputs)?;
         let ty = TensorType::of(x);
-        self.infer(std::slice::from_ref(&ty))?;
+        self.output_types(std::slice::from_ref(&ty))?;
         let axis = self.checked_axis(&ty)?;
         let lines = Lines::along(name, x, axis)?;
         let found = dispatch_dtype!(x.dtype(),

@@ -527,7 +527,7 @@ impl Op for Substr {
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
-        self.infer(&types)?;
+        self.output_types(&types)?;
         let x = &inputs[0];
         let (positions, lengths) = if self.from_inputs {
             (Some(self.per_string(x, &inputs[1], 1)?), Some(self.per_string(x, &inputs[2], 2)?))
@@ -1105,7 +1105,7 @@ impl Op for UnicodeEncode {
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>(UNICODE_ENCODE, inputs)?;
-        self.infer(&[TensorType::of(x)])?;
+        self.output_types(&[TensorType::of(x)])?;
         let values = x.flat_values();
         let codes = values.as_slice::<i32>().ok_or_else(|| Error::dtype(UNICODE_ENCODE, "input 0 must be int32"))?;
         // The rows joined: innermost ragged rows, or the last dim of the flat values.
@@ -1239,7 +1239,7 @@ impl Op for UnicodeDecode {
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let op = self.op_name();
         let [x] = fixed_inputs::<1>(op, inputs)?;
-        self.infer(&[TensorType::of(x)])?;
+        self.output_types(&[TensorType::of(x)])?;
         // Every dim of the strings as a partition, so their flat values are a vector.
         let strings = if x.rank() >= 2 { crate::gather::raise_ragged_rank(op, x, x.rank() - 1)? } else { x.clone() };
         let col = string_column(op, 0, &strings)?;
@@ -1892,7 +1892,7 @@ mod tests {
     /// Runs `op` on `inputs`, checking that `infer` accepts every input type and the output's type.
     fn run(op: &dyn Op, inputs: &[RaggedTensor]) -> RaggedTensor {
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
-        let inferred = op.infer(&types).unwrap_or_else(|e| panic!("{}: infer failed: {e}", op.name()));
+        let inferred = op.output_types(&types).unwrap_or_else(|e| panic!("{}: infer failed: {e}", op.name()));
         let out = op.perform(inputs).unwrap_or_else(|e| panic!("{}: perform failed: {e}", op.name()));
         assert_eq!(out.len(), 1, "{} gives one output", op.name());
         let got = TensorType::of(&out[0]);

@@ -208,8 +208,9 @@ fn merge_dim(a: Dim, b: Dim) -> Option<Dim> {
     match (a, b) {
         (Dim::Known(x), Dim::Known(y)) => (x == y).then_some(a),
         (Dim::Known(_), Dim::Unknown) => Some(a),
-        (Dim::Unknown, _) if b != Dim::Ragged => Some(b),
-        (Dim::Ragged, Dim::Ragged) => Some(a),
+        (Dim::Unknown, _) if !b.is_partition() => Some(b),
+        // A uniform partition meets a ragged one (or one of another length) as ragged.
+        (Dim::Ragged | Dim::UniformRows(_), Dim::Ragged | Dim::UniformRows(_)) => Some(Dim::Ragged),
         _ => None,
     }
 }
@@ -1041,7 +1042,7 @@ impl Op for ExpandDims {
     }
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("expand_dims", inputs)?;
-        self.infer(&[TensorType::of(x)])?;
+        self.output_types(&[TensorType::of(x)])?;
         let axis = normalize_axis("expand_dims", self.axis, x.rank() + 1)?;
         let rr = x.ragged_rank();
         if rr == 0 || axis > rr {
@@ -1364,7 +1365,7 @@ impl Op for OneHot {
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [indices] = fixed_inputs::<1>(ONE_HOT, inputs)?;
-        self.infer(&[TensorType::of(indices)])?;
+        self.output_types(&[TensorType::of(indices)])?;
         let palette = self.palette()?;
         let values = indices.flat_values();
         let mut shape = values.shape().to_vec();
@@ -1597,7 +1598,7 @@ impl Op for FromTensor {
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         const OP: &str = "from_tensor";
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
-        self.infer(&types)?;
+        self.output_types(&types)?;
         let (tensor, rest) = inputs.split_first().ok_or_else(|| Error::argument(OP, "takes 1 or 2 inputs, got 0"))?;
         let tensor = dense_input(OP, 0, "tensor", tensor)?;
         let lengths = match rest {
@@ -2162,7 +2163,8 @@ mod tests {
         let y = run1("from_tensor", &[], &[t.clone(), i64s(&[2, 1, 4])]).unwrap();
         assert_value(&y, &ragged![[1, 3], [2], [4, 5, 8, 9]].unwrap());
         let y = run1("from_tensor", &[], std::slice::from_ref(&t)).unwrap();
-        assert_eq!(TensorType::of(&y).to_string(), "int32[3, *]");
+        // Without lengths or padding TensorFlow builds the rows with `from_uniform_row_length`.
+        assert_eq!(TensorType::of(&y).to_string(), "int32[3, (4)]");
         assert_kind(
             run("from_tensor", &[("padding", Attr::Int(0))], &[t.clone(), i64s(&[1, 1, 1])]),
             ErrorKind::InvalidArgument,
@@ -2305,7 +2307,7 @@ mod sweep {
         let op = build(name, attrs);
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
         let shown = || inputs.iter().map(|t| t.to_string()).collect::<Vec<_>>();
-        match (op.infer(&types), op.perform(inputs)) {
+        match (op.output_types(&types), op.perform(inputs)) {
             (Ok(types), Ok(values)) => {
                 for (t, v) in types.iter().zip(&values) {
                     assert!(t.accepts(&TensorType::of(v)), "{name} {attrs:?} {:?}: inferred {t}, got {v}", shown());

@@ -1266,7 +1266,7 @@ fn run_case(rng: &mut Rng, op_name: &str, watch: &Current, failures: &mut Failur
         return fail_with(panic_key("name()", &p), p);
     }
 
-    let (inferred, elapsed) = catch(watch, "infer", &case, || op.infer(&types));
+    let (inferred, elapsed) = catch(watch, "infer", &case, || op.output_types(&types));
     if elapsed > SLOW_CALL {
         fail_with("infer is slow".into(), format!("took {elapsed:?}"));
     }
@@ -1311,7 +1311,7 @@ fn run_case(rng: &mut Rng, op_name: &str, watch: &Current, failures: &mut Failur
         // Property 5: the values are valid (perform computed them) and their exact types refine
         // the loosened ones, so infer must accept them too, with output types that refine the
         // loosened outputs.
-        match catch(watch, "infer (exact types)", &case, || op.infer(&exact)).0 {
+        match catch(watch, "infer (exact types)", &case, || op.output_types(&exact)).0 {
             Err(p) => return fail_with(panic_key("infer", &p), p),
             Ok(Err(e)) => fail_with(
                 "infer refuses exact types after accepting less precise ones".into(),

@@ -145,6 +145,10 @@ pub(crate) fn fuse(fg: &mut FunctionGraph, kind: Kind) -> Result<usize> {
     let mut groups: Vec<Group> = Vec::new();
     // For each variable, the groups it depends on.
     let mut reach: HashMap<VarId, FixedBitSet> = HashMap::new();
+    // For each variable, the row groups whose members read it: a reduction of a variable that no
+    // group computes joins one of these, so reductions of one input (logsumexp's two maxima,
+    // mean and max of `x`) share one pass over each row.
+    let mut readers: HashMap<VarId, Vec<usize>> = HashMap::new();
     for &node in &order {
         let Some(apply) = fg.node(node) else { continue };
         let inputs = apply.inputs.clone();
@@ -162,10 +166,13 @@ pub(crate) fn fuse(fg: &mut FunctionGraph, kind: Kind) -> Result<usize> {
             let convex = |g: usize| {
                 inputs.iter().all(|&u| owner_group(u) == Some(g) || !reach.get(&u).is_some_and(|r| r.contains(g)))
             };
+            let is_reduce = fg.node(node).is_some_and(|a| a.op.as_any().is::<Reduce>());
+            let siblings = c.links.iter().filter(|_| is_reduce).flat_map(|v| readers.get(v).into_iter().flatten());
             chosen = c
                 .links
                 .iter()
                 .filter_map(|&v| owner_group(v))
+                .chain(siblings.copied())
                 .find(|&g| groups[g].space == c.space && convex(g))
                 .or_else(|| {
                     groups.push(Group { space: c.space.clone(), members: Vec::new(), reductions: 0 });
@@ -178,6 +185,11 @@ pub(crate) fn fuse(fg: &mut FunctionGraph, kind: Kind) -> Result<usize> {
                 groups[g].reductions += 1;
             }
             group_of.insert(node, g);
+            if kind == Kind::Rows {
+                for &v in &inputs {
+                    readers.entry(v).or_default().push(g);
+                }
+            }
             reach_in.grow(groups.len());
             reach_in.insert(g);
         }

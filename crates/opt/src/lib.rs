@@ -13,5 +13,7 @@ mod gather_reduce;
 mod merge;
 mod partition;
 
-pub use db::{optimize, optimize_staged, Level, OptimizeOptions, RewriteInfo, RewriteReport, RewriteStat, REWRITES};
+pub use db::{
+    optimize, optimize_staged, Level, OptimizeOptions, RewriteInfo, RewriteReport, RewriteStat, APPROXIMATE, REWRITES,
+};
 pub use partition::PartitionClasses;

@@ -356,3 +356,37 @@ fn ragged_softmax_expands_into_one_row_kernel_with_the_same_bits() {
     let (_, names) = check(&g, &[x], &[y], &[dense], &[]);
     assert_eq!(names, ["Softmax"]);
 }
+
+#[test]
+fn row_statistics_expand_only_over_the_ragged_axis_of_float_rows() {
+    use ragtime_ops::reduce::{Statistic, StatisticKind};
+    let stat = |kind, axis: i64| -> OpRef { Arc::new(Statistic::new(kind, axis, false)) };
+    let optimized = |g: &Graph, x: VarId, y: VarId| {
+        let mut fg = FunctionGraph::new(g, &[x], &[y]).unwrap();
+        optimize(&mut fg, &OptimizeOptions { level: Level::Full, excluding: vec![], including: vec![] }).unwrap();
+        assert!(fg.verify().is_empty(), "{:?}", fg.verify());
+        fg.toposort().unwrap().into_iter().map(|n| fg.node(n).unwrap().op.name()).collect::<Vec<_>>()
+    };
+    for kind in [StatisticKind::Variance, StatisticKind::Std, StatisticKind::LogSumExp] {
+        for axis in [1, -1] {
+            let mut g = Graph::new();
+            let x = g.input("x", TensorType::ragged(DType::F64, 1)).unwrap();
+            let y = apply(&mut g, stat(kind, axis), &[x]);
+            let names = optimized(&g, x, y);
+            let statistic = ["ReduceVariance", "ReduceStd", "ReduceLogSumExp"];
+            assert!(names.iter().all(|n| !statistic.iter().any(|s| n.starts_with(s))), "{names:?}");
+            assert!(names.iter().any(|n| n.starts_with("RowKernel{") || n.starts_with("RowReduce{")), "{names:?}");
+        }
+        // Over the outer axis, or on integers (TensorFlow's integer formula), the op stays.
+        let mut g = Graph::new();
+        let x = g.input("x", TensorType::ragged(DType::F32, 1)).unwrap();
+        let y = apply(&mut g, stat(kind, 0), &[x]);
+        assert_eq!(optimized(&g, x, y).len(), 1);
+        if kind != StatisticKind::LogSumExp {
+            let mut g = Graph::new();
+            let x = g.input("x", TensorType::ragged(DType::I32, 1)).unwrap();
+            let y = apply(&mut g, stat(kind, 1), &[x]);
+            assert_eq!(optimized(&g, x, y).len(), 1);
+        }
+    }
+}

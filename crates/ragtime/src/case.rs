@@ -323,7 +323,9 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for UniqueMap<T> {
 }
 
 /// A VALUE object: `dtype`, `ragged_rank` (a non-negative integer, at most the rank limit),
-/// `value`, and `shape` (dense) or `inner_shape` (ragged).
+/// `value`, `shape` (dense) or `inner_shape` (ragged), and optionally `uniform_row_lengths`:
+/// one entry per ragged dimension, outermost first, a row length for a uniform partition (as
+/// `from_uniform_row_length` builds, typed [`ragtime_core::Dim::UniformRows`]) or `null`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ValueDoc {
@@ -333,6 +335,7 @@ struct ValueDoc {
     value: Value,
     shape: Option<Vec<u64>>,
     inner_shape: Option<Vec<u64>>,
+    uniform_row_lengths: Option<Vec<Option<u64>>>,
 }
 
 impl Case {
@@ -513,7 +516,23 @@ impl ValueDoc {
             }
         };
         let lit = json_to_literal(&self.value, dtype)?;
-        RaggedTensor::from_literal_typed(&lit, Some(dtype), Some(ragged_rank), hint.as_deref())
+        let mut value = RaggedTensor::from_literal_typed(&lit, Some(dtype), Some(ragged_rank), hint.as_deref())?;
+        if let Some(lengths) = &self.uniform_row_lengths {
+            if lengths.len() != ragged_rank {
+                return Err(Error::value(
+                    OP,
+                    format!("`uniform_row_lengths` has {} entries for ragged rank {ragged_rank}", lengths.len()),
+                ));
+            }
+            for (k, length) in lengths.iter().enumerate() {
+                if let Some(n) = length {
+                    let n =
+                        usize::try_from(*n).map_err(|_| Error::value(OP, format!("row length {n} is too large")))?;
+                    value = value.with_uniform_rows(k, n)?;
+                }
+            }
+        }
+        Ok(value)
     }
 }
 
@@ -682,6 +701,10 @@ pub fn value_to_json(v: &RaggedTensor) -> Value {
         map.insert("shape".into(), Value::from(v.flat_values().shape().to_vec()));
     } else if v.flat_values().rank() > 1 {
         map.insert("inner_shape".into(), Value::from(v.flat_values().shape()[1..].to_vec()));
+    }
+    if v.partitions().iter().any(|p| p.uniform_row_length().is_some()) {
+        let lengths = v.partitions().iter().map(|p| p.uniform_row_length().map_or(Value::Null, Value::from));
+        map.insert("uniform_row_lengths".into(), Value::Array(lengths.collect()));
     }
     map.insert("value".into(), literal(&v.to_literal()));
     Value::Object(map)

@@ -118,6 +118,8 @@ impl CompileOptions {
 #[derive(Clone)]
 struct Stage {
     rewrite: &'static str,
+    /// Whether the stage must give bit-identical results (no approximate rewrite applied).
+    exact: bool,
     fg: FunctionGraph,
     interpreter: Interpreter,
 }
@@ -180,14 +182,16 @@ impl Function {
         let report = if mode == Mode::Debug {
             let unoptimized = fg.clone();
             let mut snapshots = Vec::new();
-            let report = optimize_staged(&mut fg, &opt, &mut |rewrite, g| snapshots.push((rewrite, g.clone())))?;
+            let report =
+                optimize_staged(&mut fg, &opt, &mut |rewrite, exact, g| snapshots.push((rewrite, exact, g.clone())))?;
             stages.push(Stage {
                 rewrite: "(unoptimized)",
+                exact: true,
                 interpreter: Interpreter::new(&unoptimized)?.checking_types(true),
                 fg: unoptimized,
             });
-            for (rewrite, g) in snapshots {
-                stages.push(Stage { rewrite, interpreter: Interpreter::new(&g)?.checking_types(true), fg: g });
+            for (rewrite, exact, g) in snapshots {
+                stages.push(Stage { rewrite, exact, interpreter: Interpreter::new(&g)?.checking_types(true), fg: g });
             }
             report
         } else {
@@ -269,7 +273,7 @@ impl Function {
         for stage in &self.stages {
             let result = stage.interpreter.run(&stage.fg, inputs);
             if let Some((before, expected)) = &previous {
-                compare_stage(stage.rewrite, before, expected, &result, true)?;
+                compare_stage(stage.rewrite, before, expected, &result, stage.exact)?;
             }
             previous = Some((stage.rewrite, result));
         }

@@ -118,6 +118,12 @@ impl Op for GatherReduce {
         self.original.infer(inputs)
     }
 
+    fn keeps_uniform_rows(&self) -> bool {
+        // The original ops' types were recorded through `output_types`; the fast paths keep the
+        // partitions of the iteration space, as the original ops do.
+        true
+    }
+
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let fast = match inputs.first().map(|t| t.dtype()) {
             _ if inputs.len() != 2 * self.tables => None,

@@ -240,6 +240,12 @@ impl Op for Composite {
         self.original.infer(inputs)
     }
 
+    fn keeps_uniform_rows(&self) -> bool {
+        // The original ops' types were recorded through `output_types`; the fast paths keep the
+        // partitions of the iteration space, as the original ops do.
+        true
+    }
+
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         match self.fast(inputs)? {
             Some(outputs) => Ok(outputs),
@@ -498,6 +504,12 @@ impl Op for RowKernel {
 
     fn infer(&self, inputs: &[ragtime_core::TensorType]) -> Result<Vec<ragtime_core::TensorType>> {
         self.original.infer(inputs)
+    }
+
+    fn keeps_uniform_rows(&self) -> bool {
+        // The original ops' types were recorded through `output_types`; the fast paths keep the
+        // partitions of the iteration space, as the original ops do.
+        true
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {

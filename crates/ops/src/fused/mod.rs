@@ -95,7 +95,7 @@ impl OriginalOps {
                 .iter()
                 .map(|&r| self.resolve(r, inputs, &steps, &consts).cloned())
                 .collect::<Result<Vec<_>>>()?;
-            steps.push(step.op.infer(&types).map_err(|e| e.at_node(step.op.name()))?);
+            steps.push(step.op.output_types(&types).map_err(|e| e.at_node(step.op.name()))?);
         }
         self.outputs.iter().map(|&r| self.resolve(r, inputs, &steps, &consts).cloned()).collect()
     }
