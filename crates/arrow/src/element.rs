@@ -47,7 +47,7 @@ macro_rules! impl_primitive {
             fn from_arrow(leaf: &Leaf<'_>, array: ArrayRef) -> Result<DenseTensor> {
                 let typed = array.as_primitive_opt::<$arrow>().ok_or_else(|| leaf.unexpected(array.data_type()))?.clone();
                 // Dropping the caller's reference leaves `typed` the only owner of its buffer when
-                // the caller handed over the only reference, so the buffer can be adopted.
+                // the caller handed over the only reference, so a `Vec` buffer can be taken over.
                 drop(array);
                 let (_, values, nulls) = typed.into_parts();
                 let fill = leaf.null_fill::<$t>(nulls.as_ref())?;

@@ -80,8 +80,8 @@ pub struct FromArrow {
 /// Converts an Arrow array (a column) into a ragged tensor, refusing nulls. See [`FromArrow`] for
 /// the null policies and the crate documentation for the type mapping and what is copied.
 ///
-/// `column` names the column in error messages. Hand over the only reference to the array (move
-/// it in) to let the conversion adopt its buffers instead of copying them.
+/// `column` names the column in error messages. The tensor shares the array's buffers wherever
+/// the layouts agree (see the crate documentation), whether or not the caller keeps the array.
 pub fn from_arrow(column: &str, array: ArrayRef) -> Result<RaggedTensor> {
     FromArrow::new().convert(column, array)
 }
@@ -426,9 +426,13 @@ impl Leaf<'_> {
     pub(crate) fn view<T: Element>(&self, data: SharedSlice<T>, run: Range<usize>) -> Result<DenseTensor> {
         let column = self.reader.column;
         let data = data.slice(run.clone()).ok_or_else(|| {
-            Error::partition(OP_FROM, format!("column \"{column}\": values {run:?} reach past the {} values", data.len()))
+            Error::partition(
+                OP_FROM,
+                format!("column \"{column}\": values {run:?} reach past the {} values", data.len()),
+            )
         })?;
-        DenseTensor::from_shared(&self.shape, data).map_err(|e| Error::shapes(OP_FROM, format!("column \"{column}\": {e}")))
+        DenseTensor::from_shared(&self.shape, data)
+            .map_err(|e| Error::shapes(OP_FROM, format!("column \"{column}\": {e}")))
     }
 
     /// Flat values copied from the selected slots (`get(i)` reads slot `i`), nulls replaced by
@@ -493,7 +497,10 @@ impl Leaf<'_> {
             limits::checked_bytes(OP_FROM, (end - start) as usize, "the strings of the column")?;
             let text = adopt_bytes(typed.values()).slice(0..end as usize).ok_or_else(|| {
                 let column = self.reader.column;
-                Error::partition(OP_FROM, format!("column \"{column}\": string offsets reach past the {} bytes", bytes.len()))
+                Error::partition(
+                    OP_FROM,
+                    format!("column \"{column}\": string offsets reach past the {} bytes", bytes.len()),
+                )
             })?;
             let starts = T::Offset::string_offsets(typed.offsets(), run)?;
             return StringTensor::from_parts(text, starts, self.shape.clone()).map(DenseTensor::String);

@@ -163,7 +163,8 @@ impl ToArrow {
         let field = self.field(&values);
         match self.offsets {
             OffsetWidth::I64 => {
-                let splits = ScalarBuffer::new(arrow_buffer(partition.shared_row_splits().clone()), 0, partition.nrows() + 1);
+                let splits =
+                    ScalarBuffer::new(arrow_buffer(partition.shared_row_splits().clone()), 0, partition.nrows() + 1);
                 let array = GenericListArray::<i64>::try_new(field, OffsetBuffer::new(splits), values, None)
                     .map_err(arrow_error)?;
                 Ok(Arc::new(array))

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use arrow_array::builder::{Float32Builder, LargeListBuilder, ListBuilder};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Float64Type, Int64Type};
-use arrow_array::{Array, ArrayRef, LargeListArray, LargeStringArray, ListArray, PrimitiveArray, RecordBatch, StringArray};
+use arrow_array::{
+    Array, ArrayRef, LargeListArray, LargeStringArray, ListArray, PrimitiveArray, RecordBatch, StringArray,
+};
 use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::Field;
 use ragtime_arrow::{from_arrow, to_arrow};
@@ -201,7 +203,10 @@ fn sliced_arrays_are_views_of_their_buffers() {
     let dense = PrimitiveArray::<Float64Type>::from(vec![1.0, 2.0, 3.0, 4.0]);
     let ptr = dense.values().as_ptr();
     let t = from_arrow("d", Arc::new(dense.slice(1, 2))).unwrap();
-    assert_eq!((t.flat_slice::<f64>().unwrap(), t.flat_slice::<f64>().unwrap().as_ptr()), (&[2.0, 3.0][..], ptr.wrapping_add(1)));
+    assert_eq!(
+        (t.flat_slice::<f64>().unwrap(), t.flat_slice::<f64>().unwrap().as_ptr()),
+        (&[2.0, 3.0][..], ptr.wrapping_add(1))
+    );
 }
 
 #[test]

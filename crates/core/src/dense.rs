@@ -363,7 +363,11 @@ impl StringBuilder {
         if shape_len(&shape) != Some(self.len()) {
             return Err(Error::shapes("StringBuilder", format!("{} strings for shape {shape:?}", self.len())));
         }
-        Ok(StringTensor { bytes: SharedSlice::from_vec(self.bytes), offsets: SharedSlice::from_vec(self.offsets), shape })
+        Ok(StringTensor {
+            bytes: SharedSlice::from_vec(self.bytes),
+            offsets: SharedSlice::from_vec(self.offsets),
+            shape,
+        })
     }
 }
 
@@ -696,7 +700,9 @@ impl DenseTensor {
             }
             contiguous = match contiguous {
                 Ok(None) => Ok(Some((source, rows))),
-                Ok(Some((first, run))) if first == source && run.end == rows.start => Ok(Some((first, run.start..rows.end))),
+                Ok(Some((first, run))) if first == source && run.end == rows.start => {
+                    Ok(Some((first, run.start..rows.end)))
+                }
                 _ => Err(()),
             };
         }
@@ -917,7 +923,10 @@ mod tests {
         assert_eq!(taken.as_slice::<i64>().unwrap().as_ptr(), base.wrapping_add(4), "consecutive rows: a view too");
         let copy = a.take_rows(&[3, 2]).unwrap();
         assert_eq!(copy.as_slice::<i64>().unwrap(), &[6, 7, 4, 5]);
-        assert!(!std::ptr::eq(copy.as_slice::<i64>().unwrap().as_ptr(), base.wrapping_add(6)), "reordered rows: a copy");
+        assert!(
+            !std::ptr::eq(copy.as_slice::<i64>().unwrap().as_ptr(), base.wrapping_add(6)),
+            "reordered rows: a copy"
+        );
         let e = a.slice_rows(3, 5).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::IndexOutOfRange, "a view is bounds-checked like a copy");
         drop(a);

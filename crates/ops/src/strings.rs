@@ -739,8 +739,7 @@ impl ReduceJoin {
     /// Joins the groups of one plan stage of `input`, giving a column of `shape`.
     fn join_stage(&self, input: &StringTensor, stage: &ReductionStage, shape: Vec<usize>) -> Result<StringTensor> {
         let sep = self.separator.as_bytes();
-        let mut out =
-            StringBuilder::with_capacity(stage.len(), input.byte_len() + stage.members().len() * sep.len());
+        let mut out = StringBuilder::with_capacity(stage.len(), input.byte_len() + stage.members().len() * sep.len());
         for o in 0..stage.len() {
             for (k, &member) in stage.group(o).iter().enumerate() {
                 if k > 0 {
@@ -1245,8 +1244,7 @@ impl Op for UnicodeDecode {
         let col = string_column(op, 0, &strings)?;
         let mut lengths = limits::try_vec::<i64>(op, col.len())?;
         let mut codes: Vec<i32> = Vec::new();
-        let mut pieces =
-            StringBuilder::with_capacity(if self.split { col.byte_len() } else { 0 }, col.byte_len());
+        let mut pieces = StringBuilder::with_capacity(if self.split { col.byte_len() } else { 0 }, col.byte_len());
         let mut utf8 = [0u8; 4];
         for (i, s) in col.iter().enumerate() {
             let mut count = 0i64;
