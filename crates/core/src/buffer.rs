@@ -199,7 +199,8 @@ mod tests {
         let inner = middle.slice(1..3).unwrap();
         assert_eq!((&inner[..], inner.as_ptr()), (&[3i64, 4][..], all[3..].as_ptr()), "a slice of a slice");
         assert!(middle.slice(3..6).is_none(), "past the end of the view, though inside the owner");
-        assert!(middle.slice(3..2).is_none(), "reversed");
+        let reversed = std::ops::Range { start: 3, end: 2 };
+        assert!(middle.slice(reversed).is_none(), "reversed");
         assert!(middle.slice(5..5).unwrap().is_empty());
     }
 
