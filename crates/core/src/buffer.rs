@@ -14,6 +14,8 @@ use std::sync::Arc;
 enum Owner<T: 'static> {
     /// A buffer ragtime allocated: it can become a `Vec` again when no one else holds it.
     Vec(Arc<Vec<T>>),
+    /// An `Arc<[T]>` (possibly held elsewhere): read in place, never written, never recycled.
+    Slice(Arc<[T]>),
     /// Memory owned by another library (an Arrow `ScalarBuffer`, an `Arc<[T]>`, ...): read in
     /// place, never written, never recycled.
     Foreign(Arc<dyn AsRef<[T]> + Send + Sync>),
@@ -23,13 +25,14 @@ impl<T: 'static> Clone for Owner<T> {
     fn clone(&self) -> Self {
         match self {
             Owner::Vec(v) => Owner::Vec(v.clone()),
+            Owner::Slice(s) => Owner::Slice(s.clone()),
             Owner::Foreign(f) => Owner::Foreign(f.clone()),
         }
     }
 }
 
-/// An immutable, cheaply clonable view of `[T]`: an owner (a ragtime `Vec` or a foreign buffer)
-/// plus the sub-range viewed, so clones and slices share memory instead of copying it.
+/// An immutable, cheaply clonable view of `[T]`: an owner (a ragtime `Vec`, an `Arc<[T]>` or a
+/// foreign buffer) plus the sub-range viewed, so clones and slices share memory instead of copying it.
 ///
 /// A foreign owner's `as_ref()` must return the same slice on every call, as every buffer type
 /// does (Arrow's `ScalarBuffer` and `Buffer`, `Vec`, `Arc<[T]>`, `Box<[T]>`); an owner whose
@@ -81,13 +84,21 @@ impl<T: Send + Sync + 'static> SharedSlice<T> {
 
 impl<T: 'static> SharedSlice<T> {
     /// The elements viewed.
-    #[inline]
+    #[inline(always)]
     pub fn as_slice(&self) -> &[T] {
-        let all: &[T] = match &self.owner {
-            Owner::Vec(v) => v,
-            Owner::Foreign(f) => (**f).as_ref(),
-        };
-        all.get(self.start..self.start + self.len)
+        match &self.owner {
+            Owner::Vec(v) => &v[self.start..self.start + self.len],
+            Owner::Slice(s) => &s[self.start..self.start + self.len],
+            Owner::Foreign(f) => Self::foreign_slice(&**f, self.start, self.len),
+        }
+    }
+
+    /// The view of a foreign owner (out of line: the `Vec` and `Arc<[T]>` cases are the hot ones).
+    #[inline(never)]
+    fn foreign_slice(owner: &(dyn AsRef<[T]> + Send + Sync), start: usize, len: usize) -> &[T] {
+        owner
+            .as_ref()
+            .get(start..start + len)
             .expect("a SharedSlice owner's as_ref() must return the same slice on every call")
     }
 
@@ -112,9 +123,10 @@ impl<T: 'static> SharedSlice<T> {
         Some(SharedSlice { owner: self.owner.clone(), start: self.start + range.start, len: range.len() })
     }
 
-    /// True when the memory belongs to another library ([`SharedSlice::from_owner`]).
+    /// True when ragtime did not allocate the memory ([`SharedSlice::from_owner`], an `Arc<[T]>`):
+    /// it is never written or recycled.
     pub fn is_foreign(&self) -> bool {
-        matches!(self.owner, Owner::Foreign(_))
+        !matches!(self.owner, Owner::Vec(_))
     }
 
     /// The buffer as a `Vec` (its first `len()` elements, no copy) when ragtime allocated it, no
@@ -136,7 +148,7 @@ impl<T: 'static> SharedSlice<T> {
 
 impl<T: 'static> Deref for SharedSlice<T> {
     type Target = [T];
-    #[inline]
+    #[inline(always)]
     fn deref(&self) -> &[T] {
         self.as_slice()
     }
@@ -161,9 +173,10 @@ impl<T: Send + Sync + 'static> From<Vec<T>> for SharedSlice<T> {
 }
 
 impl<T: Send + Sync + 'static> From<Arc<[T]>> for SharedSlice<T> {
-    /// Shares the `Arc` (a foreign owner: it may be held elsewhere, so it is never recycled).
+    /// Shares the `Arc` (it may be held elsewhere, so it is never written or recycled).
     fn from(data: Arc<[T]>) -> Self {
-        Self::from_owner(data)
+        let len = data.len();
+        SharedSlice { owner: Owner::Slice(data), start: 0, len }
     }
 }
 

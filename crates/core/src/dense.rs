@@ -196,9 +196,11 @@ impl StringTensor {
         &self.shape
     }
     /// The bytes of string `i` (row-major).
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, i: usize) -> &[u8] {
-        &self.bytes[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+        // Each buffer resolved once: string kernels call this per element.
+        let offsets = self.offsets.as_slice();
+        &self.bytes.as_slice()[offsets[i] as usize..offsets[i + 1] as usize]
     }
     /// All strings, in row-major order.
     #[inline]
