@@ -10,11 +10,10 @@ use arrow_array::types::{
 use arrow_array::{Array, ArrayRef, BooleanArray, PrimitiveArray};
 use arrow_buffer::{BooleanBuffer, ScalarBuffer};
 use arrow_schema::DataType;
-use ndarray::{ArcArray, IxDyn};
-use ragtime_core::{limits, DenseTensor, Element, Result};
+use ragtime_core::{limits, DenseArray, DenseTensor, Element, Result, SharedSlice};
 
 use crate::from_arrow::Leaf;
-use crate::shared::shared_buffer;
+use crate::shared::{adopt, arrow_buffer};
 
 /// A ragtime element type with an Arrow counterpart. Implemented for every numeric dtype and bool,
 /// so `dispatch_dtype!` can instantiate generic code over it.
@@ -22,7 +21,7 @@ pub(crate) trait ArrowElement: Element {
     /// The Arrow type of a leaf array of this element type.
     fn data_type() -> DataType;
     /// A leaf array of every element of `values`, in row-major order.
-    fn to_arrow(values: &ArcArray<Self, IxDyn>) -> Result<ArrayRef>;
+    fn to_arrow(values: &DenseArray<Self>) -> Result<ArrayRef>;
     /// The flat values read from the leaf array `array` (the slots `leaf` selects).
     fn from_arrow(leaf: &Leaf<'_>, array: ArrayRef) -> Result<DenseTensor>;
 }
@@ -34,14 +33,13 @@ macro_rules! impl_primitive {
                 <$arrow as arrow_array::ArrowPrimitiveType>::DATA_TYPE
             }
 
-            fn to_arrow(values: &ArcArray<Self, IxDyn>) -> Result<ArrayRef> {
-                let values: ScalarBuffer<$t> = match values.as_slice() {
-                    // Zero copy: the Arrow buffer keeps the ragtime array alive.
-                    Some(slice) if !slice.is_empty() => ScalarBuffer::new(shared_buffer(values.clone()), 0, slice.len()),
-                    Some(_) => ScalarBuffer::from(Vec::new()),
-                    // Not reachable through ragtime's constructors (always standard layout), but
-                    // a copy is still right.
-                    None => ScalarBuffer::from(limits::try_collect("to_arrow", values.iter().copied())?),
+            fn to_arrow(values: &DenseArray<Self>) -> Result<ArrayRef> {
+                let len = values.as_slice().len();
+                let values: ScalarBuffer<$t> = if len == 0 {
+                    ScalarBuffer::from(Vec::new())
+                } else {
+                    // Zero copy: the Arrow buffer keeps the ragtime buffer alive.
+                    ScalarBuffer::new(arrow_buffer(values.data().clone()), 0, len)
                 };
                 Ok(Arc::new(PrimitiveArray::<$arrow>::new(values, None)))
             }
@@ -49,24 +47,25 @@ macro_rules! impl_primitive {
             fn from_arrow(leaf: &Leaf<'_>, array: ArrayRef) -> Result<DenseTensor> {
                 let typed = array.as_primitive_opt::<$arrow>().ok_or_else(|| leaf.unexpected(array.data_type()))?.clone();
                 // Dropping the caller's reference leaves `typed` the only owner of its buffer when
-                // the caller handed over the only reference, so the buffer can be adopted.
+                // the caller handed over the only reference, so a `Vec` buffer can be taken over.
                 drop(array);
                 let (_, values, nulls) = typed.into_parts();
                 let fill = leaf.null_fill::<$t>(nulls.as_ref())?;
-                match leaf.single_run() {
-                    Some(run) => match values.into_inner().into_vec::<$t>() {
+                match (leaf.single_run(), fill, &nulls) {
+                    // No nulls to replace: the values are adopted whoever owns them.
+                    (Some(run), None, _) | (Some(run), Some(_), None) => leaf.view(adopt(values), run),
+                    // Nulls to replace: in place only in a buffer ragtime may take over.
+                    (Some(run), Some(fill), Some(nulls)) => match values.into_inner().into_vec::<$t>() {
                         Ok(mut adopted) => {
-                            if let (Some(fill), Some(nulls)) = (fill, &nulls) {
-                                run.clone().filter(|&i| nulls.is_null(i)).for_each(|i| adopted[i] = fill);
-                            }
-                            leaf.view(adopted, run)
+                            run.clone().filter(|&i| nulls.is_null(i)).for_each(|i| adopted[i] = fill);
+                            leaf.view(SharedSlice::from_vec(adopted), run)
                         }
                         Err(shared) => {
                             let values = ScalarBuffer::<$t>::from(shared);
-                            leaf.gather(|i| values[i], nulls.as_ref(), fill)
+                            leaf.gather(|i| values[i], Some(nulls), Some(fill))
                         }
                     },
-                    None => leaf.gather(|i| values[i], nulls.as_ref(), fill),
+                    (None, _, _) => leaf.gather(|i| values[i], nulls.as_ref(), fill),
                 }
             }
         }
@@ -83,8 +82,9 @@ impl ArrowElement for bool {
         DataType::Boolean
     }
 
-    fn to_arrow(values: &ArcArray<Self, IxDyn>) -> Result<ArrayRef> {
+    fn to_arrow(values: &DenseArray<Self>) -> Result<ArrayRef> {
         // Arrow packs booleans into bits: always a copy.
+        let values = values.as_slice();
         limits::checked_size("to_arrow", &[values.len()], 1)?;
         Ok(Arc::new(BooleanArray::new(BooleanBuffer::from_iter(values.iter().copied()), None)))
     }

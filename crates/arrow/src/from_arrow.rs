@@ -7,7 +7,6 @@
 //! turned into empty rows, which drops their children.
 
 use std::ops::Range;
-use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -17,10 +16,11 @@ use arrow_array::{Array, ArrayRef};
 use arrow_buffer::NullBuffer;
 use arrow_schema::DataType;
 use ragtime_core::{dispatch_dtype, limits, DType, DenseTensor, Element, Error, RaggedTensor, Result, RowPartition};
-use ragtime_core::{StringBuilder, StringTensor};
+use ragtime_core::{SharedSlice, StringBuilder, StringTensor};
 
 use crate::element::ArrowElement;
 use crate::offsets::{self, Offset, OffsetFault};
+use crate::shared::adopt_bytes;
 use crate::OP_FROM;
 
 /// What to do with a null list (a null slot of a `List`, `LargeList` or `FixedSizeList` array,
@@ -80,8 +80,8 @@ pub struct FromArrow {
 /// Converts an Arrow array (a column) into a ragged tensor, refusing nulls. See [`FromArrow`] for
 /// the null policies and the crate documentation for the type mapping and what is copied.
 ///
-/// `column` names the column in error messages. Hand over the only reference to the array (move
-/// it in) to let the conversion adopt its buffers instead of copying them.
+/// `column` names the column in error messages. The tensor shares the array's buffers wherever
+/// the layouts agree (see the crate documentation), whether or not the caller keeps the array.
 pub fn from_arrow(column: &str, array: ArrayRef) -> Result<RaggedTensor> {
     FromArrow::new().convert(column, array)
 }
@@ -308,7 +308,7 @@ impl Reader<'_> {
         }
         let span = |i: usize| offsets[i].as_usize()..offsets[i + 1].as_usize();
         let (splits, child_runs) = match runs {
-            [] => (vec![0], Vec::new()),
+            [] => (SharedSlice::from_vec(vec![0]), Vec::new()),
             [run] if !drops_children => {
                 let children = offsets[run.start].as_usize()..offsets[run.end].as_usize();
                 (O::into_splits(offsets, run.clone())?, std::iter::once(children).filter(|r| !r.is_empty()).collect())
@@ -330,10 +330,10 @@ impl Reader<'_> {
                     }
                     splits.push(total);
                 }
-                (splits, child_runs)
+                (SharedSlice::from_vec(splits), child_runs)
             }
         };
-        let partition = RowPartition::from_row_splits(splits)
+        let partition = RowPartition::from_shared_row_splits(splits)
             .map_err(|e| Error::argument(OP_FROM, format!("column \"{}\": {e}", self.column)))?;
         self.partitions.push(partition);
         Ok((values, child_runs))
@@ -423,13 +423,16 @@ impl Leaf<'_> {
 
     /// Flat values viewing `run` of an adopted buffer: no copy (the rest of the buffer stays
     /// allocated with the tensor).
-    pub(crate) fn view<T: Element>(&self, data: Vec<T>, run: Range<usize>) -> Result<DenseTensor> {
-        let array =
-            ndarray::Array1::from(data).slice_axis_move(ndarray::Axis(0), ndarray::Slice::from(run.start..run.end));
-        let array = array
-            .into_shape_with_order(ndarray::IxDyn(&self.shape))
-            .map_err(|e| Error::shapes(OP_FROM, format!("column \"{}\": {e}", self.reader.column)))?;
-        Ok(T::wrap(array.into_shared()))
+    pub(crate) fn view<T: Element>(&self, data: SharedSlice<T>, run: Range<usize>) -> Result<DenseTensor> {
+        let column = self.reader.column;
+        let data = data.slice(run.clone()).ok_or_else(|| {
+            Error::partition(
+                OP_FROM,
+                format!("column \"{column}\": values {run:?} reach past the {} values", data.len()),
+            )
+        })?;
+        DenseTensor::from_shared(&self.shape, data)
+            .map_err(|e| Error::shapes(OP_FROM, format!("column \"{column}\": {e}")))
     }
 
     /// Flat values copied from the selected slots (`get(i)` reads slot `i`), nulls replaced by
@@ -459,8 +462,8 @@ impl Leaf<'_> {
         }
     }
 
-    /// Flat string values from any of Arrow's string and binary arrays (always a copy: ragtime's
-    /// string columns own their bytes in an `Arc<[u8]>`).
+    /// Flat string values from any of Arrow's string and binary arrays: the bytes (and i64
+    /// offsets) shared when one run is read without null replacement, copied otherwise.
     pub(crate) fn strings(&self, array: ArrayRef) -> Result<DenseTensor> {
         match array.data_type() {
             DataType::Utf8 => self.byte_array::<Utf8Type>(&array),
@@ -487,12 +490,19 @@ impl Leaf<'_> {
         let fill = self.null_fill_string(typed.nulls())?;
         let span = |i: usize| offsets[i].widen() as usize..offsets[i + 1].widen() as usize;
         if let (Some(run), None) = (self.single_run(), fill) {
-            // One copy of the bytes the run spans, offsets widened and rebased.
-            let (start, end) = (offsets[run.start].widen(), offsets[run.end].widen());
+            // No copy of the bytes: the column views the Arrow buffer up to its last string, with
+            // the offsets as they are (shared when i64, widened when i32).
+            let end = offsets[run.end].widen();
+            let start = offsets[run.start].widen();
             limits::checked_bytes(OP_FROM, (end - start) as usize, "the strings of the column")?;
-            limits::checked_size(OP_FROM, &[run.len() + 1], 8)?;
-            let text: Arc<[u8]> = Arc::from(&bytes[start as usize..end as usize]);
-            let starts: Arc<[i64]> = offsets[run.start..=run.end].iter().map(|&o| o.widen() - start).collect();
+            let text = adopt_bytes(typed.values()).slice(0..end as usize).ok_or_else(|| {
+                let column = self.reader.column;
+                Error::partition(
+                    OP_FROM,
+                    format!("column \"{column}\": string offsets reach past the {} bytes", bytes.len()),
+                )
+            })?;
+            let starts = T::Offset::string_offsets(typed.offsets(), run)?;
             return StringTensor::from_parts(text, starts, self.shape.clone()).map(DenseTensor::String);
         }
         let nulls = typed.nulls();

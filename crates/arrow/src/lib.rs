@@ -42,10 +42,14 @@
 //!
 //! # What is copied
 //!
+//! Both directions share buffers through ragtime's [`ragtime_core::SharedSlice`], whose owner is
+//! either a ragtime allocation or any other library's buffer (here an Arrow `ScalarBuffer`).
+//!
 //! **ragtime → Arrow** ([`to_arrow`], [`ToArrow`]) never copies numeric values, row splits (with
 //! the default i64 offsets), string bytes or string offsets: the Arrow buffers hold a clone of
 //! the ragtime buffer (an `Arc` reference count; `bytes::Bytes::from_owner`) and read it in
-//! place, so the tensor and the array share memory and either may outlive the other. Copied:
+//! place, so the tensor and the array share memory and either may outlive the other (a tensor
+//! that itself views Arrow memory hands that same memory back). Copied:
 //! - booleans: ragtime stores one byte per value, Arrow one bit (bit-packing copy);
 //! - splits and string offsets for [`OffsetWidth::I32`] (narrowed to i32, refused past `i32::MAX`);
 //! - a uniform partition's splits are not needed (a `FixedSizeList` has no offsets);
@@ -53,31 +57,37 @@
 //!   byte buffer holds non-UTF-8 bytes outside every string (a buffer shared with a slice of
 //!   another column) the strings are copied into a compact buffer.
 //!
-//! **Arrow → ragtime** ([`from_arrow`], [`FromArrow`]) adopts buffers only when it may take them
-//! over: the conversion must receive the only reference to the array (move the `ArrayRef` in;
-//! a clone held elsewhere, e.g. by a `RecordBatch`, makes every buffer shared), and the buffer
-//! must have been allocated as a Rust `Vec` (`Buffer::into_vec`: arrays built from `Vec`s,
-//! `ScalarBuffer::from(vec)`, `PrimitiveArray::from(vec)`; builders and IPC / Parquet readers
-//! allocate 64-byte-aligned buffers, which cannot become a `Vec`). Then:
-//! - numeric values are adopted (no copy), whether or not the lists span the whole values array:
-//!   the tensor views the part the lists use, and the rest stays allocated with it;
-//! - `LargeList` offsets are adopted as row splits (rebased in place if they do not start at 0).
+//! **Arrow → ragtime** ([`from_arrow`], [`FromArrow`]) adopts Arrow's buffers wherever the
+//! layouts agree, whoever allocated them (a `Vec`, a builder, an IPC or Parquet reader's
+//! 64-byte-aligned allocation) and whoever else holds them (a `RecordBatch`, a clone of the
+//! column): the tensor keeps the Arrow buffer alive and reads it in place. Adopted, no copy:
+//! - numeric values, including those of a sliced array or of lists spanning part of the values
+//!   (the tensor views the part the column uses; the rest stays allocated with it);
+//! - `LargeList` offsets as row splits when the column's first offset is 0 (a whole array, or a
+//!   slice from its first row);
+//! - `LargeUtf8` / `LargeBinary` bytes and offsets, sliced or not (a string column's offsets need
+//!   not start at 0), and the bytes of `Utf8` / `Binary`.
+//!
+//! Adopted buffers stay Arrow's: ragtime never writes them, and the executor's buffer reuse
+//! (`Function::recycle`) only takes buffers ragtime allocated. The one exception to "Arrow's":
+//! when the conversion receives the only reference to a buffer that Rust allocated as a `Vec`
+//! (`Buffer::into_vec`), it takes that `Vec` over as a ragtime buffer.
 //!
 //! Copied:
-//! - numeric values or `LargeList` offsets that are shared, not `Vec`-allocated, or of an array
-//!   that is itself a slice (`Array::slice` with a non-zero offset): the part the column uses;
-//! - `List` offsets (i32, widened to i64) and the offsets of a slice of the top-level array;
+//! - `LargeList` offsets that do not start at 0 (a slice starting past the first row): the
+//!   offsets the column uses, rebased to 0 as row splits must be (in place, no copy, when the
+//!   conversion holds the only reference to a whole `Vec`-allocated offsets buffer);
+//! - `List`, `Utf8` and `Binary` offsets (i32, widened to i64);
 //! - booleans (unpacked from bits to bytes);
-//! - strings, always: ragtime's string columns own their bytes and offsets in `Arc<[u8]>` /
-//!   `Arc<[i64]>`, which cannot adopt an Arrow buffer (one copy of the bytes the column uses,
-//!   offsets widened and rebased; views and columns with nulls replaced go through a builder);
+//! - `Utf8View` / `BinaryView` strings (one copy of the bytes the column uses, through a builder);
 //! - uniform partitions (`RowPartition::from_uniform_row_length` builds the splits);
 //! - the levels below a null list read as empty whose offsets span children
 //!   ([`NullLists::AsEmpty`]): the children are dropped, so the selected ones are gathered;
-//! - values with nulls replaced ([`NullValues::Replace`]) are written in place into an adopted
-//!   buffer, into the copy otherwise.
+//! - values with nulls replaced ([`NullValues::Replace`]): written in place into a buffer taken
+//!   over as above, copied otherwise (strings with nulls replaced go through a builder).
 //!
-//! `crates/arrow/tests/zero_copy.rs` checks the zero-copy paths above by comparing data pointers.
+//! `crates/arrow/tests/zero_copy.rs` checks the zero-copy paths above by comparing data pointers,
+//! including a compiled `ragtime::Function` called on converted Arrow data.
 //!
 //! # Nulls
 //!

@@ -1,12 +1,13 @@
 //! Arrow offsets: the check every offsets buffer passes before it is used, and its conversion into
-//! ragtime's i64 row splits (adopted when the layouts allow, else copied).
+//! ragtime's i64 row splits and string offsets (shared when the layouts allow, else copied).
 
 use std::ops::Range;
 
 use arrow_array::OffsetSizeTrait;
 use arrow_buffer::{OffsetBuffer, ScalarBuffer};
-use ragtime_core::{limits, Result};
+use ragtime_core::{limits, Error, Result, SharedSlice};
 
+use crate::shared::adopt;
 use crate::OP_FROM;
 
 /// What is wrong with an offsets buffer. Arrays built by arrow-rs's safe constructors never have
@@ -54,10 +55,17 @@ pub(crate) trait Offset: OffsetSizeTrait {
     fn widen(self) -> i64;
 
     /// Row splits for the slots `run` of `offsets` (`run.end < offsets.len()`), rebased to start
-    /// at 0. Adopts the buffer when it is i64, covers every slot and is uniquely owned with a
-    /// `Vec` layout; copies otherwise.
-    fn into_splits(offsets: OffsetBuffer<Self>, run: Range<usize>) -> Result<Vec<i64>> {
-        rebased(&offsets, run)
+    /// at 0. Shares the buffer when it is i64 and `offsets[run.start]` is 0; otherwise copies
+    /// (i64 offsets of a whole, uniquely owned `Vec` buffer are rebased in place instead).
+    fn into_splits(offsets: OffsetBuffer<Self>, run: Range<usize>) -> Result<SharedSlice<i64>> {
+        rebased(&offsets, run).map(SharedSlice::from_vec)
+    }
+
+    /// The string offsets of the slots `run` (`run.end < offsets.len()`), as they are (not
+    /// rebased: a string column's offsets index its byte buffer wherever they start). Shared
+    /// when i64, widened (a copy) when i32.
+    fn string_offsets(offsets: &OffsetBuffer<Self>, run: Range<usize>) -> Result<SharedSlice<i64>> {
+        limits::try_collect(OP_FROM, offsets[run.start..=run.end].iter().map(|&o| o.widen())).map(SharedSlice::from_vec)
     }
 }
 
@@ -72,21 +80,35 @@ impl Offset for i64 {
         self
     }
 
-    fn into_splits(offsets: OffsetBuffer<i64>, run: Range<usize>) -> Result<Vec<i64>> {
-        if run.start != 0 || run.end + 1 != offsets.len() {
-            return rebased(&offsets, run);
+    fn into_splits(offsets: OffsetBuffer<i64>, run: Range<usize>) -> Result<SharedSlice<i64>> {
+        let whole = run.start == 0 && run.end + 1 == offsets.len();
+        if offsets[run.start] == 0 {
+            return shared_window(adopt(offsets.into_inner()), run);
         }
-        match offsets.into_inner().into_inner().into_vec::<i64>() {
-            Ok(mut splits) => {
-                // Rebasing in place: still no copy.
-                if let Some(&base) = splits.first().filter(|&&b| b != 0) {
+        if whole {
+            return match offsets.into_inner().into_inner().into_vec::<i64>() {
+                Ok(mut splits) => {
+                    // Rebasing in place: still no copy.
+                    let base = splits[0];
                     splits.iter_mut().for_each(|s| *s -= base);
+                    Ok(SharedSlice::from_vec(splits))
                 }
-                Ok(splits)
-            }
-            Err(shared) => rebased(&ScalarBuffer::<i64>::from(shared), run),
+                Err(shared) => rebased(&ScalarBuffer::<i64>::from(shared), run).map(SharedSlice::from_vec),
+            };
         }
+        rebased(&offsets, run).map(SharedSlice::from_vec)
     }
+
+    fn string_offsets(offsets: &OffsetBuffer<i64>, run: Range<usize>) -> Result<SharedSlice<i64>> {
+        shared_window(SharedSlice::from_owner(offsets.inner().clone()), run)
+    }
+}
+
+/// `offsets[run.start..=run.end]` of a shared buffer, still shared.
+fn shared_window(offsets: SharedSlice<i64>, run: Range<usize>) -> Result<SharedSlice<i64>> {
+    offsets
+        .slice(run.start..run.end + 1)
+        .ok_or_else(|| Error::partition(OP_FROM, format!("offsets for slots {run:?} reach past the offsets buffer")))
 }
 
 /// A copy of `offsets[run.start..=run.end]`, widened to i64 and rebased to start at 0.
@@ -137,15 +159,33 @@ mod tests {
     }
 
     #[test]
-    fn splits_are_rebased_and_adopted_only_when_whole_and_unshared() {
+    fn splits_are_shared_from_zero_and_rebased_otherwise() {
         let offsets = OffsetBuffer::new(ScalarBuffer::from(vec![2i64, 4, 4, 7]));
-        assert_eq!(i64::into_splits(offsets.clone(), 1..3).unwrap(), [0, 0, 3]);
+        let sub = i64::into_splits(offsets.clone(), 1..3).unwrap();
+        assert_eq!(&sub[..], [0, 0, 3], "a run starting past 0: copied and rebased");
         let shared = offsets.clone();
-        assert_eq!(i64::into_splits(offsets, 0..3).unwrap(), [0, 2, 2, 5], "shared: copied and rebased");
+        let copy = i64::into_splits(offsets, 0..3).unwrap();
+        assert_eq!(&copy[..], [0, 2, 2, 5], "shared elsewhere: copied and rebased");
         let ptr = shared.as_ptr();
         let adopted = i64::into_splits(shared, 0..3).unwrap();
-        assert_eq!((adopted.as_slice(), adopted.as_ptr()), (&[0i64, 2, 2, 5][..], ptr), "unshared: rebased in place");
+        assert_eq!((&adopted[..], adopted.as_ptr()), (&[0i64, 2, 2, 5][..], ptr), "unshared: rebased in place");
+
+        let from_zero = OffsetBuffer::new(ScalarBuffer::from(vec![0i64, 3, 3, 5]));
+        let kept = from_zero.clone();
+        let window = i64::into_splits(from_zero, 0..2).unwrap();
+        assert_eq!((&window[..], window.as_ptr()), (&[0i64, 3, 3][..], kept.as_ptr()), "starting at 0: shared");
+        assert!(window.is_foreign(), "a buffer the caller still holds is shared, never taken over");
+
         let narrow = OffsetBuffer::new(ScalarBuffer::from(vec![1i32, 3]));
-        assert_eq!(i32::into_splits(narrow, 0..1).unwrap(), [0, 2], "i32 offsets are widened");
+        assert_eq!(&i32::into_splits(narrow, 0..1).unwrap()[..], [0, 2], "i32 offsets are widened");
+    }
+
+    #[test]
+    fn string_offsets_are_shared_when_i64_and_never_rebased() {
+        let wide = OffsetBuffer::new(ScalarBuffer::from(vec![0i64, 2, 5, 9]));
+        let got = i64::string_offsets(&wide, 1..3).unwrap();
+        assert_eq!((&got[..], got.as_ptr()), (&[2i64, 5, 9][..], wide[1..].as_ptr()));
+        let narrow = OffsetBuffer::new(ScalarBuffer::from(vec![0i32, 2, 5, 9]));
+        assert_eq!(&i32::string_offsets(&narrow, 1..3).unwrap()[..], [2, 5, 9]);
     }
 }

@@ -1,56 +1,38 @@
-//! Arrow buffers that keep ragtime's buffers alive instead of copying them: each wraps a clone of
-//! the ragtime value (an `Arc` bump) as the owner of a `bytes::Bytes`, which Arrow adopts.
+//! Buffers shared across the boundary instead of copied: a ragtime [`SharedSlice`] wrapped as the
+//! owner of an Arrow buffer (a `bytes::Bytes` owner), and an Arrow buffer adopted as the foreign
+//! owner of a [`SharedSlice`].
 
-use std::sync::Arc;
+use arrow_buffer::{ArrowNativeType, Buffer, ScalarBuffer, ToByteSlice};
+use ragtime_core::SharedSlice;
 
-use arrow_buffer::{ArrowNativeType, Buffer, ToByteSlice};
-use ndarray::{ArcArray, IxDyn};
-use ragtime_core::RowPartition;
+/// Owns a ragtime buffer for an Arrow buffer of its bytes.
+struct ArrowOwner<T: 'static>(SharedSlice<T>);
 
-/// Owns a numeric ragtime array for an Arrow buffer (the array is always in standard layout).
-struct SharedArray<T>(ArcArray<T, IxDyn>);
-
-impl<T: ArrowNativeType> AsRef<[u8]> for SharedArray<T> {
+impl<T: ArrowNativeType> AsRef<[u8]> for ArrowOwner<T> {
     fn as_ref(&self) -> &[u8] {
-        self.0.as_slice().unwrap_or(&[]).to_byte_slice()
+        self.0.as_slice().to_byte_slice()
     }
 }
 
-/// Owns a partition for an Arrow offsets buffer of its row splits.
-struct SharedSplits(RowPartition);
+/// The elements of `data` as an Arrow buffer, without copying them (the Arrow buffer keeps the
+/// ragtime buffer alive: an `Arc` clone).
+pub(crate) fn arrow_buffer<T: ArrowNativeType>(data: SharedSlice<T>) -> Buffer {
+    Buffer::from(bytes::Bytes::from_owner(ArrowOwner(data)))
+}
 
-impl AsRef<[u8]> for SharedSplits {
-    fn as_ref(&self) -> &[u8] {
-        self.0.row_splits().to_byte_slice()
+/// The elements of an Arrow buffer as a ragtime buffer, without copying them: taken over as a
+/// ragtime `Vec` (which the executor may later reuse) when this is the only reference to a
+/// `Vec`-allocated buffer, and otherwise shared in place as a foreign owner (any alignment Arrow
+/// accepts, any allocator, shared or not), which ragtime never writes.
+pub(crate) fn adopt<T: ArrowNativeType>(values: ScalarBuffer<T>) -> SharedSlice<T> {
+    match values.into_inner().into_vec::<T>() {
+        Ok(data) => SharedSlice::from_vec(data),
+        // The buffer came out of a `ScalarBuffer<T>`, so it is aligned for `T`.
+        Err(buffer) => SharedSlice::from_owner(ScalarBuffer::<T>::from(buffer)),
     }
 }
 
-/// Owns the offsets of a string column for an Arrow offsets buffer.
-struct SharedOffsets(Arc<[i64]>);
-
-impl AsRef<[u8]> for SharedOffsets {
-    fn as_ref(&self) -> &[u8] {
-        self.0.to_byte_slice()
-    }
-}
-
-/// The elements of `values` as an Arrow buffer, without copying them. `values` must be in
-/// standard layout (every ragtime array is); otherwise the buffer is empty.
-pub(crate) fn shared_buffer<T: ArrowNativeType>(values: ArcArray<T, IxDyn>) -> Buffer {
-    Buffer::from(bytes::Bytes::from_owner(SharedArray(values)))
-}
-
-/// The row splits of `partition` as an Arrow buffer of i64 offsets, without copying them.
-pub(crate) fn splits_buffer(partition: RowPartition) -> Buffer {
-    Buffer::from(bytes::Bytes::from_owner(SharedSplits(partition)))
-}
-
-/// The offsets of a string column as an Arrow buffer of i64 offsets, without copying them.
-pub(crate) fn offsets_buffer(offsets: Arc<[i64]>) -> Buffer {
-    Buffer::from(bytes::Bytes::from_owner(SharedOffsets(offsets)))
-}
-
-/// The bytes of a string column as an Arrow buffer, without copying them.
-pub(crate) fn bytes_buffer(bytes: Arc<[u8]>) -> Buffer {
-    Buffer::from(bytes::Bytes::from_owner(bytes))
+/// The bytes of an Arrow buffer as a ragtime buffer, shared in place (no copy).
+pub(crate) fn adopt_bytes(bytes: &Buffer) -> SharedSlice<u8> {
+    SharedSlice::from_owner(ScalarBuffer::<u8>::from(bytes.clone()))
 }

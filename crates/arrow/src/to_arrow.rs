@@ -12,7 +12,7 @@ use ragtime_core::StringTensor;
 use ragtime_core::{dispatch_dtype, limits, DType, DenseTensor, Element, Error, RaggedTensor, Result, RowPartition};
 
 use crate::element::ArrowElement;
-use crate::shared::{bytes_buffer, offsets_buffer, splits_buffer};
+use crate::shared::arrow_buffer;
 use crate::OP_TO;
 
 /// The offset width of variable-size lists and strings.
@@ -163,7 +163,8 @@ impl ToArrow {
         let field = self.field(&values);
         match self.offsets {
             OffsetWidth::I64 => {
-                let splits = ScalarBuffer::new(splits_buffer(partition.clone()), 0, partition.nrows() + 1);
+                let splits =
+                    ScalarBuffer::new(arrow_buffer(partition.shared_row_splits().clone()), 0, partition.nrows() + 1);
                 let array = GenericListArray::<i64>::try_new(field, OffsetBuffer::new(splits), values, None)
                     .map_err(arrow_error)?;
                 Ok(Arc::new(array))
@@ -187,10 +188,10 @@ impl ToArrow {
     }
 
     fn string_leaf(&self, tensor: &RaggedTensor, column: &StringTensor) -> Result<ArrayRef> {
-        let bytes = bytes_buffer(column.bytes().clone());
+        let bytes = arrow_buffer(column.bytes().clone());
         let array: ArrayRef = match self.offsets {
             OffsetWidth::I64 => {
-                let offsets = ScalarBuffer::<i64>::new(offsets_buffer(column.offsets().clone()), 0, column.len() + 1);
+                let offsets = ScalarBuffer::<i64>::new(arrow_buffer(column.offsets().clone()), 0, column.len() + 1);
                 self.string_array(tensor, column, OffsetBuffer::new(offsets), bytes)?
             }
             OffsetWidth::I32 => self.string_array(tensor, column, narrow(column.offsets(), "string bytes")?, bytes)?,

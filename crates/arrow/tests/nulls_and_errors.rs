@@ -183,7 +183,7 @@ fn invalid_utf8_is_refused_for_utf8_and_kept_as_binary() {
     assert!(from_arrow("b", binary).unwrap().equals(&t));
 
     // Valid strings in a buffer with invalid bytes outside them convert (compacted).
-    let column = StringTensor::from_parts(b"\xffab".to_vec().into(), vec![1i64, 2, 3].into(), vec![2]).unwrap();
+    let column = StringTensor::from_parts(b"\xffab".to_vec(), vec![1i64, 2, 3], vec![2]).unwrap();
     let t = RaggedTensor::from(DenseTensor::String(column));
     let array = to_arrow(&t).unwrap();
     assert_eq!(array.as_string::<i64>().iter().collect::<Vec<_>>(), [Some("a"), Some("b")]);

@@ -1,10 +1,9 @@
-//! Dense tensors: the flat values of a ragged tensor, as `ndarray` arrays or a string column (bytes + offsets).
+//! Dense tensors: the flat values of a ragged tensor, as typed arrays (shared row-major data plus a
+//! shape) or a string column (bytes + offsets).
 
-use std::sync::Arc;
+use ndarray::{ArrayViewD, Dimension, IxDyn};
 
-use ndarray::{ArcArray, IxDyn};
-
-use crate::{dispatch_dtype, limits, DType, Error, Result};
+use crate::{dispatch_dtype, limits, DType, Error, Result, SharedSlice};
 
 /// A Rust element type of a numeric or boolean [`DenseTensor`].
 ///
@@ -16,11 +15,11 @@ pub trait Element:
     /// The dtype this Rust type stands for.
     const DTYPE: DType;
     /// The array of `t` if `t` holds this element type.
-    fn array(t: &DenseTensor) -> Option<&ArcArray<Self, IxDyn>>;
+    fn array(t: &DenseTensor) -> Option<&DenseArray<Self>>;
     /// Wraps an array into a [`DenseTensor`].
-    fn wrap(a: ArcArray<Self, IxDyn>) -> DenseTensor;
+    fn wrap(a: DenseArray<Self>) -> DenseTensor;
     /// The array of `t` by value if `t` holds this element type, else `t` back.
-    fn unwrap_array(t: DenseTensor) -> std::result::Result<ArcArray<Self, IxDyn>, DenseTensor>;
+    fn unwrap_array(t: DenseTensor) -> std::result::Result<DenseArray<Self>, DenseTensor>;
     /// `self as f64` (`true` is 1).
     fn to_f64(self) -> f64;
     /// `v as Self` (non-zero is `true`).
@@ -49,16 +48,16 @@ macro_rules! impl_element_number {
     ($t:ty, $variant:ident, |$v:ident| $from_int_literal:expr, $lowest:expr, $highest:expr) => {
         impl Element for $t {
             const DTYPE: DType = DType::$variant;
-            fn array(t: &DenseTensor) -> Option<&ArcArray<Self, IxDyn>> {
+            fn array(t: &DenseTensor) -> Option<&DenseArray<Self>> {
                 match t {
                     DenseTensor::$variant(a) => Some(a),
                     _ => None,
                 }
             }
-            fn wrap(a: ArcArray<Self, IxDyn>) -> DenseTensor {
+            fn wrap(a: DenseArray<Self>) -> DenseTensor {
                 DenseTensor::$variant(a)
             }
-            fn unwrap_array(t: DenseTensor) -> std::result::Result<ArcArray<Self, IxDyn>, DenseTensor> {
+            fn unwrap_array(t: DenseTensor) -> std::result::Result<DenseArray<Self>, DenseTensor> {
                 match t {
                     DenseTensor::$variant(a) => Ok(a),
                     other => Err(other),
@@ -93,16 +92,16 @@ impl_element_number!(floats: f32 => F32, f64 => F64);
 
 impl Element for bool {
     const DTYPE: DType = DType::Bool;
-    fn array(t: &DenseTensor) -> Option<&ArcArray<Self, IxDyn>> {
+    fn array(t: &DenseTensor) -> Option<&DenseArray<Self>> {
         match t {
             DenseTensor::Bool(a) => Some(a),
             _ => None,
         }
     }
-    fn wrap(a: ArcArray<Self, IxDyn>) -> DenseTensor {
+    fn wrap(a: DenseArray<Self>) -> DenseTensor {
         DenseTensor::Bool(a)
     }
-    fn unwrap_array(t: DenseTensor) -> std::result::Result<ArcArray<Self, IxDyn>, DenseTensor> {
+    fn unwrap_array(t: DenseTensor) -> std::result::Result<DenseArray<Self>, DenseTensor> {
         match t {
             DenseTensor::Bool(a) => Ok(a),
             other => Err(other),
@@ -138,17 +137,25 @@ impl Element for bool {
 /// A column of byte strings: one byte buffer plus offsets (Apache Arrow's layout), with a shape.
 ///
 /// Element `i` (row-major) is `bytes[offsets[i]..offsets[i + 1]]`. Invariant: `offsets` has
-/// `product(shape) + 1` entries, is non-decreasing and stays within `bytes`.
+/// `product(shape) + 1` entries, is non-decreasing and stays within `bytes`. The offsets need not
+/// start at 0 (a column may view part of a larger buffer, such as an Arrow array's), so the bytes
+/// the strings use are `offsets[0]..offsets[len]` ([`StringTensor::byte_len`]).
 #[derive(Clone)]
 pub struct StringTensor {
-    bytes: Arc<[u8]>,
-    offsets: Arc<[i64]>,
+    bytes: SharedSlice<u8>,
+    offsets: SharedSlice<i64>,
     shape: Vec<usize>,
 }
 
 impl StringTensor {
-    /// Builds a column from its parts, checking the offsets invariant.
-    pub fn from_parts(bytes: Arc<[u8]>, offsets: Arc<[i64]>, shape: Vec<usize>) -> Result<Self> {
+    /// Builds a column from its parts (a `Vec`, an `Arc<[_]>` or a [`SharedSlice`] of another
+    /// library's memory, shared as they are), checking the offsets invariant.
+    pub fn from_parts(
+        bytes: impl Into<SharedSlice<u8>>,
+        offsets: impl Into<SharedSlice<i64>>,
+        shape: Vec<usize>,
+    ) -> Result<Self> {
+        let (bytes, offsets) = (bytes.into(), offsets.into());
         let n = shape_len(&shape)
             .ok_or_else(|| Error::value("StringTensor", format!("the shape {shape:?} has too many elements")))?;
         if offsets.len() != n.saturating_add(1) {
@@ -189,24 +196,33 @@ impl StringTensor {
         &self.shape
     }
     /// The bytes of string `i` (row-major).
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, i: usize) -> &[u8] {
-        &self.bytes[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+        // Each buffer resolved once: string kernels call this per element.
+        let offsets = self.offsets.as_slice();
+        &self.bytes.as_slice()[offsets[i] as usize..offsets[i + 1] as usize]
     }
     /// All strings, in row-major order.
     #[inline]
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
-        (0..self.len()).map(move |i| self.get(i))
+        let (bytes, offsets) = (self.bytes.as_slice(), self.offsets.as_slice());
+        offsets.windows(2).map(move |w| &bytes[w[0] as usize..w[1] as usize])
     }
-    /// The shared byte buffer.
+    /// The shared byte buffer (it may hold bytes outside every string: see [`StringTensor::byte_len`]).
     #[inline]
-    pub fn bytes(&self) -> &Arc<[u8]> {
+    pub fn bytes(&self) -> &SharedSlice<u8> {
         &self.bytes
     }
-    /// The shared offsets (`len() + 1` entries).
+    /// The shared offsets (`len() + 1` entries, into [`StringTensor::bytes`]).
     #[inline]
-    pub fn offsets(&self) -> &Arc<[i64]> {
+    pub fn offsets(&self) -> &SharedSlice<i64> {
         &self.offsets
+    }
+    /// The number of bytes the strings span (`offsets[len] - offsets[0]`), which is what a copy
+    /// of the column takes; at most `bytes().len()`.
+    #[inline]
+    pub fn byte_len(&self) -> usize {
+        (self.offsets[self.len()] - self.offsets[0]) as usize
     }
     /// The same strings with another shape of the same size.
     pub fn reshaped(&self, shape: Vec<usize>) -> Result<Self> {
@@ -349,7 +365,11 @@ impl StringBuilder {
         if shape_len(&shape) != Some(self.len()) {
             return Err(Error::shapes("StringBuilder", format!("{} strings for shape {shape:?}", self.len())));
         }
-        Ok(StringTensor { bytes: self.bytes.into(), offsets: self.offsets.into(), shape })
+        Ok(StringTensor {
+            bytes: SharedSlice::from_vec(self.bytes),
+            offsets: SharedSlice::from_vec(self.offsets),
+            shape,
+        })
     }
 }
 
@@ -361,51 +381,117 @@ pub(crate) fn shape_len(shape: &[usize]) -> Option<usize> {
     shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d))
 }
 
-/// A dense tensor of any dtype: numeric and boolean data in an `ndarray` array (always in standard
-/// row-major layout), strings in a [`StringTensor`]. Clones share their buffers.
+/// The numeric or boolean data of a [`DenseTensor`]: a [`SharedSlice`] of the elements in
+/// row-major order and the shape (`product(shape) == len`, checked when built). Clones and
+/// reshapes share the elements.
+#[derive(Clone)]
+pub struct DenseArray<T: 'static> {
+    data: SharedSlice<T>,
+    shape: IxDyn,
+}
+
+impl<T: Element> DenseArray<T> {
+    /// An array of `shape` viewing `data` (row-major), which must have `product(shape)` elements.
+    pub fn new(shape: &[usize], data: SharedSlice<T>) -> Result<Self> {
+        if shape_len(shape) != Some(data.len()) {
+            return Err(Error::shapes("DenseTensor", format!("{} elements for shape {shape:?}", data.len())));
+        }
+        Ok(DenseArray { data, shape: IxDyn(shape) })
+    }
+
+    /// The shape.
+    #[inline]
+    pub fn shape(&self) -> &[usize] {
+        self.shape.slice()
+    }
+
+    /// The elements, row-major.
+    #[inline]
+    pub fn as_slice(&self) -> &[T] {
+        self.data.as_slice()
+    }
+
+    /// The shared buffer of the elements.
+    #[inline]
+    pub fn data(&self) -> &SharedSlice<T> {
+        &self.data
+    }
+
+    /// The shared buffer of the elements, by value.
+    pub fn into_data(self) -> SharedSlice<T> {
+        self.data
+    }
+
+    /// An `ndarray` view of the elements with the shape.
+    pub fn view(&self) -> ArrayViewD<'_, T> {
+        ArrayViewD::from_shape(self.shape.clone(), self.as_slice())
+            .unwrap_or_else(|_| unreachable!("the shape's size equals the data's length (checked when built)"))
+    }
+}
+
+impl<T: Element> std::fmt::Debug for DenseArray<T> {
+    /// `DenseArray { shape: [2], values: [1, 2] }` (long data summarized).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DenseArray")
+            .field("shape", &self.shape())
+            .field("values", &crate::literal::DebugText(&crate::literal::summarize_list(self.as_slice())))
+            .finish()
+    }
+}
+
+/// A dense tensor of any dtype: numeric and boolean data in a [`DenseArray`] (shared row-major
+/// data, possibly another library's memory), strings in a [`StringTensor`]. Clones share their buffers.
 ///
 /// `Debug` shows the dtype, shape and values (`DenseTensor { dtype: int32, shape: [2], values: [1, 2] }`,
 /// summarized when large, as `Display` of [`crate::RaggedTensor`]).
 #[derive(Clone)]
 #[allow(missing_docs)]
 pub enum DenseTensor {
-    Bool(ArcArray<bool, IxDyn>),
-    I8(ArcArray<i8, IxDyn>),
-    I16(ArcArray<i16, IxDyn>),
-    I32(ArcArray<i32, IxDyn>),
-    I64(ArcArray<i64, IxDyn>),
-    U8(ArcArray<u8, IxDyn>),
-    U16(ArcArray<u16, IxDyn>),
-    U32(ArcArray<u32, IxDyn>),
-    U64(ArcArray<u64, IxDyn>),
-    F32(ArcArray<f32, IxDyn>),
-    F64(ArcArray<f64, IxDyn>),
+    Bool(DenseArray<bool>),
+    I8(DenseArray<i8>),
+    I16(DenseArray<i16>),
+    I32(DenseArray<i32>),
+    I64(DenseArray<i64>),
+    U8(DenseArray<u8>),
+    U16(DenseArray<u16>),
+    U32(DenseArray<u32>),
+    U64(DenseArray<u64>),
+    F32(DenseArray<f32>),
+    F64(DenseArray<f64>),
     String(StringTensor),
 }
 
 impl DenseTensor {
     /// A tensor of the given shape from row-major data.
     pub fn from_vec<T: Element>(shape: Vec<usize>, data: Vec<T>) -> Result<Self> {
-        let n = data.len();
-        let a = ndarray::Array::from_shape_vec(IxDyn(&shape), data)
-            .map_err(|_| Error::shapes("DenseTensor::from_vec", format!("{n} elements for shape {shape:?}")))?;
-        Ok(T::wrap(a.into_shared()))
+        Self::from_shared(&shape, SharedSlice::from_vec(data))
+            .map_err(|e| Error::shapes("DenseTensor::from_vec", e.to_string()))
     }
 
-    /// A tensor from any `ndarray` array (copied into standard layout if it is not already).
+    /// A tensor of the given shape viewing shared row-major data without copying it: a
+    /// ragtime buffer, or another library's memory ([`SharedSlice::from_owner`], such as an
+    /// Arrow buffer), which is read in place and never written.
+    pub fn from_shared<T: Element>(shape: &[usize], data: SharedSlice<T>) -> Result<Self> {
+        DenseArray::new(shape, data).map(T::wrap)
+    }
+
+    /// A tensor from any `ndarray` array (copied, in row-major order).
     pub fn from_array<T: Element, D: ndarray::Dimension>(a: ndarray::ArrayView<'_, T, D>) -> Self {
-        T::wrap(a.into_dyn().as_standard_layout().into_owned().into_shared())
+        let shape = a.shape().to_vec();
+        // `iter` walks in logical (row-major) order whatever the memory layout.
+        let data = SharedSlice::from_vec(a.iter().copied().collect());
+        T::wrap(DenseArray { data, shape: IxDyn(&shape) })
     }
 
     /// A 0-d tensor.
     pub fn scalar<T: Element>(v: T) -> Self {
-        T::wrap(ndarray::arr0(v).into_dyn().into_shared())
+        T::wrap(DenseArray { data: SharedSlice::from_vec(vec![v]), shape: IxDyn(&[]) })
     }
 
     /// A 1-d tensor.
     pub fn vector<T: Element>(data: Vec<T>) -> Self {
         let n = data.len();
-        T::wrap(ndarray::Array::from_shape_vec(IxDyn(&[n]), data).expect("n elements fit shape [n]").into_shared())
+        T::wrap(DenseArray { data: SharedSlice::from_vec(data), shape: IxDyn(&[n]) })
     }
 
     /// A tensor of `shape` whose every element is the first (only) element of `fill`. More than
@@ -478,34 +564,34 @@ impl DenseTensor {
     }
 
     /// The row-major elements, if the tensor holds `T`.
+    #[inline]
     pub fn as_slice<T: Element>(&self) -> Option<&[T]> {
-        T::array(self).and_then(|a| a.as_slice())
+        T::array(self).map(DenseArray::as_slice)
     }
 
-    /// The tensor's buffer as a `Vec<T>` (elements in memory order) without copying, when this
-    /// tensor holds `T`, is the only owner of its buffer and starts at its beginning: for
-    /// recycling buffers. Otherwise the tensor comes back unchanged.
+    /// The shared buffer of the elements, if the tensor holds `T`.
+    pub fn as_shared<T: Element>(&self) -> Option<&SharedSlice<T>> {
+        T::array(self).map(DenseArray::data)
+    }
+
+    /// The tensor's buffer as a `Vec<T>` (its elements, no copy) when this tensor holds `T` and
+    /// the buffer is one ragtime allocated, that no other value holds and that this tensor views
+    /// from its start: for recycling buffers. Another library's memory is never given out.
+    /// Otherwise the tensor comes back unchanged.
     pub fn try_into_buffer<T: Element>(self) -> std::result::Result<Vec<T>, DenseTensor> {
         let a = T::unwrap_array(self)?;
-        let shape = a.shape().to_vec();
-        match a.try_into_owned_nocopy() {
-            Ok(owned) => match owned.into_raw_vec_and_offset() {
-                (v, None | Some(0)) => Ok(v),
-                // A view into the middle of its buffer (rare): give back an equal tensor.
-                (v, Some(offset)) => {
-                    let n: usize = shape.iter().product();
-                    let data = v.get(offset..offset + n).map(<[T]>::to_vec).unwrap_or_default();
-                    Err(DenseTensor::from_vec(shape, data)
-                        .unwrap_or_else(|_| T::wrap(ndarray::ArcArray::from_vec(Vec::new()).into_dyn())))
-                }
-            },
-            Err(shared) => Err(T::wrap(shared)),
-        }
+        let shape = a.shape;
+        a.data.try_into_vec().map_err(|data| T::wrap(DenseArray { data, shape }))
     }
 
-    /// The `ndarray` array, if the tensor holds `T`.
-    pub fn as_array<T: Element>(&self) -> Option<&ArcArray<T, IxDyn>> {
+    /// The typed array, if the tensor holds `T`.
+    pub fn as_array<T: Element>(&self) -> Option<&DenseArray<T>> {
         T::array(self)
+    }
+
+    /// An `ndarray` view of the elements with the tensor's shape, if the tensor holds `T`.
+    pub fn as_ndarray<T: Element>(&self) -> Option<ArrayViewD<'_, T>> {
+        T::array(self).map(DenseArray::view)
     }
 
     /// The string column, if the tensor holds strings.
@@ -534,12 +620,9 @@ impl DenseTensor {
         }
         Ok(dispatch_dtype!(self.dtype(),
             T => {
-                // Shares the buffer: arrays are always in standard layout.
-                let a = T::array(self).unwrap_or_else(|| unreachable_strings()).clone();
-                let n = a.len();
-                T::wrap(a.into_shape_with_order(IxDyn(&shape)).map_err(|_| {
-                    Error::shapes("reshape", format!("cannot reshape {n} elements to {shape:?}"))
-                })?)
+                // Shares the buffer: the data is row-major whatever the shape.
+                let a = T::array(self).unwrap_or_else(|| unreachable_strings());
+                T::wrap(DenseArray { data: a.data.clone(), shape: IxDyn(&shape) })
             },
             string => DenseTensor::String(self.as_strings().unwrap_or_else(|| unreachable_strings()).reshaped(shape)?)))
     }
@@ -569,7 +652,8 @@ impl DenseTensor {
 
     /// The rows of several tensors, run by run: each `(source, rows)` of `runs` appends rows
     /// `rows` of `sources[source]`, with one contiguous copy (for strings, one copy of the bytes
-    /// and the rebased offsets). Every source must have the dtype and the inner shape of the
+    /// and the rebased offsets); when the rows are consecutive rows of one numeric tensor, the
+    /// result views its buffer instead (no copy). Every source must have the dtype and the inner shape of the
     /// first; a row past a source's end is an `index_out_of_range` error. The result's size is
     /// checked against the limits before anything is allocated.
     pub fn gather_row_runs<I>(op: &str, sources: &[&DenseTensor], runs: I) -> Result<Self>
@@ -600,6 +684,8 @@ impl DenseTensor {
         // one long string many times is refused before anything is copied).
         let mut nrows = 0usize;
         let mut bytes = 0usize;
+        // The rows as one contiguous run of one source, while they still are (`Err` once not).
+        let mut contiguous: std::result::Result<Option<(usize, std::ops::Range<usize>)>, ()> = Ok(None);
         for (source, rows) in runs.clone() {
             let &available =
                 available.get(source).ok_or_else(|| Error::argument(op, format!("there is no input {source}")))?;
@@ -614,10 +700,23 @@ impl DenseTensor {
                 let o = s.offsets();
                 bytes = bytes.saturating_add((o[rows.end * row] - o[rows.start * row]) as usize);
             }
+            contiguous = match contiguous {
+                Ok(None) => Ok(Some((source, rows))),
+                Ok(Some((first, run))) if first == source && run.end == rows.start => {
+                    Ok(Some((first, run.start..rows.end)))
+                }
+                _ => Err(()),
+            };
         }
         let mut out_shape = shape.to_vec();
         out_shape[0] = nrows;
         let n = limits::checked_size(op, &out_shape, dtype.size_of().max(1))?;
+        if let Ok(Some((source, rows))) = contiguous {
+            // Consecutive rows of one tensor: a view of its buffer, no copy.
+            if let Some(view) = sources[source].row_view(rows, out_shape.clone()) {
+                return Ok(view);
+            }
+        }
         Ok(dispatch_dtype!(dtype,
         T => {
             let slices: Vec<&[T]> = sources.iter().map(|t| t.as_slice::<T>().unwrap_or(&[])).collect();
@@ -644,11 +743,27 @@ impl DenseTensor {
                 buf.extend_from_slice(&s.bytes()[begin as usize..end as usize]);
                 offsets.extend(o[1..].iter().map(|&x| x + shift));
             }
-            DenseTensor::String(StringTensor { bytes: buf.into(), offsets: offsets.into(), shape: out_shape })
+            DenseTensor::String(StringTensor {
+                bytes: SharedSlice::from_vec(buf),
+                offsets: SharedSlice::from_vec(offsets),
+                shape: out_shape,
+            })
         }))
     }
 
-    /// Rows `start..end` along axis 0.
+    /// Rows `rows` (in range) as a view sharing this tensor's buffers, with shape `shape`; `None`
+    /// for string columns, whose copies are compact (their kernels size buffers by the bytes).
+    fn row_view(&self, rows: std::ops::Range<usize>, shape: Vec<usize>) -> Option<Self> {
+        let row = self.row_size();
+        dispatch_dtype!(self.dtype(),
+            T => {
+                let data = self.as_shared::<T>()?.slice(rows.start * row..rows.end * row)?;
+                Some(T::wrap(DenseArray { data, shape: IxDyn(&shape) }))
+            },
+            string => None)
+    }
+
+    /// Rows `start..end` along axis 0 (a view of the same buffer: no copy).
     pub fn slice_rows(&self, start: usize, end: usize) -> Result<Self> {
         Self::gather_row_runs("slice_rows", &[self], std::iter::once((0, start..end)))
     }
@@ -778,7 +893,7 @@ mod tests {
         assert_eq!(t.shape(), &[6, 2]);
         assert_eq!(t.as_slice::<i32>().unwrap(), &[12, 13, 0, 1, 2, 3, 10, 11, 12, 13, 4, 5]);
         // Strings: a column whose offsets do not start at 0 is rebased.
-        let s = StringTensor::from_parts(b"xxabcdef".to_vec().into(), vec![2i64, 3, 5, 5, 8].into(), vec![4]).unwrap();
+        let s = StringTensor::from_parts(b"xxabcdef".to_vec(), vec![2i64, 3, 5, 5, 8], vec![4]).unwrap();
         let u = StringTensor::from_strings(&["+", "uv"], vec![2]).unwrap();
         let (s, u) = (DenseTensor::String(s), DenseTensor::String(u));
         let t = DenseTensor::gather_row_runs("t", &[&s, &u], [(0, 1..4), (1, 0..2), (0, 0..1)].into_iter()).unwrap();
@@ -797,6 +912,41 @@ mod tests {
         let e =
             DenseTensor::gather_row_runs("t", &[&a, &DenseTensor::vector(vec![1i32])], std::iter::empty()).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::IncompatibleShapes);
+    }
+
+    #[test]
+    fn consecutive_rows_of_one_tensor_are_views_and_others_copies() {
+        let a = DenseTensor::from_vec(vec![4, 2], (0..8).collect::<Vec<i64>>()).unwrap();
+        let base = a.as_slice::<i64>().unwrap().as_ptr();
+        let view = a.slice_rows(1, 3).unwrap();
+        assert_eq!((view.shape(), view.as_slice::<i64>().unwrap()), (&[2usize, 2][..], &[2i64, 3, 4, 5][..]));
+        assert_eq!(view.as_slice::<i64>().unwrap().as_ptr(), base.wrapping_add(2), "a slice views the buffer");
+        let taken = a.take_rows(&[2, 3]).unwrap();
+        assert_eq!(taken.as_slice::<i64>().unwrap().as_ptr(), base.wrapping_add(4), "consecutive rows: a view too");
+        let copy = a.take_rows(&[3, 2]).unwrap();
+        assert_eq!(copy.as_slice::<i64>().unwrap(), &[6, 7, 4, 5]);
+        assert!(
+            !std::ptr::eq(copy.as_slice::<i64>().unwrap().as_ptr(), base.wrapping_add(6)),
+            "reordered rows: a copy"
+        );
+        let e = a.slice_rows(3, 5).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::IndexOutOfRange, "a view is bounds-checked like a copy");
+        drop(a);
+        assert_eq!(view.try_into_buffer::<i64>().unwrap_err().as_slice::<i64>().unwrap(), &[2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn foreign_buffers_are_read_in_place_and_never_handed_out() {
+        let owner: std::sync::Arc<[f32]> = vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0].into();
+        let ptr = owner.as_ptr();
+        let t = DenseTensor::from_shared(&[3, 2], SharedSlice::from(owner)).unwrap();
+        assert_eq!((t.shape(), t.as_slice::<f32>().unwrap().as_ptr()), (&[3usize, 2][..], ptr));
+        assert_eq!(t.as_ndarray::<f32>().unwrap()[[2, 1]], 6.0);
+        assert_eq!(t.reshape(vec![6]).unwrap().as_slice::<f32>().unwrap().as_ptr(), ptr, "reshapes share");
+        let back = t.try_into_buffer::<f32>().unwrap_err();
+        assert_eq!(back.as_slice::<f32>().unwrap().as_ptr(), ptr, "a foreign buffer is never recycled");
+        let e = DenseTensor::from_shared(&[4, 2], SharedSlice::from_vec(vec![0u8; 6])).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::IncompatibleShapes, "{e}");
     }
 
     #[test]

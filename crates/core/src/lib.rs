@@ -1,8 +1,9 @@
 //! ragtime-core: the values ragtime computes on — dtypes, static types, row partitions, ragged
-//! tensors with numeric (ndarray) or string (bytes + offsets) flat values — and the shared error type.
+//! tensors with numeric (shared buffers, possibly borrowed from Arrow) or string (bytes + offsets) flat values — and the shared error type.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod buffer;
 pub mod compare;
 mod convert;
 mod dense;
@@ -15,7 +16,8 @@ mod partition;
 mod ragged;
 mod types;
 
-pub use dense::{DenseTensor, Element, StringBuilder, StringTensor};
+pub use buffer::SharedSlice;
+pub use dense::{DenseArray, DenseTensor, Element, StringBuilder, StringTensor};
 pub use dtype::DType;
 pub use error::{Error, ErrorKind, Result};
 pub use literal::{Literal, TypedLiteral, ValuesDisplay};

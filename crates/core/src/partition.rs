@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use crate::{limits, Error, Result};
+use crate::{limits, Error, Result, SharedSlice};
 
 /// The most values (and the most rows) one partition may describe: its row ids (8 bytes per
 /// value) and splits (8 bytes per row) must fit [`limits::MAX_BYTES`], so `value_rowids()` and
@@ -18,7 +18,7 @@ fn check_len(op: &str, what: &str, n: u64) -> Result<()> {
 
 #[derive(Debug)]
 struct PartitionData {
-    splits: Vec<i64>,
+    splits: SharedSlice<i64>,
     row_lengths: OnceLock<Arc<[i64]>>,
     value_rowids: OnceLock<Arc<[i64]>>,
     uniform_row_length: Option<usize>,
@@ -45,10 +45,10 @@ impl std::fmt::Debug for RowPartition {
 }
 
 impl RowPartition {
-    fn build(splits: Vec<i64>, uniform_row_length: Option<usize>) -> Self {
+    fn build(splits: impl Into<SharedSlice<i64>>, uniform_row_length: Option<usize>) -> Self {
         RowPartition {
             data: Arc::new(PartitionData {
-                splits,
+                splits: splits.into(),
                 row_lengths: OnceLock::new(),
                 value_rowids: OnceLock::new(),
                 uniform_row_length,
@@ -58,6 +58,14 @@ impl RowPartition {
 
     /// From row splits (`[0, 4, 4, 7]`: rows of 4, 0 and 3 values).
     pub fn from_row_splits(splits: Vec<i64>) -> Result<Self> {
+        Self::from_shared_row_splits(SharedSlice::from_vec(splits))
+    }
+
+    /// From row splits in a shared buffer, used as they are (no copy): for splits that live in
+    /// another library's memory (Arrow list offsets). They pass the same checks as
+    /// [`RowPartition::from_row_splits`] (so offsets that do not start at 0 must be rebased, a
+    /// copy, by the caller).
+    pub fn from_shared_row_splits(splits: SharedSlice<i64>) -> Result<Self> {
         const OP: &str = "from_row_splits";
         match splits.first() {
             None => return Err(Error::partition(OP, "row splits must have at least one element")),
@@ -161,7 +169,13 @@ impl RowPartition {
     }
 
     /// The row splits (`nrows() + 1` entries).
+    #[inline]
     pub fn row_splits(&self) -> &[i64] {
+        &self.data.splits
+    }
+
+    /// The row splits' shared buffer (to hand them to another library without copying).
+    pub fn shared_row_splits(&self) -> &SharedSlice<i64> {
         &self.data.splits
     }
 

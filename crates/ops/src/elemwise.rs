@@ -1231,7 +1231,7 @@ fn combine(
     },
     string => match (op, x.as_strings(), y.as_strings()) {
         (ScalarOp::Add, Some(xs), Some(ys)) => {
-            let mut out = StringBuilder::with_capacity(xs.len(), xs.bytes().len() + ys.bytes().len());
+            let mut out = StringBuilder::with_capacity(xs.len(), xs.byte_len() + ys.byte_len());
             for (a, c) in xs.iter().zip(ys.iter()) {
                 out.extend(a);
                 out.extend(c);
@@ -1282,7 +1282,7 @@ fn select(op: ScalarOp, operands: &[DenseTensor], shape: Vec<usize>) -> Result<D
         let (Some(xs), Some(ys)) = (x.as_strings(), y.as_strings()) else {
             return Err(Error::dtype(op.name(), "expected two string operands"));
         };
-        let mut out = StringBuilder::with_capacity(cond.len(), xs.bytes().len().max(ys.bytes().len()));
+        let mut out = StringBuilder::with_capacity(cond.len(), xs.byte_len().max(ys.byte_len()));
         for (i, &c) in cond.iter().enumerate() {
             out.push(if c { xs.get(i) } else { ys.get(i) });
         }

@@ -105,7 +105,7 @@ pub(crate) fn map_to_strings(
     mut f: impl FnMut(usize, &[u8], &mut StringBuilder) -> Result<()>,
 ) -> Result<RaggedTensor> {
     let col = string_column(op, 0, x)?;
-    let mut out = StringBuilder::with_capacity(col.len(), col.bytes().len());
+    let mut out = StringBuilder::with_capacity(col.len(), col.byte_len());
     for (i, s) in col.iter().enumerate() {
         f(i, s, &mut out)?;
         out.end_string();
@@ -298,7 +298,7 @@ impl Op for Split {
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>(SPLIT, inputs)?;
         let col = string_column(SPLIT, 0, x)?;
-        let mut pieces = StringBuilder::with_capacity(col.len(), col.bytes().len());
+        let mut pieces = StringBuilder::with_capacity(col.len(), col.byte_len());
         let lengths: Vec<i64> = col.iter().map(|s| self.split_into(s, &mut pieces) as i64).collect();
         let npieces = pieces.len();
         let pieces = DenseTensor::String(pieces.finish(vec![npieces])?);
@@ -657,7 +657,7 @@ impl Op for Join {
                     }
                 }
             })?;
-            let column = StringTensor::from_parts(buf.into(), offsets.into(), b.flat_shape.clone())?;
+            let column = StringTensor::from_parts(buf, offsets, b.flat_shape.clone())?;
             return one(b.finish(DenseTensor::String(column))?);
         }
         let mut out = StringBuilder::with_capacity(n, bytes as usize);
@@ -739,8 +739,7 @@ impl ReduceJoin {
     /// Joins the groups of one plan stage of `input`, giving a column of `shape`.
     fn join_stage(&self, input: &StringTensor, stage: &ReductionStage, shape: Vec<usize>) -> Result<StringTensor> {
         let sep = self.separator.as_bytes();
-        let mut out =
-            StringBuilder::with_capacity(stage.len(), input.bytes().len() + stage.members().len() * sep.len());
+        let mut out = StringBuilder::with_capacity(stage.len(), input.byte_len() + stage.members().len() * sep.len());
         for o in 0..stage.len() {
             for (k, &member) in stage.group(o).iter().enumerate() {
                 if k > 0 {
@@ -854,7 +853,7 @@ fn map_ascii_case(op: &str, inputs: &[RaggedTensor], upper: bool) -> Result<Vec<
     } else {
         col.bytes().iter().map(u8::to_ascii_lowercase).collect()
     };
-    let mapped = StringTensor::from_parts(bytes.into(), col.offsets().clone(), col.shape().to_vec())?;
+    let mapped = StringTensor::from_parts(bytes, col.offsets().clone(), col.shape().to_vec())?;
     one(x.with_flat_values(DenseTensor::String(mapped))?)
 }
 
@@ -1245,8 +1244,7 @@ impl Op for UnicodeDecode {
         let col = string_column(op, 0, &strings)?;
         let mut lengths = limits::try_vec::<i64>(op, col.len())?;
         let mut codes: Vec<i32> = Vec::new();
-        let mut pieces =
-            StringBuilder::with_capacity(if self.split { col.bytes().len() } else { 0 }, col.bytes().len());
+        let mut pieces = StringBuilder::with_capacity(if self.split { col.byte_len() } else { 0 }, col.byte_len());
         let mut utf8 = [0u8; 4];
         for (i, s) in col.iter().enumerate() {
             let mut count = 0i64;
@@ -1769,7 +1767,7 @@ impl Ngrams {
             return Ok((StringBuilder::default().finish(vec![0])?, out_splits));
         }
         self.check_output_size(col, splits)?;
-        let mut out = StringBuilder::with_capacity(0, col.bytes().len());
+        let mut out = StringBuilder::with_capacity(0, col.byte_len());
         for w in splits.windows(2) {
             let row = RowTokens { col, start: w[0] as usize, len: (w[1] - w[0]) as usize };
             let length = w[1] - w[0];
@@ -2239,7 +2237,7 @@ mod tests {
         assert_value(&upper, &ragged![["HELLO WORLD", "ÉTÉ 9"], []].unwrap());
         assert!(upper.partitions()[0].ptr_eq(&x.partitions()[0]));
         let offsets = |t: &RaggedTensor| t.flat_strings().unwrap().offsets().clone();
-        assert!(std::sync::Arc::ptr_eq(&offsets(&upper), &offsets(&x)), "case mapping shares the offsets");
+        assert!(offsets(&upper).as_ptr() == offsets(&x).as_ptr(), "case mapping shares the offsets");
         assert_value(&x, &ragged![["Hello WORLD", "ÉtÉ 9"], []].unwrap());
     }
 
