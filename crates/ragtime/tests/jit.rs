@@ -472,6 +472,8 @@ fn multi_pass_row_kernels_match_the_interpreter_for_every_row_count_and_thread_s
             }
         }
     }
+}
+
 /// `reduce_variance`, `reduce_std`, `reduce_logsumexp` along the ragged axis of `x`.
 fn row_statistics(x: &Var, keepdims_too: bool) -> Vec<Var> {
     let mut out = vec![x.reduce_variance(1), x.reduce_std(-1), x.reduce_logsumexp(1)];
