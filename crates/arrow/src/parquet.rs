@@ -421,16 +421,21 @@ impl<'f> ParquetRun<'f> {
         mut progress: impl FnMut(Progress),
     ) -> Result<ParquetSummary, ParquetError> {
         let started = Instant::now();
-        let file = File::create(path).map_err(|source| ParquetError::Io {
-            path: path.to_path_buf(),
-            action: "create",
-            source,
-        })?;
         let parquet_error = |source| ParquetError::Parquet { path: path.to_path_buf(), source };
         let properties = WriterProperties::builder()
             .set_compression(self.options.compression)
             .set_max_row_group_row_count(Some(self.options.batch_size))
             .build();
+        // The file is created once the first batch has succeeded (or the inputs are found empty),
+        // with the schema of the outputs.
+        let open_writer = |schema: SchemaRef| {
+            let file = File::create(path).map_err(|source| ParquetError::Io {
+                path: path.to_path_buf(),
+                action: "create",
+                source,
+            })?;
+            ArrowWriter::try_new(file, schema, Some(properties.clone())).map_err(parquet_error)
+        };
         let mut writer: Option<ArrowWriter<File>> = None;
         let mut schema: Option<SchemaRef> = None;
         let (mut rows, mut batches) = (0u64, 0u64);
@@ -452,23 +457,11 @@ impl<'f> ParquetRun<'f> {
                 rows: range.clone(),
                 reason: e.to_string(),
             })?;
-            if writer.is_none() {
-                writer = Some(
-                    ArrowWriter::try_new(
-                        file.try_clone().map_err(|source| ParquetError::Io {
-                            path: path.to_path_buf(),
-                            action: "open",
-                            source,
-                        })?,
-                        schema.clone(),
-                        Some(properties.clone()),
-                    )
-                    .map_err(parquet_error)?,
-                );
-            }
-            if let Some(w) = writer.as_mut() {
-                w.write(&batch).map_err(parquet_error)?;
-            }
+            let w = match writer.as_mut() {
+                Some(w) => w,
+                None => writer.insert(open_writer(schema.clone())?),
+            };
+            w.write(&batch).map_err(parquet_error)?;
             // The Arrow arrays shared the outputs' buffers; once they are gone, the buffers can
             // serve the next batch's outputs.
             drop(batch);
@@ -477,7 +470,7 @@ impl<'f> ParquetRun<'f> {
             batches += 1;
             progress(Progress { rows, total_rows: self.total_rows, batches });
         }
-        let mut writer = match writer {
+        let writer = match writer {
             Some(w) => w,
             None => {
                 // No rows: the output still gets the outputs' column types, from a call on the
@@ -489,11 +482,10 @@ impl<'f> ParquetRun<'f> {
                     source: Box::new(source),
                 })?;
                 let columns = self.columns(&outputs, 0, &(0..0))?;
-                ArrowWriter::try_new(file, schema_of(&self.output_names, &columns), Some(properties))
-                    .map_err(parquet_error)?
+                open_writer(schema_of(&self.output_names, &columns))?
             }
         };
-        writer.finish().map_err(parquet_error)?;
+        // Writes the footer and flushes.
         let file = writer.into_inner().map_err(parquet_error)?;
         file.sync_all().map_err(|source| ParquetError::Io { path: path.to_path_buf(), action: "sync", source })?;
         Ok(ParquetSummary { rows, batches, outputs: self.output_names, elapsed: started.elapsed() })
