@@ -410,7 +410,7 @@ impl<'f> ParquetRun<'f> {
         };
         std::fs::rename(&partial, output).map_err(|source| {
             let _ = std::fs::remove_file(&partial);
-            ParquetError::Io { path: output.to_path_buf(), action: "rename the finished output to", source }
+            ParquetError::Io { path: output.to_path_buf(), action: "move the finished output into place", source }
         })?;
         Ok(summary)
     }

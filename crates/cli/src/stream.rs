@@ -209,9 +209,9 @@ fn scalar_of(text: &str, dtype: DType) -> ragtime::Result<ragtime::DenseTensor> 
 
 fn progress_bar(total_rows: u64) -> ProgressBar {
     let bar = ProgressBar::new(total_rows);
-    if let Ok(style) = ProgressStyle::with_template(
-        "{elapsed_precise} [{wide_bar}] {human_pos}/{human_len} rows ({per_sec}, {eta} left)",
-    ) {
+    if let Ok(style) =
+        ProgressStyle::with_template("{elapsed_precise} [{wide_bar}] {human_pos}/{human_len} rows ({eta} left)")
+    {
         bar.set_style(style.progress_chars("=> "));
     }
     bar
