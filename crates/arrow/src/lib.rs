@@ -110,9 +110,13 @@
 mod element;
 mod from_arrow;
 mod offsets;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 mod shared;
 mod to_arrow;
 
+#[cfg(feature = "parquet")]
+pub use self::parquet::{run_parquet, ParquetError, ParquetInput, ParquetOptions, ParquetRun, ParquetSummary};
 pub use from_arrow::{from_arrow, FromArrow, NullLists, NullValues};
 pub use to_arrow::{to_arrow, OffsetWidth, Strings, ToArrow};
 

@@ -1,7 +1,9 @@
 //! The library half of the `ragtime` command: the benchmark workloads of `ragtime bench`, shared with the
-//! criterion benches of the root package, and the choice of cases by name (`--case`).
+//! criterion benches of the root package, the choice of cases by name (`--case`), and `ragtime run`'s
+//! Parquet streaming (`--input`).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod bench;
 pub mod cases;
+pub mod stream;

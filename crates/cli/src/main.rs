@@ -43,18 +43,22 @@ enum Command {
         compile: CompileArgs,
     },
     /// Print a graph file's user graph and optimized graph, run it on its inputs and print its
-    /// outputs (or its error).
+    /// outputs (or its error). With `--input` and `--output`, stream Parquet columns through it
+    /// instead, in batches, and write its outputs to a Parquet file.
     Run {
-        /// The graph (case) file.
+        /// The graph (case) file. With `--input`, the file's input values only give each input's
+        /// dtype, ragged rank and inner dims (any number of rows is accepted).
         file: PathBuf,
         /// Only the case with this name (the full `group/name`, or the part after a `/`); a name
         /// that matches nothing is an error listing the cases of the file.
         #[arg(long, value_name = "NAME")]
         case: Option<String>,
         /// Print exactly one JSON object (outputs, node counts, rewrites applied, error) instead of
-        /// the graphs and values.
+        /// the graphs and values (with `--input`: the summary).
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        stream: ragtime_cli::stream::StreamArgs,
         #[command(flatten)]
         compile: CompileArgs,
     },
@@ -74,6 +78,10 @@ struct CompileArgs {
     /// Leave out a rewrite, by name or tag (repeatable), e.g. `fusion`, `local_mul_one`.
     #[arg(long = "exclude", value_name = "NAME_OR_TAG")]
     exclude: Vec<String>,
+    /// Threads for JIT kernels and the reference kernels that split their work (default:
+    /// `RAGTIME_THREADS`, else every core).
+    #[arg(long, value_name = "N", value_parser = ragtime_cli::stream::positive)]
+    threads: Option<usize>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -94,7 +102,7 @@ impl CompileArgs {
             (_, CliMode::FastRun) => Mode::FastRun,
             (_, CliMode::FastCompile) => Mode::FastCompile,
         };
-        CompileOptions { mode, excluding: self.exclude.clone(), ..Default::default() }
+        CompileOptions { mode, excluding: self.exclude.clone(), threads: self.threads, ..Default::default() }
     }
 }
 
@@ -110,7 +118,10 @@ fn main() -> ExitCode {
         Command::Conformance { paths, case, list, compile } => {
             conformance(&paths, case.as_deref(), list, &compile.options())
         }
-        Command::Run { file, case, json, compile } => run(&file, case.as_deref(), json, &compile.options()),
+        Command::Run { file, case, json, stream, compile } if !stream.inputs.is_empty() => {
+            ragtime_cli::stream::run(&file, case.as_deref(), json, &stream, compile.options())
+        }
+        Command::Run { file, case, json, compile, .. } => run(&file, case.as_deref(), json, &compile.options()),
         Command::Bench(args) => ragtime_cli::bench::main(&args),
     }
 }

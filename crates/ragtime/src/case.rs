@@ -356,13 +356,29 @@ impl Case {
 
     /// Builds the graph (type inference runs here) and compiles it.
     pub fn build(&self, options: impl Into<CompileOptions>) -> Result<BuiltCase> {
+        self.build_typed(options.into(), false)
+    }
+
+    /// Builds the graph as [`Case::build`] does, but with each input's number of rows (its first
+    /// dim) left unknown, so the function runs on data of any length, such as the record batches
+    /// of a Parquet file (`ragtime run --input`): the file's input values only give each input's
+    /// dtype, ragged rank and inner dims. The returned `inputs` are still the file's values.
+    pub fn build_any_rows(&self, options: impl Into<CompileOptions>) -> Result<BuiltCase> {
+        self.build_typed(options.into(), true)
+    }
+
+    fn build_typed(&self, options: CompileOptions, any_rows: bool) -> Result<BuiltCase> {
         let mut graph = Graph::new();
         let mut names: HashMap<String, VarId> = HashMap::new();
         let mut inputs = Vec::new();
         let mut input_vars = Vec::new();
         for (name, v) in &self.doc.inputs {
             let value = v.decode().map_err(|e| e.at_node(format!("input {name}")))?;
-            let var = graph.input(name.clone(), ragtime_core::TensorType::of(&value))?;
+            let mut ty = ragtime_core::TensorType::of(&value);
+            if any_rows && ty.rank() > 0 {
+                ty = ty.with_dim(0, ragtime_core::Dim::Unknown)?;
+            }
+            let var = graph.input(name.clone(), ty)?;
             names.insert(name.clone(), var);
             inputs.push(value);
             input_vars.push(var);

@@ -338,6 +338,16 @@ impl Function {
         &self.input_types
     }
 
+    /// The input names, in call order (an input the graph left unnamed is `input{i}`).
+    pub fn input_names(&self) -> &[String] {
+        &self.input_names
+    }
+
+    /// How many values a call returns.
+    pub fn num_outputs(&self) -> usize {
+        self.fg.outputs().len()
+    }
+
     /// The same function with a per-call memory budget of `bytes`: an op whose output or scratch
     /// would take the call past it is refused (`invalid_argument`) before allocating. Without one,
     /// calls use the process default (`ragtime_core::limits::set_default_call_budget`, 4 GiB).

@@ -1,0 +1,691 @@
+//! Parquet in and out: stream record batches of Parquet list columns through a compiled
+//! `ragtime::Function` and write its outputs as the columns of a new Parquet file (feature
+//! `parquet`, on by default).
+//!
+//! Memory is bounded by the batch size: each input column is read `batch_size` rows at a time
+//! (page by page from the file, whatever its row groups), the batch is converted with
+//! [`FromArrow`], the function runs on it, its outputs are converted with [`ToArrow`] (no value
+//! is copied) and written as one row group of the output, then dropped before the next batch.
+//! The output is written to a hidden file beside it (`.NAME.partial`) and renamed over `output`
+//! only when complete, so a failed run leaves no half-written file (and an output path that is
+//! also an input is read to the end before it is replaced).
+
+use std::fs::File;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arrow_array::{new_empty_array, ArrayRef, RecordBatch};
+use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::{ArrowWriter, ProjectionMask};
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
+use ragtime::Function;
+use ragtime_core::{Dim, Error, RaggedTensor, TensorType};
+
+use crate::{FromArrow, ToArrow};
+
+/// Rows per batch when [`ParquetOptions::batch_size`] is not set.
+pub const DEFAULT_BATCH_SIZE: usize = 65_536;
+
+/// One function input read from a Parquet column.
+#[derive(Debug, Clone)]
+pub struct ParquetInput {
+    /// The function input it feeds (see `Function::input_names`).
+    pub name: String,
+    /// The Parquet file.
+    pub path: PathBuf,
+    /// The top-level column of the file (a list column, or a primitive one for a dense input).
+    pub column: String,
+    /// How nulls of the column are read (refused by default).
+    pub nulls: FromArrow,
+}
+
+impl ParquetInput {
+    /// Input `name` read from column `column` of the file at `path`, refusing nulls.
+    pub fn new(name: impl Into<String>, path: impl Into<PathBuf>, column: impl Into<String>) -> Self {
+        ParquetInput { name: name.into(), path: path.into(), column: column.into(), nulls: FromArrow::new() }
+    }
+
+    /// Reads nulls of this column with the given policies.
+    pub fn nulls(mut self, nulls: FromArrow) -> Self {
+        self.nulls = nulls;
+        self
+    }
+}
+
+impl<N: Into<String>, P: Into<PathBuf>, C: Into<String>> From<(N, P, C)> for ParquetInput {
+    fn from((name, path, column): (N, P, C)) -> Self {
+        ParquetInput::new(name, path, column)
+    }
+}
+
+/// Options of [`run_parquet`]: the batch size, the output column names and how outputs are
+/// written.
+#[derive(Debug, Clone)]
+pub struct ParquetOptions {
+    batch_size: usize,
+    output_names: Option<Vec<String>>,
+    to_arrow: ToArrow,
+    compression: Compression,
+}
+
+impl Default for ParquetOptions {
+    fn default() -> Self {
+        ParquetOptions {
+            batch_size: DEFAULT_BATCH_SIZE,
+            output_names: None,
+            to_arrow: ToArrow::new(),
+            compression: Compression::SNAPPY,
+        }
+    }
+}
+
+impl ParquetOptions {
+    /// The defaults: [`DEFAULT_BATCH_SIZE`] rows per batch, outputs named `out0`, `out1`, ...,
+    /// the default [`ToArrow`] types (`LargeList`, `LargeUtf8`), Snappy compression.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Rows read, computed and written at a time (at least 1): memory use is proportional to it.
+    pub fn batch_size(mut self, rows: usize) -> Self {
+        self.batch_size = rows;
+        self
+    }
+
+    /// The output column names, one per function output, in output order.
+    pub fn output_names<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.output_names = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// How outputs convert to Arrow arrays (offset width, strings as UTF-8 or binary).
+    pub fn to_arrow(mut self, to_arrow: ToArrow) -> Self {
+        self.to_arrow = to_arrow;
+        self
+    }
+
+    /// The compression of the output's pages (`SNAPPY` by default, or `UNCOMPRESSED`; other
+    /// codecs are not compiled in and make the writer fail).
+    pub fn compression(mut self, compression: Compression) -> Self {
+        self.compression = compression;
+        self
+    }
+}
+
+/// How far a run is, given to the callback of [`ParquetRun::write_to`] after each batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Rows processed so far.
+    pub rows: u64,
+    /// Rows of the inputs, from the Parquet metadata.
+    pub total_rows: u64,
+    /// Batches processed so far.
+    pub batches: u64,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParquetSummary {
+    /// Rows read and written.
+    pub rows: u64,
+    /// Batches (one row group of the output each).
+    pub batches: u64,
+    /// The output column names.
+    pub outputs: Vec<String>,
+    /// Wall time from the first read to the renamed output.
+    pub elapsed: Duration,
+}
+
+/// Why a Parquet run failed. Every variant names the file, the column or output, and the batch
+/// and rows where that applies.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParquetError {
+    /// The options or the list of inputs do not fit the function.
+    #[error("run_parquet: {0}")]
+    Usage(String),
+    /// A file could not be opened, created, renamed or synced.
+    #[error("{}: cannot {action}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What was being done (`open`, `create`, ...).
+        action: &'static str,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The Parquet reader or writer refused a file: not a Parquet file, a corrupt footer, or a
+    /// failed write.
+    #[error("{}: {source}", path.display())]
+    Parquet {
+        /// The file.
+        path: PathBuf,
+        /// The Parquet library's error.
+        source: parquet::errors::ParquetError,
+    },
+    /// A batch of a column could not be decoded (a corrupt page, a codec that is not compiled in).
+    #[error("{}: column \"{column}\", batch {batch} (from row {first_row}): {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The column.
+        column: String,
+        /// The batch number, from 0.
+        batch: u64,
+        /// The batch's first row in the file.
+        first_row: u64,
+        /// The reader's error.
+        source: ArrowError,
+    },
+    /// An input column is not in the file.
+    #[error("{}: no column \"{column}\" (input \"{input}\"); the file's columns: {}", path.display(), columns.join(", "))]
+    MissingColumn {
+        /// The file.
+        path: PathBuf,
+        /// The column asked for.
+        column: String,
+        /// The function input it was to feed.
+        input: String,
+        /// The top-level columns the file has.
+        columns: Vec<String>,
+    },
+    /// An input column's type is not the function input's type.
+    #[error("{}: column \"{column}\" of Arrow type {arrow_type} {found}, but input \"{input}\" takes {expected}", path.display())]
+    ColumnType {
+        /// The file.
+        path: PathBuf,
+        /// The column.
+        column: String,
+        /// The function input.
+        input: String,
+        /// The column's Arrow type, as read from the file.
+        arrow_type: Box<DataType>,
+        /// What that type reads as (`reads as float32[?, ragged]`), or why it cannot be read.
+        found: String,
+        /// The function input's type.
+        expected: Box<TensorType>,
+    },
+    /// The input columns do not have the same number of rows.
+    #[error("the inputs do not have the same rows: from row {first_row}, {}", counts_text(counts))]
+    RowCounts {
+        /// The first row not every input has (0 when whole files are compared).
+        first_row: u64,
+        /// Each input (`file, column "c"`) with its number of rows from `first_row` on.
+        counts: Vec<(String, u64)>,
+    },
+    /// A batch of a column could not be converted (a null without a policy, malformed offsets).
+    /// Row numbers in `source` count from the batch's first row.
+    #[error("{}: column \"{column}\", batch {batch} (rows {}..{}; rows below count from {}): {source}",
+        path.display(), rows.start, rows.end, rows.start)]
+    Column {
+        /// The file.
+        path: PathBuf,
+        /// The column.
+        column: String,
+        /// The batch number, from 0.
+        batch: u64,
+        /// The batch's rows in the file.
+        rows: Range<u64>,
+        /// The conversion's error.
+        source: Box<Error>,
+    },
+    /// The function failed on a batch.
+    #[error("batch {batch} (rows {}..{}): {source}", rows.start, rows.end)]
+    Call {
+        /// The batch number, from 0.
+        batch: u64,
+        /// The batch's rows in the inputs.
+        rows: Range<u64>,
+        /// The function's error.
+        source: Box<Error>,
+    },
+    /// An output cannot be written as a column of this batch: not one row per input row, a
+    /// value Arrow cannot hold, or an Arrow type that differs from the first batch's.
+    #[error("output \"{output}\", batch {batch} (rows {}..{}): {reason}", rows.start, rows.end)]
+    Output {
+        /// The output's column name.
+        output: String,
+        /// The batch number, from 0.
+        batch: u64,
+        /// The batch's rows in the inputs.
+        rows: Range<u64>,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+fn counts_text(counts: &[(String, u64)]) -> String {
+    counts.iter().map(|(input, n)| format!("{input} has {n}")).collect::<Vec<_>>().join(", ")
+}
+
+/// Streams the inputs' Parquet columns through `function` and writes its outputs to a Parquet
+/// file at `output`, one column per output: [`ParquetRun::open`] then
+/// [`ParquetRun::write_to`] without progress reports.
+///
+/// ```
+/// use std::sync::Arc;
+/// use arrow_array::{ListArray, RecordBatch, types::Float32Type};
+/// use ragtime::prelude::*;
+/// use ragtime_arrow::parquet::{run_parquet, ParquetOptions};
+///
+/// let dir = std::env::temp_dir().join(format!("ragtime-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let (input, output) = (dir.join("in.parquet"), dir.join("out.parquet"));
+///
+/// // A file with a List<Float32> column `x`.
+/// let x = ListArray::from_iter_primitive::<Float32Type, _, _>([
+///     Some(vec![Some(1.0), Some(2.0)]), Some(vec![]), Some(vec![Some(3.0)]),
+/// ]);
+/// let batch = RecordBatch::try_from_iter([("x", Arc::new(x) as _)]).unwrap();
+/// let mut writer = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&input).unwrap(), batch.schema(), None).unwrap();
+/// writer.write(&batch).unwrap();
+/// writer.close().unwrap();
+///
+/// let g = Graph::new();
+/// let x = g.input("x", TensorType::ragged(DType::F32, 1));
+/// let f = compile(&[&x], &[&(&x * 2.0)])?;
+/// let options = ParquetOptions::new().batch_size(2).output_names(["doubled"]);
+/// let summary = run_parquet(&f, &[("x", &input, "x").into()], &output, &options).unwrap();
+/// assert_eq!((summary.rows, summary.batches), (3, 2));
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), ragtime::Error>(())
+/// ```
+pub fn run_parquet(
+    function: &Function,
+    inputs: &[ParquetInput],
+    output: &Path,
+    options: &ParquetOptions,
+) -> Result<ParquetSummary, ParquetError> {
+    ParquetRun::open(function, inputs, options)?.write_to(output, |_| {})
+}
+
+/// A run with its inputs opened and checked against the function (columns exist, types fit,
+/// row counts agree), ready to write: [`ParquetRun::total_rows`] is known before any batch is
+/// read, for a progress bar.
+#[derive(Debug)]
+pub struct ParquetRun<'f> {
+    function: &'f Function,
+    /// In the function's input order.
+    readers: Vec<InputReader>,
+    output_names: Vec<String>,
+    options: ParquetOptions,
+    total_rows: u64,
+}
+
+/// One input column being read.
+struct InputReader {
+    input: ParquetInput,
+    batches: ParquetRecordBatchReader,
+    /// A zero-row value of the column, converted as the batches will be: its type is checked
+    /// against the function's, and an empty file still gets a typed output.
+    empty: RaggedTensor,
+    /// The rows of the file, from its metadata.
+    rows: u64,
+}
+
+impl std::fmt::Debug for InputReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InputReader").field("input", &self.input).finish_non_exhaustive()
+    }
+}
+
+impl InputReader {
+    /// `file, column "c"`, as errors name an input.
+    fn label(&self) -> String {
+        format!("{}, column \"{}\"", self.input.path.display(), self.input.column)
+    }
+}
+
+impl<'f> ParquetRun<'f> {
+    /// Opens every input file, finds its column and checks it: the column's Arrow type must read
+    /// as the function input's type (dtype, ragged rank, inner dims), and all inputs must have
+    /// the same number of rows (from the files' metadata). Nothing is read yet but metadata.
+    pub fn open(
+        function: &'f Function,
+        inputs: &[ParquetInput],
+        options: &ParquetOptions,
+    ) -> Result<Self, ParquetError> {
+        if options.batch_size == 0 {
+            return Err(ParquetError::Usage("the batch size must be at least 1 row".into()));
+        }
+        let output_names = output_names(function, options)?;
+        let names = function.input_names();
+        for input in inputs {
+            if !names.contains(&input.name) {
+                return Err(ParquetError::Usage(format!(
+                    "the function has no input \"{}\" (its inputs: {})",
+                    input.name,
+                    names.join(", ")
+                )));
+            }
+            if inputs.iter().filter(|i| i.name == input.name).count() > 1 {
+                return Err(ParquetError::Usage(format!("input \"{}\" is given more than once", input.name)));
+            }
+        }
+        let mut readers = Vec::with_capacity(names.len());
+        for (name, expected) in names.iter().zip(function.input_types()) {
+            let input = inputs
+                .iter()
+                .find(|i| &i.name == name)
+                .ok_or_else(|| ParquetError::Usage(format!("function input \"{name}\" is given no Parquet column")))?;
+            readers.push(InputReader::open(input, expected, options.batch_size)?);
+        }
+        let total_rows = readers.first().map_or(0, |r| r.rows_in_file());
+        if readers.iter().any(|r| r.rows_in_file() != total_rows) {
+            let counts = readers.iter().map(|r| (r.label(), r.rows_in_file())).collect();
+            return Err(ParquetError::RowCounts { first_row: 0, counts });
+        }
+        Ok(ParquetRun { function, readers, output_names, options: options.clone(), total_rows })
+    }
+
+    /// The number of rows the run will process (every input has that many).
+    pub fn total_rows(&self) -> u64 {
+        self.total_rows
+    }
+
+    /// The output column names.
+    pub fn output_names(&self) -> &[String] {
+        &self.output_names
+    }
+
+    /// Runs every batch and writes the outputs to a Parquet file at `output` (replaced if it
+    /// exists, only once the run has succeeded), calling `progress` after each batch.
+    pub fn write_to(self, output: &Path, progress: impl FnMut(Progress)) -> Result<ParquetSummary, ParquetError> {
+        let file_name = output
+            .file_name()
+            .ok_or_else(|| ParquetError::Usage(format!("the output path {} does not name a file", output.display())))?;
+        let partial = output.with_file_name(format!(".{}.partial", file_name.to_string_lossy()));
+        let result = self.write_partial(&partial, progress);
+        let summary = match result {
+            Ok(summary) => summary,
+            Err(e) => {
+                // Best effort: the run's own error is the one worth reporting.
+                let _ = std::fs::remove_file(&partial);
+                return Err(e);
+            }
+        };
+        std::fs::rename(&partial, output).map_err(|source| {
+            let _ = std::fs::remove_file(&partial);
+            ParquetError::Io { path: output.to_path_buf(), action: "move the finished output into place", source }
+        })?;
+        Ok(summary)
+    }
+
+    fn write_partial(
+        mut self,
+        path: &Path,
+        mut progress: impl FnMut(Progress),
+    ) -> Result<ParquetSummary, ParquetError> {
+        let started = Instant::now();
+        let parquet_error = |source| ParquetError::Parquet { path: path.to_path_buf(), source };
+        let properties = WriterProperties::builder()
+            .set_compression(self.options.compression)
+            .set_max_row_group_row_count(Some(self.options.batch_size))
+            .build();
+        // The file is created once the first batch has succeeded (or the inputs are found empty),
+        // with the schema of the outputs.
+        let open_writer = |schema: SchemaRef| {
+            let file = File::create(path).map_err(|source| ParquetError::Io {
+                path: path.to_path_buf(),
+                action: "create",
+                source,
+            })?;
+            ArrowWriter::try_new(file, schema, Some(properties.clone())).map_err(parquet_error)
+        };
+        let mut writer: Option<ArrowWriter<File>> = None;
+        let mut schema: Option<SchemaRef> = None;
+        let (mut rows, mut batches) = (0u64, 0u64);
+        while let Some(inputs) = self.next_batch(batches, rows)? {
+            let n = inputs.first().map_or(0, RaggedTensor::nrows);
+            let range = rows..rows + n as u64;
+            let outputs = self.function.call(&inputs).map_err(|source| ParquetError::Call {
+                batch: batches,
+                rows: range.clone(),
+                source: Box::new(source),
+            })?;
+            drop(inputs);
+            let columns = self.columns(&outputs, batches, &range)?;
+            let schema = schema.get_or_insert_with(|| schema_of(&self.output_names, &columns));
+            self.check_types(schema, &columns, batches, &range)?;
+            let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| ParquetError::Output {
+                output: self.output_names.join(", "),
+                batch: batches,
+                rows: range.clone(),
+                reason: e.to_string(),
+            })?;
+            let w = match writer.as_mut() {
+                Some(w) => w,
+                None => writer.insert(open_writer(schema.clone())?),
+            };
+            w.write(&batch).map_err(parquet_error)?;
+            // The Arrow arrays shared the outputs' buffers; once they are gone, the buffers can
+            // serve the next batch's outputs.
+            drop(batch);
+            self.function.recycle(outputs);
+            rows = range.end;
+            batches += 1;
+            progress(Progress { rows, total_rows: self.total_rows, batches });
+        }
+        let writer = match writer {
+            Some(w) => w,
+            None => {
+                // No rows: the output still gets the outputs' column types, from a call on the
+                // zero-row inputs.
+                let empty: Vec<RaggedTensor> = self.readers.iter().map(|r| r.empty.clone()).collect();
+                let outputs = self.function.call(&empty).map_err(|source| ParquetError::Call {
+                    batch: 0,
+                    rows: 0..0,
+                    source: Box::new(source),
+                })?;
+                let columns = self.columns(&outputs, 0, &(0..0))?;
+                open_writer(schema_of(&self.output_names, &columns))?
+            }
+        };
+        // Writes the footer and flushes.
+        let file = writer.into_inner().map_err(parquet_error)?;
+        file.sync_all().map_err(|source| ParquetError::Io { path: path.to_path_buf(), action: "sync", source })?;
+        Ok(ParquetSummary { rows, batches, outputs: self.output_names, elapsed: started.elapsed() })
+    }
+
+    /// The next batch of every input, converted to tensors; `None` at the end of the inputs.
+    fn next_batch(&mut self, batch: u64, first_row: u64) -> Result<Option<Vec<RaggedTensor>>, ParquetError> {
+        let mut arrays = Vec::with_capacity(self.readers.len());
+        for reader in &mut self.readers {
+            arrays.push(reader.next_array(batch, first_row)?);
+        }
+        let lengths: Vec<u64> = arrays.iter().map(|a| a.as_ref().map_or(0, |a| a.len() as u64)).collect();
+        if lengths.iter().any(|&n| n != lengths[0]) {
+            let counts = self.readers.iter().map(InputReader::label).zip(lengths).collect();
+            return Err(ParquetError::RowCounts { first_row, counts });
+        }
+        if lengths.first().is_none_or(|&n| n == 0) {
+            return Ok(None);
+        }
+        let rows = first_row..first_row + lengths[0];
+        let mut tensors = Vec::with_capacity(arrays.len());
+        for (reader, array) in self.readers.iter().zip(arrays) {
+            let Some(array) = array else { continue };
+            let input = &reader.input;
+            let tensor = input.nulls.convert(&input.column, array).map_err(|source| ParquetError::Column {
+                path: input.path.clone(),
+                column: input.column.clone(),
+                batch,
+                rows: rows.clone(),
+                source: Box::new(source),
+            })?;
+            tensors.push(tensor);
+        }
+        Ok(Some(tensors))
+    }
+
+    /// The outputs of one batch as Arrow arrays, each checked to have one row per input row.
+    fn columns(&self, outputs: &[RaggedTensor], batch: u64, rows: &Range<u64>) -> Result<Vec<ArrayRef>, ParquetError> {
+        let expected = rows.end - rows.start;
+        let failure = |k: usize, reason: String| ParquetError::Output {
+            output: self.output_names[k].clone(),
+            batch,
+            rows: rows.clone(),
+            reason,
+        };
+        outputs
+            .iter()
+            .enumerate()
+            .map(|(k, value)| {
+                let shape = value.shape();
+                if shape.is_empty() || value.nrows() as u64 != expected {
+                    return Err(failure(
+                        k,
+                        format!(
+                            "a column needs one value per input row ({expected}), but the output has shape {shape:?}; \
+                             the function must keep the rows of its inputs"
+                        ),
+                    ));
+                }
+                self.options.to_arrow.convert(value).map_err(|e| failure(k, e.to_string()))
+            })
+            .collect()
+    }
+
+    /// Checks that every column of a batch has the Arrow type the output file declares.
+    fn check_types(
+        &self,
+        schema: &Schema,
+        columns: &[ArrayRef],
+        batch: u64,
+        rows: &Range<u64>,
+    ) -> Result<(), ParquetError> {
+        for (k, (field, column)) in schema.fields().iter().zip(columns).enumerate() {
+            if field.data_type() != column.data_type() {
+                return Err(ParquetError::Output {
+                    output: self.output_names[k].clone(),
+                    batch,
+                    rows: rows.clone(),
+                    reason: format!(
+                        "its Arrow type is {}, but the first batch's was {} (a column has one type)",
+                        column.data_type(),
+                        field.data_type()
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The output column names: the options' (one per output, distinct) or `out0`, `out1`, ...
+fn output_names(function: &Function, options: &ParquetOptions) -> Result<Vec<String>, ParquetError> {
+    let count = function.num_outputs();
+    let Some(names) = &options.output_names else {
+        return Ok((0..count).map(|k| format!("out{k}")).collect());
+    };
+    if names.len() != count {
+        return Err(ParquetError::Usage(format!(
+            "{} output names given ({}) for a function with {count} outputs",
+            names.len(),
+            names.join(", ")
+        )));
+    }
+    if let Some((k, dup)) = names.iter().enumerate().find(|(k, n)| names[..*k].contains(n)) {
+        return Err(ParquetError::Usage(format!("output name \"{dup}\" is given twice (output {k})")));
+    }
+    Ok(names.clone())
+}
+
+/// The output file's schema: one non-null column per output, of the array's type.
+fn schema_of(names: &[String], columns: &[ArrayRef]) -> SchemaRef {
+    let fields: Vec<Field> =
+        names.iter().zip(columns).map(|(name, column)| Field::new(name, column.data_type().clone(), false)).collect();
+    Arc::new(Schema::new(fields))
+}
+
+impl InputReader {
+    /// Opens `input`'s file, finds its column, checks the column's type against `expected` and
+    /// prepares a reader of that column alone, `batch_size` rows at a time.
+    fn open(input: &ParquetInput, expected: &TensorType, batch_size: usize) -> Result<InputReader, ParquetError> {
+        let path = &input.path;
+        let file =
+            File::open(path).map_err(|source| ParquetError::Io { path: path.clone(), action: "open", source })?;
+        let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+            .map_err(|source| ParquetError::Parquet { path: path.clone(), source })?;
+        let schema = builder.schema().clone();
+        // A negative count is a corrupt footer: it is read as no rows, and the reader's own
+        // checks report the file when its batches are read.
+        let rows = u64::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
+        let Some((index, field)) = schema.fields().iter().enumerate().find(|(_, f)| f.name() == &input.column) else {
+            return Err(ParquetError::MissingColumn {
+                path: path.clone(),
+                column: input.column.clone(),
+                input: input.name.clone(),
+                columns: schema.fields().iter().map(|f| f.name().clone()).collect(),
+            });
+        };
+        let arrow_type = field.data_type().clone();
+        let type_error = |found: String| ParquetError::ColumnType {
+            path: path.clone(),
+            column: input.column.clone(),
+            input: input.name.clone(),
+            arrow_type: Box::new(arrow_type.clone()),
+            found,
+            expected: Box::new(expected.clone()),
+        };
+        // The column's type as ragtime reads it, from a zero-row array of that type converted
+        // exactly as the batches will be: the check and the conversion cannot disagree.
+        let empty = input
+            .nulls
+            .convert(&input.column, new_empty_array(&arrow_type))
+            .map_err(|e| type_error(format!("cannot be read ({e})")))?;
+        let found = TensorType::of(&empty);
+        // The number of rows is each batch's own; only dtype, ragged rank and inner dims are
+        // checked here (a function with a known row count is refused by its call).
+        let comparable = match expected.dims().first() {
+            Some(&dim) if dim != Dim::Ragged && found.rank() > 0 => found.clone().with_dim(0, dim).ok(),
+            _ => Some(found.clone()),
+        };
+        if !comparable.is_some_and(|f| expected.accepts(&f)) {
+            let mut shown = found.clone();
+            if shown.rank() > 0 {
+                shown = shown.with_dim(0, Dim::Unknown).unwrap_or(found);
+            }
+            return Err(type_error(format!("reads as {shown}")));
+        }
+        let mask = ProjectionMask::roots(builder.parquet_schema(), [index]);
+        let batches = builder
+            .with_projection(mask)
+            .with_batch_size(batch_size)
+            .build()
+            .map_err(|source| ParquetError::Parquet { path: path.clone(), source })?;
+        Ok(InputReader { input: input.clone(), batches, empty, rows })
+    }
+
+    /// The rows of the file, from its metadata.
+    fn rows_in_file(&self) -> u64 {
+        self.rows
+    }
+
+    /// The next batch of the column, or `None` at the end of the file.
+    fn next_array(&mut self, batch: u64, first_row: u64) -> Result<Option<ArrayRef>, ParquetError> {
+        match self.batches.next() {
+            None => Ok(None),
+            Some(Ok(record_batch)) => {
+                // Hand the conversion the only reference to the column, so it may adopt buffers.
+                let (_, mut columns, _) = record_batch.into_parts();
+                Ok(columns.pop())
+            }
+            Some(Err(e)) => Err(self.read_error(e, batch, first_row)),
+        }
+    }
+
+    fn read_error(&self, source: ArrowError, batch: u64, first_row: u64) -> ParquetError {
+        ParquetError::Read {
+            path: self.input.path.clone(),
+            column: self.input.column.clone(),
+            batch,
+            first_row,
+            source,
+        }
+    }
+}
