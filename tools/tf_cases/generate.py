@@ -232,7 +232,9 @@ def getitem(ins, a):
 
 def from_tensor(ins, a):
     lengths = ins[1] if len(ins) > 1 else None
-    return tf.RaggedTensor.from_tensor(ins[0], lengths=lengths, padding=a.get("padding"))
+    return tf.RaggedTensor.from_tensor(
+        ins[0], lengths=lengths, padding=a.get("padding"), ragged_rank=a.get("ragged_rank", 1)
+    )
 
 
 def to_tensor(ins, a):
@@ -315,7 +317,7 @@ OPS = {
     "tile": lambda ins, a: tf.tile(ins[0], a.require("multiples")),
     "reverse": lambda ins, a: tf.reverse(ins[0], axis=a.require("axis")),
     "getitem": getitem,
-    "gather": positional(tf.gather),
+    "gather": lambda ins, a: tf.gather(ins[0], ins[1], axis=a.get("axis"), batch_dims=a.get("batch_dims", 0)),
     "embedding_lookup": positional(tf.nn.embedding_lookup),
     "boolean_mask": positional(tf.ragged.boolean_mask),
     "segment_sum": positional(tf.math.segment_sum),
@@ -340,11 +342,14 @@ OPS = {
     "value_rowids": lambda ins, a: ins[0].value_rowids(),
     "nrows": lambda ins, a: ins[0].nrows(),
     "flat_values": lambda ins, a: ins[0].flat_values,
-    "bounding_shape": lambda ins, a: ins[0].bounding_shape(),
+    "bounding_shape": lambda ins, a: ins[0].bounding_shape(axis=a.get("axis")),
     "ragged.range": positional(tf.ragged.range),  # (limits), (starts, limits) or (starts, limits, deltas)
     "strings.split": lambda ins, a: tf.strings.split(ins[0], sep=a.get("sep"), maxsplit=a.get("maxsplit", -1)),
     "strings.substr": lambda ins, a: tf.strings.substr(
-        ins[0], a.require("pos"), a.require("len"), unit=a.get("unit", "BYTE")
+        ins[0],
+        ins[1] if len(ins) == 3 else a.require("pos"),
+        ins[2] if len(ins) == 3 else a.require("len"),
+        unit=a.get("unit", "BYTE"),
     ),
     "strings.join": lambda ins, a: tf.strings.join(ins, separator=a.get("separator", "")),
     "strings.reduce_join": lambda ins, a: tf.strings.reduce_join(
@@ -2016,8 +2021,96 @@ def partitions_more():
     return g, "row partition constructors and accessors", cases
 
 
+
+def forms_more():
+    """The attribute forms and error kinds of issue 10 ("Why"): a non-scalar `to_tensor` default,
+    `from_tensor` with a vector padding and with `ragged_rank`, `gather` with `axis` / `batch_dims`,
+    `strings.substr` with tensor `pos` / `len`, `bounding_shape` with `axis`, and the partitions
+    TensorFlow refuses (negative uniform row length or nrows, sparse indices that are not
+    right-ragged, a scalar padding of a rank-3 tensor)."""
+    g = "forms_more"
+    cases = []
+    cases.append(case(
+        f"{g}/to_tensor_vector_default",
+        {"x": R([[[1, 2], [3, 4]], [], [[5, 6]]], "int32", 1, [2])},
+        [N("y_", "to_tensor", ["x"], default_value=[9, 8]),
+         N("shaped", "to_tensor", ["x"], default_value=[7, -7], shape=[3, 3, 2])],
+    ))
+    cases.append(case(
+        f"{g}/from_tensor_vector_padding",
+        {"t": D([[[1, 2], [0, 0]], [[3, 4], [5, 6]], [[0, 0], [0, 0]]], "int64")},
+        [N("y_", "from_tensor", ["t"], padding=[0, 0])],
+    ))
+    cases.append(case(
+        f"{g}/from_tensor_ragged_rank_2",
+        {"t": D([[[1, 2, 3], [4, 5, 6]], [[7, 8, 9], [10, 11, 12]]], "float32")},
+        [N("y_", "from_tensor", ["t"], ragged_rank=2)],
+    ))
+    cases.append(case(
+        f"{g}/from_tensor_ragged_rank_2_padding",
+        {"t": D([[[1, 0, 0], [2, 3, 0]], [[0, 0, 0], [4, 5, 6]]], "int32")},
+        [N("y_", "from_tensor", ["t"], ragged_rank=2, padding=0)],
+    ))
+    cases.append(case(
+        f"{g}/gather_axis_1_dense",
+        {"p": D([[1, 2, 3], [4, 5, 6]], "int32"), "i": D([2, 0, 2], "int64")},
+        [N("y_", "gather", ["p", "i"], axis=1)],
+    ))
+    cases.append(case(
+        f"{g}/gather_batch_dims_1",
+        {"p": D([[1, 2, 3], [4, 5, 6]], "float32"), "i": D([[2, 0], [1, 1]], "int32")},
+        [N("y_", "gather", ["p", "i"], axis=1, batch_dims=1)],
+    ))
+    cases.append(case(
+        f"{g}/gather_ragged_batch_dims_1",
+        {"p": R([[1, 2, 3], [4], [5, 6]], "int32"), "i": R([[2, 0], [0, 0, 0], []], "int64")},
+        [N("y_", "gather", ["p", "i"], batch_dims=1)],
+    ))
+    cases.append(case(
+        f"{g}/substr_tensor_pos_len_dense",
+        {"s": D(["abcdef", "xyz"], "string"), "pos": D([-3, 1], "int64"), "len": D([2, 1], "int64")},
+        [N("y_", "strings.substr", ["s", "pos", "len"])],
+    ))
+    cases.append(case(
+        f"{g}/bounding_shape_axis",
+        {"x": R([[[1], [2, 3]], [], [[4, 5, 6]]], "int32", 2)},
+        [N("all_", "bounding_shape", ["x"]), N("a0", "bounding_shape", ["x"], axis=0),
+         N("a1", "bounding_shape", ["x"], axis=1), N("a2", "bounding_shape", ["x"], axis=2)],
+    ))
+    cases.append(case(
+        f"{g}/err_from_uniform_row_length_negative",
+        {"v": D([1, 2, 3, 4], "int32")},
+        [N("y_", "from_uniform_row_length", ["v"], uniform_row_length=-2)],
+        error="invalid_row_partition",
+    ))
+    cases.append(case(
+        f"{g}/err_from_uniform_row_length_negative_nrows",
+        {"v": D([], "int32", [0])},
+        [N("y_", "from_uniform_row_length", ["v"], uniform_row_length=0, nrows=-1)],
+        error="invalid_row_partition",
+    ))
+    cases.append(case(
+        f"{g}/err_from_value_rowids_negative_nrows",
+        {"v": D([1, 2], "int32"), "r": D([0, 0], "int64")},
+        [N("y_", "from_value_rowids", ["v", "r"], nrows=-1)],
+        error="invalid_row_partition",
+    ))
+    cases.append(case(
+        f"{g}/err_from_sparse_not_right_ragged",
+        {"i": D([[0, 1], [1, 0]], "int64"), "v": D([1, 2], "int32"), "s": D([2, 2], "int64")},
+        [N("y_", "from_sparse", ["i", "v", "s"])],
+        error="invalid_row_partition",
+    ))
+    cases.append(case(
+        f"{g}/err_from_tensor_scalar_padding_rank3",
+        {"t": D([[[1, 0], [0, 0]], [[3, 4], [0, 0]]], "int32")},
+        [N("y_", "from_tensor", ["t"], padding=0)],
+        error="incompatible_shapes",
+    ))
+    return g, "attribute forms and error kinds of issue 10", cases
+
 GROUPS = [elementwise_more, reductions_more, structure_more, indexing_more, gather_segments, strings_more,
-          partitions_more]
+          partitions_more, forms_more]
 
 
 def build_files():

@@ -279,7 +279,8 @@ impl RaggedTensor {
                 _ => 0,
             };
             if col != expected {
-                return Err(Error::argument(
+                // Not right-ragged: TensorFlow reports the partition it cannot build.
+                return Err(Error::partition(
                     OP,
                     format!(
                         "indices[{k}] = [{row}, {col}]: the column indices of a row must be 0, 1, 2, ... in order; expected column {expected}"

@@ -1272,12 +1272,12 @@ fn combine_rows<T: SegmentElement>(
     Ok((DenseTensor::from_vec(shape, out)?, counts))
 }
 
-/// `gather` from graph-file attributes: `axis` and `batch_dims` (both 0 by default, giving
-/// [`Gather`]).
+/// `gather` from graph-file attributes: `axis` and `batch_dims` (`batch_dims` 0 by default and
+/// `axis` `batch_dims` by default, as `tf.gather`; both 0 give [`Gather`]).
 fn gather_op(attrs: &Attrs) -> Result<OpRef> {
     attrs.only(&["axis", "batch_dims"])?;
-    let axis = attrs.int_opt("axis")?.unwrap_or(0);
     let batch_dims = attrs.int_opt("batch_dims")?.unwrap_or(0);
+    let axis = attrs.int_opt("axis")?.unwrap_or(batch_dims);
     if axis == 0 && batch_dims == 0 {
         return shared(Ok(Gather));
     }

@@ -211,7 +211,7 @@ impl FromValueRowids {
         attrs.only(&["nrows"])?;
         let nrows = match attrs.int_opt("nrows")? {
             Some(n) if n < 0 => {
-                return Err(Error::argument("from_value_rowids", format!("nrows must be >= 0, got {n}")))
+                return Err(Error::partition("from_value_rowids", format!("nrows must be >= 0, got {n}")))
             }
             n => n.map(|n| n as usize),
         };
@@ -319,7 +319,8 @@ impl FromUniformRowLength {
         const OP: &str = "from_uniform_row_length";
         attrs.only(&["uniform_row_length", "nrows"])?;
         let non_negative = |name: &str, v: i64| {
-            usize::try_from(v).map_err(|_| Error::argument(OP, format!("{name} must be >= 0, got {v}")))
+            // A negative length or row count describes no partition (TensorFlow: invalid partition).
+            usize::try_from(v).map_err(|_| Error::partition(OP, format!("{name} must be >= 0, got {v}")))
         };
         let length = non_negative("uniform_row_length", attrs.int("uniform_row_length")?)?;
         let nrows = attrs.int_opt("nrows")?.map(|n| non_negative("nrows", n)).transpose()?;
