@@ -190,3 +190,30 @@ fn reductions_over_several_axes() {
     let dup = x.reduce_sum([1, -2]);
     assert_eq!(dup.ty().unwrap_err().kind(), ErrorKind::InvalidArgument);
 }
+
+#[test]
+fn from_tensor_with_a_ragged_rank_and_bounding_shape_of_one_axis() {
+    // Laws (the ops themselves are checked against TensorFlow by tests/conformance_extra's
+    // forms_more cases): from_tensor with any ragged rank and no padding keeps every item, so
+    // to_tensor gives the tensor back; bounding_shape(axis) is that entry of bounding_shape().
+    let g = Graph::new();
+    let t = g.input("t", TensorType::dense(DType::I32, &[None, None, None]));
+    let r2 = ops::from_tensor_ragged_rank(&t, None, 2);
+    let trimmed = ops::from_tensor_ragged_rank(&t, Some(Literal::Int(0)), 2);
+    let axis2 = trimmed.bounding_shape_axis(2);
+    let axis_past = trimmed.bounding_shape_axis(3);
+    let all = trimmed.bounding_shape();
+    assert_eq!(r2.ty().unwrap().to_string(), "int32[?, *, *]");
+    let f = compile(&[&t], &[&r2.to_tensor(), &r2.nrows(), &axis2, &all]).unwrap();
+    let value: RaggedTensor =
+        DenseTensor::from_vec(vec![2, 2, 3], vec![1, 0, 0, 2, 3, 0, 0, 0, 0, 4, 5, 6]).unwrap().into();
+    let out = f.call(&[value.clone()]).unwrap();
+    assert!(out[0].equals(&value), "to_tensor(from_tensor(t, ragged_rank=2)) = {}, want {value}", out[0]);
+    assert_eq!(out[1].to_vec::<i64>().unwrap(), vec![2], "nrows");
+    let all: Vec<i64> = out[3].to_vec().unwrap();
+    assert_eq!(all, vec![2, 2, 3], "bounding shape of the trimmed rows");
+    assert_eq!(out[2].to_vec::<i64>().unwrap(), vec![all[2]], "bounding_shape_axis(2)");
+    assert!(axis_past.check().is_err(), "axis 3 of a rank-3 tensor must be a build error");
+    let bad = ops::from_tensor_ragged_rank(&t, None, 0);
+    assert!(bad.check().is_err(), "ragged_rank 0 must be a build error");
+}

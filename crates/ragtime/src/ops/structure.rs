@@ -10,9 +10,9 @@ use ragtime_ops::gather::{
 use ragtime_ops::index::{GetItem, Key};
 use ragtime_ops::linalg::MatMul;
 use ragtime_ops::partition_ops::{
-    BoundingShape, FlatValues, FromNestedRowSplits, FromRowBounds, FromRowLengths, FromRowSplits, FromUniformRowLength,
-    FromValueRowids, Identity, NestedRowSplits, Nrows, Rank, RowBounds, RowLengths, RowSplits, SegmentIdsToRowSplits,
-    Size, ValueRowids, Values,
+    BoundingAxes, BoundingShape, FlatValues, FromNestedRowSplits, FromRowBounds, FromRowLengths, FromRowSplits,
+    FromUniformRowLength, FromValueRowids, Identity, NestedRowSplits, Nrows, Rank, RowBounds, RowLengths, RowSplits,
+    SegmentIdsToRowSplits, Size, ValueRowids, Values,
 };
 use ragtime_ops::structure::{
     Concat, ExpandDims, Fill, FilledLike, FromSparse, FromTensor, MergeDims, OneHot, RaggedRange, Reverse, Stack, Tile,
@@ -125,6 +125,15 @@ pub fn from_tensor(tensor: &Var, lengths: Option<&Var>, padding: Option<Literal>
         Some(l) => tensor.apply1(FromTensor::new(padding), &[l]),
         None => tensor.apply1(FromTensor::new(padding), &[]),
     }
+}
+
+/// A ragged tensor of `ragged_rank` ragged dims from a dense one (`RaggedTensor.from_tensor(t,
+/// padding=, ragged_rank=)`): the outer ragged dims keep every item, the innermost drops trailing
+/// `padding` (or keeps everything). `ragged_rank` 0, or one not below the tensor's rank, is a
+/// build error.
+#[track_caller]
+pub fn from_tensor_ragged_rank(tensor: &Var, padding: Option<Literal>, ragged_rank: usize) -> Var {
+    tensor.apply1(FromTensor::new(padding).with_ragged_rank(ragged_rank), &[])
 }
 
 /// The values `one_hot` writes, and their dtype: TensorFlow's defaults are 1 / 0 as float32;
@@ -583,6 +592,14 @@ impl Var {
     #[track_caller]
     pub fn bounding_shape(&self) -> Var {
         self.apply1(BoundingShape::new(), &[])
+    }
+
+    /// The size of dim `axis` of the bounding shape, as an int64 scalar
+    /// (`RaggedTensor.bounding_shape(axis=)`); `axis` must lie in `0..rank` (TensorFlow gathers
+    /// that entry of the full bounding shape), otherwise a build error.
+    #[track_caller]
+    pub fn bounding_shape_axis(&self, axis: i64) -> Var {
+        self.apply1(BoundingShape::with(BoundingAxes::One(axis), DType::I64), &[])
     }
 
     /// A dense tensor padded with zeros / empty strings (`RaggedTensor.to_tensor()`).
