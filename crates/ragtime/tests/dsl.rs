@@ -207,7 +207,7 @@ fn from_tensor_with_a_ragged_rank_and_bounding_shape_of_one_axis() {
     let f = compile(&[&t], &[&r2.to_tensor(), &r2.nrows(), &axis2, &all]).unwrap();
     let value: RaggedTensor =
         DenseTensor::from_vec(vec![2, 2, 3], vec![1, 0, 0, 2, 3, 0, 0, 0, 0, 4, 5, 6]).unwrap().into();
-    let out = f.call(&[value.clone()]).unwrap();
+    let out = f.call(std::slice::from_ref(&value)).unwrap();
     assert!(out[0].equals(&value), "to_tensor(from_tensor(t, ragged_rank=2)) = {}, want {value}", out[0]);
     assert_eq!(out[1].to_vec::<i64>().unwrap(), vec![2], "nrows");
     let all: Vec<i64> = out[3].to_vec().unwrap();
