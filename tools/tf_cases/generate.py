@@ -1277,8 +1277,8 @@ def structure_more():
         f"{g}/err_from_sparse_unsorted_columns",
         {"i": D([[0, 1], [0, 0]], "int64"), "v": D([1, 2], "int32"), "d": D([1, 2], "int64")},
         [N("y_", "from_sparse", ["i", "v", "d"])],
-        error="invalid_argument",
-        note="the column indices of a row must be 0, 1, 2, ... in order",
+        error="invalid_row_partition",
+        note="the column indices of a row must be 0, 1, 2, ... in order (not right-ragged: no partition)",
     ))
     return g, "concat, stack, tile, reverse, fill, ragged.range, to/from tensor and sparse", cases
 

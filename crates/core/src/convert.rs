@@ -497,8 +497,9 @@ mod tests {
         };
         check(vec![0, 0, 0, 2], ErrorKind::IndexOutOfRange);
         check(vec![0, 0, 2, 0], ErrorKind::IndexOutOfRange);
-        check(vec![0, 1, 1, 0], ErrorKind::InvalidArgument);
-        check(vec![0, 0, 0, 0], ErrorKind::InvalidArgument);
+        // Not right-ragged (a gap, a repeated index): no partition describes it.
+        check(vec![0, 1, 1, 0], ErrorKind::InvalidRowPartition);
+        check(vec![0, 0, 0, 0], ErrorKind::InvalidRowPartition);
         check(vec![1, 0, 0, 0], ErrorKind::InvalidRowPartition);
         let indices = DenseTensor::from_vec(vec![2, 2], vec![0i64, 0, 0, 1]).unwrap();
         let e = RaggedTensor::from_sparse(&indices, &values, &DenseTensor::vector(vec![2i64, 2, 2])).unwrap_err();

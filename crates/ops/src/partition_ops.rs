@@ -1284,7 +1284,7 @@ mod tests {
         )
         .unwrap()
         .unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert_eq!(e.kind(), ErrorKind::InvalidRowPartition);
     }
 
     #[test]
