@@ -27,6 +27,23 @@ struct Lines {
     stride: usize,
 }
 
+/// `axis` of an op over lines of `ty` (cumulative ops, `argmax` / `argmin`), normalized: any axis
+/// of a dense tensor; of a ragged one the innermost ragged axis or a uniform inner axis.
+fn line_axis(op: &str, axis: i64, ty: &TensorType) -> Result<usize> {
+    let normalized = normalize_axis(op, axis, ty.rank())?;
+    let rr = ty.ragged_rank();
+    if rr > 0 && normalized < rr {
+        return Err(Error::argument(
+            op,
+            format!(
+                "axis {axis} is not defined for ragged rank {rr}: it must be the innermost ragged axis or a uniform \
+                 inner axis"
+            ),
+        ));
+    }
+    Ok(normalized)
+}
+
 impl Lines {
     /// The lines along the last axis of `x`: the innermost ragged rows when `x` has no uniform
     /// inner dims, else the last dim of the flat values (also for dense `x`).
@@ -300,21 +317,9 @@ impl Cumulative {
         })
     }
 
-    /// The axis, normalized and checked against the type.
+    /// The axis, normalized and checked against the type ([`line_axis`]).
     fn checked_axis(&self, ty: &TensorType) -> Result<usize> {
-        let axis = normalize_axis(self.op_name(), self.axis, ty.rank())?;
-        if ty.ragged_rank() > 0 && axis < ty.ragged_rank() {
-            return Err(Error::argument(
-                self.op_name(),
-                format!(
-                    "axis {} is not defined for ragged rank {}: it must be the innermost ragged axis or a uniform \
-                     inner axis",
-                    self.axis,
-                    ty.ragged_rank()
-                ),
-            ));
-        }
-        Ok(axis)
+        line_axis(self.op_name(), self.axis, ty)
     }
 }
 
@@ -703,21 +708,9 @@ impl ArgExtreme {
         Ok(ArgExtreme { min, axis: attrs.int("axis")?, output_type })
     }
 
-    /// The axis, normalized and checked against the type (as for `cumsum`).
+    /// The axis, normalized and checked against the type ([`line_axis`]).
     fn checked_axis(&self, ty: &TensorType) -> Result<usize> {
-        let axis = normalize_axis(self.op_name(), self.axis, ty.rank())?;
-        if ty.ragged_rank() > 0 && axis < ty.ragged_rank() {
-            return Err(Error::argument(
-                self.op_name(),
-                format!(
-                    "axis {} is not defined for ragged rank {}: it must be the innermost ragged axis or a uniform \
-                     inner axis",
-                    self.axis,
-                    ty.ragged_rank()
-                ),
-            ));
-        }
-        Ok(axis)
+        line_axis(self.op_name(), self.axis, ty)
     }
 }
 
