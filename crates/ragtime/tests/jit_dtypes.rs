@@ -14,20 +14,10 @@ use ragtime::prelude::*;
 use ragtime_core::{dispatch_dtype, Element};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp, NAMED_SCALAR_OPS};
 
-/// Every dtype a kernel can read or write.
-const DTYPES: [DType; 11] = [
-    DType::Bool,
-    DType::I8,
-    DType::I16,
-    DType::I32,
-    DType::I64,
-    DType::U8,
-    DType::U16,
-    DType::U32,
-    DType::U64,
-    DType::F32,
-    DType::F64,
-];
+/// Every dtype a kernel can read or write: all but strings.
+fn dtypes() -> impl Iterator<Item = DType> {
+    DType::ALL.into_iter().filter(|&d| d != DType::String)
+}
 
 const FLOATS: [f64; 24] = [
     0.5,
@@ -229,10 +219,10 @@ fn after_node(e: &Error) -> String {
 /// Every op and cast with the dtypes of its operands, where the interpreter defines it.
 fn cases() -> Vec<(ScalarOp, DType)> {
     let mut ops: Vec<ScalarOp> = NAMED_SCALAR_OPS.to_vec();
-    ops.extend(DTYPES.iter().map(|&to| ScalarOp::Cast(to)));
+    ops.extend(dtypes().map(ScalarOp::Cast));
     let mut cases = Vec::new();
     for op in ops {
-        for dtype in DTYPES {
+        for dtype in dtypes() {
             if lowered_op(op, dtype) {
                 cases.push((op, dtype));
             }
