@@ -23,9 +23,10 @@ pub(crate) fn exp(m: &mut Emit, x: Value, lo: Option<Value>) -> Value {
     };
     let hc = m.c(hi_clamp);
     let lc = m.c(lo_clamp);
-    // Compare + select (cmpps + blendvps on x86) rather than NaN-propagating fmin/fmax, which
-    // lower to long sequences; a NaN compares false and passes through unchanged.
-    let over = m.fcmp(FloatCC::GreaterThan, x, hc);
+    // Compare + select rather than NaN-propagating fmin/fmax, which lower to long sequences; a
+    // NaN compares false and passes through unchanged. Written `c < x ? c : x` and
+    // `x < c ? c : x`, the shapes x86 lowers to one minps / maxps.
+    let over = m.fcmp(FloatCC::LessThan, hc, x);
     let x = m.sel(over, hc, x);
     let under = m.fcmp(FloatCC::LessThan, x, lc);
     let x = m.sel(under, lc, x);
