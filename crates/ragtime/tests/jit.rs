@@ -554,3 +554,73 @@ proptest! {
         prop_assert!(result.is_ok(), "{}", result.unwrap_err());
     }
 }
+
+/// The float32 row mean divides in float64 (`RowSum::mean`); the JIT multiplies by a tabled
+/// reciprocal for short rows and must still give the quotient's bits, including the subnormal
+/// results where the two can differ (it divides for those) and rows past the table.
+#[test]
+fn float32_row_means_round_as_the_float64_division_bit_for_bit() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F32, 1));
+    let f = compile(&[&x], &[&x.reduce_mean(1)]).unwrap();
+    assert_eq!(f.jit_kernels(), 1, "{}", f.debugprint());
+    // Row sums: special values, boundaries of the normal range, the subnormal tie
+    // -1.660719e-38 / 98 (where `s * RN(1/n)` rounds the other way), and pseudo-random bit
+    // patterns over all finite floats.
+    let mut sums = vec![
+        1.0f32,
+        -3.0,
+        f32::MAX,
+        -f32::MAX,
+        f32::MIN_POSITIVE,
+        -f32::MIN_POSITIVE * 1.5,
+        1.0e-45,
+        -1.660719e-38,
+        0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+    ];
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    while sums.len() < 120 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let s = f32::from_bits(state as u32);
+        if s.is_finite() {
+            sums.push(s);
+        }
+    }
+    let lengths: Vec<usize> = (0..=1100).chain([4095, 65_537]).collect();
+    let (mut values, mut row_lengths, mut expected) = (Vec::new(), Vec::new(), Vec::new());
+    for &n in &lengths {
+        for &s in &sums {
+            values.push(s);
+            values.extend(std::iter::repeat_n(0.0f32, n.saturating_sub(1)));
+            let n = if n == 0 {
+                values.pop();
+                0
+            } else {
+                n
+            };
+            row_lengths.push(n as i64);
+            // The row sums from 0.0: s itself, except that -0.0 would become 0.0.
+            let sum = if n == 0 { 0.0 } else { 0.0f32 + s };
+            expected.push((f64::from(sum) / n as f64) as f32);
+        }
+    }
+    let input = RaggedTensor::from_row_lengths(DenseTensor::vector(values), &row_lengths).unwrap();
+    let out = f.call(&[input]).unwrap();
+    let means: Vec<f32> = out[0].to_vec().unwrap();
+    assert_eq!(means.len(), expected.len());
+    for (row, (got, want)) in means.iter().zip(&expected).enumerate() {
+        let same = got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan());
+        assert!(
+            same,
+            "row {row} (length {}): mean {got:e} ({:#010x}), expected {want:e} ({:#010x})",
+            row_lengths[row],
+            got.to_bits(),
+            want.to_bits()
+        );
+    }
+}
