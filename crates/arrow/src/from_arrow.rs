@@ -12,10 +12,13 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{
     BinaryType, BinaryViewType, ByteArrayType, ByteViewType, LargeBinaryType, LargeUtf8Type, StringViewType, Utf8Type,
 };
-use arrow_array::{Array, ArrayRef};
+use arrow_array::{new_empty_array, Array, ArrayRef};
 use arrow_buffer::NullBuffer;
 use arrow_schema::DataType;
-use ragtime_core::{dispatch_dtype, limits, DType, DenseTensor, Element, Error, RaggedTensor, Result, RowPartition};
+use ragtime_core::TensorType;
+use ragtime_core::{
+    dispatch_dtype, limits, DType, DenseTensor, Dim, Element, Error, RaggedTensor, Result, RowPartition,
+};
 use ragtime_core::{SharedSlice, StringBuilder, StringTensor};
 
 use crate::element::ArrowElement;
@@ -110,6 +113,19 @@ impl FromArrow {
     pub fn null_values(mut self, policy: NullValues) -> Self {
         self.null_values = policy;
         self
+    }
+
+    /// The type columns of Arrow type `data_type` read as with these options, their number of
+    /// rows unknown: found by converting a zero-row array of that type, exactly as the data will
+    /// be converted, so this check and the conversion cannot disagree. An Arrow type ragtime
+    /// cannot read (or a replacement value of the wrong dtype) is the conversion's error.
+    pub fn column_type(&self, column: &str, data_type: &DataType) -> Result<TensorType> {
+        let empty = self.convert(column, new_empty_array(data_type))?;
+        let found = TensorType::of(&empty);
+        if found.rank() == 0 {
+            return Ok(found);
+        }
+        found.with_dim(0, Dim::Unknown)
     }
 
     /// Converts `array` (the column named `column` in errors) into a ragged tensor.

@@ -123,7 +123,7 @@ pub use to_arrow::{to_arrow, OffsetWidth, Strings, ToArrow};
 pub use ragtime_core::{Error, RaggedTensor, Result};
 
 use arrow_schema::DataType;
-use ragtime_core::{dispatch_dtype, DType};
+use ragtime_core::{dispatch_dtype, DType, Dim, TensorType};
 
 use element::ArrowElement;
 
@@ -136,6 +136,18 @@ const OP_TO: &str = "to_arrow";
 /// choice, see [`Strings`]).
 fn arrow_leaf_type(dtype: DType) -> Option<DataType> {
     dispatch_dtype!(dtype, T => Some(<T as ArrowElement>::data_type()), string => None)
+}
+
+/// Whether a function input of type `expected` takes a column that reads as `found`
+/// ([`FromArrow::column_type`]): dtype, ragged rank and inner dims must agree; the number of
+/// rows is each batch's own, so it is not compared (a function with a known row count refuses a
+/// batch of another length when it is called).
+pub fn input_takes(expected: &TensorType, found: &TensorType) -> bool {
+    let comparable = match expected.dims().first() {
+        Some(&dim) if dim != Dim::Ragged && found.rank() > 0 => found.clone().with_dim(0, dim).ok(),
+        _ => Some(found.clone()),
+    };
+    comparable.is_some_and(|f| expected.accepts(&f))
 }
 
 /// The ragtime dtype of an Arrow leaf type (`Float32` → `float32`, `Utf8` → `string`, ...), if

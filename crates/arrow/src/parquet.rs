@@ -23,7 +23,7 @@ use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 use ragtime::Function;
-use ragtime_core::{Dim, Error, RaggedTensor, TensorType};
+use ragtime_core::{Error, RaggedTensor, TensorType};
 
 use crate::{FromArrow, ToArrow};
 
@@ -632,25 +632,17 @@ impl InputReader {
             found,
             expected: Box::new(expected.clone()),
         };
-        // The column's type as ragtime reads it, from a zero-row array of that type converted
-        // exactly as the batches will be: the check and the conversion cannot disagree.
+        let found = input
+            .nulls
+            .column_type(&input.column, &arrow_type)
+            .map_err(|e| type_error(format!("cannot be read ({e})")))?;
+        // What a zero-row batch converts to (`column_type` succeeded, so this does too).
         let empty = input
             .nulls
             .convert(&input.column, new_empty_array(&arrow_type))
             .map_err(|e| type_error(format!("cannot be read ({e})")))?;
-        let found = TensorType::of(&empty);
-        // The number of rows is each batch's own; only dtype, ragged rank and inner dims are
-        // checked here (a function with a known row count is refused by its call).
-        let comparable = match expected.dims().first() {
-            Some(&dim) if dim != Dim::Ragged && found.rank() > 0 => found.clone().with_dim(0, dim).ok(),
-            _ => Some(found.clone()),
-        };
-        if !comparable.is_some_and(|f| expected.accepts(&f)) {
-            let mut shown = found.clone();
-            if shown.rank() > 0 {
-                shown = shown.with_dim(0, Dim::Unknown).unwrap_or(found);
-            }
-            return Err(type_error(format!("reads as {shown}")));
+        if !crate::input_takes(expected, &found) {
+            return Err(type_error(format!("reads as {found}")));
         }
         let mask = ProjectionMask::roots(builder.parquet_schema(), [index]);
         let batches = builder

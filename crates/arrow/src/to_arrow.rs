@@ -9,7 +9,10 @@ use arrow_array::{
 use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType, Field};
 use ragtime_core::StringTensor;
-use ragtime_core::{dispatch_dtype, limits, DType, DenseTensor, Element, Error, RaggedTensor, Result, RowPartition};
+use ragtime_core::TensorType;
+use ragtime_core::{
+    dispatch_dtype, limits, DType, DenseTensor, Dim, Element, Error, RaggedTensor, Result, RowPartition,
+};
 
 use crate::element::ArrowElement;
 use crate::shared::arrow_buffer;
@@ -123,6 +126,38 @@ impl ToArrow {
     /// [`RaggedTensor::levels`] without the first).
     /// A uniform size past `i32::MAX` is refused, as `convert` refuses it.
     pub fn data_type(&self, dtype: DType, levels: &[ragtime_core::Level<'_>]) -> Result<DataType> {
+        let uniform = levels.iter().map(|level| match level {
+            ragtime_core::Level::Ragged(p) => p.uniform_row_length(),
+            ragtime_core::Level::Uniform(size) => Some(*size),
+        });
+        self.nest(dtype, uniform.collect())
+    }
+
+    /// The Arrow type `convert` gives every value of static type `ty` (one Arrow slot per row
+    /// along its first dim): what a query engine must be told before any data exists. A uniform
+    /// dim below the rows whose size is not known statically (`Dim::Unknown`) has no single
+    /// Arrow type (`FixedSizeList` carries the size), so it is refused, as is a scalar type.
+    pub fn column_type(&self, ty: &TensorType) -> Result<DataType> {
+        let Some((_, below)) = ty.dims().split_first() else {
+            return Err(Error::argument(OP_TO, "a scalar (rank 0) is not a column: give it at least one dimension"));
+        };
+        let uniform = below
+            .iter()
+            .map(|&dim| match dim {
+                Dim::Ragged => Ok(None),
+                Dim::UniformRows(size) | Dim::Known(size) => Ok(Some(size)),
+                Dim::Unknown => Err(Error::argument(
+                    OP_TO,
+                    format!("{ty} has a uniform dimension of unknown size, which no Arrow type describes"),
+                )),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.nest(ty.dtype(), uniform)
+    }
+
+    /// The leaf type of `dtype` nested in one list level per entry of `levels` (outermost
+    /// first): `FixedSizeList` of the given size, else `List` / `LargeList`.
+    fn nest(&self, dtype: DType, levels: Vec<Option<usize>>) -> Result<DataType> {
         let mut data_type = match dtype {
             DType::String => match (self.strings, self.offsets) {
                 (Strings::Utf8, OffsetWidth::I32) => DataType::Utf8,
@@ -132,12 +167,8 @@ impl ToArrow {
             },
             other => crate::arrow_leaf_type(other).unwrap_or(DataType::Null),
         };
-        for level in levels.iter().rev() {
+        for uniform in levels.into_iter().rev() {
             let field = Arc::new(Field::new_list_field(data_type, self.nullable_items));
-            let uniform = match level {
-                ragtime_core::Level::Ragged(p) => p.uniform_row_length(),
-                ragtime_core::Level::Uniform(size) => Some(*size),
-            };
             data_type = match uniform {
                 Some(size) => DataType::FixedSizeList(field, fixed_size(size)?),
                 None if self.offsets == OffsetWidth::I32 => DataType::List(field),

@@ -4,8 +4,10 @@
 
 use arrow_array::{Array, ArrayRef};
 use proptest::prelude::*;
-use ragtime_arrow::{from_arrow, OffsetWidth, Strings, ToArrow};
-use ragtime_core::{dispatch_dtype, DType, DenseTensor, Element, RaggedTensor, RowPartition, StringTensor};
+use ragtime_arrow::{from_arrow, FromArrow, OffsetWidth, Strings, ToArrow};
+use ragtime_core::{
+    dispatch_dtype, DType, DenseTensor, Dim, Element, RaggedTensor, RowPartition, StringTensor, TensorType,
+};
 
 /// The shape of a random tensor: row lengths per ragged level, inner dims, an outer uniform level.
 #[derive(Debug, Clone)]
@@ -143,6 +145,12 @@ proptest! {
                 prop_assert_eq!(array.len(), t.nrows());
                 let levels = t.levels();
                 prop_assert_eq!(&options.data_type(t.dtype(), &levels[1..]).unwrap(), array.data_type());
+                // The static type gives the same Arrow type, and reading that type back gives the
+                // static type with the rows unknown.
+                let ty = TensorType::of(&t);
+                prop_assert_eq!(&options.column_type(&ty).unwrap(), array.data_type());
+                let read = FromArrow::new().column_type("c", array.data_type()).unwrap();
+                prop_assert_eq!(read, ty.with_dim(0, Dim::Unknown).unwrap());
                 let back = from_arrow("c", array.clone()).unwrap();
                 assert_exact(&t, &back);
                 // Arrow → ragtime → Arrow is the identity, and so is it on any slice of the rows.
