@@ -348,6 +348,12 @@ impl Function {
         self.fg.outputs().len()
     }
 
+    /// The output types the compiled graph records, in the order a call returns the outputs:
+    /// every call's values meet them.
+    pub fn output_types(&self) -> Vec<TensorType> {
+        self.fg.outputs().iter().filter_map(|&v| self.fg.var(v)).map(|var| var.ty.clone()).collect()
+    }
+
     /// The same function with a per-call memory budget of `bytes`: an op whose output or scratch
     /// would take the call past it is refused (`invalid_argument`) before allocating. Without one,
     /// calls use the process default (`ragtime_core::limits::set_default_call_budget`, 4 GiB).
