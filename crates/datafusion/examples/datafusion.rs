@@ -28,7 +28,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 const ROWS: usize = 5_000;
 
 #[tokio::main]
-async fn main() -> Result<(), BoxError> {
+pub async fn main() -> Result<(), BoxError> {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("events.parquet");
     let data = Columns::generate(ROWS)?;
