@@ -41,6 +41,14 @@ pub enum UdfError {
         /// What is wrong.
         reason: String,
     },
+    /// A UDF manifest could not be read or is malformed.
+    #[error("UDF manifest {}: {reason}", path.display())]
+    Manifest {
+        /// The manifest file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
     /// The chosen output does not exist or has no Arrow column type.
     #[error("UDF {udf}: {reason}")]
     Output {

@@ -16,7 +16,9 @@
 #![warn(missing_docs)]
 
 mod error;
+mod manifest;
 mod udf;
 
 pub use error::{CallError, UdfError};
+pub use manifest::{load_manifest, MANIFEST_FORMAT};
 pub use udf::RagtimeUdf;

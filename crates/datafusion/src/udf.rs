@@ -12,7 +12,7 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility};
 use ragtime::case::CaseFile;
 use ragtime::{CompileOptions, Function, RaggedTensor, TensorType};
-use ragtime_arrow::{FromArrow, ToArrow};
+use ragtime_arrow::{FromArrow, OffsetWidth, ToArrow};
 
 use crate::error::{CallError, UdfError};
 
@@ -55,7 +55,9 @@ impl RagtimeUdf {
             arguments,
             bound: BTreeMap::new(),
             from_arrow: FromArrow::new(),
-            to_arrow: ToArrow::new(),
+            // `List` / `Utf8`, DataFusion's own array and string types: its array functions take
+            // them, and Ballista 55 turns `LargeList` results into `List` on the way between nodes.
+            to_arrow: ToArrow::new().offsets(OffsetWidth::I32),
         }
     }
 
@@ -161,8 +163,10 @@ impl RagtimeUdf {
         self
     }
 
-    /// How the output is written as Arrow (by default `LargeList` levels and `LargeUtf8`
-    /// strings, sharing ragtime's buffers).
+    /// How the output is written as Arrow. By default `List` levels and `Utf8` strings: values
+    /// and string bytes are shared, and offsets are narrowed to i32 (one copy of 4 bytes per row;
+    /// a column past `i32::MAX` values is an error). `ToArrow::new()` gives `LargeList` /
+    /// `LargeUtf8`, which share ragtime's offsets too.
     pub fn to_arrow(mut self, to_arrow: ToArrow) -> Self {
         self.to_arrow = to_arrow;
         self

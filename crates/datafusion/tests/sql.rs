@@ -183,3 +183,55 @@ fn a_graph_file_with_several_cases_needs_one_named() {
     let error = RagtimeUdf::from_graph_file("b", missing, None, &[], CompileOptions::default()).unwrap_err();
     assert!(matches!(error, UdfError::GraphFile { .. }), "{error}");
 }
+
+#[test]
+fn a_manifest_registers_the_udfs_of_its_graph_files() {
+    let workloads = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/workloads");
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("udfs.json");
+    let text = format!(
+        r#"{{"format": "ragtime-udfs/1", "udfs": [
+            {{"name": "softmax", "graph": "{0}/W4_row_softmax.json", "arguments": ["x"]}},
+            {{"name": "row_mean", "graph": "{0}/W3_row_mean.json", "arguments": ["z", "x"], "output": 0}}
+        ]}}"#,
+        workloads.display()
+    );
+    std::fs::write(&manifest, text).unwrap();
+    let udfs = ragtime_datafusion::load_manifest(&manifest, CompileOptions::default()).unwrap();
+    assert_eq!(udfs.iter().map(|u| u.name()).collect::<Vec<_>>(), ["softmax", "row_mean"]);
+    let rows = ragged![[1.0f32, 2.0, 3.0], [], [-1.0f32, 5.0]].unwrap();
+    let direct: Vec<String> = udfs
+        .iter()
+        .map(|u| {
+            let args = vec![rows.clone(); if u.name() == "softmax" { 1 } else { 2 }];
+            u.call(&args).unwrap().to_string()
+        })
+        .collect();
+    let ctx = context(false);
+    for udf in udfs {
+        ctx.register_udf(udf.build().unwrap());
+    }
+    let batches = run(&ctx, "SELECT softmax(scores) AS p, row_mean(scores, scores) AS m FROM t").unwrap();
+    for (k, want) in direct.iter().enumerate() {
+        let got = FromArrow::new().convert("c", batches[0].column(k).clone()).unwrap();
+        assert_eq!(&got.to_string(), want, "column {k}");
+    }
+
+    for (text, expected) in [
+        (r#"{"format": "ragtime-udfs/2", "udfs": []}"#.to_string(), "format is \"ragtime-udfs/2\""),
+        (r#"{"format": "ragtime-udfs/1", "udfs": [], "extra": 1}"#.to_string(), "unknown field `extra`"),
+        (
+            format!(
+                r#"{{"format": "ragtime-udfs/1", "udfs": [
+                    {{"name": "s", "graph": "{0}/W4_row_softmax.json", "arguments": ["x"]}},
+                    {{"name": "s", "graph": "{0}/W4_row_softmax.json", "arguments": ["x"]}}]}}"#,
+                workloads.display()
+            ),
+            "UDF \"s\" is listed twice",
+        ),
+    ] {
+        std::fs::write(&manifest, text).unwrap();
+        let error = ragtime_datafusion::load_manifest(&manifest, CompileOptions::default()).unwrap_err();
+        assert!(matches!(error, UdfError::Manifest { .. }) && error.to_string().contains(expected), "{error}");
+    }
+}
