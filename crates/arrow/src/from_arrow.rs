@@ -197,7 +197,13 @@ fn analyze(column: &str, data_type: &DataType) -> Result<(Vec<LevelType>, DType)
             }
         };
         limits::checked_rank(OP_FROM, levels.len() + 2)
-            .map_err(|e| Error::argument(OP_FROM, format!("column \"{column}\": type {data_type}: {e}")))?;
+            // Not the whole type in the message: printing it recurses once per level.
+            .map_err(|e| {
+                Error::argument(
+                    OP_FROM,
+                    format!("column \"{column}\": list nesting of {} levels or more: {e}", levels.len() + 1),
+                )
+            })?;
         levels.push(level);
         current = child;
     }

@@ -135,14 +135,19 @@ fn unsupported_types_are_refused_with_the_column_and_type() {
 
 #[test]
 fn nesting_past_the_rank_limit_is_refused_before_reading() {
-    let mut data_type = DataType::Int32;
-    for _ in 0..300 {
-        data_type = DataType::LargeList(Arc::new(Field::new_list_field(data_type, true)));
-    }
-    let column = arrow_array::new_empty_array(&data_type);
-    let e = from_arrow("deep", column).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-    assert!(e.to_string().contains("column \"deep\"") && e.to_string().contains("rank"), "{e}");
+    // Arrow builds (and drops) the 300-level fixture recursively: unoptimized, as tests build
+    // dependencies, that takes more than a test thread's default 2 MiB of stack.
+    let deep = std::thread::Builder::new().stack_size(256 << 20).spawn(|| {
+        let mut data_type = DataType::Int32;
+        for _ in 0..300 {
+            data_type = DataType::LargeList(Arc::new(Field::new_list_field(data_type, true)));
+        }
+        let column = arrow_array::new_empty_array(&data_type);
+        let e = from_arrow("deep", column).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(e.to_string().contains("column \"deep\"") && e.to_string().contains("rank"), "{e}");
+    });
+    deep.expect("spawn the test thread").join().expect("the deep column is refused with a typed error");
 }
 
 #[test]

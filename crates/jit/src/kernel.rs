@@ -202,6 +202,9 @@ impl Jit {
             }
         }
         let code_size = self.ctx.compiled_code().map(|c| c.code_info().total_size);
+        if let Some(c) = self.ctx.compiled_code() {
+            perf_map::dump_code(&name, c.code_buffer());
+        }
         if let Err(e) = define {
             // Show the verifier's findings, not just "Verifier errors".
             let message = match &e {

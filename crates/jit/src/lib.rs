@@ -19,7 +19,8 @@
 //!   inputs with an `f32x4` / `f64x2` main loop (two vectors per iteration) and a scalar tail,
 //!   both emitted by the same body closure. [`MapKernel::run`] checks arity and lengths, then
 //!   calls the machine code. `RAGTIME_JIT_DISASM=1` prints each kernel's machine code;
-//!   `RAGTIME_PERF_MAP=1` writes `/tmp/perf-<pid>.map` so `perf report` names the kernels.
+//!   `RAGTIME_PERF_MAP=1` writes `/tmp/perf-<pid>.map` so `perf report` names the kernels, and
+//!   each kernel's machine code to `/tmp/perf-<pid>-<name>.bin`.
 //! - [`vmath`]: the math emitters. They write branch-free IR into any `FunctionBuilder` and
 //!   work on all four lane shapes, so scalar tails and vector loops agree bit for bit.
 //!

@@ -336,6 +336,19 @@ struct Both {
     vector: Value,
 }
 
+/// A per-row input (per-row operand or reduction result) as an element evaluation sees it.
+#[derive(Clone, Copy)]
+enum RowValue {
+    /// Not read by the evaluation.
+    Absent,
+    /// The current row's value.
+    Row(Both),
+    /// A block evaluated flat (see [`emit_rows`]): the address element 0 would have in a scratch
+    /// buffer holding the value at each element of the block (only the block's elements are
+    /// valid), so it loads like a full operand.
+    Expanded(Value),
+}
+
 struct Emitter<'s> {
     spec: &'s KernelSpec,
     ptr: Type,
@@ -367,6 +380,12 @@ impl Emitter<'_> {
         }
     }
 
+    /// The stash of the row-at-a-time passes as `eval` takes it: each node with the output
+    /// buffer that keeps its values.
+    fn out_stash(&self) -> Vec<(usize, Value)> {
+        self.stash.iter().map(|&(n, out)| (n, self.out_ptrs[out])).collect()
+    }
+
     /// A constant of the vector kernel's element type: `float` for floats, `int` for integers.
     fn lane_constant(&self, b: &mut FunctionBuilder, elem: Elem, float: f64, int: i64) -> Both {
         let s = match elem {
@@ -396,20 +415,20 @@ impl Emitter<'_> {
     }
 
     /// Evaluates `wanted` at element `idx`; `row_values[i]` gives per-row inputs (per-row
-    /// operands and reduction results) for the current row. A faulting op branches to
-    /// `self.fault`; evaluation continues in a new block.
+    /// operands and reduction results) for the current row or block; nodes listed in `stash`
+    /// are loaded from the buffer given there (indexed by element) instead of computed. A
+    /// faulting op branches to `self.fault`; evaluation continues in a new block.
     fn eval(
         &self,
         b: &mut FunctionBuilder,
         wanted: &[ScalarRef],
         idx: Value,
         vector: bool,
-        row_values: &[Option<Both>],
-        use_stash: bool,
+        row_values: &[RowValue],
+        stash: &[(usize, Value)],
     ) -> Vec<Value> {
         let graph = &self.spec.graph;
-        let stashed =
-            |j: usize| if use_stash { self.stash.iter().find(|(n, _)| *n == j).map(|&(_, o)| o) } else { None };
+        let stashed = |j: usize| stash.iter().find(|(n, _)| *n == j).map(|&(_, base)| base);
         let mut inputs: Vec<Option<Value>> = vec![None; graph.inputs().len()];
         let mut nodes: Vec<Option<Value>> = vec![None; graph.nodes().len()];
         let mut needed = vec![false; graph.nodes().len()];
@@ -431,7 +450,14 @@ impl Emitter<'_> {
                             b.ins().load(self.ty(dtype, vector), mem(), a, 0)
                         }
                         (Some(OperandKind::Scalar), Some(s)) => pick(s),
-                        _ => pick(row_values[i].expect("per-row value loaded for the row")),
+                        _ => match row_values[i] {
+                            RowValue::Row(x) => pick(x),
+                            RowValue::Expanded(base) => {
+                                let a = self.addr(b, base, idx, dtype);
+                                b.ins().load(self.ty(dtype, vector), mem(), a, 0)
+                            }
+                            RowValue::Absent => unreachable!("per-row input {i} not loaded for the row"),
+                        },
                     };
                     inputs[i] = Some(v);
                 }
@@ -447,8 +473,8 @@ impl Emitter<'_> {
             if !needed[j] {
                 continue;
             }
-            if let Some(out) = stashed(j) {
-                let a = self.addr(b, self.out_ptrs[out], idx, node.dtype);
+            if let Some(base) = stashed(j) {
+                let a = self.addr(b, base, idx, node.dtype);
                 nodes[j] = Some(b.ins().load(self.ty(node.dtype, vector), mem(), a, 0));
                 continue;
             }
@@ -472,39 +498,46 @@ impl Emitter<'_> {
     }
 }
 
+/// What the expressions `roots` read, not looking below the nodes in `stop` (whose values are
+/// read from a buffer): `(nodes, inputs)`, one flag per node and per graph input.
+fn expression(graph: &ScalarGraph, roots: &[ScalarRef], stop: &[usize]) -> (Vec<bool>, Vec<bool>) {
+    let mut nodes = vec![false; graph.nodes().len()];
+    let mut inputs = vec![false; graph.inputs().len()];
+    let mut stack = roots.to_vec();
+    while let Some(r) = stack.pop() {
+        match r {
+            ScalarRef::Node(j) if !std::mem::replace(&mut nodes[j], true) && !stop.contains(&j) => {
+                stack.extend(graph.nodes()[j].args.iter().copied());
+            }
+            ScalarRef::Input(i) => inputs[i] = true,
+            _ => {}
+        }
+    }
+    (nodes, inputs)
+}
+
+/// True when computing the expressions `roots` (not below the nodes in `stop`) takes an
+/// expensive op (a division, a square root, a transcendental function).
+fn expensive(graph: &ScalarGraph, roots: &[ScalarRef], stop: &[usize]) -> bool {
+    let (nodes, _) = expression(graph, roots, stop);
+    let cost = |j: usize| graph.nodes()[j].op.cost() == ragtime_graph::Cost::Expensive;
+    (0..nodes.len()).any(|j| nodes[j] && !stop.contains(&j) && cost(j))
+}
+
 /// Which reduction arguments to keep in an output buffer (see `Emitter::stash`): those whose
 /// expression has an expensive op and that an element output of the same dtype reads.
 fn stash_plan(spec: &KernelSpec) -> Vec<(usize, usize)> {
     let graph = &spec.graph;
-    // reaches[j][n]: node j depends on node n (nodes are in topological order).
-    let depends = |from: ScalarRef, target: usize| {
-        let mut stack = vec![from];
-        let mut seen = vec![false; graph.nodes().len()];
-        while let Some(r) = stack.pop() {
-            if let ScalarRef::Node(j) = r {
-                if j == target {
-                    return true;
-                }
-                if !std::mem::replace(&mut seen[j], true) {
-                    stack.extend(graph.nodes()[j].args.iter().copied());
-                }
-            }
-        }
-        false
-    };
-    let expensive = |n: usize| {
-        (0..=n).any(|j| graph.nodes()[j].op.cost() == ragtime_graph::Cost::Expensive && depends(ScalarRef::Node(n), j))
-    };
     let mut plan: Vec<(usize, usize)> = Vec::new();
     for red in &spec.reductions {
         let ScalarRef::Node(n) = red.arg else { continue };
-        if plan.iter().any(|(m, _)| *m == n) || !expensive(n) {
+        if plan.iter().any(|(m, _)| *m == n) || !expensive(graph, &[red.arg], &[]) {
             continue;
         }
         let reader = spec.outputs.iter().enumerate().find_map(|(j, o)| match o {
             // The buffer holds the node's values, so it must have the node's dtype.
             RowOutput::Elements(r)
-                if depends(*r, n)
+                if expression(graph, &[*r], &[]).0[n]
                     && graph.dtype(*r) == graph.nodes()[n].dtype
                     && !plan.iter().any(|(_, k)| *k == j) =>
             {
@@ -792,8 +825,8 @@ pub(crate) fn emit_kernel(b: &mut FunctionBuilder, p: &FusedParams, spec: &Kerne
     if spec.rows() {
         emit_rows(b, p, &e);
     } else {
-        let no_rows = vec![None; spec.graph.inputs().len()];
-        emit_elements(b, &e, p.begin, p.end, &no_rows);
+        let no_rows = vec![RowValue::Absent; spec.graph.inputs().len()];
+        emit_elements(b, &e, p.begin, p.end, &no_rows, &[]);
     }
     let done = b.ins().iconst(p.ptr, 0);
     b.ins().return_(&[done]);
@@ -804,23 +837,44 @@ pub(crate) fn emit_kernel(b: &mut FunctionBuilder, p: &FusedParams, spec: &Kerne
 
 /// The element outputs over elements `start..end`: vector loops (vector kernels), then the
 /// scalar loop.
-fn emit_elements(b: &mut FunctionBuilder, e: &Emitter<'_>, start: Value, end: Value, row_values: &[Option<Both>]) {
-    let outs: Vec<(usize, ScalarRef)> = e
+fn emit_elements(
+    b: &mut FunctionBuilder,
+    e: &Emitter<'_>,
+    start: Value,
+    end: Value,
+    row_values: &[RowValue],
+    stash: &[(usize, Value)],
+) {
+    let outs: Vec<(ScalarRef, Value)> = e
         .spec
         .outputs
         .iter()
         .enumerate()
-        .filter_map(|(j, o)| if let RowOutput::Elements(r) = o { Some((j, *r)) } else { None })
+        .filter_map(|(j, o)| if let RowOutput::Elements(r) = o { Some((*r, e.out_ptrs[j])) } else { None })
         .collect();
+    emit_map(b, e, start, end, &outs, row_values, stash);
+}
+
+/// `outs`' expressions over elements `start..end`, each stored into its buffer (the address
+/// of element 0): vector loops (vector kernels), then the scalar loop.
+fn emit_map(
+    b: &mut FunctionBuilder,
+    e: &Emitter<'_>,
+    start: Value,
+    end: Value,
+    outs: &[(ScalarRef, Value)],
+    row_values: &[RowValue],
+    stash: &[(usize, Value)],
+) {
     if outs.is_empty() {
         return;
     }
-    let wanted: Vec<ScalarRef> = outs.iter().map(|(_, r)| *r).collect();
+    let wanted: Vec<ScalarRef> = outs.iter().map(|(r, _)| *r).collect();
     let graph = &e.spec.graph;
     let body = |b: &mut FunctionBuilder, i: Value, vector: bool| {
-        let values = e.eval(b, &wanted, i, vector, row_values, true);
-        for (&(j, r), v) in outs.iter().zip(values) {
-            let a = e.addr(b, e.out_ptrs[j], i, graph.dtype(r));
+        let values = e.eval(b, &wanted, i, vector, row_values, stash);
+        for (&(r, base), v) in outs.iter().zip(values) {
+            let a = e.addr(b, base, i, graph.dtype(r));
             b.ins().store(mem(), v, a, 0);
         }
     };
@@ -859,33 +913,124 @@ const ROW_BLOCK: i64 = 8;
 /// Bytes per row of a block's per-row value slot: the scalar at 0, the vector at 16.
 const ROW_VALUE_BYTES: i64 = 32;
 
+/// Most values a block may hold to be evaluated flat (see [`emit_rows`]): the size of each
+/// scratch buffer, in elements.
+const FLAT_BLOCK: i64 = 1024;
+
+/// Vectors stored per iteration when a row's value is expanded over its elements: one
+/// iteration covers the short rows, so its exit branch is predictable.
+const EXPAND_VECTORS: i64 = 4;
+
+/// Which passes of a multi-pass vector row kernel are evaluated flat over a block's elements
+/// (see [`emit_rows`]), and what they read.
+struct FlatPlan {
+    /// Per reduction: its argument is computed flat into a scratch buffer (it has an expensive
+    /// op), and the row's fold reads the buffer.
+    args: Vec<bool>,
+    /// The element outputs are computed flat (one of them has an expensive op).
+    outputs: bool,
+    /// Per graph input: a per-row input that a flat pass reads, so it is expanded over the
+    /// block's elements.
+    expanded: Vec<bool>,
+}
+
+impl FlatPlan {
+    /// The plan for `spec`, or `None` when no pass is worth evaluating flat (or the kernel is
+    /// scalar, whose loops stay row by row).
+    fn new(spec: &KernelSpec) -> Option<FlatPlan> {
+        spec.simd?;
+        let graph = &spec.graph;
+        let mut computed: Vec<usize> = Vec::new();
+        let mut expanded = vec![false; graph.inputs().len()];
+        let mut read = |roots: &[ScalarRef], stop: &[usize]| {
+            for (i, r) in expression(graph, roots, stop).1.into_iter().enumerate() {
+                expanded[i] |= r;
+            }
+        };
+        let mut args = Vec::new();
+        for red in &spec.reductions {
+            let flat = matches!(red.arg, ScalarRef::Node(_)) && expensive(graph, &[red.arg], &computed);
+            if let (true, ScalarRef::Node(n)) = (flat, red.arg) {
+                read(&[red.arg], &computed);
+                computed.push(n);
+            }
+            args.push(flat);
+        }
+        let elements = RowOutput::elements(&spec.outputs);
+        let outputs = !elements.is_empty() && expensive(graph, &elements, &computed);
+        if outputs {
+            read(&elements, &computed);
+        }
+        // Full and scalar operands are read as they are; per-row operands and reduction
+        // results are expanded.
+        for (i, x) in expanded.iter_mut().enumerate() {
+            *x &= spec.operands.get(i).is_none_or(|kind| *kind == OperandKind::PerRow);
+        }
+        (args.contains(&true) || outputs).then_some(FlatPlan { args, outputs, expanded })
+    }
+}
+
+/// Stores the splat `vector` at elements `start..end` of the buffer whose element 0 is at
+/// `base`, [`EXPAND_VECTORS`] vectors at a time, so up to that many vectors' elements past `end`
+/// are written too (scratch buffers have room for them; the next row overwrites them).
+fn emit_expand(b: &mut FunctionBuilder, e: &Emitter<'_>, vector: Value, base: Value, start: Value, end: Value) {
+    let elem = e.spec.simd.expect("flat blocks are vector kernels");
+    let lanes = elem.lanes();
+    let step = EXPAND_VECTORS * lanes;
+    let n = b.ins().isub(end, start);
+    let rounded = b.ins().iadd_imm_s(n, step - 1);
+    let whole = b.ins().band_imm_s(rounded, !(step - 1));
+    let limit = b.ins().iadd(start, whole);
+    let _ = emit_loop(b, e.ptr, start, limit, step, &[], &mut |b, i, _| {
+        let off = b.ins().imul_imm_s(i, elem.bytes() as i64);
+        let at = b.ins().iadd(base, off);
+        for v in 0..EXPAND_VECTORS {
+            b.ins().store(mem(), vector, at, (v * lanes * elem.bytes() as i64) as i32);
+        }
+        Vec::new()
+    });
+}
+
 /// The row loop. With one pass per row (a row map, or one reduction alone), row after row. With
-/// more, rows go in blocks of [`ROW_BLOCK`]: each reduction makes one pass over the block's rows, keeping each
-/// row's result (scalar and splat vector) in a stack slot, then one pass computes the element
-/// outputs. A row's passes form one dependency chain (softmax: max, then `exp(x - max)` and
-/// its sum, then the division), so a row at a time runs at the chain's latency on short rows;
-/// within a pass the block's rows are independent and the core overlaps them. The block's
-/// values stay in L1 between passes. Keeping per-row values in memory also pins where they are
-/// computed: Cranelift places pure instructions at their uses and does not hoist them back
-/// out of the next pass's loops, so a lane fold or splat held as an SSA value would be redone
-/// at every vector.
+/// more, rows go in blocks of [`ROW_BLOCK`]: each reduction makes one pass over the block's rows,
+/// keeping each row's result (scalar and splat vector) in a stack slot, then one pass computes
+/// the element outputs. A row's passes form one dependency chain (softmax: max, then
+/// `exp(x - max)` and its sum, then the division), so a row at a time runs at the chain's
+/// latency on short rows; within a pass the block's rows are independent and the core overlaps
+/// them. The block's values stay in L1 between passes. Keeping per-row values in memory also
+/// pins where they are computed: Cranelift places pure instructions at their uses and does not
+/// hoist them back out of the next pass's loops, so a lane fold or splat held as an SSA value
+/// would be redone at every vector.
+///
+/// A block of at most [`FLAT_BLOCK`] values (its rows are contiguous in the flat values) runs
+/// its expensive passes ([`FlatPlan`]) *flat*: one vector loop over all the block's elements,
+/// with the per-row values it reads expanded over each row's elements in scratch buffers, so
+/// short rows cost no scalar tail of `exp` or division each, and no loop exit each. An
+/// expensive reduction argument goes to a scratch buffer that the row's fold and the element
+/// pass read. Every element gets the same operations as row by row, and the folds the same
+/// order, so the results are the same bits.
 fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_>) {
     let spec = e.spec;
     let n_ops = spec.operands.len();
     let n_inputs = spec.graph.inputs().len();
+    let split = |b: &mut FunctionBuilder, r: Value| {
+        let off = b.ins().imul_imm_s(r, 8);
+        let at = b.ins().iadd(p.splits, off);
+        b.ins().load(types::I64, mem(), at, 0)
+    };
     // The row's offsets and per-row operands.
     let row_start = |b: &mut FunctionBuilder, r: Value| {
         let off = b.ins().imul_imm_s(r, 8);
         let at = b.ins().iadd(p.splits, off);
         let start = b.ins().load(types::I64, mem(), at, 0);
         let end = b.ins().load(types::I64, mem(), at, 8);
-        let mut row_values: Vec<Option<Both>> = vec![None; n_inputs];
+        let mut row_values: Vec<RowValue> = vec![RowValue::Absent; n_inputs];
         for (k, kind) in spec.operands.iter().enumerate() {
             if *kind == OperandKind::PerRow {
                 let dtype = spec.graph.inputs()[k];
                 let a = e.addr(b, e.in_ptrs[k], r, dtype);
                 let s = b.ins().load(ir_type(dtype), mem(), a, 0);
-                row_values[k] = Some(e.both(b, s));
+                row_values[k] = RowValue::Row(e.both(b, s));
             }
         }
         (start, end, row_values)
@@ -899,29 +1044,26 @@ fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_>) {
             }
         }
     };
+    let out_stash = e.out_stash();
     let passes = spec.reductions.len() + usize::from(!RowOutput::elements(&spec.outputs).is_empty());
     if passes <= 1 {
         // One pass per row (a row reduction, or a row map): nothing to overlap.
         let _ = emit_loop(b, e.ptr, p.begin, p.end, 1, &[], &mut |b, r, _| {
             let (start, end, row_values) = row_start(b, r);
             if let Some(red) = spec.reductions.first() {
-                let value = emit_reduction(b, e, red, start, end, &row_values);
+                let value = emit_reduction(b, e, red, start, end, &row_values, &[], None);
                 store_results(b, r, 0, value);
             } else {
-                emit_elements(b, e, start, end, &row_values);
+                emit_elements(b, e, start, end, &row_values, &out_stash);
             }
             Vec::new()
         });
         return;
     }
-    let slots: Vec<StackSlot> = spec
-        .reductions
-        .iter()
-        .map(|_| {
-            let bytes = (ROW_BLOCK * ROW_VALUE_BYTES) as u32;
-            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, 4))
-        })
-        .collect();
+    let slot = |b: &mut FunctionBuilder, bytes: i64| {
+        b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, bytes as u32, 4))
+    };
+    let slots: Vec<StackSlot> = spec.reductions.iter().map(|_| slot(b, ROW_BLOCK * ROW_VALUE_BYTES)).collect();
     let result_types: Vec<(Type, Type)> = (0..spec.reductions.len())
         .map(|k| {
             let dtype = spec.graph.inputs()[n_ops + k];
@@ -936,59 +1078,155 @@ fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_>) {
         b.ins().iadd(base, off)
     };
     // The results of reductions `..upto` for row `r`, read back from their slots.
-    let earlier = |b: &mut FunctionBuilder, row_values: &mut [Option<Both>], first: Value, r: Value, upto: usize| {
+    let earlier = |b: &mut FunctionBuilder, row_values: &mut [RowValue], first: Value, r: Value, upto: usize| {
         for k in 0..upto {
             let at = entry(b, slots[k], first, r);
             let (scalar_ty, vector_ty) = result_types[k];
             let scalar = b.ins().load(scalar_ty, mem(), at, 0);
             let vector = b.ins().load(vector_ty, mem(), at, 16);
-            row_values[n_ops + k] = Some(Both { scalar, vector });
+            row_values[n_ops + k] = RowValue::Row(Both { scalar, vector });
         }
     };
-    let _ = emit_loop(b, e.ptr, p.begin, p.end, ROW_BLOCK, &[], &mut |b, first, _| {
-        let past = b.ins().iadd_imm_s(first, ROW_BLOCK);
-        let short = b.ins().icmp(IntCC::UnsignedLessThan, past, p.end);
-        let last = b.ins().select(short, past, p.end);
+    // Keeps reduction `k`'s result for row `r`: in its outputs and its slot; returns the splat.
+    let keep_result = |b: &mut FunctionBuilder, first: Value, r: Value, k: usize, value: Value| {
+        store_results(b, r, k, value);
+        let both = e.both(b, value);
+        let at = entry(b, slots[k], first, r);
+        b.ins().store(mem(), both.scalar, at, 0);
+        b.ins().store(mem(), both.vector, at, 16);
+        both.vector
+    };
+    // The block's rows one by one, pass by pass.
+    let by_rows = |b: &mut FunctionBuilder, first: Value, last: Value| {
         for (k, red) in spec.reductions.iter().enumerate() {
             let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
                 let (start, end, mut row_values) = row_start(b, r);
                 earlier(b, &mut row_values, first, r, k);
-                let value = emit_reduction(b, e, red, start, end, &row_values);
-                store_results(b, r, k, value);
-                let both = e.both(b, value);
-                let at = entry(b, slots[k], first, r);
-                b.ins().store(mem(), both.scalar, at, 0);
-                b.ins().store(mem(), both.vector, at, 16);
+                let keep = match red.arg {
+                    ScalarRef::Node(n) => out_stash.iter().find(|(m, _)| *m == n).map(|&(_, base)| base),
+                    _ => None,
+                };
+                let value = emit_reduction(b, e, red, start, end, &row_values, &[], keep);
+                keep_result(b, first, r, k, value);
                 Vec::new()
             });
         }
         let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
             let (start, end, mut row_values) = row_start(b, r);
             earlier(b, &mut row_values, first, r, spec.reductions.len());
-            emit_elements(b, e, start, end, &row_values);
+            emit_elements(b, e, start, end, &row_values, &out_stash);
             Vec::new()
         });
+    };
+    // The block `first..last`, rows `rows`.
+    let block_bounds = |b: &mut FunctionBuilder, first: Value| {
+        let past = b.ins().iadd_imm_s(first, ROW_BLOCK);
+        let short = b.ins().icmp(IntCC::UnsignedLessThan, past, p.end);
+        b.ins().select(short, past, p.end)
+    };
+    let Some(plan) = FlatPlan::new(spec) else {
+        let _ = emit_loop(b, e.ptr, p.begin, p.end, ROW_BLOCK, &[], &mut |b, first, _| {
+            let last = block_bounds(b, first);
+            by_rows(b, first, last);
+            Vec::new()
+        });
+        return;
+    };
+    let elem = spec.simd.expect("flat plans are for vector kernels");
+    // Scratch buffers: one per flat reduction argument and per expanded input, with room for
+    // the vectors `emit_expand` writes past a row's end.
+    let scratch_bytes = (FLAT_BLOCK + EXPAND_VECTORS * elem.lanes()) * elem.bytes() as i64;
+    let arg_slots: Vec<Option<StackSlot>> =
+        plan.args.iter().map(|&flat| flat.then(|| slot(b, scratch_bytes))).collect();
+    let expanded_slots: Vec<Option<StackSlot>> =
+        plan.expanded.iter().map(|&x| x.then(|| slot(b, scratch_bytes))).collect();
+    let flat = |b: &mut FunctionBuilder, first: Value, last: Value, s0: Value, s1: Value| {
+        // `base - s0`: the block's element `s0` is the scratch buffer's first.
+        let bias = |b: &mut FunctionBuilder, slot: StackSlot| {
+            let base = b.ins().stack_addr(e.ptr, slot, 0);
+            let off = b.ins().imul_imm_s(s0, elem.bytes() as i64);
+            b.ins().isub(base, off)
+        };
+        let expanded: Vec<Option<Value>> = expanded_slots.iter().map(|s| s.map(|s| bias(b, s))).collect();
+        let expanded_values: Vec<RowValue> =
+            expanded.iter().map(|x| x.map_or(RowValue::Absent, RowValue::Expanded)).collect();
+        if expanded[..n_ops].iter().any(Option::is_some) {
+            let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
+                let (start, end, row_values) = row_start(b, r);
+                for (i, base) in expanded[..n_ops].iter().enumerate() {
+                    if let (Some(base), RowValue::Row(v)) = (base, row_values[i]) {
+                        emit_expand(b, e, v.vector, *base, start, end);
+                    }
+                }
+                Vec::new()
+            });
+        }
+        let mut stash: Vec<(usize, Value)> = Vec::new();
+        for (k, red) in spec.reductions.iter().enumerate() {
+            if let (Some(s), ScalarRef::Node(n)) = (arg_slots[k], red.arg) {
+                let base = bias(b, s);
+                emit_map(b, e, s0, s1, &[(red.arg, base)], &expanded_values, &stash);
+                stash.push((n, base));
+            }
+            let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
+                let (start, end, mut row_values) = row_start(b, r);
+                earlier(b, &mut row_values, first, r, k);
+                let value = emit_reduction(b, e, red, start, end, &row_values, &stash, None);
+                let vector = keep_result(b, first, r, k, value);
+                if let Some(base) = expanded[n_ops + k] {
+                    emit_expand(b, e, vector, base, start, end);
+                }
+                Vec::new()
+            });
+        }
+        if plan.outputs {
+            emit_elements(b, e, s0, s1, &expanded_values, &stash);
+        } else {
+            let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
+                let (start, end, mut row_values) = row_start(b, r);
+                earlier(b, &mut row_values, first, r, spec.reductions.len());
+                emit_elements(b, e, start, end, &row_values, &stash);
+                Vec::new()
+            });
+        }
+    };
+    let _ = emit_loop(b, e.ptr, p.begin, p.end, ROW_BLOCK, &[], &mut |b, first, _| {
+        let last = block_bounds(b, first);
+        let s0 = split(b, first);
+        let s1 = split(b, last);
+        let n = b.ins().isub(s1, s0);
+        let small = b.ins().icmp_imm_s(IntCC::UnsignedLessThanOrEqual, n, FLAT_BLOCK);
+        let (flat_block, row_block, join) = (b.create_block(), b.create_block(), b.create_block());
+        b.ins().brif(small, flat_block, &[], row_block, &[]);
+        b.switch_to_block(flat_block);
+        flat(b, first, last, s0, s1);
+        b.ins().jump(join, &[]);
+        b.switch_to_block(row_block);
+        by_rows(b, first, last);
+        b.ins().jump(join, &[]);
+        b.switch_to_block(join);
         Vec::new()
     });
 }
 
 /// One reduction over elements `start..end` of the current row, finalized (mean divides).
+/// `stash` as for `Emitter::eval`; `keep`: a buffer the reduction's argument is also stored
+/// into, element by element (the output-buffer stash).
+#[allow(clippy::too_many_arguments)]
 fn emit_reduction(
     b: &mut FunctionBuilder,
     e: &Emitter<'_>,
     red: &RowReduction,
     start: Value,
     end: Value,
-    row_values: &[Option<Both>],
+    row_values: &[RowValue],
+    stash: &[(usize, Value)],
+    keep: Option<Value>,
 ) -> Value {
     let arg_dtype = e.spec.graph.dtype(red.arg);
-    let stash_to = match red.arg {
-        ScalarRef::Node(n) => e.stash.iter().find(|(m, _)| *m == n).map(|&(_, out)| e.out_ptrs[out]),
-        _ => None,
-    };
     let arg = |b: &mut FunctionBuilder, i: Value, vector: bool| {
-        let x = e.eval(b, &[red.arg], i, vector, row_values, false)[0];
-        if let Some(base) = stash_to {
+        let x = e.eval(b, &[red.arg], i, vector, row_values, stash)[0];
+        if let Some(base) = keep {
             let a = e.addr(b, base, i, arg_dtype);
             b.ins().store(mem(), x, a, 0);
         }

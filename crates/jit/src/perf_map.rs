@@ -1,5 +1,7 @@
 //! Symbol maps for profilers: with `RAGTIME_PERF_MAP=1`, every compiled kernel's address range and
-//! name is appended to `/tmp/perf-<pid>.map`, the file Linux `perf report` reads to name JIT code.
+//! name is appended to `/tmp/perf-<pid>.map`, the file Linux `perf report` reads to name JIT code,
+//! and its machine code is written to `/tmp/perf-<pid>-<name>.bin`, so samples can be matched to
+//! instructions (`objdump -D -b binary -m i386:x86-64 --adjust-vma=<address>`).
 
 use std::io::Write;
 use std::sync::{Mutex, OnceLock};
@@ -17,6 +19,14 @@ fn map_file() -> &'static Mutex<Option<std::fs::File>> {
             .flatten();
         Mutex::new(file)
     })
+}
+
+/// Writes a kernel's machine code next to the map, when profiling is asked for (best effort).
+pub(crate) fn dump_code(name: &str, code: &[u8]) {
+    if map_file().lock().unwrap_or_else(|e| e.into_inner()).is_some() {
+        let path = std::env::temp_dir().join(format!("perf-{}-{name}.bin", std::process::id()));
+        let _ = std::fs::write(path, code);
+    }
 }
 
 /// Records that `size` bytes of machine code at `code` are the kernel `name`. Profiling output

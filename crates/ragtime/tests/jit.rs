@@ -475,6 +475,74 @@ fn multi_pass_row_kernels_match_the_interpreter_for_every_row_count_and_thread_s
     }
 }
 
+#[test]
+fn flat_and_row_by_row_blocks_give_every_row_the_same_bits() {
+    // A block of rows holding at most 1,024 values runs its expensive passes flat over the
+    // block's values, with per-row values expanded; a longer block goes row by row (see
+    // `emit_rows`). Row `i` must get the same bits either way: once in a tensor where long rows
+    // make some blocks long, once in the same tensor without the long rows. Softmax (an
+    // expensive reduction argument read again by the output), a row map reading a per-row
+    // operand computed by another kernel, and a centered output (cheap arguments, expensive
+    // output), in float32 and float64.
+    for dtype in [DType::F32, DType::F64] {
+        let g = Graph::new();
+        let x = g.input("x", TensorType::ragged(dtype, 1));
+        let e = (&x - x.reduce_max(keepdims(1))).exp();
+        let softmax = &e / e.reduce_sum(keepdims(1));
+        let scale = x.reduce_prod(keepdims(1)).abs() + 1.0;
+        let scaled = (&x / &scale).tanh() / (&x - x.reduce_min(keepdims(1)) + 0.5).reduce_sum(keepdims(1));
+        let centered = &x - x.reduce_mean(keepdims(1));
+        let normalized = &centered / (centered.square().reduce_sum(keepdims(1)) + 1.0).sqrt();
+        let outputs = [&softmax, &scaled, &normalized];
+        let rows: Vec<Vec<f64>> = (0..600usize)
+            .map(|i| {
+                let len = if i % 41 == 7 { 1_500 + i } else { (i * 7919) % 23 };
+                (0..len).map(|k| ((i * 31 + k * 17) % 1000) as f64 / 100.0 - 5.0).collect()
+            })
+            .collect();
+        let tensor = |rows: &[&Vec<f64>]| {
+            let lengths: Vec<usize> = rows.iter().map(|r| r.len()).collect();
+            let flat: Vec<f64> = rows.iter().flat_map(|r| r.iter().copied()).collect();
+            let lengths: Vec<i64> = lengths.iter().map(|&l| l as i64).collect();
+            let values = match dtype {
+                DType::F32 => DenseTensor::vector(flat.iter().map(|&v| v as f32).collect::<Vec<_>>()),
+                _ => DenseTensor::vector(flat),
+            };
+            RaggedTensor::from_row_lengths(values, &lengths).expect("valid lengths")
+        };
+        let all: Vec<&Vec<f64>> = rows.iter().collect();
+        let short: Vec<&Vec<f64>> = rows.iter().filter(|r| r.len() < 1_000).collect();
+        for threads in [1, 2] {
+            let jit = g.compile_with(&[&x], &outputs, CompileOptions::from(Mode::FastRun).threads(threads)).unwrap();
+            assert!(jit.jit_kernels() >= 3, "expected JIT row kernels:\n{}", jit.debugprint());
+            let reference = g.compile_with(&[&x], &outputs, Mode::FastCompile).unwrap();
+            let (with_long, without_long) = (tensor(&all), tensor(&short));
+            let got_long = jit.call(std::slice::from_ref(&with_long)).unwrap();
+            let got_short = jit.call(std::slice::from_ref(&without_long)).unwrap();
+            if let Err(why) = agree(reference.call(&[with_long]), Ok(got_long.clone()), false, &jit) {
+                panic!("{dtype} on {threads} thread(s), with long rows: {why}");
+            }
+            for (k, (a, b)) in got_long.iter().zip(&got_short).enumerate() {
+                let (splits_a, splits_b) = (a.row_splits().unwrap(), b.row_splits().unwrap());
+                let bits = |t: &RaggedTensor, range: std::ops::Range<usize>| -> Vec<u64> {
+                    match dtype {
+                        DType::F32 => {
+                            t.flat_slice::<f32>().unwrap()[range].iter().map(|v| u64::from(v.to_bits())).collect()
+                        }
+                        _ => t.flat_slice::<f64>().unwrap()[range].iter().map(|v| v.to_bits()).collect(),
+                    }
+                };
+                let short_rows = rows.iter().enumerate().filter(|(_, r)| r.len() < 1_000).map(|(i, _)| i);
+                for (j, i) in short_rows.enumerate() {
+                    let in_long = bits(a, splits_a[i] as usize..splits_a[i + 1] as usize);
+                    let in_short = bits(b, splits_b[j] as usize..splits_b[j + 1] as usize);
+                    assert_eq!(in_long, in_short, "{dtype}, {threads} thread(s), output {k}, row {i}: bits differ between a long block and a flat one");
+                }
+            }
+        }
+    }
+}
+
 /// `reduce_variance`, `reduce_std`, `reduce_logsumexp` along the ragged axis of `x`.
 fn row_statistics(x: &Var, keepdims_too: bool) -> Vec<Var> {
     let mut out = vec![x.reduce_variance(1), x.reduce_std(-1), x.reduce_logsumexp(1)];
