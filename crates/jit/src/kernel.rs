@@ -97,6 +97,10 @@ impl Jit {
         // Non-PIC, far libcalls: what cranelift-jit requires on every host.
         flags.set("use_colocated_libcalls", "false").map_err(|e| host(&e))?;
         flags.set("is_pic", "false").map_err(|e| host(&e))?;
+        // Row kernels keep scratch buffers on the stack (frames of several pages): inline probes
+        // touch each page in order, so a frame never steps over a thread's guard page.
+        flags.set("enable_probestack", "true").map_err(|e| host(&e))?;
+        flags.set("probestack_strategy", "inline").map_err(|e| host(&e))?;
         let isa = cranelift_native::builder()
             .map_err(|e| host(&e))?
             .finish(settings::Flags::new(flags))
