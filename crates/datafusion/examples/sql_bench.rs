@@ -10,11 +10,11 @@ use std::fs::File;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array, RecordBatch};
 use datafusion::arrow::datatypes::Float32Type;
 use datafusion::datasource::MemTable;
 use datafusion::parquet::arrow::ArrowWriter;
-use datafusion::prelude::{ParquetReadOptions, SessionContext};
+use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use ragtime::prelude::*;
 use ragtime::{DenseTensor, Function};
 use ragtime_arrow::{FromArrow, OffsetWidth, ToArrow};
@@ -22,9 +22,9 @@ use ragtime_datafusion::RagtimeUdf;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// Rows per record batch of the in-memory table (DataFusion's Parquet reader uses its own batch
-/// size, 8,192 by default).
-const MEMORY_BATCH_ROWS: usize = 65_536;
+/// Rows per record batch of the in-memory table: DataFusion's default batch size, which its
+/// Parquet reader uses too.
+const MEMORY_BATCH_ROWS: usize = 8_192;
 
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
@@ -32,16 +32,8 @@ async fn main() -> Result<(), BoxError> {
     let rows: usize = args.next().map_or(Ok(1 << 20), |a| a.parse())?;
     let runs: usize = args.next().map_or(Ok(5), |a| a.parse())?;
 
-    // docs/benchmarks.md's data: row i holds (i * 7919) % 21 values.
-    let lengths: Vec<i64> = (0..rows).map(|i| ((i * 7919) % 21) as i64).collect();
-    let values = lengths.iter().sum::<i64>() as usize;
-    let x: Vec<f32> = (0..values).map(|k| (((k * 37) % 1000) as f64 / 1000.0 - 0.5) as f32).collect();
-    let z: Vec<f32> = (0..values).map(|k| (((k * 91) % 1000) as f64 / 500.0 - 1.0) as f32).collect();
-    let x = RaggedTensor::from_row_lengths(DenseTensor::vector(x), &lengths)?;
-    let z = RaggedTensor::from_row_lengths(DenseTensor::vector(z), &lengths)?;
-    // `List<Float32>` columns, as pyarrow, Spark and DuckDB write them.
-    let to_list = ToArrow::new().offsets(OffsetWidth::I32);
-    let batch = RecordBatch::try_from_iter([("x", to_list.convert(&x)?), ("z", to_list.convert(&z)?)])?;
+    let batch = table(0..rows)?;
+    let values = batch.column(1).as_list::<i32>().values().len();
 
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("events.parquet");
@@ -51,11 +43,17 @@ async fn main() -> Result<(), BoxError> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!("{rows} rows, {values} float32 values, {threads} threads, best of {runs} runs\n");
 
-    let ctx = SessionContext::new();
+    // DataFusion's lambdas (`v -> ...`, for `array_transform`) parse in the DuckDB dialect; the
+    // default dialect reads `->` as a JSON operator.
+    let ctx = SessionContext::new_with_config(SessionConfig::new().set_str("datafusion.sql_parser.dialect", "DuckDB"));
     ctx.register_parquet("parquet", path.to_str().ok_or("temp path is not UTF-8")?, ParquetReadOptions::default())
         .await?;
-    let chunks: Vec<RecordBatch> =
-        (0..rows).step_by(MEMORY_BATCH_ROWS).map(|r| batch.slice(r, MEMORY_BATCH_ROWS.min(rows - r))).collect();
+    // Each batch its own compact arrays, as a table built in memory holds them (DataFusion's array
+    // arithmetic on slices of one big batch went over the whole values buffer for every slice).
+    let chunks: Vec<RecordBatch> = (0..rows)
+        .step_by(MEMORY_BATCH_ROWS)
+        .map(|r| table(r..rows.min(r + MEMORY_BATCH_ROWS)))
+        .collect::<Result<_, _>>()?;
     let partitions: Vec<Vec<RecordBatch>> =
         (0..threads).map(|p| chunks.iter().skip(p).step_by(threads).cloned().collect()).collect();
     ctx.register_table("memory", Arc::new(MemTable::try_new(batch.schema(), partitions)?))?;
@@ -65,15 +63,18 @@ async fn main() -> Result<(), BoxError> {
     ctx.register_udf(RagtimeUdf::new("row_mean", row_mean.clone()).build()?);
     ctx.register_udf(RagtimeUdf::new("softmax", softmax.clone()).build()?);
 
+    // (name, UDF call, DataFusion's expression, the table it reads: `{table}` or a subquery).
+    // Every query reads `id`, so the checks can compare rows in order.
     let workloads = [
-        ("W2 x*2 + z", "axpy(x, z)", "array_add(array_scale(x, 2.0), z)"),
-        ("W3 row mean of x*2 + z", "row_mean(x, z)", "array_avg(array_add(array_scale(x, 2.0), z))"),
+        ("W2 x*2 + z", "axpy(x, z)", "array_add(array_scale(x, 2.0), z)", "{table}"),
+        ("W3 row mean of x*2 + z", "row_mean(x, z)", "array_avg(array_add(array_scale(x, 2.0), z))", "{table}"),
         (
             "W4 row softmax",
             "softmax(x)",
             // exp(v - max) per value with the row's max, then each divided by the row's sum.
-            "array_transform(e, v -> v / array_sum(e)) FROM (SELECT array_transform(x, v -> exp(v - m)) AS e \
-             FROM (SELECT x, array_max(x) AS m FROM {table}))",
+            "array_transform(e, v -> v / s)",
+            "(SELECT id, e, array_sum(e) AS s FROM (SELECT id, array_transform(x, v -> exp(v - m)) AS e \
+             FROM (SELECT id, x, array_max(x) AS m FROM {table})))",
         ),
     ];
     println!("| workload | table | ragtime UDF | DataFusion array functions | ratio |");
@@ -81,18 +82,17 @@ async fn main() -> Result<(), BoxError> {
     for table in ["parquet", "memory"] {
         let scan = time(runs, || collect(&ctx, format!("SELECT x, z FROM {table}"))).await?;
         println!("| scan only (`SELECT x, z`) | {table} | {} | | |", ms(scan));
-        for (name, udf, native) in workloads {
+        for (name, udf, native, from) in workloads {
+            let from = from.replace("{table}", table);
             let udf_sql = format!("SELECT {udf} AS r FROM {table}");
-            let native_sql = if native.contains("{table}") {
-                format!("SELECT {}", native.replace("{table}", table))
-            } else {
-                format!("SELECT {native} AS r FROM {table}")
-            };
-            check(&ctx, &udf_sql, &native_sql, rows).await?;
+            let native_sql = format!("SELECT {native} AS r FROM {from}");
+            // A table of several partitions gives its batches in any order: the checks sort.
+            let sorted = |sql: &str| format!("{sql} ORDER BY id");
+            check(&ctx, &sorted(&udf_sql), &sorted(&native_sql), rows).await?;
             let ours = time(runs, || collect(&ctx, udf_sql.clone())).await?;
             let theirs = time(runs, || collect(&ctx, native_sql.clone())).await?;
             println!(
-                "| {name} | {table} | {} | {} | {:.2}x |",
+                "| {name} | {table} | {} | {} | {:.3}x |",
                 ms(ours),
                 ms(theirs),
                 ours.as_secs_f64() / theirs.as_secs_f64()
@@ -102,13 +102,14 @@ async fn main() -> Result<(), BoxError> {
 
     // The conversions alone, on the whole column: Arrow → ragtime for x, ragtime → Arrow for
     // W4's output, next to the function call between them.
-    let column: ArrayRef = batch.column(0).clone();
+    let column: ArrayRef = batch.column(1).clone();
     let read = time(runs, || async { FromArrow::new().convert("x", column.clone()).map(drop) }).await?;
     let input = FromArrow::new().convert("x", column.clone())?;
     let call = time(runs, || async { softmax.call(std::slice::from_ref(&input)).map(drop) }).await?;
     let output = softmax.call(std::slice::from_ref(&input))?.swap_remove(0);
     let write = time(runs, || async { ToArrow::new().convert(&output).map(drop) }).await?;
-    let write_i32 = time(runs, || async { to_list.convert(&output).map(drop) }).await?;
+    let write_i32 =
+        time(runs, || async { ToArrow::new().offsets(OffsetWidth::I32).convert(&output).map(drop) }).await?;
     println!(
         "\nW4 on the whole column: List → ragtime {}, softmax call {}, ragtime → LargeList {}, ragtime → List {}",
         ms(read),
@@ -117,6 +118,24 @@ async fn main() -> Result<(), BoxError> {
         ms(write_i32)
     );
     Ok(())
+}
+
+/// Rows `rows` of docs/benchmarks.md's data (row `i` holds `(i * 7919) % 21` values, `x` and `z`
+/// are functions of the flat index over the whole table) as a batch of `id` and `List<Float32>`
+/// columns `x` and `z` (as pyarrow, Spark and DuckDB write them).
+fn table(rows: std::ops::Range<usize>) -> Result<RecordBatch, BoxError> {
+    let length = |i: usize| (i * 7919) % 21;
+    let first: usize = (0..rows.start).map(length).sum();
+    let lengths: Vec<i64> = rows.clone().map(|i| length(i) as i64).collect();
+    let flat = first..first + lengths.iter().sum::<i64>() as usize;
+    let x: Vec<f32> = flat.clone().map(|k| (((k * 37) % 1000) as f64 / 1000.0 - 0.5) as f32).collect();
+    let z: Vec<f32> = flat.map(|k| (((k * 91) % 1000) as f64 / 500.0 - 1.0) as f32).collect();
+    let x = RaggedTensor::from_row_lengths(DenseTensor::vector(x), &lengths)?;
+    let z = RaggedTensor::from_row_lengths(DenseTensor::vector(z), &lengths)?;
+    let to_list = ToArrow::new().offsets(OffsetWidth::I32);
+    let id: ArrayRef = Arc::new(Int64Array::from_iter_values(rows.start as i64..rows.end as i64));
+    let batch = RecordBatch::try_from_iter([("id", id), ("x", to_list.convert(&x)?), ("z", to_list.convert(&z)?)])?;
+    Ok(batch)
 }
 
 /// W2's, W3's and W4's compiled functions.
