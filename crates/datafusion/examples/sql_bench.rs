@@ -31,7 +31,11 @@ async fn main() -> Result<(), BoxError> {
     let mut args = std::env::args().skip(1);
     let rows: usize = args.next().map_or(Ok(1 << 20), |a| a.parse())?;
     let runs: usize = args.next().map_or(Ok(5), |a| a.parse())?;
+    run(rows, runs).await
+}
 
+/// Checks, then times, every query on `rows` rows, the best of `runs` runs; prints the tables.
+pub async fn run(rows: usize, runs: usize) -> Result<(), BoxError> {
     let batch = table(0..rows)?;
     let values = batch.column(1).as_list::<i32>().values().len();
 

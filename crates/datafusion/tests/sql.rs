@@ -24,6 +24,17 @@ fn the_sql_example_agrees_with_direct_calls_bit_for_bit() {
     example::main().unwrap();
 }
 
+#[allow(dead_code)]
+#[path = "../examples/sql_bench.rs"]
+mod sql_bench;
+
+#[test]
+fn the_sql_benchmark_checks_every_query_on_small_data() {
+    // The benchmark compares each UDF query with DataFusion's own formulation, row by row, before
+    // timing either, over Parquet and over a memory table of several batches and partitions.
+    tokio::runtime::Runtime::new().unwrap().block_on(sql_bench::run(20_000, 1)).unwrap();
+}
+
 fn softmax() -> Arc<Function> {
     let g = Graph::new();
     let scores = g.input("scores", TensorType::ragged(DType::F32, 1));
