@@ -506,11 +506,14 @@ fn expression(graph: &ScalarGraph, roots: &[ScalarRef], stop: &[usize]) -> (Vec<
     let mut stack = roots.to_vec();
     while let Some(r) = stack.pop() {
         match r {
-            ScalarRef::Node(j) if !std::mem::replace(&mut nodes[j], true) && !stop.contains(&j) => {
-                stack.extend(graph.nodes()[j].args.iter().copied());
+            ScalarRef::Node(j) => {
+                let first_visit = !std::mem::replace(&mut nodes[j], true);
+                if first_visit && !stop.contains(&j) {
+                    stack.extend(graph.nodes()[j].args.iter().copied());
+                }
             }
             ScalarRef::Input(i) => inputs[i] = true,
-            _ => {}
+            ScalarRef::Const(_) => {}
         }
     }
     (nodes, inputs)
@@ -1118,7 +1121,7 @@ fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_>) {
             Vec::new()
         });
     };
-    // The block `first..last`, rows `rows`.
+    // Where the block of rows starting at `first` ends.
     let block_bounds = |b: &mut FunctionBuilder, first: Value| {
         let past = b.ins().iadd_imm_s(first, ROW_BLOCK);
         let short = b.ins().icmp(IntCC::UnsignedLessThan, past, p.end);
