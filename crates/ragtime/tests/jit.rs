@@ -508,9 +508,8 @@ fn flat_and_row_by_row_blocks_give_every_row_the_same_bits() {
             })
             .collect();
         let tensor = |rows: &[&Vec<f64>]| {
-            let lengths: Vec<usize> = rows.iter().map(|r| r.len()).collect();
+            let lengths: Vec<i64> = rows.iter().map(|r| r.len() as i64).collect();
             let flat: Vec<f64> = rows.iter().flat_map(|r| r.iter().copied()).collect();
-            let lengths: Vec<i64> = lengths.iter().map(|&l| l as i64).collect();
             let values = match dtype {
                 DType::F32 => DenseTensor::vector(flat.iter().map(|&v| v as f32).collect::<Vec<_>>()),
                 _ => DenseTensor::vector(flat),
