@@ -21,6 +21,8 @@
 //!   calls the machine code. `RAGTIME_JIT_DISASM=1` prints each kernel's machine code;
 //!   `RAGTIME_PERF_MAP=1` writes `/tmp/perf-<pid>.map` so `perf report` names the kernels, and
 //!   each kernel's machine code to `/tmp/perf-<pid>-<name>.bin`.
+//! - [`bulk`]: `vmath`'s `exp` evaluated with AVX2 + FMA in precompiled code, which flat blocks
+//!   of row kernels call on their scratch buffers (same bits as the IR `exp`).
 //! - [`vmath`]: the math emitters. They write branch-free IR into any `FunctionBuilder` and
 //!   work on all four lane shapes, so scalar tails and vector loops agree bit for bit.
 //!
@@ -68,6 +70,7 @@
 #![warn(missing_docs)]
 
 mod alloc;
+pub mod bulk;
 mod exec;
 mod kernel;
 mod lower;

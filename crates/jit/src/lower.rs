@@ -28,7 +28,7 @@
 //! Reductions lowered: sum, prod, max and min of numbers, all / any of bools (scalar kernels), mean
 //! of floats. Anything else keeps running on the chunked reference implementation.
 
-use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
     types, Block, Endianness, InstBuilder, MemFlagsData, StackSlot, StackSlotData, StackSlotKind, Type, Value,
 };
@@ -704,7 +704,7 @@ fn emit_trig(b: &mut FunctionBuilder, op: UnaryMath, x: Value) -> Value {
     };
     let bound = if lanes.vector { b.ins().splat(ty, bound) } else { bound };
     let magnitude = b.ins().fabs(x);
-    let big = b.ins().fcmp(cranelift_codegen::ir::condcodes::FloatCC::GreaterThan, magnitude, bound);
+    let big = b.ins().fcmp(FloatCC::GreaterThan, magnitude, bound);
     let any = if lanes.vector { b.ins().vany_true(big) } else { big };
     let slow = b.create_block();
     let join = b.create_block();
@@ -973,6 +973,25 @@ impl FlatPlan {
     }
 }
 
+/// When node `n` is a float32 `exp(inner)` and this CPU has the bulk `exp` (see
+/// [`crate::bulk`]): `inner` and the function that replaces a buffer's values by their `exp`,
+/// with the bits of the IR `exp`.
+fn bulk_exp(spec: &KernelSpec, n: usize) -> Option<(ScalarRef, unsafe extern "C" fn(*mut f32, usize))> {
+    let node = &spec.graph.nodes()[n];
+    if node.op != ScalarOp::Exp || node.dtype != DType::F32 || spec.simd != Some(Elem::F32) {
+        return None;
+    }
+    Some((node.args[0], crate::bulk::exp_f32()?))
+}
+
+/// `fn(data: *mut f32, n: usize)` in the kernel's calling convention.
+fn bulk_signature(b: &FunctionBuilder, ptr: Type) -> cranelift_codegen::ir::Signature {
+    let mut sig = cranelift_codegen::ir::Signature::new(b.func.signature.call_conv);
+    sig.params.push(cranelift_codegen::ir::AbiParam::new(ptr));
+    sig.params.push(cranelift_codegen::ir::AbiParam::new(ptr));
+    sig
+}
+
 /// Stores the splat `vector` at elements `start..end` of the buffer whose element 0 is at
 /// `base`, [`EXPAND_VECTORS`] vectors at a time, so up to that many vectors' elements past `end`
 /// are written too (scratch buffers have room for them; the next row overwrites them).
@@ -1168,7 +1187,17 @@ fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_>) {
         for (k, red) in spec.reductions.iter().enumerate() {
             if let (Some(s), ScalarRef::Node(n)) = (arg_slots[k], red.arg) {
                 let base = bias(b, s);
-                emit_map(b, e, s0, s1, &[(red.arg, base)], &expanded_values, &stash);
+                if let Some((inner, bulk)) = bulk_exp(spec, n) {
+                    // `exp(inner)`: `inner` into the scratch buffer, then the bulk `exp` over it.
+                    emit_map(b, e, s0, s1, &[(inner, base)], &expanded_values, &stash);
+                    let sig = b.import_signature(bulk_signature(b, e.ptr));
+                    let callee = b.ins().iconst(e.ptr, bulk as usize as i64);
+                    let start = b.ins().stack_addr(e.ptr, s, 0);
+                    let count = b.ins().isub(s1, s0);
+                    b.ins().call_indirect(sig, callee, &[start, count]);
+                } else {
+                    emit_map(b, e, s0, s1, &[(red.arg, base)], &expanded_values, &stash);
+                }
                 stash.push((n, base));
             }
             let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
@@ -1278,8 +1307,48 @@ fn emit_reduction(
         (_, false) => int_extreme(b, false, x, y),
     };
     let init = e.lane_constant(b, elem, float_identity, int_identity);
-    // Two vector accumulators (independent chains), folded into one, then the lanes, then the
-    // scalar tail.
+    let mut arg = arg;
+    if float && matches!(red.kind, ReduceKind::Max | ReduceKind::Min) {
+        // Cranelift's NaN-exact `fmax` / `fmin` are sequences of eight vector instructions (and a
+        // branchy one on scalars). A row first folds with one `maxps` / `minps` per vector,
+        // which drops NaNs, and a NaN flag; that equals the exact fold unless the row holds a NaN
+        // or its result is a zero (±0 order): those rare rows fold again exactly, so every row
+        // gets the exact fold's bits.
+        let max = red.kind == ReduceKind::Max;
+        let (value, rare) = fold_dropping_nans(b, e, elem, max, start, end, init, &mut arg);
+        let (exact, done) = (b.create_block(), b.create_block());
+        b.append_block_param(done, elem.scalar_ty());
+        b.ins().brif(rare, exact, &[], done, &[value.into()]);
+        b.switch_to_block(exact);
+        let value = fold_row(b, e, elem, start, end, init, &mut arg, &combine);
+        b.ins().jump(done, &[value.into()]);
+        b.switch_to_block(done);
+        return b.block_params(done)[0];
+    }
+    let acc = fold_row(b, e, elem, start, end, init, &mut arg, &combine);
+    if red.kind == ReduceKind::Mean {
+        emit_mean(b, acc, start, end, arg_dtype)
+    } else {
+        acc
+    }
+}
+
+type RowArg<'a> = dyn FnMut(&mut FunctionBuilder, Value, bool) -> Value + 'a;
+
+/// Folds elements `start..end` of a vector kernel's row with `combine`: two vector accumulators
+/// (independent chains) from `init`, folded into one, then its lanes in order, then the scalar
+/// tail. `arg(i, vector)` loads or computes the element(s) at `i`.
+#[allow(clippy::too_many_arguments)]
+fn fold_row(
+    b: &mut FunctionBuilder,
+    e: &Emitter<'_>,
+    elem: Elem,
+    start: Value,
+    end: Value,
+    init: Both,
+    arg: &mut RowArg<'_>,
+    combine: &dyn Fn(&mut FunctionBuilder, Value, Value) -> Value,
+) -> Value {
     let lanes = elem.lanes();
     let vend = vector_limit(b, start, end, lanes);
     let vend2 = vector_limit(b, start, end, UNROLL * lanes);
@@ -1298,15 +1367,75 @@ fn emit_reduction(
         let x = b.ins().extractlane(vacc, lane);
         acc = combine(b, acc, x);
     }
-    let acc = emit_loop(b, e.ptr, vend, end, 1, &[acc], &mut |b, i, acc| {
+    emit_loop(b, e.ptr, vend, end, 1, &[acc], &mut |b, i, acc| {
         let x = arg(b, i, false);
         vec![combine(b, acc[0], x)]
-    })[0];
-    if red.kind == ReduceKind::Mean {
-        emit_mean(b, acc, start, end, arg_dtype)
+    })[0]
+}
+
+/// `x` if it beats `acc` (is greater for `max`, less otherwise), else `acc`, in the operand order
+/// x86 lowers to one `maxps` / `minps` (`maxss` / `minss` on scalars): a NaN `x` leaves `acc`.
+fn pick_ordered(b: &mut FunctionBuilder, max: bool, acc: Value, x: Value) -> Value {
+    let beats = if max { b.ins().fcmp(FloatCC::LessThan, acc, x) } else { b.ins().fcmp(FloatCC::LessThan, x, acc) };
+    let ty = b.func.dfg.value_type(acc);
+    if ty.is_vector() {
+        let mask = b.ins().bitcast(ty, MemFlagsData::new().with_endianness(Endianness::Little), beats);
+        b.ins().bitselect(mask, x, acc)
     } else {
-        acc
+        b.ins().select(beats, x, acc)
     }
+}
+
+/// The float max (or min) fold of `fold_row`'s shape with `pick_ordered`, which drops NaNs.
+/// Returns the result and a flag that is set when it may differ from the exact fold's: the row
+/// held a NaN, or the result is a zero (whose sign depends on the order of ±0).
+#[allow(clippy::too_many_arguments)]
+fn fold_dropping_nans(
+    b: &mut FunctionBuilder,
+    e: &Emitter<'_>,
+    elem: Elem,
+    max: bool,
+    start: Value,
+    end: Value,
+    init: Both,
+    arg: &mut RowArg<'_>,
+) -> (Value, Value) {
+    let lanes = elem.lanes();
+    let vend = vector_limit(b, start, end, lanes);
+    let vend2 = vector_limit(b, start, end, UNROLL * lanes);
+    let no_nan = b.ins().fcmp(FloatCC::Unordered, init.vector, init.vector);
+    let vector_step = |b: &mut FunctionBuilder, acc: Value, nan: Value, x: Value| {
+        let is_nan = b.ins().fcmp(FloatCC::Unordered, x, x);
+        (pick_ordered(b, max, acc, x), b.ins().bor(nan, is_nan))
+    };
+    let carried = [init.vector, init.vector, no_nan];
+    let accs = emit_loop(b, e.ptr, start, vend2, UNROLL * lanes, &carried, &mut |b, i, acc| {
+        let second = b.ins().iadd_imm_s(i, lanes);
+        let (x0, x1) = (arg(b, i, true), arg(b, second, true));
+        let (a0, nan) = vector_step(b, acc[0], acc[2], x0);
+        let (a1, nan) = vector_step(b, acc[1], nan, x1);
+        vec![a0, a1, nan]
+    });
+    let folded = pick_ordered(b, max, accs[0], accs[1]);
+    let tail = emit_loop(b, e.ptr, vend2, vend, lanes, &[folded, accs[2]], &mut |b, i, acc| {
+        let x = arg(b, i, true);
+        let (a, nan) = vector_step(b, acc[0], acc[1], x);
+        vec![a, nan]
+    });
+    let mut acc = b.ins().extractlane(tail[0], 0);
+    for lane in 1..lanes as u8 {
+        let x = b.ins().extractlane(tail[0], lane);
+        acc = pick_ordered(b, max, acc, x);
+    }
+    let vector_nan = b.ins().vany_true(tail[1]);
+    let scalar = emit_loop(b, e.ptr, vend, end, 1, &[acc, vector_nan], &mut |b, i, acc| {
+        let x = arg(b, i, false);
+        let is_nan = b.ins().fcmp(FloatCC::Unordered, x, x);
+        vec![pick_ordered(b, max, acc[0], x), b.ins().bor(acc[1], is_nan)]
+    });
+    let zero = e.lane_constant(b, elem, 0.0, 0).scalar;
+    let is_zero = b.ins().fcmp(FloatCC::Equal, scalar[0], zero);
+    (scalar[0], b.ins().bor(scalar[1], is_zero))
 }
 
 /// A row's mean from its sum, as `reduce::fold_rows`: the sum in the element type, divided in

@@ -698,3 +698,65 @@ fn float32_row_means_round_as_the_float64_division_bit_for_bit() {
         );
     }
 }
+
+#[test]
+fn row_max_and_min_keep_the_sign_of_zero_and_every_nan() {
+    // Vector max / min folds first drop NaNs and fold ±0 in any order, then refold exactly the
+    // rows that held a NaN or came out zero (`fold_dropping_nans` in the JIT). Every position of
+    // a NaN or of the odd zero, in rows long enough for each loop of the fold (two-vector loop,
+    // one-vector loop, scalar tail), must give the interpreter's bits (any NaN for a NaN).
+    let mut rows: Vec<Vec<f64>> = Vec::new();
+    for len in (1..=21).chain([37]) {
+        for at in 0..len {
+            let with = |fill: f64, odd: f64| (0..len).map(|k| if k == at { odd } else { fill }).collect::<Vec<_>>();
+            rows.push(with(-0.0, 0.0));
+            rows.push(with(0.0, -0.0));
+            rows.push(with(1.5 - at as f64, f64::NAN));
+            rows.push(with(f64::NEG_INFINITY, -0.0));
+            rows.push((0..len).map(|k| if k == at { f64::INFINITY } else { k as f64 - 3.0 }).collect());
+        }
+        rows.push(vec![f64::NEG_INFINITY; len]);
+        rows.push(vec![-0.0; len]);
+    }
+    rows.push(Vec::new());
+    for dtype in [DType::F32, DType::F64] {
+        let g = Graph::new();
+        let x = g.input("x", TensorType::ragged(dtype, 1));
+        let (max, min) = (x.reduce_max(1), x.reduce_min(1));
+        let centered = &x - x.reduce_max(keepdims(1));
+        let scaled = &x * x.reduce_min(keepdims(1));
+        // With an `exp`, blocks of short rows run flat (see `emit_rows`).
+        let exp = centered.exp() * x.reduce_min(keepdims(1));
+        let lengths: Vec<i64> = rows.iter().map(|r| r.len() as i64).collect();
+        let flat: Vec<f64> = rows.iter().flatten().copied().collect();
+        let values = match dtype {
+            DType::F32 => DenseTensor::vector(flat.iter().map(|&v| v as f32).collect::<Vec<_>>()),
+            _ => DenseTensor::vector(flat),
+        };
+        let input = RaggedTensor::from_row_lengths(values, &lengths).unwrap();
+        // One reduction alone, several per row, and flat blocks.
+        for outputs in [vec![&max], vec![&min], vec![&max, &min, &centered, &scaled], vec![&exp]] {
+            let jit = g.compile_with(&[&x], &outputs, Mode::FastRun).unwrap();
+            assert_eq!(jit.jit_kernels(), 1, "expected a JIT kernel:\n{}", jit.debugprint());
+            let want =
+                g.compile_with(&[&x], &outputs, Mode::FastCompile).unwrap().call(std::slice::from_ref(&input)).unwrap();
+            let got = jit.call(std::slice::from_ref(&input)).unwrap();
+            for (k, (w, o)) in want.iter().zip(&got).enumerate() {
+                let (w, o): (Vec<f64>, Vec<f64>) = match dtype {
+                    DType::F32 => (
+                        w.flat_slice::<f32>().unwrap().iter().map(|&v| f64::from(v)).collect(),
+                        o.flat_slice::<f32>().unwrap().iter().map(|&v| f64::from(v)).collect(),
+                    ),
+                    _ => (w.flat_slice::<f64>().unwrap().to_vec(), o.flat_slice::<f64>().unwrap().to_vec()),
+                };
+                for (i, (a, b)) in w.iter().zip(&o).enumerate() {
+                    assert!(
+                        a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+                        "{dtype}, output {k} of {}, value {i}: interpreter {a:?}, JIT {b:?}",
+                        outputs.len()
+                    );
+                }
+            }
+        }
+    }
+}

@@ -3,7 +3,7 @@
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{InstBuilder, Value};
 
-use super::{Emit, Float, Lanes};
+use super::{Arith, Emit, Float, Lanes};
 
 /// `e^(x + lo)`; `lo` is an optional low-order correction (|lo| ≤ ulp(x)) that `pow` uses to
 /// carry the rounding error of `y * ln x` into the reduced argument.
@@ -14,8 +14,9 @@ use super::{Emit, Float, Lanes};
 /// so results near the overflow threshold and gradual-underflow (denormal) results are rounded
 /// once, correctly. `x` is first clamped to a range whose ends overflow to +inf / underflow to
 /// 0 by themselves (NaN passes through).
-pub(crate) fn exp(m: &mut Emit, x: Value, lo: Option<Value>) -> Value {
-    let (hi_clamp, lo_clamp, ln2_hi, ln2_lo) = match m.l.float {
+#[inline(always)] // so that the AVX2 backend's intrinsics inline into `bulk`'s target-feature loop
+pub(crate) fn exp<M: Arith>(m: &mut M, x: M::V, lo: Option<M::V>) -> M::V {
+    let (hi_clamp, lo_clamp, ln2_hi, ln2_lo) = match m.float() {
         // e^89 > f32::MAX; e^-104 < f32 min denormal / 2.
         Float::F32 => (89.0, -104.0, 0x3f31_7218u64, 0xb102_e308u64),
         // e^710 > f64::MAX; e^-746 < f64 min denormal / 2.
@@ -26,9 +27,9 @@ pub(crate) fn exp(m: &mut Emit, x: Value, lo: Option<Value>) -> Value {
     // Compare + select rather than NaN-propagating fmin/fmax, which lower to long sequences; a
     // NaN compares false and passes through unchanged. Written `c < x ? c : x` and
     // `x < c ? c : x`, the shapes x86 lowers to one minps / maxps.
-    let over = m.fcmp(FloatCC::LessThan, hc, x);
+    let over = m.lt(hc, x);
     let x = m.sel(over, hc, x);
-    let under = m.fcmp(FloatCC::LessThan, x, lc);
+    let under = m.lt(x, lc);
     let x = m.sel(under, lc, x);
     // A clamped argument is far past overflow or underflow: its low part (pow's rounding error
     // of a huge product, itself possibly huge) must not move it back into range.
@@ -44,16 +45,15 @@ pub(crate) fn exp(m: &mut Emit, x: Value, lo: Option<Value>) -> Value {
     // t holds round(x / ln2) in its low mantissa bits.
     let t = m.fma(x, log2e, magic);
     let n = m.sub(t, magic);
-    let nn = m.neg(n);
     let c1 = m.cbits(ln2_hi);
     let c2 = m.cbits(ln2_lo);
-    let r = m.fma(nn, c1, x);
-    let mut r = m.fma(nn, c2, r);
+    let r = m.fnma(n, c1, x);
+    let mut r = m.fnma(n, c2, r);
     if let Some(lo) = lo {
         r = m.add(r, lo);
     }
 
-    let p = match m.l.float {
+    let p = match m.float() {
         // Cephes expf: minimax on [-ln2/2, ln2/2], relative error ~1e-7.
         Float::F32 => {
             let q = m.horner(
@@ -89,14 +89,21 @@ pub(crate) fn exp(m: &mut Emit, x: Value, lo: Option<Value>) -> Value {
         }
     };
 
+    // `p * 2^n1 * 2^n2` with `n1 = floor(n / 2)`, `n2 = n - n1`, built as biased exponents:
+    // `b = n + 2 bias` (positive over the clamped range), `b >> 1 = n1 + bias`,
+    // `b - (b >> 1) = n2 + bias`.
     let mb = m.magic_bits();
-    let mb = m.ic(mb);
+    let bias = m.bias();
+    let shift = m.mant_bits();
+    let offset = m.ic(mb - 2 * bias);
     let tb = m.bits(t);
-    let ni = m.isub(tb, mb);
-    let n1 = m.sshr(ni, 1);
-    let n2 = m.isub(ni, n1);
-    let s1 = m.pow2i(n1);
-    let s2 = m.pow2i(n2);
+    let biased = m.isub(tb, offset);
+    let e1 = m.ushr(biased, 1);
+    let e2 = m.isub(biased, e1);
+    let s1 = m.ishl(e1, shift);
+    let s1 = m.float_of(s1);
+    let s2 = m.ishl(e2, shift);
+    let s2 = m.float_of(s2);
     let y = m.mul(p, s1);
     m.mul(y, s2)
 }

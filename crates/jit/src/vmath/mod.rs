@@ -11,7 +11,7 @@
 //! x86 FMA or AArch64 feature, and Cranelift lowers it to a (correct, slow) `fma` libcall
 //! elsewhere. The accuracy bounds in the crate docs assume the fused (single-rounding) `fma`.
 
-mod explog;
+pub(crate) mod explog;
 mod hyper;
 mod trig;
 
@@ -187,6 +187,96 @@ pub fn emit_pow(b: &mut FunctionBuilder, x: Value, y: Value) -> Value {
     explog::pow(&mut m, x, y)
 }
 
+/// The operations the math algorithms are written in, so that one algorithm serves every
+/// backend: [`Emit`] writes Cranelift IR for it, and `bulk` evaluates it on 256-bit AVX2
+/// vectors in precompiled code. Each operation is one IEEE operation (or exact bit
+/// manipulation) per lane, so every backend gives every lane the same bits.
+///
+/// Values are untyped as in Cranelift: a float, integer or mask of the backend's lane shape.
+/// Masks are all-ones / all-zeros lanes.
+/// The default methods are `#[inline(always)]`, like the backends' methods, so that `bulk`'s
+/// target-feature loops get the whole algorithm inlined with its intrinsics.
+pub(crate) trait Arith {
+    /// A value of the backend's lane shape.
+    type V: Copy;
+    /// Precision of each lane.
+    fn float(&self) -> Float;
+    /// A float constant in every lane.
+    fn c(&mut self, v: f64) -> Self::V;
+    /// An integer constant in every lane of the integer shape.
+    fn ic(&mut self, v: i64) -> Self::V;
+    fn add(&mut self, a: Self::V, b: Self::V) -> Self::V;
+    fn sub(&mut self, a: Self::V, b: Self::V) -> Self::V;
+    fn mul(&mut self, a: Self::V, b: Self::V) -> Self::V;
+    /// `a * b + c` with one rounding.
+    fn fma(&mut self, a: Self::V, b: Self::V, c: Self::V) -> Self::V;
+    /// `c - a * b` with one rounding. One operation, not `fma(-a, b, c)`, because a NaN `a`
+    /// must come out with its own sign, as x86's `vfnmadd` gives it.
+    fn fnma(&mut self, a: Self::V, b: Self::V, c: Self::V) -> Self::V;
+    /// `a < b` (ordered: false when either is NaN), as a mask.
+    fn lt(&mut self, a: Self::V, b: Self::V) -> Self::V;
+    /// `mask ? a : b` lane by lane.
+    fn sel(&mut self, mask: Self::V, a: Self::V, b: Self::V) -> Self::V;
+    fn mask_or(&mut self, a: Self::V, b: Self::V) -> Self::V;
+    /// Reinterprets a float as the integer of the same shape.
+    fn bits(&mut self, x: Self::V) -> Self::V;
+    /// Reinterprets an integer as the float of the same shape.
+    fn float_of(&mut self, i: Self::V) -> Self::V;
+    fn isub(&mut self, a: Self::V, b: Self::V) -> Self::V;
+    fn ishl(&mut self, a: Self::V, n: i64) -> Self::V;
+    fn ushr(&mut self, a: Self::V, n: i64) -> Self::V;
+
+    /// A float constant given by its bit pattern (exact published constants).
+    #[inline(always)]
+    fn cbits(&mut self, bits: u64) -> Self::V {
+        match self.float() {
+            Float::F32 => self.c(f64::from(f32::from_bits(bits as u32))),
+            Float::F64 => self.c(f64::from_bits(bits)),
+        }
+    }
+    /// Horner evaluation `((c0 x + c1) x + c2) ...`, highest degree first, with fused steps.
+    #[inline(always)]
+    fn horner(&mut self, x: Self::V, coeffs: &[f64]) -> Self::V {
+        let mut acc = self.c(coeffs[0]);
+        for &k in &coeffs[1..] {
+            let kc = self.c(k);
+            acc = self.fma(acc, x, kc);
+        }
+        acc
+    }
+    /// Bits of the mantissa field (23 or 52).
+    #[inline(always)]
+    fn mant_bits(&self) -> i64 {
+        match self.float() {
+            Float::F32 => 23,
+            Float::F64 => 52,
+        }
+    }
+    /// Exponent bias (127 or 1023).
+    #[inline(always)]
+    fn bias(&self) -> i64 {
+        match self.float() {
+            Float::F32 => 127,
+            Float::F64 => 1023,
+        }
+    }
+    /// `1.5 * 2^mant_bits`: adding it rounds a float of magnitude < 2^(mant_bits-1) to an integer
+    /// held in the low mantissa bits, which is how these emitters round and convert without
+    /// `fcvt` (Cranelift has no i64x2 conversions on baseline x86).
+    #[inline(always)]
+    fn magic(&self) -> f64 {
+        1.5 * 2f64.powi(self.mant_bits() as i32)
+    }
+    /// Bit pattern of [`Arith::magic`].
+    #[inline(always)]
+    fn magic_bits(&self) -> i64 {
+        match self.float() {
+            Float::F32 => i64::from((1.5f32 * 8_388_608.0).to_bits()),
+            Float::F64 => (1.5f64 * 4_503_599_627_370_496.0).to_bits() as i64,
+        }
+    }
+}
+
 /// A lane-shape-aware wrapper over the builder: each helper emits one operation for scalar and
 /// vector lanes alike (splatting constants, using `bitselect` where scalars use `select`).
 ///
@@ -231,14 +321,6 @@ impl<'a, 'b> Emit<'a, 'b> {
         self.splat(s)
     }
 
-    /// A float constant given by its bit pattern (exact published constants).
-    pub(crate) fn cbits(&mut self, bits: u64) -> Value {
-        match self.l.float {
-            Float::F32 => self.c(f64::from(f32::from_bits(bits as u32))),
-            Float::F64 => self.c(f64::from_bits(bits)),
-        }
-    }
-
     /// An integer constant in every lane of the integer shape.
     pub(crate) fn ic(&mut self, v: i64) -> Value {
         let scalar = self.l.int_ty().lane_type();
@@ -279,16 +361,6 @@ impl<'a, 'b> Emit<'a, 'b> {
     }
     pub(crate) fn trunc(&mut self, a: Value) -> Value {
         self.b.ins().trunc(a)
-    }
-
-    /// Horner evaluation `((c0 x + c1) x + c2) ...`, highest degree first, with fused steps.
-    pub(crate) fn horner(&mut self, x: Value, coeffs: &[f64]) -> Value {
-        let mut acc = self.c(coeffs[0]);
-        for &k in &coeffs[1..] {
-            let kc = self.c(k);
-            acc = self.fma(acc, x, kc);
-        }
-        acc
     }
 
     /// Float comparison mask.
@@ -349,42 +421,12 @@ impl<'a, 'b> Emit<'a, 'b> {
     pub(crate) fn ushr(&mut self, a: Value, n: i64) -> Value {
         self.b.ins().ushr_imm_u(a, n)
     }
-    pub(crate) fn sshr(&mut self, a: Value, n: i64) -> Value {
-        self.b.ins().sshr_imm_u(a, n)
-    }
 
-    /// Bits of the mantissa field (23 or 52).
-    pub(crate) fn mant_bits(&self) -> i64 {
-        match self.l.float {
-            Float::F32 => 23,
-            Float::F64 => 52,
-        }
-    }
-    /// Exponent bias (127 or 1023).
-    pub(crate) fn bias(&self) -> i64 {
-        match self.l.float {
-            Float::F32 => 127,
-            Float::F64 => 1023,
-        }
-    }
     /// The sign bit of a lane, as an integer constant.
     pub(crate) fn sign_mask(&mut self) -> Value {
         match self.l.float {
             Float::F32 => self.ic(i64::from(i32::MIN)),
             Float::F64 => self.ic(i64::MIN),
-        }
-    }
-    /// `1.5 * 2^mant_bits`: adding it rounds a float of magnitude < 2^(mant_bits-1) to an integer
-    /// held in the low mantissa bits, which is how these emitters round and convert without
-    /// `fcvt` (Cranelift has no i64x2 conversions on baseline x86).
-    pub(crate) fn magic(&self) -> f64 {
-        1.5 * 2f64.powi(self.mant_bits() as i32)
-    }
-    /// Bit pattern of [`Self::magic`].
-    pub(crate) fn magic_bits(&self) -> i64 {
-        match self.l.float {
-            Float::F32 => i64::from((1.5f32 * 8_388_608.0).to_bits()),
-            Float::F64 => (1.5f64 * 4_503_599_627_370_496.0).to_bits() as i64,
         }
     }
     /// Converts a small integer (|i| < 2^(mant_bits-1)) to float, exactly.
@@ -397,15 +439,6 @@ impl<'a, 'b> Emit<'a, 'b> {
         let magic = self.c(magic);
         self.sub(t, magic)
     }
-    /// `2^k` for integer lanes `k` in the normal exponent range.
-    pub(crate) fn pow2i(&mut self, k: Value) -> Value {
-        let bias = self.bias();
-        let bias = self.ic(bias);
-        let e = self.iadd(k, bias);
-        let mb = self.mant_bits();
-        let e = self.ishl(e, mb);
-        self.float_of(e)
-    }
 
     /// Changes `lanes` of a vector `f32x4` / `f64x2` through a byte shuffle (`idx` are byte
     /// indices into the concatenation `a ++ b`).
@@ -416,5 +449,60 @@ impl<'a, 'b> Emit<'a, 'b> {
         let imm = self.b.func.dfg.immediates.push(ConstantData::from(idx.to_vec()));
         let r = self.b.ins().shuffle(ab, bb, imm);
         self.bitcast_to(ty, r)
+    }
+}
+
+/// IR backend: each operation is one Cranelift instruction (or a splat constant).
+impl Arith for Emit<'_, '_> {
+    type V = Value;
+    fn float(&self) -> Float {
+        self.l.float
+    }
+    fn c(&mut self, v: f64) -> Value {
+        Emit::c(self, v)
+    }
+    fn ic(&mut self, v: i64) -> Value {
+        Emit::ic(self, v)
+    }
+    fn add(&mut self, a: Value, b: Value) -> Value {
+        Emit::add(self, a, b)
+    }
+    fn sub(&mut self, a: Value, b: Value) -> Value {
+        Emit::sub(self, a, b)
+    }
+    fn mul(&mut self, a: Value, b: Value) -> Value {
+        Emit::mul(self, a, b)
+    }
+    fn fma(&mut self, a: Value, b: Value, c: Value) -> Value {
+        Emit::fma(self, a, b, c)
+    }
+    fn fnma(&mut self, a: Value, b: Value, c: Value) -> Value {
+        // x86 lowers this shape to one `vfnmadd`.
+        let na = Emit::neg(self, a);
+        Emit::fma(self, na, b, c)
+    }
+    fn lt(&mut self, a: Value, b: Value) -> Value {
+        Emit::fcmp(self, FloatCC::LessThan, a, b)
+    }
+    fn sel(&mut self, mask: Value, a: Value, b: Value) -> Value {
+        Emit::sel(self, mask, a, b)
+    }
+    fn mask_or(&mut self, a: Value, b: Value) -> Value {
+        Emit::mask_or(self, a, b)
+    }
+    fn bits(&mut self, x: Value) -> Value {
+        Emit::bits(self, x)
+    }
+    fn float_of(&mut self, i: Value) -> Value {
+        Emit::float_of(self, i)
+    }
+    fn isub(&mut self, a: Value, b: Value) -> Value {
+        Emit::isub(self, a, b)
+    }
+    fn ishl(&mut self, a: Value, n: i64) -> Value {
+        Emit::ishl(self, a, n)
+    }
+    fn ushr(&mut self, a: Value, n: i64) -> Value {
+        Emit::ushr(self, a, n)
     }
 }
