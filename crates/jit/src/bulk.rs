@@ -18,6 +18,16 @@ pub(crate) fn exp_f32() -> Option<unsafe extern "C" fn(*mut f32, usize)> {
     imp::exp_f32()
 }
 
+/// `fn(a, b, out, n)`: `out[i] = exp(a[i] - b[i])` for `i < n`.
+pub(crate) type ExpSubFn = unsafe extern "C" fn(*const f32, *const f32, *mut f32, usize);
+
+/// The float32 `exp(a - b)` over buffers for this CPU (the numerically stable exponential of
+/// softmax and logsumexp, `exp(x - max)`, without a pass storing the difference), bit for bit
+/// `vmath`'s `exp` of the IR subtraction. `None` without AVX2 and FMA.
+pub(crate) fn exp_sub_f32() -> Option<ExpSubFn> {
+    imp::exp_sub_f32()
+}
+
 /// `exp` of every value of `data`, in place, on the bulk path; `false` (and `data` unchanged)
 /// when this CPU has no such path. The results are those of the JIT's float32 `exp`.
 pub fn exp_f32_in_place(data: &mut [f32]) -> bool {
@@ -26,6 +36,24 @@ pub fn exp_f32_in_place(data: &mut [f32]) -> bool {
             // SAFETY: `f` comes from `exp_f32`, which hands it out only on CPUs with AVX2 and
             // FMA; `data` is valid for `len` reads and writes.
             unsafe { f(data.as_mut_ptr(), data.len()) };
+            true
+        }
+        None => false,
+    }
+}
+
+/// `out[i] = exp(a[i] - b[i])` on the bulk path; `false` (and `out` unchanged) when this CPU has
+/// no such path. The results are those of the JIT's float32 `exp` of the difference.
+///
+/// # Panics
+/// If the three slices differ in length.
+pub fn exp_sub_f32_into(a: &[f32], b: &[f32], out: &mut [f32]) -> bool {
+    assert!(a.len() == out.len() && b.len() == out.len(), "exp_sub_f32_into: slices of different lengths");
+    match exp_sub_f32() {
+        Some(f) => {
+            // SAFETY: `f` comes from `exp_sub_f32`, which hands it out only on CPUs with AVX2
+            // and FMA; the slices hold `out.len()` values each.
+            unsafe { f(a.as_ptr(), b.as_ptr(), out.as_mut_ptr(), out.len()) };
             true
         }
         None => false,
@@ -41,47 +69,82 @@ mod imp {
         _mm_cvtsi32_si128, _CMP_LT_OQ,
     };
 
+    use super::ExpSubFn;
     use crate::vmath::{explog, Arith, Float};
 
-    pub(super) fn exp_f32() -> Option<unsafe extern "C" fn(*mut f32, usize)> {
-        let supported = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
-        supported.then_some(exp_f32_entry as unsafe extern "C" fn(*mut f32, usize))
+    fn supported() -> bool {
+        std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
     }
 
-    /// The `extern "C"` entry kernels call.
-    ///
+    pub(super) fn exp_f32() -> Option<unsafe extern "C" fn(*mut f32, usize)> {
+        supported().then_some(exp_f32_entry as unsafe extern "C" fn(*mut f32, usize))
+    }
+
+    pub(super) fn exp_sub_f32() -> Option<ExpSubFn> {
+        supported().then_some(exp_sub_f32_entry as ExpSubFn)
+    }
+
     /// # Safety
     /// The CPU has AVX2 and FMA, and `data` is valid for `n` reads and writes of `f32`.
+    #[target_feature(enable = "avx2,fma")]
     unsafe extern "C" fn exp_f32_entry(data: *mut f32, n: usize) {
-        // SAFETY: this function's own contract.
-        unsafe { exp_f32_avx2(data, n) }
+        // SAFETY: this function's own contract; the output is the input, read before written.
+        unsafe { map_avx2([data.cast_const()], data, n, |m, [x]| explog::exp(m, x, None)) }
     }
 
     /// # Safety
-    /// As [`exp_f32_entry`].
+    /// The CPU has AVX2 and FMA; `a` and `b` are valid for `n` reads and `out` for `n` writes
+    /// of `f32`.
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn exp_f32_avx2(data: *mut f32, n: usize) {
+    unsafe extern "C" fn exp_sub_f32_entry(a: *const f32, b: *const f32, out: *mut f32, n: usize) {
+        // SAFETY: this function's own contract.
+        unsafe {
+            map_avx2([a, b], out, n, |m, [a, b]| {
+                let x = m.sub(a, b);
+                explog::exp(m, x, None)
+            })
+        }
+    }
+
+    /// `out[i] = f(ins[0][i], ...)` for `i < n`, eight values at a time; the last few values go
+    /// through padded copies, so nothing past `n` is read or written. An output may be one of
+    /// the inputs (each vector is read before it is written).
+    ///
+    /// Inlined into the `#[target_feature]` entries (which define the closures), so the whole
+    /// loop, closure and `vmath` algorithm included, is compiled with AVX2 and FMA.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA; each input is valid for `n` reads and `out` for `n` writes.
+    #[inline(always)]
+    unsafe fn map_avx2<const N: usize>(
+        ins: [*const f32; N],
+        out: *mut f32,
+        n: usize,
+        f: impl Fn(&mut Avx2F32, [__m256; N]) -> __m256,
+    ) {
         // SAFETY: the caller guarantees AVX2 and FMA.
         let mut m = unsafe { Avx2F32::new() };
         let mut i = 0;
         while i + 8 <= n {
-            // SAFETY: `i + 8 <= n`, so the eight values are in `data[..n]`.
+            // SAFETY: `i + 8 <= n`, so the eight values are in bounds of every buffer.
             unsafe {
-                let x = _mm256_loadu_ps(data.add(i));
-                _mm256_storeu_ps(data.add(i), explog::exp(&mut m, x, None));
+                let x = ins.map(|p| _mm256_loadu_ps(p.add(i)));
+                _mm256_storeu_ps(out.add(i), f(&mut m, x));
             }
             i += 8;
         }
         if i < n {
-            // The last few values go through a padded copy, so nothing past `n` is read.
             let rest = n - i;
-            let mut lanes = [0f32; 8];
-            // SAFETY: `data[i..n]` is in bounds and `lanes` holds 8 >= `rest` values.
+            let mut lanes = [[0f32; 8]; N];
+            // SAFETY: `[i, n)` is in bounds of every buffer and `rest` < 8.
             unsafe {
-                std::ptr::copy_nonoverlapping(data.add(i), lanes.as_mut_ptr(), rest);
-                let y = explog::exp(&mut m, _mm256_loadu_ps(lanes.as_ptr()), None);
-                _mm256_storeu_ps(lanes.as_mut_ptr(), y);
-                std::ptr::copy_nonoverlapping(lanes.as_ptr(), data.add(i), rest);
+                for (lane, p) in lanes.iter_mut().zip(ins) {
+                    std::ptr::copy_nonoverlapping(p.add(i), lane.as_mut_ptr(), rest);
+                }
+                let x = lanes.map(|lane| _mm256_loadu_ps(lane.as_ptr()));
+                let mut y = [0f32; 8];
+                _mm256_storeu_ps(y.as_mut_ptr(), f(&mut m, x));
+                std::ptr::copy_nonoverlapping(y.as_ptr(), out.add(i), rest);
             }
         }
     }
@@ -176,6 +239,9 @@ mod imp {
 #[cfg(not(target_arch = "x86_64"))]
 mod imp {
     pub(super) fn exp_f32() -> Option<unsafe extern "C" fn(*mut f32, usize)> {
+        None
+    }
+    pub(super) fn exp_sub_f32() -> Option<super::ExpSubFn> {
         None
     }
 }

@@ -973,23 +973,39 @@ impl FlatPlan {
     }
 }
 
-/// When node `n` is a float32 `exp(inner)` and this CPU has the bulk `exp` (see
-/// [`crate::bulk`]): `inner` and the function that replaces a buffer's values by their `exp`,
-/// with the bits of the IR `exp`.
-fn bulk_exp(spec: &KernelSpec, n: usize) -> Option<(ScalarRef, unsafe extern "C" fn(*mut f32, usize))> {
+/// When node `n` of a float32 vector kernel is `exp(inner)`: `inner`, which [`crate::bulk`]'s
+/// functions can evaluate `exp` of with the bits of the IR `exp`.
+fn bulk_exp(spec: &KernelSpec, n: usize) -> Option<ScalarRef> {
     let node = &spec.graph.nodes()[n];
-    if node.op != ScalarOp::Exp || node.dtype != DType::F32 || spec.simd != Some(Elem::F32) {
-        return None;
-    }
-    Some((node.args[0], crate::bulk::exp_f32()?))
+    (node.op == ScalarOp::Exp && node.dtype == DType::F32 && spec.simd == Some(Elem::F32)).then_some(node.args[0])
 }
 
-/// `fn(data: *mut f32, n: usize)` in the kernel's calling convention.
-fn bulk_signature(b: &FunctionBuilder, ptr: Type) -> cranelift_codegen::ir::Signature {
+/// When `r` is `x - y` with `x` and `y` each a full operand or a value expanded over the flat
+/// block: the addresses of their element 0.
+fn flat_difference(e: &Emitter<'_>, r: ScalarRef, expanded: &[RowValue]) -> Option<(Value, Value)> {
+    let ScalarRef::Node(n) = r else { return None };
+    let node = &e.spec.graph.nodes()[n];
+    if node.op != ScalarOp::Subtract {
+        return None;
+    }
+    let flat = |r: ScalarRef| match r {
+        ScalarRef::Input(i) if e.spec.graph.inputs()[i] == DType::F32 => match (e.spec.operands.get(i), expanded[i]) {
+            (Some(OperandKind::Full), _) => Some(e.in_ptrs[i]),
+            (_, RowValue::Expanded(base)) => Some(base),
+            _ => None,
+        },
+        _ => None,
+    };
+    Some((flat(node.args[0])?, flat(node.args[1])?))
+}
+
+/// Calls a bulk function (`fn(pointers and counts...)`, no result) at address `callee`.
+fn call_bulk(b: &mut FunctionBuilder, ptr: Type, callee: usize, args: &[Value]) {
     let mut sig = cranelift_codegen::ir::Signature::new(b.func.signature.call_conv);
-    sig.params.push(cranelift_codegen::ir::AbiParam::new(ptr));
-    sig.params.push(cranelift_codegen::ir::AbiParam::new(ptr));
-    sig
+    sig.params.extend(args.iter().map(|_| cranelift_codegen::ir::AbiParam::new(ptr)));
+    let sig = b.import_signature(sig);
+    let callee = b.ins().iconst(ptr, callee as i64);
+    b.ins().call_indirect(sig, callee, args);
 }
 
 /// Stores the splat `vector` at elements `start..end` of the buffer whose element 0 is at
@@ -1187,14 +1203,21 @@ fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_>) {
         for (k, red) in spec.reductions.iter().enumerate() {
             if let (Some(s), ScalarRef::Node(n)) = (arg_slots[k], red.arg) {
                 let base = bias(b, s);
-                if let Some((inner, bulk)) = bulk_exp(spec, n) {
+                let count = b.ins().isub(s1, s0);
+                let start = b.ins().stack_addr(e.ptr, s, 0);
+                let difference = bulk_exp(spec, n).and_then(|inner| flat_difference(e, inner, &expanded_values));
+                if let (Some((x, y)), Some(bulk)) = (difference, crate::bulk::exp_sub_f32()) {
+                    // `exp(x - y)` with both read flat: one bulk call from their buffers.
+                    let at = |b: &mut FunctionBuilder, base: Value| {
+                        let off = b.ins().imul_imm_s(s0, 4);
+                        b.ins().iadd(base, off)
+                    };
+                    let (x, y) = (at(b, x), at(b, y));
+                    call_bulk(b, e.ptr, bulk as usize, &[x, y, start, count]);
+                } else if let (Some(inner), Some(bulk)) = (bulk_exp(spec, n), crate::bulk::exp_f32()) {
                     // `exp(inner)`: `inner` into the scratch buffer, then the bulk `exp` over it.
                     emit_map(b, e, s0, s1, &[(inner, base)], &expanded_values, &stash);
-                    let sig = b.import_signature(bulk_signature(b, e.ptr));
-                    let callee = b.ins().iconst(e.ptr, bulk as usize as i64);
-                    let start = b.ins().stack_addr(e.ptr, s, 0);
-                    let count = b.ins().isub(s1, s0);
-                    b.ins().call_indirect(sig, callee, &[start, count]);
+                    call_bulk(b, e.ptr, bulk as usize, &[start, count]);
                 } else {
                     emit_map(b, e, s0, s1, &[(red.arg, base)], &expanded_values, &stash);
                 }

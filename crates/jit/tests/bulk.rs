@@ -41,3 +41,37 @@ fn bulk_exp_has_the_bits_of_the_jit_exp() {
         }
     }
 }
+
+#[test]
+fn bulk_exp_of_a_difference_has_the_bits_of_the_jit_exp_of_the_difference() {
+    let x = inputs();
+    // Each value against a shifted copy (so NaNs, infinities and zeros meet every kind of
+    // value on either side) and against typical row maxima.
+    let y: Vec<f32> = x.iter().cycle().skip(12_345).take(x.len()).copied().collect();
+    let z: Vec<f32> = (0..x.len()).map(|i| [0.0f32, -0.0, 2.5, -7.0, f32::INFINITY][i % 5]).collect();
+    let mut jit = Jit::new().unwrap();
+    let exp = jit.compile_unary::<f32>(UnaryMath::Exp, true).unwrap();
+    for b in [&y, &z] {
+        let difference: Vec<f32> = x.iter().zip(b.iter()).map(|(p, q)| p - q).collect();
+        let mut expected = vec![0f32; x.len()];
+        exp.run(&[&difference], &mut expected).unwrap();
+        for len in [x.len(), x.len() - 5, 7, 0] {
+            let mut got = vec![0f32; len];
+            if !bulk::exp_sub_f32_into(&x[..len], &b[..len], &mut got) {
+                assert!(got.iter().all(|&v| v == 0.0), "without the bulk path the output must be left alone");
+                eprintln!("this CPU has no AVX2 + FMA: the bulk path is not used here");
+                return;
+            }
+            for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+                assert!(
+                    g.to_bits() == e.to_bits(),
+                    "exp({:e} - {:e}), value {i} of {len}: bulk gives {g:e} ({:#010x}), the JIT's exp {e:e} ({:#010x})",
+                    x[i],
+                    b[i],
+                    g.to_bits(),
+                    e.to_bits()
+                );
+            }
+        }
+    }
+}
