@@ -11,12 +11,17 @@
 // Calling precompiled AVX2 code through raw pointers; each block says why it is sound.
 #![allow(unsafe_code)]
 
-/// The in-place float32 `exp` for this CPU: `f(data, n)` replaces `data[..n]` by `exp` of each
-/// value, bit for bit what `vmath` emits. `None` without AVX2 and FMA (kernels then keep the
-/// 128-bit IR path).
-pub(crate) fn exp_f32() -> Option<unsafe extern "C" fn(*mut f32, usize)> {
-    imp::exp_f32()
+/// `fn(data, n)`: replaces `data[..n]` by a function of each value.
+pub(crate) type InPlaceFn = unsafe extern "C" fn(*mut f32, usize);
+
+/// The in-place float32 `op` for this CPU, bit for bit what `vmath` emits, for the functions
+/// written against `Arith` (`exp`, `tanh`); `None` for the others, or without AVX2 and FMA
+/// (kernels then keep the 128-bit IR path).
+pub(crate) fn unary_f32(op: UnaryMath) -> Option<InPlaceFn> {
+    imp::unary_f32(op)
 }
+
+use crate::vmath::UnaryMath;
 
 /// `fn(a, b, out, n)`: `out[i] = exp(a[i] - b[i])` for `i < n`.
 pub(crate) type ExpSubFn = unsafe extern "C" fn(*const f32, *const f32, *mut f32, usize);
@@ -31,9 +36,15 @@ pub(crate) fn exp_sub_f32() -> Option<ExpSubFn> {
 /// `exp` of every value of `data`, in place, on the bulk path; `false` (and `data` unchanged)
 /// when this CPU has no such path. The results are those of the JIT's float32 `exp`.
 pub fn exp_f32_in_place(data: &mut [f32]) -> bool {
-    match exp_f32() {
+    unary_f32_in_place(UnaryMath::Exp, data)
+}
+
+/// `op` of every value of `data`, in place, on the bulk path; `false` (and `data` unchanged)
+/// when this CPU or `op` has no such path. The results are those of the JIT's float32 `op`.
+pub fn unary_f32_in_place(op: UnaryMath, data: &mut [f32]) -> bool {
+    match unary_f32(op) {
         Some(f) => {
-            // SAFETY: `f` comes from `exp_f32`, which hands it out only on CPUs with AVX2 and
+            // SAFETY: `f` comes from `unary_f32`, which hands it out only on CPUs with AVX2 and
             // FMA; `data` is valid for `len` reads and writes.
             unsafe { f(data.as_mut_ptr(), data.len()) };
             true
@@ -63,21 +74,26 @@ pub fn exp_sub_f32_into(a: &[f32], b: &[f32], out: &mut [f32]) -> bool {
 #[cfg(target_arch = "x86_64")]
 mod imp {
     use std::arch::x86_64::{
-        __m256, _mm256_add_ps, _mm256_blendv_ps, _mm256_castps_si256, _mm256_castsi256_ps, _mm256_cmp_ps,
-        _mm256_fmadd_ps, _mm256_fnmadd_ps, _mm256_loadu_ps, _mm256_mul_ps, _mm256_or_ps, _mm256_set1_epi32,
-        _mm256_set1_ps, _mm256_sll_epi32, _mm256_srl_epi32, _mm256_storeu_ps, _mm256_sub_epi32, _mm256_sub_ps,
-        _mm_cvtsi32_si128, _CMP_LT_OQ,
+        __m256, _mm256_add_ps, _mm256_andnot_ps, _mm256_blendv_ps, _mm256_castps_si256, _mm256_castsi256_ps,
+        _mm256_cmp_ps, _mm256_div_ps, _mm256_fmadd_ps, _mm256_fnmadd_ps, _mm256_loadu_ps, _mm256_mul_ps, _mm256_or_ps,
+        _mm256_set1_epi32, _mm256_set1_ps, _mm256_sll_epi32, _mm256_srl_epi32, _mm256_storeu_ps, _mm256_sub_epi32,
+        _mm256_sub_ps, _mm_cvtsi32_si128, _CMP_LT_OQ,
     };
 
-    use super::ExpSubFn;
-    use crate::vmath::{explog, Arith, Float};
+    use super::{ExpSubFn, InPlaceFn};
+    use crate::vmath::{explog, hyper, Arith, Float, UnaryMath};
 
     fn supported() -> bool {
         std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
     }
 
-    pub(super) fn exp_f32() -> Option<unsafe extern "C" fn(*mut f32, usize)> {
-        supported().then_some(exp_f32_entry as unsafe extern "C" fn(*mut f32, usize))
+    pub(super) fn unary_f32(op: UnaryMath) -> Option<InPlaceFn> {
+        let f: InPlaceFn = match op {
+            UnaryMath::Exp => exp_f32_entry,
+            UnaryMath::Tanh => tanh_f32_entry,
+            _ => return None,
+        };
+        supported().then_some(f)
     }
 
     pub(super) fn exp_sub_f32() -> Option<ExpSubFn> {
@@ -90,6 +106,14 @@ mod imp {
     unsafe extern "C" fn exp_f32_entry(data: *mut f32, n: usize) {
         // SAFETY: this function's own contract; the output is the input, read before written.
         unsafe { map_avx2([data.cast_const()], data, n, |m, [x]| explog::exp(m, x, None)) }
+    }
+
+    /// # Safety
+    /// As [`exp_f32_entry`].
+    #[target_feature(enable = "avx2,fma")]
+    unsafe extern "C" fn tanh_f32_entry(data: *mut f32, n: usize) {
+        // SAFETY: this function's own contract; the output is the input, read before written.
+        unsafe { map_avx2([data.cast_const()], data, n, |m, [x]| hyper::tanh_f32(m, x)) }
     }
 
     /// # Safety
@@ -193,6 +217,14 @@ mod imp {
             unsafe { _mm256_mul_ps(a, b) }
         }
         #[inline(always)]
+        fn div(&mut self, a: __m256, b: __m256) -> __m256 {
+            unsafe { _mm256_div_ps(a, b) }
+        }
+        #[inline(always)]
+        fn abs(&mut self, a: __m256) -> __m256 {
+            unsafe { _mm256_andnot_ps(_mm256_set1_ps(-0.0), a) }
+        }
+        #[inline(always)]
         fn fma(&mut self, a: __m256, b: __m256, c: __m256) -> __m256 {
             unsafe { _mm256_fmadd_ps(a, b, c) }
         }
@@ -238,7 +270,7 @@ mod imp {
 
 #[cfg(not(target_arch = "x86_64"))]
 mod imp {
-    pub(super) fn exp_f32() -> Option<unsafe extern "C" fn(*mut f32, usize)> {
+    pub(super) fn unary_f32(_: crate::vmath::UnaryMath) -> Option<super::InPlaceFn> {
         None
     }
     pub(super) fn exp_sub_f32() -> Option<super::ExpSubFn> {

@@ -828,14 +828,54 @@ pub(crate) fn emit_kernel(b: &mut FunctionBuilder, p: &FusedParams, spec: &Kerne
     if spec.rows() {
         emit_rows(b, p, &e);
     } else {
-        let no_rows = vec![RowValue::Absent; spec.graph.inputs().len()];
-        emit_elements(b, &e, p.begin, p.end, &no_rows, &[]);
+        emit_flat(b, p, &e);
     }
     let done = b.ins().iconst(p.ptr, 0);
     b.ins().return_(&[done]);
     b.switch_to_block(fault);
     let faulted = b.ins().iconst(p.ptr, 1);
     b.ins().return_(&[faulted]);
+}
+
+/// A map kernel over elements `p.begin..p.end`. When the outputs need functions that
+/// [`crate::bulk`] evaluates on this CPU (W1's `tanh`), the elements go in chunks of
+/// [`FLAT_BLOCK`]: each such node is evaluated into a scratch buffer by one bulk call (after its
+/// argument, in IR), then the outputs are computed reading those buffers. Otherwise one pass.
+fn emit_flat(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_>) {
+    let spec = e.spec;
+    let no_rows = vec![RowValue::Absent; spec.graph.inputs().len()];
+    let elements = RowOutput::elements(&spec.outputs);
+    let (needed, _) = expression(&spec.graph, &elements, &[]);
+    let bulk: Vec<usize> = (0..needed.len())
+        .filter(|&n| needed[n] && bulk_unary(spec, n).is_some_and(|(op, _)| crate::bulk::unary_f32(op).is_some()))
+        .collect();
+    if bulk.is_empty() {
+        emit_elements(b, e, p.begin, p.end, &no_rows, &[]);
+        return;
+    }
+    let slots: Vec<StackSlot> = bulk
+        .iter()
+        .map(|_| {
+            let bytes = (FLAT_BLOCK * 4) as u32;
+            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, 4))
+        })
+        .collect();
+    let _ = emit_loop(b, e.ptr, p.begin, p.end, FLAT_BLOCK, &[], &mut |b, c0, _| {
+        let past = b.ins().iadd_imm_s(c0, FLAT_BLOCK);
+        let short = b.ins().icmp(IntCC::UnsignedLessThan, past, p.end);
+        let c1 = b.ins().select(short, past, p.end);
+        let mut stash: Vec<(usize, Value)> = Vec::new();
+        for (&n, &slot) in bulk.iter().zip(&slots) {
+            let scratch = b.ins().stack_addr(e.ptr, slot, 0);
+            let off = b.ins().imul_imm_s(c0, 4);
+            let base = b.ins().isub(scratch, off);
+            let called = emit_bulk_node(b, e, n, (c0, c1), (base, scratch), &no_rows, &stash);
+            debug_assert!(called, "bulk nodes are those with a bulk function");
+            stash.push((n, base));
+        }
+        emit_elements(b, e, c0, c1, &no_rows, &stash);
+        Vec::new()
+    });
 }
 
 /// The element outputs over elements `start..end`: vector loops (vector kernels), then the
@@ -973,11 +1013,49 @@ impl FlatPlan {
     }
 }
 
-/// When node `n` of a float32 vector kernel is `exp(inner)`: `inner`, which [`crate::bulk`]'s
-/// functions can evaluate `exp` of with the bits of the IR `exp`.
-fn bulk_exp(spec: &KernelSpec, n: usize) -> Option<ScalarRef> {
+/// When node `n` of a float32 vector kernel is a function [`crate::bulk`] evaluates (`exp`,
+/// `tanh`): the function and its argument.
+fn bulk_unary(spec: &KernelSpec, n: usize) -> Option<(UnaryMath, ScalarRef)> {
     let node = &spec.graph.nodes()[n];
-    (node.op == ScalarOp::Exp && node.dtype == DType::F32 && spec.simd == Some(Elem::F32)).then_some(node.args[0])
+    let op = match node.op {
+        ScalarOp::Exp => UnaryMath::Exp,
+        ScalarOp::Tanh => UnaryMath::Tanh,
+        _ => return None,
+    };
+    (node.dtype == DType::F32 && spec.simd == Some(Elem::F32)).then_some((op, node.args[0]))
+}
+
+/// Evaluates node `n` over elements `s0..s1` into a scratch buffer with one call of a
+/// [`crate::bulk`] function, when there is one for the node on this CPU (else emits nothing and
+/// returns `false`). `base` is the address element 0 would have in the buffer, `scratch` the
+/// buffer itself (element `s0`). `exp(x - y)` with `x`, `y` read flat is one call from their
+/// buffers; otherwise the argument is evaluated into the buffer, then the function runs in place.
+/// Same bits as evaluating the node in IR.
+fn emit_bulk_node(
+    b: &mut FunctionBuilder,
+    e: &Emitter<'_>,
+    n: usize,
+    (s0, s1): (Value, Value),
+    (base, scratch): (Value, Value),
+    row_values: &[RowValue],
+    stash: &[(usize, Value)],
+) -> bool {
+    let Some((op, inner)) = bulk_unary(e.spec, n) else { return false };
+    let count = b.ins().isub(s1, s0);
+    let difference = if op == UnaryMath::Exp { flat_difference(e, inner, row_values) } else { None };
+    if let (Some((x, y)), Some(bulk)) = (difference, crate::bulk::exp_sub_f32()) {
+        let at = |b: &mut FunctionBuilder, base: Value| {
+            let off = b.ins().imul_imm_s(s0, 4);
+            b.ins().iadd(base, off)
+        };
+        let (x, y) = (at(b, x), at(b, y));
+        call_bulk(b, e.ptr, bulk as usize, &[x, y, scratch, count]);
+        return true;
+    }
+    let Some(bulk) = crate::bulk::unary_f32(op) else { return false };
+    emit_map(b, e, s0, s1, &[(inner, base)], row_values, stash);
+    call_bulk(b, e.ptr, bulk as usize, &[scratch, count]);
+    true
 }
 
 /// When `r` is `x - y` with `x` and `y` each a full operand or a value expanded over the flat
@@ -1203,22 +1281,8 @@ fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_>) {
         for (k, red) in spec.reductions.iter().enumerate() {
             if let (Some(s), ScalarRef::Node(n)) = (arg_slots[k], red.arg) {
                 let base = bias(b, s);
-                let count = b.ins().isub(s1, s0);
-                let start = b.ins().stack_addr(e.ptr, s, 0);
-                let difference = bulk_exp(spec, n).and_then(|inner| flat_difference(e, inner, &expanded_values));
-                if let (Some((x, y)), Some(bulk)) = (difference, crate::bulk::exp_sub_f32()) {
-                    // `exp(x - y)` with both read flat: one bulk call from their buffers.
-                    let at = |b: &mut FunctionBuilder, base: Value| {
-                        let off = b.ins().imul_imm_s(s0, 4);
-                        b.ins().iadd(base, off)
-                    };
-                    let (x, y) = (at(b, x), at(b, y));
-                    call_bulk(b, e.ptr, bulk as usize, &[x, y, start, count]);
-                } else if let (Some(inner), Some(bulk)) = (bulk_exp(spec, n), crate::bulk::exp_f32()) {
-                    // `exp(inner)`: `inner` into the scratch buffer, then the bulk `exp` over it.
-                    emit_map(b, e, s0, s1, &[(inner, base)], &expanded_values, &stash);
-                    call_bulk(b, e.ptr, bulk as usize, &[start, count]);
-                } else {
+                let scratch = b.ins().stack_addr(e.ptr, s, 0);
+                if !emit_bulk_node(b, e, n, (s0, s1), (base, scratch), &expanded_values, &stash) {
                     emit_map(b, e, s0, s1, &[(red.arg, base)], &expanded_values, &stash);
                 }
                 stash.push((n, base));

@@ -1,4 +1,4 @@
-//! The bulk (AVX2) `exp` gives every value the bits of the JIT's own 128-bit `exp`.
+//! The bulk (AVX2) `exp` and `tanh` give every value the bits of the JIT's own 128-bit ones.
 
 use ragtime_jit::{bulk, Jit, UnaryMath};
 
@@ -16,30 +16,36 @@ fn inputs() -> Vec<f32> {
 }
 
 #[test]
-fn bulk_exp_has_the_bits_of_the_jit_exp() {
+fn bulk_exp_and_tanh_have_the_bits_of_the_jit_functions() {
     let x = inputs();
     let mut jit = Jit::new().unwrap();
-    let exp = jit.compile_unary::<f32>(UnaryMath::Exp, true).unwrap();
-    let mut expected = vec![0f32; x.len()];
-    exp.run(&[&x], &mut expected).unwrap();
-    // Lengths that leave every tail size (0 to 7 values past the last whole vector).
-    for len in [x.len(), x.len() - 1, x.len() - 3, x.len() - 7, 13, 8, 5, 1, 0] {
-        let mut got = x[..len].to_vec();
-        if !bulk::exp_f32_in_place(&mut got) {
-            assert_eq!(got, x[..len], "without the bulk path the data must be left alone");
-            eprintln!("this CPU has no AVX2 + FMA: the bulk path is not used here");
-            return;
-        }
-        for (i, (g, e)) in got.iter().zip(&expected[..len]).enumerate() {
-            assert_eq!(
-                g.to_bits(),
-                e.to_bits(),
-                "exp({:e}) (bits {:#010x}), value {i} of {len}: bulk gives {g:e}, the JIT's exp {e:e}",
-                x[i],
-                x[i].to_bits()
-            );
+    for op in [UnaryMath::Exp, UnaryMath::Tanh] {
+        let f = jit.compile_unary::<f32>(op, true).unwrap();
+        let mut expected = vec![0f32; x.len()];
+        f.run(&[&x], &mut expected).unwrap();
+        // Lengths that leave every tail size (0 to 7 values past the last whole vector).
+        for len in [x.len(), x.len() - 1, x.len() - 3, x.len() - 7, 13, 8, 5, 1, 0] {
+            let mut got = x[..len].to_vec();
+            if !bulk::unary_f32_in_place(op, &mut got) {
+                assert_eq!(got, x[..len], "without the bulk path the data must be left alone");
+                eprintln!("this CPU has no AVX2 + FMA: the bulk path is not used here");
+                return;
+            }
+            for (i, (g, e)) in got.iter().zip(&expected[..len]).enumerate() {
+                assert_eq!(
+                    g.to_bits(),
+                    e.to_bits(),
+                    "{}({:e}) (bits {:#010x}), value {i} of {len}: bulk gives {g:e}, the JIT's {e:e}",
+                    op.name(),
+                    x[i],
+                    x[i].to_bits()
+                );
+            }
         }
     }
+    let mut log = vec![1.0f32];
+    assert!(!bulk::unary_f32_in_place(UnaryMath::Log, &mut log), "log has no bulk path");
+    assert_eq!(log, [1.0], "a function without a bulk path leaves the data alone");
 }
 
 #[test]

@@ -88,12 +88,13 @@ pub(crate) fn sigmoid(m: &mut Emit, x: Value) -> Value {
 /// `exp`-based formula, at 4.5 ulps worst instead of 1.3 (crate docs). NaN passes the clamps
 /// (compare + select) and stays NaN; the odd numerator keeps tanh(-0) = -0; ±inf clamp to ±9,
 /// which gives exactly ±1.
-fn tanh_f32(m: &mut Emit, x: Value) -> Value {
+#[inline(always)] // see `explog::exp`
+pub(crate) fn tanh_f32<M: Arith>(m: &mut M, x: M::V) -> M::V {
     let hi = m.c(9.0);
     let lo = m.c(-9.0);
-    let over = m.fcmp(FloatCC::GreaterThan, x, hi);
+    let over = m.lt(hi, x);
     let c = m.sel(over, hi, x);
-    let under = m.fcmp(FloatCC::LessThan, c, lo);
+    let under = m.lt(c, lo);
     let c = m.sel(under, lo, c);
     let x2 = m.mul(c, c);
     let p = m.horner(
@@ -114,6 +115,6 @@ fn tanh_f32(m: &mut Emit, x: Value) -> Value {
     let t = m.div(p, q);
     let a = m.abs(x);
     let tiny = m.c(0.0004);
-    let is_tiny = m.fcmp(FloatCC::LessThan, a, tiny);
+    let is_tiny = m.lt(a, tiny);
     m.sel(is_tiny, x, t)
 }

@@ -12,7 +12,7 @@
 //! elsewhere. The accuracy bounds in the crate docs assume the fused (single-rounding) `fma`.
 
 pub(crate) mod explog;
-mod hyper;
+pub(crate) mod hyper;
 mod trig;
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
@@ -208,6 +208,9 @@ pub(crate) trait Arith {
     fn add(&mut self, a: Self::V, b: Self::V) -> Self::V;
     fn sub(&mut self, a: Self::V, b: Self::V) -> Self::V;
     fn mul(&mut self, a: Self::V, b: Self::V) -> Self::V;
+    fn div(&mut self, a: Self::V, b: Self::V) -> Self::V;
+    /// `|a|`: the sign bit cleared (NaNs included).
+    fn abs(&mut self, a: Self::V) -> Self::V;
     /// `a * b + c` with one rounding.
     fn fma(&mut self, a: Self::V, b: Self::V, c: Self::V) -> Self::V;
     /// `c - a * b` with one rounding. One operation, not `fma(-a, b, c)`, because a NaN `a`
@@ -472,6 +475,12 @@ impl Arith for Emit<'_, '_> {
     }
     fn mul(&mut self, a: Value, b: Value) -> Value {
         Emit::mul(self, a, b)
+    }
+    fn div(&mut self, a: Value, b: Value) -> Value {
+        Emit::div(self, a, b)
+    }
+    fn abs(&mut self, a: Value) -> Value {
+        Emit::abs(self, a)
     }
     fn fma(&mut self, a: Value, b: Value, c: Value) -> Value {
         Emit::fma(self, a, b, c)
