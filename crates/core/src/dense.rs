@@ -233,6 +233,34 @@ impl StringTensor {
     }
 }
 
+/// Copies `src` into `dst`, which must have the same length. String kernels copy millions of
+/// strings of a few bytes each, where a `memcpy` call costs more than the copy: up to 16 bytes
+/// this is two overlapping fixed-size moves (or a byte loop under 4).
+///
+/// # Panics
+/// If the lengths differ.
+#[inline]
+pub fn copy_bytes(dst: &mut [u8], src: &[u8]) {
+    let n = src.len();
+    assert_eq!(dst.len(), n, "copy_bytes: destination and source lengths differ");
+    match n {
+        0..=3 => {
+            for (d, s) in dst.iter_mut().zip(src) {
+                *d = *s;
+            }
+        }
+        4..=7 => {
+            dst[..4].copy_from_slice(&src[..4]);
+            dst[n - 4..].copy_from_slice(&src[n - 4..]);
+        }
+        8..=16 => {
+            dst[..8].copy_from_slice(&src[..8]);
+            dst[n - 8..].copy_from_slice(&src[n - 8..]);
+        }
+        _ => dst.copy_from_slice(src),
+    }
+}
+
 /// Appends strings into one byte buffer; the way every string kernel builds its output.
 ///
 /// The builder never grows past [`limits::MAX_BYTES`] of bytes (or of offsets) and grows its
@@ -912,6 +940,17 @@ mod tests {
         let e =
             DenseTensor::gather_row_runs("t", &[&a, &DenseTensor::vector(vec![1i32])], std::iter::empty()).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::IncompatibleShapes);
+    }
+
+    #[test]
+    fn copy_bytes_copies_every_length() {
+        let src: Vec<u8> = (1..=40).collect();
+        for n in 0..=src.len() {
+            let mut dst = vec![0u8; n + 2];
+            copy_bytes(&mut dst[1..=n], &src[..n]);
+            assert_eq!(&dst[1..=n], &src[..n], "{n} bytes copied");
+            assert_eq!((dst[0], dst[n + 1]), (0, 0), "{n} bytes: nothing written outside the destination");
+        }
     }
 
     #[test]

@@ -648,11 +648,11 @@ impl Op for Join {
                 for e in elements {
                     for (k, &(b, o)) in columns.iter().enumerate() {
                         if k > 0 {
-                            chunk[at..at + sep.len()].copy_from_slice(sep);
+                            ragtime_core::copy_bytes(&mut chunk[at..at + sep.len()], sep);
                             at += sep.len();
                         }
                         let s = &b[o[e] as usize..o[e + 1] as usize];
-                        chunk[at..at + s.len()].copy_from_slice(s);
+                        ragtime_core::copy_bytes(&mut chunk[at..at + s.len()], s);
                         at += s.len();
                     }
                 }
