@@ -1473,9 +1473,10 @@ fn pick_ordered(b: &mut FunctionBuilder, max: bool, acc: Value, x: Value) -> Val
     }
 }
 
-/// The float max (or min) fold of `fold_row`'s shape with `pick_ordered`, which drops NaNs.
-/// Returns the result and a flag that is set when it may differ from the exact fold's: the row
-/// held a NaN, or the result is a zero (whose sign depends on the order of ±0).
+/// A float max (or min) fold with `pick_ordered`, which drops NaNs. Returns the result and a
+/// flag that is set when it may differ from the exact fold's: the row held a NaN, or the result
+/// is a zero (whose sign depends on the order of ±0). Otherwise the result is the exact fold's
+/// whatever the order and repetition of the values, which lets the row's last vector overlap.
 #[allow(clippy::too_many_arguments)]
 fn fold_dropping_nans(
     b: &mut FunctionBuilder,
@@ -1488,13 +1489,26 @@ fn fold_dropping_nans(
     arg: &mut RowArg<'_>,
 ) -> (Value, Value) {
     let lanes = elem.lanes();
+    let is_nan = |b: &mut FunctionBuilder, x: Value| b.ins().fcmp(FloatCC::Unordered, x, x);
+    let zero = e.lane_constant(b, elem, 0.0, 0);
+    let (long, short, join) = (b.create_block(), b.create_block(), b.create_block());
+    b.append_block_param(join, elem.scalar_ty());
+    b.append_block_param(join, types::I8);
+    let len = b.ins().isub(end, start);
+    let has_vector = b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, len, lanes);
+    b.ins().brif(has_vector, long, &[], short, &[]);
+
+    // At least one vector: whole vectors, then one vector ending at the row's end (it may
+    // overlap elements already folded: a max or min does not change), then the lanes folded
+    // by vector shuffles; the NaN and zero checks stay vectors until one `vany_true`.
+    b.switch_to_block(long);
     let vend = vector_limit(b, start, end, lanes);
     let vend2 = vector_limit(b, start, end, UNROLL * lanes);
-    let no_nan = b.ins().fcmp(FloatCC::Unordered, init.vector, init.vector);
     let vector_step = |b: &mut FunctionBuilder, acc: Value, nan: Value, x: Value| {
-        let is_nan = b.ins().fcmp(FloatCC::Unordered, x, x);
-        (pick_ordered(b, max, acc, x), b.ins().bor(nan, is_nan))
+        let x_nan = is_nan(b, x);
+        (pick_ordered(b, max, acc, x), b.ins().bor(nan, x_nan))
     };
+    let no_nan = is_nan(b, init.vector);
     let carried = [init.vector, init.vector, no_nan];
     let accs = emit_loop(b, e.ptr, start, vend2, UNROLL * lanes, &carried, &mut |b, i, acc| {
         let second = b.ins().iadd_imm_s(i, lanes);
@@ -1509,20 +1523,47 @@ fn fold_dropping_nans(
         let (a, nan) = vector_step(b, acc[0], acc[1], x);
         vec![a, nan]
     });
-    let mut acc = b.ins().extractlane(tail[0], 0);
-    for lane in 1..lanes as u8 {
-        let x = b.ins().extractlane(tail[0], lane);
-        acc = pick_ordered(b, max, acc, x);
+    let last_start = b.ins().iadd_imm_s(end, -lanes);
+    let last = arg(b, last_start, true);
+    let (mut acc, nan) = vector_step(b, tail[0], tail[1], last);
+    // Swap halves, then (f32) neighbours: every lane ends up holding the fold of all lanes.
+    let swaps: &[[u8; 16]] = match elem.lanes() {
+        4 => &[
+            [8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7],
+            [4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11],
+        ],
+        _ => &[[8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7]],
+    };
+    let vty = elem.vector_ty();
+    let flags = MemFlagsData::new().with_endianness(Endianness::Little);
+    for swap in swaps {
+        let bytes = b.ins().bitcast(types::I8X16, flags, acc);
+        let mask = b.func.dfg.immediates.push(cranelift_codegen::ir::ConstantData::from(swap.to_vec()));
+        let swapped = b.ins().shuffle(bytes, bytes, mask);
+        let swapped = b.ins().bitcast(vty, flags, swapped);
+        acc = pick_ordered(b, max, acc, swapped);
     }
-    let vector_nan = b.ins().vany_true(tail[1]);
-    let scalar = emit_loop(b, e.ptr, vend, end, 1, &[acc, vector_nan], &mut |b, i, acc| {
+    let is_zero = b.ins().fcmp(FloatCC::Equal, acc, zero.vector);
+    let rare = b.ins().bor(nan, is_zero);
+    let rare = b.ins().vany_true(rare);
+    let value = b.ins().extractlane(acc, 0);
+    b.ins().jump(join, &[value.into(), rare.into()]);
+
+    // Fewer values than a vector: one by one.
+    b.switch_to_block(short);
+    let no_nan = b.ins().iconst(types::I8, 0);
+    let scalar = emit_loop(b, e.ptr, start, end, 1, &[init.scalar, no_nan], &mut |b, i, acc| {
         let x = arg(b, i, false);
-        let is_nan = b.ins().fcmp(FloatCC::Unordered, x, x);
-        vec![pick_ordered(b, max, acc[0], x), b.ins().bor(acc[1], is_nan)]
+        let x_nan = is_nan(b, x);
+        vec![pick_ordered(b, max, acc[0], x), b.ins().bor(acc[1], x_nan)]
     });
-    let zero = e.lane_constant(b, elem, 0.0, 0).scalar;
-    let is_zero = b.ins().fcmp(FloatCC::Equal, scalar[0], zero);
-    (scalar[0], b.ins().bor(scalar[1], is_zero))
+    let is_zero = b.ins().fcmp(FloatCC::Equal, scalar[0], zero.scalar);
+    let rare = b.ins().bor(scalar[1], is_zero);
+    b.ins().jump(join, &[scalar[0].into(), rare.into()]);
+
+    b.switch_to_block(join);
+    let params = b.block_params(join);
+    (params[0], params[1])
 }
 
 /// A row's mean from its sum, as `reduce::fold_rows`: the sum in the element type, divided in
