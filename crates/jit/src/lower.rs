@@ -1422,9 +1422,12 @@ fn emit_reduction(
 
 type RowArg<'a> = dyn FnMut(&mut FunctionBuilder, Value, bool) -> Value + 'a;
 
-/// Folds elements `start..end` of a vector kernel's row with `combine`: two vector accumulators
-/// (independent chains) from `init`, folded into one, then its lanes in order, then the scalar
-/// tail. `arg(i, vector)` loads or computes the element(s) at `i`.
+/// Folds elements `start..end` of a vector kernel's row with `combine`. A row of at least one
+/// vector: two vector accumulators (independent chains) from `init`, folded into one, then one
+/// vector per step, then one vector ending at the row's end whose lanes already folded hold the
+/// identity instead, then the lanes folded by vector shuffles (halves, then neighbours). A
+/// shorter row folds one by one from the identity. `arg(i, vector)` loads or computes the
+/// element(s) at `i`.
 #[allow(clippy::too_many_arguments)]
 fn fold_row(
     b: &mut FunctionBuilder,
@@ -1437,6 +1440,13 @@ fn fold_row(
     combine: &dyn Fn(&mut FunctionBuilder, Value, Value) -> Value,
 ) -> Value {
     let lanes = elem.lanes();
+    let (long, short, join) = (b.create_block(), b.create_block(), b.create_block());
+    b.append_block_param(join, elem.scalar_ty());
+    let len = b.ins().isub(end, start);
+    let has_vector = b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, len, lanes);
+    b.ins().brif(has_vector, long, &[], short, &[]);
+
+    b.switch_to_block(long);
     let vend = vector_limit(b, start, end, lanes);
     let vend2 = vector_limit(b, start, end, UNROLL * lanes);
     let accs = emit_loop(b, e.ptr, start, vend2, UNROLL * lanes, &[init.vector, init.vector], &mut |b, i, acc| {
@@ -1449,15 +1459,57 @@ fn fold_row(
         let x = arg(b, i, true);
         vec![combine(b, acc[0], x)]
     })[0];
-    let mut acc = b.ins().extractlane(vacc, 0);
-    for lane in 1..lanes as u8 {
-        let x = b.ins().extractlane(vacc, lane);
-        acc = combine(b, acc, x);
+    // The last vector: lane `k` holds element `end - lanes + k`, new when `k >= lanes - rest`.
+    let last_start = b.ins().iadd_imm_s(end, -lanes);
+    let last = arg(b, last_start, true);
+    let rest = b.ins().isub(end, vend);
+    let (mask_ty, lane_ty) = if lanes == 4 { (types::I32X4, types::I32) } else { (types::I64X2, types::I64) };
+    let rest = if lane_ty == types::I32 { b.ins().ireduce(types::I32, rest) } else { rest };
+    let lanes_const = b.ins().iconst(lane_ty, lanes);
+    let old = b.ins().isub(lanes_const, rest);
+    let old = b.ins().splat(mask_ty, old);
+    let iota: Vec<u8> = (0..lanes)
+        .flat_map(|k| if lanes == 4 { (k as u32).to_le_bytes().to_vec() } else { (k as u64).to_le_bytes().to_vec() })
+        .collect();
+    let iota = b.func.dfg.constants.insert(cranelift_codegen::ir::ConstantData::from(iota));
+    let iota = b.ins().vconst(mask_ty, iota);
+    let new = b.ins().icmp(IntCC::SignedGreaterThanOrEqual, iota, old);
+    let vty = elem.vector_ty();
+    let flags = MemFlagsData::new().with_endianness(Endianness::Little);
+    let new = if vty == mask_ty { new } else { b.ins().bitcast(vty, flags, new) };
+    let last = b.ins().bitselect(new, last, init.vector);
+    let mut vacc = combine(b, vacc, last);
+    for swap in lane_swaps(elem) {
+        let bytes = b.ins().bitcast(types::I8X16, flags, vacc);
+        let mask = b.func.dfg.immediates.push(cranelift_codegen::ir::ConstantData::from(swap.to_vec()));
+        let swapped = b.ins().shuffle(bytes, bytes, mask);
+        let swapped = b.ins().bitcast(vty, flags, swapped);
+        vacc = combine(b, vacc, swapped);
     }
-    emit_loop(b, e.ptr, vend, end, 1, &[acc], &mut |b, i, acc| {
+    let value = b.ins().extractlane(vacc, 0);
+    b.ins().jump(join, &[value.into()]);
+
+    b.switch_to_block(short);
+    let value = emit_loop(b, e.ptr, start, end, 1, &[init.scalar], &mut |b, i, acc| {
         let x = arg(b, i, false);
         vec![combine(b, acc[0], x)]
-    })[0]
+    })[0];
+    b.ins().jump(join, &[value.into()]);
+
+    b.switch_to_block(join);
+    b.block_params(join)[0]
+}
+
+/// Byte shuffles that fold a vector's lanes in two (then four) steps: swap the halves, then (4
+/// lanes) swap neighbours; combining a vector with each in turn leaves the whole fold in every lane.
+fn lane_swaps(elem: Elem) -> &'static [[u8; 16]] {
+    const HALVES: [u8; 16] = [8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7];
+    const NEIGHBOURS: [u8; 16] = [4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11];
+    if elem.lanes() == 4 {
+        &[HALVES, NEIGHBOURS]
+    } else {
+        &[HALVES]
+    }
 }
 
 /// `x` if it beats `acc` (is greater for `max`, less otherwise), else `acc`, in the operand order
@@ -1526,17 +1578,9 @@ fn fold_dropping_nans(
     let last_start = b.ins().iadd_imm_s(end, -lanes);
     let last = arg(b, last_start, true);
     let (mut acc, nan) = vector_step(b, tail[0], tail[1], last);
-    // Swap halves, then (f32) neighbours: every lane ends up holding the fold of all lanes.
-    let swaps: &[[u8; 16]] = match elem.lanes() {
-        4 => &[
-            [8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7],
-            [4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11],
-        ],
-        _ => &[[8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7]],
-    };
     let vty = elem.vector_ty();
     let flags = MemFlagsData::new().with_endianness(Endianness::Little);
-    for swap in swaps {
+    for swap in lane_swaps(elem) {
         let bytes = b.ins().bitcast(types::I8X16, flags, acc);
         let mask = b.func.dfg.immediates.push(cranelift_codegen::ir::ConstantData::from(swap.to_vec()));
         let swapped = b.ins().shuffle(bytes, bytes, mask);
