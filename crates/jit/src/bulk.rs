@@ -75,9 +75,9 @@ pub fn exp_sub_f32_into(a: &[f32], b: &[f32], out: &mut [f32]) -> bool {
 mod imp {
     use std::arch::x86_64::{
         __m256, _mm256_add_ps, _mm256_andnot_ps, _mm256_blendv_ps, _mm256_castps_si256, _mm256_castsi256_ps,
-        _mm256_cmp_ps, _mm256_div_ps, _mm256_fmadd_ps, _mm256_fnmadd_ps, _mm256_loadu_ps, _mm256_mul_ps, _mm256_or_ps,
-        _mm256_set1_epi32, _mm256_set1_ps, _mm256_sll_epi32, _mm256_srl_epi32, _mm256_storeu_ps, _mm256_sub_epi32,
-        _mm256_sub_ps, _mm_cvtsi32_si128, _CMP_LT_OQ,
+        _mm256_cmp_ps, _mm256_div_ps, _mm256_fmadd_ps, _mm256_fnmadd_ps, _mm256_loadu_ps, _mm256_max_ps, _mm256_min_ps,
+        _mm256_mul_ps, _mm256_or_ps, _mm256_set1_epi32, _mm256_set1_ps, _mm256_sll_epi32, _mm256_srl_epi32,
+        _mm256_storeu_ps, _mm256_sub_epi32, _mm256_sub_ps, _mm_cvtsi32_si128, _CMP_LT_OQ,
     };
 
     use super::{ExpSubFn, InPlaceFn};
@@ -240,6 +240,16 @@ mod imp {
         fn sel(&mut self, mask: __m256, a: __m256, b: __m256) -> __m256 {
             // Masks are whole lanes, so blending by the sign bit is selecting by the mask.
             unsafe { _mm256_blendv_ps(b, a, mask) }
+        }
+        #[inline(always)]
+        fn min_pick(&mut self, a: __m256, b: __m256) -> __m256 {
+            // `minps` is `a < b ? a : b`, the trait's definition.
+            unsafe { _mm256_min_ps(a, b) }
+        }
+        #[inline(always)]
+        fn max_pick(&mut self, a: __m256, b: __m256) -> __m256 {
+            // `maxps` is `a > b ? a : b`, the trait's definition.
+            unsafe { _mm256_max_ps(a, b) }
         }
         #[inline(always)]
         fn mask_or(&mut self, a: __m256, b: __m256) -> __m256 {

@@ -27,17 +27,17 @@ pub(crate) fn exp<M: Arith>(m: &mut M, x: M::V, lo: Option<M::V>) -> M::V {
     // Compare + select rather than NaN-propagating fmin/fmax, which lower to long sequences; a
     // NaN compares false and passes through unchanged. Written `c < x ? c : x` and
     // `x < c ? c : x`, the shapes x86 lowers to one minps / maxps.
-    let over = m.lt(hc, x);
-    let x = m.sel(over, hc, x);
-    let under = m.lt(x, lc);
-    let x = m.sel(under, lc, x);
     // A clamped argument is far past overflow or underflow: its low part (pow's rounding error
     // of a huge product, itself possibly huge) must not move it back into range.
     let lo = lo.map(|lo| {
+        let over = m.lt(hc, x);
+        let under = m.lt(x, lc);
         let clamped = m.mask_or(over, under);
         let zero = m.c(0.0);
         m.sel(clamped, zero, lo)
     });
+    let x = m.min_pick(hc, x);
+    let x = m.max_pick(lc, x);
 
     let log2e = m.c(std::f64::consts::LOG2_E);
     let magic = m.magic();

@@ -92,10 +92,8 @@ pub(crate) fn sigmoid(m: &mut Emit, x: Value) -> Value {
 pub(crate) fn tanh_f32<M: Arith>(m: &mut M, x: M::V) -> M::V {
     let hi = m.c(9.0);
     let lo = m.c(-9.0);
-    let over = m.lt(hi, x);
-    let c = m.sel(over, hi, x);
-    let under = m.lt(c, lo);
-    let c = m.sel(under, lo, c);
+    let c = m.min_pick(hi, x);
+    let c = m.max_pick(lo, c);
     let x2 = m.mul(c, c);
     let p = m.horner(
         x2,

@@ -229,6 +229,18 @@ pub(crate) trait Arith {
     fn ishl(&mut self, a: Self::V, n: i64) -> Self::V;
     fn ushr(&mut self, a: Self::V, n: i64) -> Self::V;
 
+    /// `a < b ? a : b` (so `b` when either is NaN): x86's `minps` operand order.
+    #[inline(always)]
+    fn min_pick(&mut self, a: Self::V, b: Self::V) -> Self::V {
+        let m = self.lt(a, b);
+        self.sel(m, a, b)
+    }
+    /// `b < a ? a : b` (so `b` when either is NaN): x86's `maxps` operand order.
+    #[inline(always)]
+    fn max_pick(&mut self, a: Self::V, b: Self::V) -> Self::V {
+        let m = self.lt(b, a);
+        self.sel(m, a, b)
+    }
     /// A float constant given by its bit pattern (exact published constants).
     #[inline(always)]
     fn cbits(&mut self, bits: u64) -> Self::V {
