@@ -484,9 +484,9 @@ fn multi_pass_row_kernels_match_the_interpreter_for_every_row_count_and_thread_s
 
 #[test]
 fn flat_and_row_by_row_blocks_give_every_row_the_same_bits() {
-    // A block of rows holding at most 1,024 values runs its expensive passes flat over the
-    // block's values, with per-row values expanded; a longer block goes row by row (see
-    // `emit_rows`). Row `i` must get the same bits either way: once in a tensor where long rows
+    // A block of rows (up to 32, or 8 when 32 hold too many values) holding at most 1,024
+    // values runs its expensive passes flat over the block's values, with per-row values
+    // expanded; a longer block goes row by row (see `emit_rows`). Row `i` must get the same bits either way: once in a tensor where long rows
     // make some blocks long, once in the same tensor without the long rows. Softmax (an
     // expensive reduction argument read again by the output), a row map reading a per-row
     // operand computed by another kernel, and a centered output (cheap arguments, expensive
@@ -503,7 +503,15 @@ fn flat_and_row_by_row_blocks_give_every_row_the_same_bits() {
         let outputs = [&softmax, &scaled, &normalized];
         let rows: Vec<Vec<f64>> = (0..600usize)
             .map(|i| {
-                let len = if i % 41 == 7 { 1_500 + i } else { (i * 7919) % 23 };
+                // Long rows make blocks go row by row; medium ones make a block of up to 32
+                // rows too big to be flat while its first 8 rows are not.
+                let len = if i % 41 == 7 {
+                    1_500 + i
+                } else if i % 13 == 5 {
+                    60 + i % 70
+                } else {
+                    (i * 7919) % 23
+                };
                 (0..len).map(|k| ((i * 31 + k * 17) % 1000) as f64 / 100.0 - 5.0).collect()
             })
             .collect();
