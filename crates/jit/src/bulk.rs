@@ -2,11 +2,12 @@
 //! with AVX2 and FMA, in precompiled code that kernels call on a block's scratch buffer.
 //!
 //! Cranelift's x64 backend has only 128-bit vectors. A multi-pass row kernel that computes an
-//! `exp` flat over a block (softmax) writes the argument into a scratch buffer and calls
-//! `exp_f32`'s function on it instead of running the 128-bit `exp` itself: half the
-//! instructions per value. Both run the same algorithm through `vmath::Arith` (one IEEE operation or
-//! exact bit operation per step, in the same order), so every lane gets the same bits as the
-//! IR path, whichever the CPU (`tests/bulk.rs` checks it against the JIT's own `exp`).
+//! `exp` flat over a block (softmax), or a map kernel that needs `exp`, `tanh` or `sigmoid`,
+//! writes the argument into a scratch buffer and calls one of these functions on it instead of
+//! running the 128-bit code itself: half the instructions per value. Both run the same algorithm
+//! through `vmath::Arith` (one IEEE operation or exact bit operation per step, in the same
+//! order), so every lane gets the same bits as the IR path, whichever the CPU (`tests/bulk.rs`
+//! checks each function against the JIT's own).
 
 // Calling precompiled AVX2 code through raw pointers; each block says why it is sound.
 #![allow(unsafe_code)]
@@ -15,7 +16,7 @@
 pub(crate) type InPlaceFn = unsafe extern "C" fn(*mut f32, usize);
 
 /// The in-place float32 `op` for this CPU, bit for bit what `vmath` emits, for the functions
-/// written against `Arith` (`exp`, `tanh`); `None` for the others, or without AVX2 and FMA
+/// written against `Arith` (`exp`, `tanh`, `sigmoid`); `None` for the others, or without AVX2 and FMA
 /// (kernels then keep the 128-bit IR path).
 pub(crate) fn unary_f32(op: UnaryMath) -> Option<InPlaceFn> {
     imp::unary_f32(op)
@@ -77,7 +78,7 @@ mod imp {
         __m256, _mm256_add_ps, _mm256_andnot_ps, _mm256_blendv_ps, _mm256_castps_si256, _mm256_castsi256_ps,
         _mm256_cmp_ps, _mm256_div_ps, _mm256_fmadd_ps, _mm256_fnmadd_ps, _mm256_loadu_ps, _mm256_max_ps, _mm256_min_ps,
         _mm256_mul_ps, _mm256_or_ps, _mm256_set1_epi32, _mm256_set1_ps, _mm256_sll_epi32, _mm256_srl_epi32,
-        _mm256_storeu_ps, _mm256_sub_epi32, _mm256_sub_ps, _mm_cvtsi32_si128, _CMP_LT_OQ,
+        _mm256_storeu_ps, _mm256_sub_epi32, _mm256_sub_ps, _mm256_xor_ps, _mm_cvtsi32_si128, _CMP_LT_OQ, _CMP_ORD_Q,
     };
 
     use super::{ExpSubFn, InPlaceFn};
@@ -91,6 +92,7 @@ mod imp {
         let f: InPlaceFn = match op {
             UnaryMath::Exp => exp_f32_entry,
             UnaryMath::Tanh => tanh_f32_entry,
+            UnaryMath::Sigmoid => sigmoid_f32_entry,
             _ => return None,
         };
         supported().then_some(f)
@@ -114,6 +116,14 @@ mod imp {
     unsafe extern "C" fn tanh_f32_entry(data: *mut f32, n: usize) {
         // SAFETY: this function's own contract; the output is the input, read before written.
         unsafe { map_avx2([data.cast_const()], data, n, |m, [x]| hyper::tanh_f32(m, x)) }
+    }
+
+    /// # Safety
+    /// As [`exp_f32_entry`].
+    #[target_feature(enable = "avx2,fma")]
+    unsafe extern "C" fn sigmoid_f32_entry(data: *mut f32, n: usize) {
+        // SAFETY: this function's own contract; the output is the input, read before written.
+        unsafe { map_avx2([data.cast_const()], data, n, |m, [x]| hyper::sigmoid(m, x)) }
     }
 
     /// # Safety
@@ -233,8 +243,17 @@ mod imp {
             unsafe { _mm256_fnmadd_ps(a, b, c) }
         }
         #[inline(always)]
+        fn neg(&mut self, a: __m256) -> __m256 {
+            // The sign bit flipped, NaNs included, as Cranelift's `fneg`.
+            unsafe { _mm256_xor_ps(a, _mm256_set1_ps(-0.0)) }
+        }
+        #[inline(always)]
         fn lt(&mut self, a: __m256, b: __m256) -> __m256 {
             unsafe { _mm256_cmp_ps::<_CMP_LT_OQ>(a, b) }
+        }
+        #[inline(always)]
+        fn ordered(&mut self, a: __m256, b: __m256) -> __m256 {
+            unsafe { _mm256_cmp_ps::<_CMP_ORD_Q>(a, b) }
         }
         #[inline(always)]
         fn sel(&mut self, mask: __m256, a: __m256, b: __m256) -> __m256 {

@@ -21,9 +21,9 @@
 //!   calls the machine code. `RAGTIME_JIT_DISASM=1` prints each kernel's machine code;
 //!   `RAGTIME_PERF_MAP=1` writes `/tmp/perf-<pid>.map` so `perf report` names the kernels, and
 //!   each kernel's machine code to `/tmp/perf-<pid>-<name>.bin`.
-//! - [`bulk`]: `vmath`'s `exp` and float32 `tanh` evaluated with AVX2 + FMA in precompiled
-//!   code, which flat blocks of row kernels and chunks of map kernels call on scratch buffers
-//!   (same bits as the IR functions).
+//! - [`bulk`]: `vmath`'s `exp`, `sigmoid` and float32 `tanh` evaluated with AVX2 + FMA in
+//!   precompiled code, which flat blocks of row kernels and chunks of map kernels call on
+//!   scratch buffers (same bits as the IR functions).
 //! - [`vmath`]: the math emitters. They write branch-free IR into any `FunctionBuilder` and
 //!   work on all four lane shapes, so scalar tails and vector loops agree bit for bit.
 //!

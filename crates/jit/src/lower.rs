@@ -1046,12 +1046,13 @@ impl FlatPlan {
 }
 
 /// When node `n` of a float32 vector kernel is a function [`crate::bulk`] evaluates (`exp`,
-/// `tanh`): the function and its argument.
+/// `tanh`, `sigmoid`): the function and its argument.
 fn bulk_unary(spec: &KernelSpec, n: usize) -> Option<(UnaryMath, ScalarRef)> {
     let node = &spec.graph.nodes()[n];
     let op = match node.op {
         ScalarOp::Exp => UnaryMath::Exp,
         ScalarOp::Tanh => UnaryMath::Tanh,
+        ScalarOp::Sigmoid => UnaryMath::Sigmoid,
         _ => return None,
     };
     (node.dtype == DType::F32 && spec.simd == Some(Elem::F32)).then_some((op, node.args[0]))

@@ -1,4 +1,5 @@
-//! The bulk (AVX2) `exp` and `tanh` give every value the bits of the JIT's own 128-bit ones.
+//! The bulk (AVX2) `exp`, `tanh` and `sigmoid` give every value the bits of the JIT's own 128-bit
+//! ones.
 
 use ragtime_jit::{bulk, Jit, UnaryMath};
 
@@ -19,7 +20,7 @@ fn inputs() -> Vec<f32> {
 fn bulk_exp_and_tanh_have_the_bits_of_the_jit_functions() {
     let x = inputs();
     let mut jit = Jit::new().unwrap();
-    for op in [UnaryMath::Exp, UnaryMath::Tanh] {
+    for op in [UnaryMath::Exp, UnaryMath::Tanh, UnaryMath::Sigmoid] {
         let f = jit.compile_unary::<f32>(op, true).unwrap();
         let mut expected = vec![0f32; x.len()];
         f.run(&[&x], &mut expected).unwrap();

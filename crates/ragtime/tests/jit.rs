@@ -771,10 +771,10 @@ fn row_max_and_min_keep_the_sign_of_zero_and_every_nan() {
 
 #[test]
 fn chunked_map_kernels_give_every_value_the_bits_of_its_functions() {
-    // A map kernel whose outputs need `tanh` or `exp` runs in chunks of 1,024 values, each such
-    // node computed by one bulk (AVX2) call (see `emit_flat` in the JIT). Whatever the chunk and
-    // thread boundaries, every value must have the bits of the JIT's own functions applied in
-    // the graph's order.
+    // A map kernel whose outputs need `tanh`, `exp` or `sigmoid` runs in chunks of 256 values,
+    // each such node computed by one bulk (AVX2) call (see `emit_flat` in the JIT). Whatever the
+    // chunk and thread boundaries, every value must have the bits of the JIT's own functions
+    // applied in the graph's order.
     let n = 200_003;
     let pick = |i: usize, salt: usize| match (i * 7 + salt) % 97 {
         0 => f32::NAN,
@@ -797,19 +797,24 @@ fn chunked_map_kernels_give_every_value_the_bits_of_its_functions() {
     let want_w1: Vec<f32> = (0..n).map(|i| t[i] * z[i] - x[i]).collect();
     let difference: Vec<f32> = x.iter().zip(&z).map(|(a, b)| a - b).collect();
     let want_exp = apply(&mut jit, ragtime_jit::UnaryMath::Exp, &difference);
+    let s = apply(&mut jit, ragtime_jit::UnaryMath::Sigmoid, &z);
+    let want_silu: Vec<f32> = (0..n).map(|i| s[i] * z[i]).collect();
 
     let g = Graph::new();
     let xv = g.input("x", TensorType::ragged(DType::F32, 1));
     let zv = g.input("z", TensorType::ragged(DType::F32, 1));
     let w1 = (&xv * 2.0 + 1.0).tanh() * &zv - &xv;
     let e = (&xv - &zv).exp();
+    let silu = zv.sigmoid() * &zv;
     let lengths: Vec<i64> = (0..n / 7).map(|_| 7).chain([(n % 7) as i64]).collect();
     let ragged = |v: &[f32]| RaggedTensor::from_row_lengths(DenseTensor::vector(v.to_vec()), &lengths).unwrap();
     for threads in [1, 2, 3] {
-        let f = g.compile_with(&[&xv, &zv], &[&w1, &e], CompileOptions::from(Mode::FastRun).threads(threads)).unwrap();
+        let f = g
+            .compile_with(&[&xv, &zv], &[&w1, &e, &silu], CompileOptions::from(Mode::FastRun).threads(threads))
+            .unwrap();
         assert!(f.jit_kernels() >= 1, "expected JIT kernels:\n{}", f.debugprint());
         let got = f.call(&[ragged(&x), ragged(&z)]).unwrap();
-        for (k, want) in [&want_w1, &want_exp].into_iter().enumerate() {
+        for (k, want) in [&want_w1, &want_exp, &want_silu].into_iter().enumerate() {
             let got = got[k].flat_slice::<f32>().unwrap();
             for (i, (g, w)) in got.iter().zip(want).enumerate() {
                 assert!(

@@ -53,14 +53,15 @@ pub(crate) fn tanh(m: &mut Emit, x: Value) -> Value {
     m.float_of(tb)
 }
 
-pub(crate) fn sigmoid(m: &mut Emit, x: Value) -> Value {
+#[inline(always)] // see `explog::exp`
+pub(crate) fn sigmoid<M: Arith>(m: &mut M, x: M::V) -> M::V {
     let a = m.abs(x);
     let na = m.neg(a);
     let e = explog::exp(m, na, None);
     let one = m.c(1.0);
     let d = m.add(one, e);
     let zero = m.c(0.0);
-    let neg = m.fcmp(FloatCC::LessThan, x, zero);
+    let neg = m.lt(x, zero);
     let num = m.sel(neg, e, one);
     // q ≈ num/d, then one correction step with the residual num - q (1 + e): it removes the
     // rounding of 1 + e, of 1/d and of the product (d_err = e - (d - 1) is exact as e ≤ 1).
@@ -69,12 +70,11 @@ pub(crate) fn sigmoid(m: &mut Emit, x: Value) -> Value {
     let q = m.mul(num, inv);
     let dm1 = m.sub(d, one);
     let d_err = m.sub(e, dm1);
-    let nq = m.neg(q);
-    let res = m.fma(nq, d, num);
-    let res = m.fma(nq, d_err, res);
+    let res = m.fnma(q, d, num);
+    let res = m.fnma(q, d_err, res);
     let corr = m.mul(res, inv);
     // For NaN or infinite intermediates the correction is NaN; keep q there.
-    let ok = m.fcmp(FloatCC::Ordered, corr, corr);
+    let ok = m.ordered(corr, corr);
     let corr = m.sel(ok, corr, zero);
     m.add(q, corr)
 }

@@ -216,8 +216,11 @@ pub(crate) trait Arith {
     /// `c - a * b` with one rounding. One operation, not `fma(-a, b, c)`, because a NaN `a`
     /// must come out with its own sign, as x86's `vfnmadd` gives it.
     fn fnma(&mut self, a: Self::V, b: Self::V, c: Self::V) -> Self::V;
+    fn neg(&mut self, a: Self::V) -> Self::V;
     /// `a < b` (ordered: false when either is NaN), as a mask.
     fn lt(&mut self, a: Self::V, b: Self::V) -> Self::V;
+    /// Neither `a` nor `b` is NaN, as a mask.
+    fn ordered(&mut self, a: Self::V, b: Self::V) -> Self::V;
     /// `mask ? a : b` lane by lane.
     fn sel(&mut self, mask: Self::V, a: Self::V, b: Self::V) -> Self::V;
     fn mask_or(&mut self, a: Self::V, b: Self::V) -> Self::V;
@@ -502,8 +505,14 @@ impl Arith for Emit<'_, '_> {
         let na = Emit::neg(self, a);
         Emit::fma(self, na, b, c)
     }
+    fn neg(&mut self, a: Value) -> Value {
+        Emit::neg(self, a)
+    }
     fn lt(&mut self, a: Value, b: Value) -> Value {
         Emit::fcmp(self, FloatCC::LessThan, a, b)
+    }
+    fn ordered(&mut self, a: Value, b: Value) -> Value {
+        Emit::fcmp(self, FloatCC::Ordered, a, b)
     }
     fn sel(&mut self, mask: Value, a: Value, b: Value) -> Value {
         Emit::sel(self, mask, a, b)
