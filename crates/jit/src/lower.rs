@@ -1483,15 +1483,7 @@ fn fold_row(
     combine: &dyn Fn(&mut FunctionBuilder, Value, Value) -> Value,
 ) -> Value {
     let lanes = elem.lanes();
-    let (long, short, join) = (b.create_block(), b.create_block(), b.create_block());
-    b.append_block_param(join, elem.scalar_ty());
-    let len = b.ins().isub(end, start);
-    let has_vector = b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, len, lanes);
-    b.ins().brif(has_vector, long, &[], short, &[]);
-
-    b.switch_to_block(long);
-    let vend = vector_limit(b, start, end, lanes);
-    let vend2 = vector_limit(b, start, end, UNROLL * lanes);
+    let RowFold { short, join, vend, vend2 } = begin_row_fold(b, elem, start, end, &[elem.scalar_ty()]);
     let accs = emit_loop(b, e.ptr, start, vend2, UNROLL * lanes, &[init.vector, init.vector], &mut |b, i, acc| {
         let second = b.ins().iadd_imm_s(i, lanes);
         let (x0, x1) = (arg(b, i, true), arg(b, second, true));
@@ -1521,14 +1513,8 @@ fn fold_row(
     let flags = MemFlagsData::new().with_endianness(Endianness::Little);
     let new = if vty == mask_ty { new } else { b.ins().bitcast(vty, flags, new) };
     let last = b.ins().bitselect(new, last, init.vector);
-    let mut vacc = combine(b, vacc, last);
-    for swap in lane_swaps(elem) {
-        let bytes = b.ins().bitcast(types::I8X16, flags, vacc);
-        let mask = b.func.dfg.immediates.push(cranelift_codegen::ir::ConstantData::from(swap.to_vec()));
-        let swapped = b.ins().shuffle(bytes, bytes, mask);
-        let swapped = b.ins().bitcast(vty, flags, swapped);
-        vacc = combine(b, vacc, swapped);
-    }
+    let vacc = combine(b, vacc, last);
+    let vacc = fold_lanes(b, elem, vacc, combine);
     let value = b.ins().extractlane(vacc, 0);
     b.ins().jump(join, &[value.into()]);
 
@@ -1543,16 +1529,51 @@ fn fold_row(
     b.block_params(join)[0]
 }
 
-/// Byte shuffles that fold a vector's lanes in two (then four) steps: swap the halves, then (4
-/// lanes) swap neighbours; combining a vector with each in turn leaves the whole fold in every lane.
-fn lane_swaps(elem: Elem) -> &'static [[u8; 16]] {
+/// Combines `v` with itself with its halves swapped, then (4 lanes) with neighbours swapped:
+/// every lane ends up holding the fold of all lanes.
+fn fold_lanes(
+    b: &mut FunctionBuilder,
+    elem: Elem,
+    mut v: Value,
+    combine: &dyn Fn(&mut FunctionBuilder, Value, Value) -> Value,
+) -> Value {
     const HALVES: [u8; 16] = [8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7];
     const NEIGHBOURS: [u8; 16] = [4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11];
-    if elem.lanes() == 4 {
-        &[HALVES, NEIGHBOURS]
-    } else {
-        &[HALVES]
+    let swaps: &[[u8; 16]] = if elem.lanes() == 4 { &[HALVES, NEIGHBOURS] } else { &[HALVES] };
+    let flags = MemFlagsData::new().with_endianness(Endianness::Little);
+    for swap in swaps {
+        let bytes = b.ins().bitcast(types::I8X16, flags, v);
+        let mask = b.func.dfg.immediates.push(cranelift_codegen::ir::ConstantData::from(swap.to_vec()));
+        let swapped = b.ins().shuffle(bytes, bytes, mask);
+        let swapped = b.ins().bitcast(elem.vector_ty(), flags, swapped);
+        v = combine(b, v, swapped);
     }
+    v
+}
+
+/// The blocks of a row fold: `short` (fewer values than a vector) and `join` (with parameters
+/// `results`) created, the builder in the block for rows of at least one vector, and where that
+/// row's two-vector and one-vector loops end.
+struct RowFold {
+    short: Block,
+    join: Block,
+    vend: Value,
+    vend2: Value,
+}
+
+fn begin_row_fold(b: &mut FunctionBuilder, elem: Elem, start: Value, end: Value, results: &[Type]) -> RowFold {
+    let lanes = elem.lanes();
+    let (long, short, join) = (b.create_block(), b.create_block(), b.create_block());
+    for &ty in results {
+        b.append_block_param(join, ty);
+    }
+    let len = b.ins().isub(end, start);
+    let has_vector = b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, len, lanes);
+    b.ins().brif(has_vector, long, &[], short, &[]);
+    b.switch_to_block(long);
+    let vend = vector_limit(b, start, end, lanes);
+    let vend2 = vector_limit(b, start, end, UNROLL * lanes);
+    RowFold { short, join, vend, vend2 }
 }
 
 /// `x` if it beats `acc` (is greater for `max`, less otherwise), else `acc`, in the operand order
@@ -1586,19 +1607,10 @@ fn fold_dropping_nans(
     let lanes = elem.lanes();
     let is_nan = |b: &mut FunctionBuilder, x: Value| b.ins().fcmp(FloatCC::Unordered, x, x);
     let zero = e.lane_constant(b, elem, 0.0, 0);
-    let (long, short, join) = (b.create_block(), b.create_block(), b.create_block());
-    b.append_block_param(join, elem.scalar_ty());
-    b.append_block_param(join, types::I8);
-    let len = b.ins().isub(end, start);
-    let has_vector = b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, len, lanes);
-    b.ins().brif(has_vector, long, &[], short, &[]);
-
     // At least one vector: whole vectors, then one vector ending at the row's end (it may
     // overlap elements already folded: a max or min does not change), then the lanes folded
     // by vector shuffles; the NaN and zero checks stay vectors until one `vany_true`.
-    b.switch_to_block(long);
-    let vend = vector_limit(b, start, end, lanes);
-    let vend2 = vector_limit(b, start, end, UNROLL * lanes);
+    let RowFold { short, join, vend, vend2 } = begin_row_fold(b, elem, start, end, &[elem.scalar_ty(), types::I8]);
     let vector_step = |b: &mut FunctionBuilder, acc: Value, nan: Value, x: Value| {
         let x_nan = is_nan(b, x);
         (pick_ordered(b, max, acc, x), b.ins().bor(nan, x_nan))
@@ -1620,16 +1632,8 @@ fn fold_dropping_nans(
     });
     let last_start = b.ins().iadd_imm_s(end, -lanes);
     let last = arg(b, last_start, true);
-    let (mut acc, nan) = vector_step(b, tail[0], tail[1], last);
-    let vty = elem.vector_ty();
-    let flags = MemFlagsData::new().with_endianness(Endianness::Little);
-    for swap in lane_swaps(elem) {
-        let bytes = b.ins().bitcast(types::I8X16, flags, acc);
-        let mask = b.func.dfg.immediates.push(cranelift_codegen::ir::ConstantData::from(swap.to_vec()));
-        let swapped = b.ins().shuffle(bytes, bytes, mask);
-        let swapped = b.ins().bitcast(vty, flags, swapped);
-        acc = pick_ordered(b, max, acc, swapped);
-    }
+    let (acc, nan) = vector_step(b, tail[0], tail[1], last);
+    let acc = fold_lanes(b, elem, acc, &|b, x, y| pick_ordered(b, max, x, y));
     let is_zero = b.ins().fcmp(FloatCC::Equal, acc, zero.vector);
     let rare = b.ins().bor(nan, is_zero);
     let rare = b.ins().vany_true(rare);
