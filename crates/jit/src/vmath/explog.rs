@@ -24,9 +24,6 @@ pub(crate) fn exp<M: Arith>(m: &mut M, x: M::V, lo: Option<M::V>) -> M::V {
     };
     let hc = m.c(hi_clamp);
     let lc = m.c(lo_clamp);
-    // Compare + select rather than NaN-propagating fmin/fmax, which lower to long sequences; a
-    // NaN compares false and passes through unchanged. Written `c < x ? c : x` and
-    // `x < c ? c : x`, the shapes x86 lowers to one minps / maxps.
     // A clamped argument is far past overflow or underflow: its low part (pow's rounding error
     // of a huge product, itself possibly huge) must not move it back into range.
     let lo = lo.map(|lo| {
@@ -36,6 +33,8 @@ pub(crate) fn exp<M: Arith>(m: &mut M, x: M::V, lo: Option<M::V>) -> M::V {
         let zero = m.c(0.0);
         m.sel(clamped, zero, lo)
     });
+    // `c < x ? c : x` and `x < c ? c : x` (one minps / maxps) rather than NaN-propagating
+    // fmin/fmax, which lower to long sequences; a NaN compares false and passes through.
     let x = m.min_pick(hc, x);
     let x = m.max_pick(lc, x);
 

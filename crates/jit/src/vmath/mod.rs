@@ -194,6 +194,7 @@ pub fn emit_pow(b: &mut FunctionBuilder, x: Value, y: Value) -> Value {
 ///
 /// Values are untyped as in Cranelift: a float, integer or mask of the backend's lane shape.
 /// Masks are all-ones / all-zeros lanes.
+///
 /// The default methods are `#[inline(always)]`, like the backends' methods, so that `bulk`'s
 /// target-feature loops get the whole algorithm inlined with its intrinsics.
 pub(crate) trait Arith {
