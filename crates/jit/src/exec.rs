@@ -271,7 +271,7 @@ impl JitKernel {
             .iter()
             .map(|o| match o {
                 RowOutput::Elements(_) => total,
-                RowOutput::Reduction(_) => nrows,
+                RowOutput::Reduction { .. } => nrows,
             })
             .collect();
         let mut outputs: Vec<Box<dyn OutputBuffer>> = lengths
@@ -315,8 +315,8 @@ impl JitKernel {
             .map(|(o, (buffer, &n))| {
                 let shape = match *o {
                     RowOutput::Elements(_) => flat_shape.clone(),
-                    RowOutput::Reduction(k) if spec.reductions().get(k).is_some_and(|r| r.keepdims) => vec![nrows, 1],
-                    RowOutput::Reduction(_) => vec![nrows],
+                    RowOutput::Reduction { keepdims: true, .. } => vec![nrows, 1],
+                    RowOutput::Reduction { keepdims: false, .. } => vec![nrows],
                 };
                 // SAFETY: every range completed, and the ranges cover every element `0..total`
                 // (flat ranges) or every row `0..nrows` and with them every element
@@ -326,7 +326,7 @@ impl JitKernel {
                 let flat = unsafe { buffer.finish(n, shape) }?;
                 match *o {
                     RowOutput::Elements(_) => RaggedTensor::new(flat, reference.partitions().to_vec()),
-                    RowOutput::Reduction(_) => Ok(RaggedTensor::dense(flat)),
+                    RowOutput::Reduction { .. } => Ok(RaggedTensor::dense(flat)),
                 }
             })
             .collect::<Result<Vec<_>>>()

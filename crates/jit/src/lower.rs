@@ -181,7 +181,7 @@ impl KernelSpec {
     pub fn output_dtype(&self, j: usize) -> DType {
         match self.outputs.get(j) {
             Some(RowOutput::Elements(r)) => self.graph.dtype(*r),
-            Some(RowOutput::Reduction(k)) => self.graph.dtype(ScalarRef::Input(self.operands.len() + k)),
+            Some(RowOutput::Reduction { index, .. }) => self.graph.dtype(ScalarRef::Input(self.operands.len() + index)),
             None => DType::Bool,
         }
     }
@@ -1187,7 +1187,7 @@ fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_>) {
     let store_results = |b: &mut FunctionBuilder, r: Value, k: usize, value: Value| {
         let dtype = spec.graph.inputs()[n_ops + k];
         for (j, o) in spec.outputs.iter().enumerate() {
-            if *o == RowOutput::Reduction(k) {
+            if matches!(*o, RowOutput::Reduction { index, .. } if index == k) {
                 let a = e.addr(b, e.out_ptrs[j], r, dtype);
                 b.ins().store(mem(), value, a, 0);
             }

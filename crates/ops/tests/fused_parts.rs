@@ -46,12 +46,16 @@ fn composites_have_one_graph_input_per_operand() {
 
 #[test]
 fn row_kernels_check_how_their_parts_fit() {
-    let sum = |arg| RowReduction { kind: ReduceKind::Sum, arg, keepdims: true };
+    let sum = |arg| RowReduction { kind: ReduceKind::Sum, arg };
     // One operand (i0) and one reduction (its result is i1): `r0 = sum(i0); out = i0 + r0`.
     let ok = || {
         let graph = sum_graph();
         let out = graph.outputs()[0];
-        (graph, vec![sum(ScalarRef::Input(0))], vec![RowOutput::Elements(out), RowOutput::Reduction(0)])
+        (
+            graph,
+            vec![sum(ScalarRef::Input(0))],
+            vec![RowOutput::Elements(out), RowOutput::Reduction { index: 0, keepdims: true }],
+        )
     };
     let build = |graph, reductions, outputs| {
         RowKernel::new(graph, vec![OperandKind::Full], reductions, outputs, OriginalOps::default())
@@ -69,7 +73,10 @@ fn row_kernels_check_how_their_parts_fit() {
     let (graph, _, outputs) = ok();
     refused("a reduction of a missing node", build(graph, vec![sum(ScalarRef::Node(5))], outputs));
     let (graph, reductions, _) = ok();
-    refused("the output of a missing reduction", build(graph, reductions, vec![RowOutput::Reduction(1)]));
+    refused(
+        "the output of a missing reduction",
+        build(graph, reductions, vec![RowOutput::Reduction { index: 1, keepdims: false }]),
+    );
     let (graph, reductions, _) = ok();
     refused(
         "element outputs that are not the graph's outputs",

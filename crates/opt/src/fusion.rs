@@ -245,16 +245,10 @@ fn build(fg: &mut FunctionGraph, group: &Group) -> Result<bool> {
     let mut original_of: HashMap<VarId, OriginalRef> =
         externals.iter().enumerate().map(|(i, &v)| (v, OriginalRef::Input(i))).collect();
     let mut reductions: Vec<RowReduction> = Vec::new();
-    // Reduction results come after the operands among the graph's inputs.
-    let reduce_inputs: Vec<ScalarRef> = group
-        .members
-        .iter()
-        .filter_map(|&m| {
-            let a = fg.node(m)?;
-            a.op.as_any().is::<Reduce>().then(|| fg.var(a.outputs[0]).map(|x| x.ty.dtype()))?
-        })
-        .map(|dtype| builder.input(dtype))
-        .collect();
+    // Reduction results come after the operands among the graph's inputs, one per distinct
+    // reduction: `reduce_max(x)` asked for with and without `keepdims` is computed once.
+    let mut reduce_inputs: Vec<ScalarRef> = Vec::new();
+    let mut keepdims_of: HashMap<VarId, bool> = HashMap::new();
     for (j, &m) in group.members.iter().enumerate() {
         let Some(apply) = fg.node(m) else { continue };
         let (op, inputs, out): (OpRef, Vec<VarId>, VarId) = (apply.op.clone(), apply.inputs.clone(), apply.outputs[0]);
@@ -273,9 +267,15 @@ fn build(fg: &mut FunctionGraph, group: &Group) -> Result<bool> {
         original.steps.push(OriginalStep { op: op.clone(), inputs: step_inputs });
         original_of.insert(out, OriginalRef::Step(j, 0));
         if let Some(reduce) = op.as_any().downcast_ref::<Reduce>() {
-            let k = reductions.len();
-            reductions.push(RowReduction { kind: reduce.kind, arg: args[0], keepdims: reduce.keepdims });
+            let red = RowReduction { kind: reduce.kind, arg: args[0] };
+            let k = reductions.iter().position(|r| *r == red).unwrap_or_else(|| {
+                let dtype = fg.var(out).map_or(DType::Bool, |x| x.ty.dtype());
+                reductions.push(red);
+                reduce_inputs.push(builder.input(dtype));
+                reductions.len() - 1
+            });
             scalar_of.insert(out, reduce_inputs[k]);
+            keepdims_of.insert(out, reduce.keepdims);
         } else if let Some(e) = op.as_any().downcast_ref::<Elemwise>() {
             let r = builder.node(e.scalar, args)?;
             scalar_of.insert(out, r);
@@ -304,8 +304,11 @@ fn build(fg: &mut FunctionGraph, group: &Group) -> Result<bool> {
         let outputs: Vec<RowOutput> = replaced
             .iter()
             .zip(&scalar_outputs)
-            .map(|(_, r)| match r {
-                ScalarRef::Input(i) if *i >= externals.len() => RowOutput::Reduction(i - externals.len()),
+            .map(|(v, r)| match r {
+                ScalarRef::Input(i) if *i >= externals.len() => RowOutput::Reduction {
+                    index: i - externals.len(),
+                    keepdims: keepdims_of.get(v).copied().unwrap_or(false),
+                },
                 other => RowOutput::Elements(*other),
             })
             .collect();

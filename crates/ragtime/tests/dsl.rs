@@ -39,9 +39,21 @@ fn methods_reductions_and_keepdims() {
     let mean = x.reduce_mean(1);
     let centered = &x - x.reduce_mean(keepdims(1));
     let f = compile(&[&x], &[&mean, &centered]).unwrap();
+    // One kernel computes the mean once and returns it in both shapes.
+    golden("mean_in_two_shapes.txt", &f.debugprint());
     let out = f.call(&[ragged![[1.0, 3.0], [], [2.0]].unwrap()]).unwrap();
     assert_eq!(out[0].to_string(), "<Tensor float32 shape=[3] [2.0, NaN, 2.0]>");
     assert_eq!(out[1].to_string(), "<Ragged float32 [[-1.0, 1.0], [], [0.0]]>");
+
+    // Both shapes returned: still one reduction, with two outputs.
+    let kept = x.reduce_mean(keepdims(1));
+    let f = compile(&[&x], &[&mean, &kept]).unwrap();
+    let listing = f.debugprint();
+    assert!(listing.contains("r0 = reduce_mean(i0) per row, keepdims=true, keepdims=false"), "{listing}");
+    assert!(!listing.contains("r1"), "the mean is computed once:\n{listing}");
+    let out = f.call(&[ragged![[1.0, 3.0], [], [2.0]].unwrap()]).unwrap();
+    assert_eq!(out[0].to_string(), "<Tensor float32 shape=[3] [2.0, NaN, 2.0]>");
+    assert_eq!(out[1].to_string(), "<Tensor float32 shape=[3, 1] [[2.0], [NaN], [2.0]]>");
 }
 
 #[test]

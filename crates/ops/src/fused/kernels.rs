@@ -279,8 +279,6 @@ pub struct RowReduction {
     /// The value reduced (an element-level value of the kernel's graph; it may read earlier
     /// reductions).
     pub arg: ScalarRef,
-    /// Whether its output keeps the reduced axis (`[nrows, 1]` instead of `[nrows]`).
-    pub keepdims: bool,
 }
 
 /// An output of a [`RowKernel`].
@@ -288,8 +286,13 @@ pub struct RowReduction {
 pub enum RowOutput {
     /// A ragged value with the iteration space's structure.
     Elements(ScalarRef),
-    /// The result of reduction `k`.
-    Reduction(usize),
+    /// The result of a reduction (one reduction may be returned in both shapes).
+    Reduction {
+        /// Which reduction.
+        index: usize,
+        /// Shape `[nrows, 1]` when set, else `[nrows]`.
+        keepdims: bool,
+    },
 }
 
 impl RowOutput {
@@ -354,7 +357,7 @@ impl RowKernel {
             }
         }
         for out in &outputs {
-            if let RowOutput::Reduction(k) = *out {
+            if let RowOutput::Reduction { index: k, .. } = *out {
                 if k >= reductions.len() {
                     return fail(format!("output of reduction r{k}, but there are {} reductions", reductions.len()));
                 }
@@ -403,8 +406,10 @@ impl RowKernel {
         let names = |i: usize| self.input_name(i);
         let args: Vec<ScalarRef> = self.reductions.iter().map(|r| r.arg).collect();
         let arg_texts = self.graph.expressions(&args, &names);
-        if let ([red], [RowOutput::Reduction(0)]) = (self.reductions.as_slice(), self.outputs.as_slice()) {
-            return format!("RowReduce{{{}({}), keepdims={}}}", red.kind.name(), arg_texts[0], red.keepdims);
+        if let ([red], [RowOutput::Reduction { index: 0, keepdims }]) =
+            (self.reductions.as_slice(), self.outputs.as_slice())
+        {
+            return format!("RowReduce{{{}({}), keepdims={keepdims}}}", red.kind.name(), arg_texts[0]);
         }
         let mut parts: Vec<String> = self
             .reductions
@@ -485,10 +490,10 @@ impl RowKernel {
                 RowOutput::Elements(_) => {
                     RaggedTensor::new(DenseTensor::concat_rows(&parts)?, reference.partitions().to_vec())?
                 }
-                RowOutput::Reduction(k) => {
-                    let red = self.reductions.get(k).ok_or_else(|| Error::graph(format!("no row reduction r{k}")))?;
-                    let flat = DenseTensor::concat_rows(&reduction_parts[k])?;
-                    let shape = if red.keepdims { vec![nrows, 1] } else { vec![nrows] };
+                RowOutput::Reduction { index: k, keepdims } => {
+                    let parts = reduction_parts.get(k).ok_or_else(|| Error::graph(format!("no row reduction r{k}")))?;
+                    let flat = DenseTensor::concat_rows(parts)?;
+                    let shape = if keepdims { vec![nrows, 1] } else { vec![nrows] };
                     RaggedTensor::dense(flat.reshape(shape)?)
                 }
             });
@@ -527,7 +532,16 @@ impl Op for RowKernel {
         let mut text = self.graph.listing();
         for (k, r) in self.reductions.iter().enumerate() {
             let arg = self.graph.expressions(&[r.arg], &|i| self.input_name(i)).remove(0);
-            text.push_str(&format!("r{k} = {}({arg}) per row, keepdims={}\n", r.kind.name(), r.keepdims));
+            // The shapes it is returned in (none when only the elements read it).
+            let shapes: Vec<String> = self
+                .outputs
+                .iter()
+                .filter_map(|o| match *o {
+                    RowOutput::Reduction { index, keepdims } if index == k => Some(format!(", keepdims={keepdims}")),
+                    _ => None,
+                })
+                .collect();
+            text.push_str(&format!("r{k} = {}({arg}) per row{}\n", r.kind.name(), shapes.concat()));
         }
         Some(text)
     }
