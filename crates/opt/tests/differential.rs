@@ -1,6 +1,7 @@
 //! Property test: random DAGs of elementwise ops (with per-row and scalar broadcasts) and row
 //! reductions over random ragged data compute bit-identical results before and after
-//! optimization (merge, folding, canonicalization and fusion).
+//! optimization (merge, folding, canonicalization and fusion), including one reduction asked for
+//! with and without `keepdims`.
 
 use std::sync::Arc;
 
@@ -29,6 +30,9 @@ fn build(steps: &[Step]) -> (Graph, Vec<VarId>, Vec<VarId>) {
     let mut ragged = vec![x, z];
     let mut per_row = vec![row];
     let mut outputs = Vec::new();
+    // The last keepdims reduction, so a later step can ask for the same one without keepdims
+    // (fusion then computes it once and returns it in both shapes).
+    let mut last_kept: Option<(ReduceKind, VarId)> = None;
     let ew = |op| -> OpRef { Arc::new(Elemwise::new(op)) };
     for &(what, a, b) in steps {
         let r = |k: u8| ragged[k as usize % ragged.len()];
@@ -50,11 +54,15 @@ fn build(steps: &[Step]) -> (Graph, Vec<VarId>, Vec<VarId>) {
             4 => {
                 let kind = KINDS[a as usize % KINDS.len()];
                 let v = g.apply(Arc::new(Reduce::new(kind, Some(1), true)), &[r(b)]).unwrap()[0];
+                last_kept = Some((kind, r(b)));
                 per_row.push(v);
             }
             _ => {
-                let kind = KINDS[a as usize % KINDS.len()];
-                let v = g.apply(Arc::new(Reduce::new(kind, Some(-1), false)), &[r(b)]).unwrap()[0];
+                let (kind, arg) = match last_kept {
+                    Some(same) if a >= 128 => same,
+                    _ => (KINDS[a as usize % KINDS.len()], r(b)),
+                };
+                let v = g.apply(Arc::new(Reduce::new(kind, Some(-1), false)), &[arg]).unwrap()[0];
                 outputs.push(v);
             }
         }
