@@ -66,6 +66,10 @@ fn build(g: &Graph, dtype: DType, steps: &[Step]) -> (Vec<Var>, Vec<Var>) {
             }
             _ => {
                 outputs.push(r(a).reduce_sum(1));
+                if b % 2 == 1 {
+                    // The same sum in both shapes: one reduction of the kernel, two outputs.
+                    outputs.push(r(a).reduce_sum(keepdims(1)));
+                }
                 continue;
             }
         };
@@ -328,6 +332,10 @@ fn check_ints(steps: &[Step], dtype: DType, lengths: &[usize], picks: &[u8]) -> 
             }
             _ => {
                 outputs.push(r(a).reduce_sum(1));
+                if b % 2 == 1 {
+                    // The same sum in both shapes: one reduction of the kernel, two outputs.
+                    outputs.push(r(a).reduce_sum(keepdims(1)));
+                }
                 continue;
             }
         };
