@@ -261,6 +261,24 @@ pub fn copy_bytes(dst: &mut [u8], src: &[u8]) {
     }
 }
 
+/// Copies `src[begin..end]` to `dst` at `at` and returns where it ends in `dst`: for kernels that
+/// fill `dst` front to back with many short strings. When both buffers hold 16 bytes from the
+/// copy's start, a string of up to 16 bytes is one 16-byte move, whose bytes past the string's end
+/// the following copies overwrite (so no branch on the length); otherwise [`copy_bytes`].
+///
+/// # Panics
+/// If `begin..end` is not within `src` or the string does not fit `dst` at `at`.
+#[inline]
+pub fn append_bytes(dst: &mut [u8], at: usize, src: &[u8], begin: usize, end: usize) -> usize {
+    let n = end - begin;
+    if n <= 16 && at + 16 <= dst.len() && begin + 16 <= src.len() {
+        dst[at..at + 16].copy_from_slice(&src[begin..begin + 16]);
+    } else {
+        copy_bytes(&mut dst[at..at + n], &src[begin..end]);
+    }
+    at + n
+}
+
 /// Appends strings into one byte buffer; the way every string kernel builds its output.
 ///
 /// The builder never grows past [`limits::MAX_BYTES`] of bytes (or of offsets) and grows its
@@ -951,6 +969,29 @@ mod tests {
             assert_eq!(&dst[1..=n], &src[..n], "{n} bytes copied");
             assert_eq!((dst[0], dst[n + 1]), (0, 0), "{n} bytes: nothing written outside the destination");
         }
+    }
+
+    #[test]
+    fn appended_strings_of_every_length_fill_the_buffer_exactly() {
+        // Strings of 0-40 bytes at every position of a source, appended back to back; the last
+        // ones end at the end of both buffers, where no 16-byte move fits.
+        let src: Vec<u8> = (0..200u32).map(|i| (i % 251) as u8 + 1).collect();
+        let mut pieces = Vec::new();
+        let mut begin = 0;
+        for n in (0..=40).chain(0..=16) {
+            let start = begin % (src.len() - n);
+            pieces.push((start, start + n));
+            begin += 7;
+        }
+        pieces.push((src.len() - 3, src.len()));
+        let want: Vec<u8> = pieces.iter().flat_map(|&(a, b)| src[a..b].iter().copied()).collect();
+        let mut dst = vec![0u8; want.len()];
+        let mut at = 0;
+        for &(a, b) in &pieces {
+            at = append_bytes(&mut dst, at, &src, a, b);
+        }
+        assert_eq!(at, want.len());
+        assert_eq!(dst, want, "every byte is the appended strings'");
     }
 
     #[test]

@@ -17,7 +17,7 @@ mod ragged;
 mod types;
 
 pub use buffer::SharedSlice;
-pub use dense::{copy_bytes, DenseArray, DenseTensor, Element, StringBuilder, StringTensor};
+pub use dense::{append_bytes, copy_bytes, DenseArray, DenseTensor, Element, StringBuilder, StringTensor};
 pub use dtype::DType;
 pub use error::{Error, ErrorKind, Result};
 pub use literal::{Literal, TypedLiteral, ValuesDisplay};

@@ -648,12 +648,9 @@ impl Op for Join {
                 for e in elements {
                     for (k, &(b, o)) in columns.iter().enumerate() {
                         if k > 0 {
-                            ragtime_core::copy_bytes(&mut chunk[at..at + sep.len()], sep);
-                            at += sep.len();
+                            at = ragtime_core::append_bytes(chunk, at, sep, 0, sep.len());
                         }
-                        let s = &b[o[e] as usize..o[e + 1] as usize];
-                        ragtime_core::copy_bytes(&mut chunk[at..at + s.len()], s);
-                        at += s.len();
+                        at = ragtime_core::append_bytes(chunk, at, b, o[e] as usize, o[e + 1] as usize);
                     }
                 }
             })?;
@@ -1759,14 +1756,22 @@ impl Ngrams {
     /// The n-grams of every row `splits[i]..splits[i + 1]` of `col`: the n-gram column and its splits.
     fn ngrams_of_rows(&self, col: &StringTensor, splits: &[i64]) -> Result<(StringTensor, Vec<i64>)> {
         let nrows = splits.len().saturating_sub(1);
-        let mut out_splits = Vec::with_capacity(splits.len());
-        out_splits.push(0i64);
         // TensorFlow's kernel: no tokens at all means no n-gram in any row, padding or not.
         if col.is_empty() {
-            out_splits.resize(nrows + 1, 0);
-            return Ok((StringBuilder::default().finish(vec![0])?, out_splits));
+            return Ok((StringBuilder::default().finish(vec![0])?, vec![0; nrows + 1]));
         }
         self.check_output_size(col, splits)?;
+        if let ([width], false) = (self.widths.as_slice(), self.preserve_short_sequences) {
+            return self.ngrams_of_one_width(col, splits, *width);
+        }
+        self.ngrams_one_by_one(col, splits)
+    }
+
+    /// [`Ngrams::ngrams_of_rows`] for any widths (after the size check): n-gram after n-gram
+    /// appended on this thread.
+    fn ngrams_one_by_one(&self, col: &StringTensor, splits: &[i64]) -> Result<(StringTensor, Vec<i64>)> {
+        let mut out_splits = Vec::with_capacity(splits.len());
+        out_splits.push(0i64);
         let mut out = StringBuilder::with_capacity(0, col.byte_len());
         for w in splits.windows(2) {
             let row = RowTokens { col, start: w[0] as usize, len: (w[1] - w[0]) as usize };
@@ -1789,6 +1794,80 @@ impl Ngrams {
         }
         let n = out.len();
         Ok((out.finish(vec![n])?, out_splits))
+    }
+
+    /// [`Ngrams::ngrams_of_rows`] for one width without short sequences preserved (after the
+    /// size check): the offsets first, then the bytes, filled by groups of rows on the call's
+    /// threads. N-gram `j` of a row covers positions `j..j + width` of the row with `pad` copies
+    /// of the pad values on each side, which is what [`Ngrams::write_ngram`] writes.
+    fn ngrams_of_one_width(&self, col: &StringTensor, splits: &[i64], width: i64) -> Result<(StringTensor, Vec<i64>)> {
+        let pad = self.pad_width(width);
+        let (left_pad, right_pad) =
+            self.pad_values().map_or((&b""[..], &b""[..]), |(l, r)| (l.as_bytes(), r.as_bytes()));
+        let sep = self.separator.as_bytes();
+        let nrows = splits.len().saturating_sub(1);
+        let (bytes, offsets) = (col.bytes(), col.offsets());
+        // N-gram `j` of a row of `len` tokens: how many left pads, which tokens (`lo..hi` of the
+        // row), how many right pads.
+        let window = |j: i64, len: i64| -> (i64, i64, i64, i64) {
+            let left = (pad - j).clamp(0, width);
+            let right = (j + width - pad - len).clamp(0, width);
+            let lo = (j - pad).clamp(0, len);
+            (left, lo, lo + (width - left - right).max(0), right)
+        };
+        let mut out_splits: Vec<i64> = limits::try_vec(NGRAMS, nrows + 1)?;
+        out_splits.push(0);
+        for w in splits.windows(2) {
+            let count = self.count_for_width(w[1] - w[0], width);
+            out_splits.push(out_splits[out_splits.len() - 1] + count);
+        }
+        let total = out_splits[nrows] as usize;
+        let seps = (width - 1) * sep.len() as i64;
+        let (lp, rp) = (left_pad.len() as i64, right_pad.len() as i64);
+        let mut gram_offsets: Vec<i64> = limits::try_vec(NGRAMS, total + 1)?;
+        let mut row_offsets: Vec<i64> = limits::try_vec(NGRAMS, nrows + 1)?;
+        gram_offsets.push(0);
+        row_offsets.push(0);
+        let mut end = 0i64;
+        for (r, w) in splits.windows(2).enumerate() {
+            let (start, len) = (w[0] as usize, w[1] - w[0]);
+            let tokens = &offsets[start..=start + len as usize];
+            for j in 0..out_splits[r + 1] - out_splits[r] {
+                let (left, lo, hi, right) = window(j, len);
+                end += seps + left * lp + right * rp + tokens[hi as usize] - tokens[lo as usize];
+                gram_offsets.push(end);
+            }
+            row_offsets.push(end);
+        }
+        let mut buf: Vec<u8> = limits::try_vec(NGRAMS, end as usize)?;
+        buf.resize(end as usize, 0);
+        crate::parallel::fill_spans(&mut buf, &row_offsets, |rows, chunk| {
+            let mut at = 0;
+            // Appends `src[begin..end]`, after the separator unless it is the n-gram's first piece.
+            let mut put = |src: &[u8], begin: usize, end: usize, first: bool| {
+                if !first {
+                    at = ragtime_core::append_bytes(chunk, at, sep, 0, sep.len());
+                }
+                at = ragtime_core::append_bytes(chunk, at, src, begin, end);
+            };
+            for r in rows {
+                let (start, len) = (splits[r] as usize, splits[r + 1] - splits[r]);
+                let tokens = &offsets[start..=start + len as usize];
+                for j in 0..out_splits[r + 1] - out_splits[r] {
+                    let (left, lo, hi, right) = window(j, len);
+                    for k in 0..left {
+                        put(left_pad, 0, left_pad.len(), k == 0);
+                    }
+                    for t in lo as usize..hi as usize {
+                        put(bytes, tokens[t] as usize, tokens[t + 1] as usize, left == 0 && t == lo as usize);
+                    }
+                    for k in 0..right {
+                        put(right_pad, 0, right_pad.len(), left == 0 && hi == lo && k == 0);
+                    }
+                }
+            }
+        })?;
+        Ok((StringTensor::from_parts(buf, gram_offsets, vec![total])?, out_splits))
     }
 
     /// Fails unless `ty` can hold tokens: a string tensor of rank >= 1 whose innermost dim is the
@@ -2296,6 +2375,45 @@ mod tests {
 
     fn tokens() -> RaggedTensor {
         ragged![["aa", "bb", "cc", "dd"], ["ee", "ff"]].unwrap()
+    }
+
+    #[test]
+    fn one_width_ngrams_filled_in_parallel_match_the_ones_appended_one_by_one() {
+        // Rows of 0-6 tokens (empty strings among them), enough of them to be split across
+        // threads; every width, padding and separator combination of one width.
+        let words = ["", "a", "bc", "def", "ghij", "é", "klmnopqrstuvwxyz01"];
+        let mut builder = StringBuilder::with_capacity(0, 0);
+        let mut splits = vec![0i64];
+        let mut seed = 7u64;
+        for _ in 0..40_000 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let len = (seed >> 33) % 7;
+            for k in 0..len {
+                builder.extend(words[((seed >> (k * 3 + 8)) % words.len() as u64) as usize].as_bytes());
+                builder.end_string();
+            }
+            splits.push(splits.last().unwrap() + len as i64);
+        }
+        let n = builder.len();
+        let col = builder.finish(vec![n]).unwrap();
+        let _threads = crate::parallel::enter_threads(2);
+        for width in 1..=4 {
+            for sep in ["", "<->"] {
+                let plain = Ngrams::new(&[width]).unwrap().with_separator(sep);
+                let mut ops = vec![plain.clone()];
+                for padding in [None, Some(1), Some(5)] {
+                    ops.push(plain.clone().with_padding("#", "", padding).unwrap());
+                    ops.push(plain.clone().with_padding("<s>", "</s>", padding).unwrap());
+                }
+                for op in ops {
+                    let fast = op.ngrams_of_one_width(&col, &splits, width).unwrap();
+                    let slow = op.ngrams_one_by_one(&col, &splits).unwrap();
+                    assert_eq!(fast.1, slow.1, "{}: n-gram counts", op.name());
+                    assert_eq!(fast.0.offsets(), slow.0.offsets(), "{}: n-gram lengths", op.name());
+                    assert_eq!(fast.0.bytes(), slow.0.bytes(), "{}: n-gram bytes", op.name());
+                }
+            }
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use ragtime_core::{Error, Result};
 use ragtime_graph::{ApplyId, FunctionGraph, VarId};
 
-use crate::{canon, expand, fold, fusion, gather_reduce, merge};
+use crate::{canon, expand, fold, fusion, gather_reduce, merge, ngrams};
 
 /// How much the optimizer does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -138,6 +138,12 @@ pub const REWRITES: &[RewriteInfo] = &[
         doc: "reduce_sum / reduce_mean over the ragged axis of gathered table rows (or their concat) -> GatherReduce",
     },
     RewriteInfo {
+        name: "local_join_adjacent",
+        tags: &["fast_run", "fusion", "local"],
+        position: 30,
+        doc: "join([x[:, :-1], x[:, 1:]], sep) over ragged string rows -> ngrams(x, 2, sep), written straight from x",
+    },
+    RewriteInfo {
         name: "row_fusion",
         tags: &["fast_run", "fusion"],
         position: 40,
@@ -205,6 +211,7 @@ fn local_rewrite(name: &str) -> Option<LocalRewrite> {
         "local_reduce_size_one" => canon::reduce_size_one,
         "local_concat_one" => canon::concat_one,
         "local_gather_reduce" => gather_reduce::gather_reduce,
+        "local_join_adjacent" => ngrams::join_adjacent,
         "local_expand_softmax" => expand::softmax,
         "local_expand_row_statistics" => expand::statistic,
         _ => return None,

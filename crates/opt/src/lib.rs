@@ -11,6 +11,7 @@ mod fold;
 mod fusion;
 mod gather_reduce;
 mod merge;
+mod ngrams;
 mod partition;
 
 pub use db::{

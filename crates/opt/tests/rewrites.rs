@@ -3,13 +3,16 @@
 
 use std::sync::Arc;
 
-use ragtime_core::{ragged, DType, DenseTensor, RaggedTensor, TensorType};
+use ragtime_core::{ragged, DType, DenseTensor, Literal, RaggedTensor, TensorType};
 use ragtime_graph::{FunctionGraph, Graph, Interpreter, OpRef, VarId};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
 use ragtime_ops::gather::Gather;
+use ragtime_ops::index::{GetItem, Key};
 use ragtime_ops::partition_ops::Identity;
 use ragtime_ops::reduce::{Reduce, ReduceKind};
 use ragtime_ops::rows::Softmax;
+use ragtime_ops::s;
+use ragtime_ops::strings::Join;
 use ragtime_ops::structure::Concat;
 use ragtime_opt::{optimize, Level, OptimizeOptions};
 
@@ -388,5 +391,53 @@ fn row_statistics_expand_only_over_the_ragged_axis_of_float_rows() {
             let y = apply(&mut g, stat(kind, 1), &[x]);
             assert_eq!(optimized(&g, x, y).len(), 1);
         }
+    }
+}
+
+/// `join([x[:, a], x[:, b]], "+")` over ragged string rows `x`.
+fn joined_slices(a: Key, b: Key) -> (Graph, Vec<VarId>, VarId) {
+    let mut g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::String, 1)).unwrap();
+    let left = apply(&mut g, Arc::new(GetItem::new(a)), &[x]);
+    let right = apply(&mut g, Arc::new(GetItem::new(b)), &[x]);
+    let out = apply(&mut g, Arc::new(Join::new("+")), &[left, right]);
+    (g, vec![x], out)
+}
+
+#[test]
+fn joins_of_adjacent_tokens_become_bigrams_written_straight_from_the_tokens() {
+    let rows = [
+        RaggedTensor::from_literal_typed(
+            &Literal::from(vec![vec!["a", "bb", "", "ccc"], vec![], vec!["d"], vec!["e", "f"]]),
+            Some(DType::String),
+            Some(1),
+            None,
+        )
+        .unwrap(),
+        // No tokens at all, and no rows.
+        RaggedTensor::from_literal_typed(
+            &Literal::from(vec![Vec::<&str>::new(); 3]),
+            Some(DType::String),
+            Some(1),
+            None,
+        )
+        .unwrap(),
+        RaggedTensor::from_literal_typed(&Literal::from(Vec::<Vec<&str>>::new()), Some(DType::String), Some(1), None)
+            .unwrap(),
+    ];
+    let (g, inputs, out) = joined_slices(s![.., ..-1], s![.., 1..]);
+    for x in &rows {
+        // Byte-identical to the two slices joined, empty and one-token rows included.
+        let (n, names) = check(&g, &inputs, &[out], std::slice::from_ref(x), &[]);
+        assert_eq!(n, 1, "{names:?}");
+        assert!(names[0].starts_with("StringsNgrams{widths=[2], separator=\"+\""), "{names:?}");
+        let (_, kept) = check(&g, &inputs, &[out], std::slice::from_ref(x), &["local_join_adjacent"]);
+        assert!(kept.iter().any(|n| n.starts_with("StringsJoin")), "excluding the rewrite keeps the join: {kept:?}");
+    }
+    // Other slices, or the adjacent ones in the other order, are not bigrams: left alone.
+    for (a, b) in [(s![.., 1..], s![.., ..-1]), (s![.., ..-2], s![.., 2..]), (s![.., ..-1], s![.., 1..;2])] {
+        let (g, inputs, out) = joined_slices(a, b);
+        let (_, names) = check(&g, &inputs, &[out], &rows[..1], &[]);
+        assert!(names.iter().any(|n| n.starts_with("StringsJoin")), "{names:?}");
     }
 }

@@ -1,0 +1,53 @@
+//! `local_join_adjacent`: joining a ragged string tensor's rows without their last token with the
+//! same rows without their first token (`join([x[:, :-1], x[:, 1:]], sep)`, the usual way to
+//! write bigrams) becomes one `strings.ngrams` of width 2, which writes each bigram straight from
+//! `x` instead of copying `x` twice into the two slices first.
+//!
+//! Law: for a row of `n` tokens both slices have `max(n - 1, 0)` tokens, and element `k` of the
+//! join is `x[k] + sep + x[k + 1]`; `ngrams(x, 2, sep)` (unpadded) has `max(n - 2 + 1, 0)` n-grams
+//! of the same bytes, with the same outer partition. When `x` has no tokens at all both give
+//! only empty rows. The result is byte-identical.
+
+use ragtime_core::{DType, Result};
+use ragtime_graph::{ApplyId, OpRef};
+use ragtime_graph::{FunctionGraph, VarId};
+use ragtime_ops::index::{GetItem, KeyItem};
+use ragtime_ops::strings::{Join, Ngrams};
+use std::sync::Arc;
+
+type Rewrite = Result<Option<Vec<(VarId, VarId)>>>;
+
+/// Which slice of the ragged axis `v` is, when it is `x[:, a:b]` with the default step: `(x, a, b)`.
+fn ragged_slice(fg: &FunctionGraph, v: VarId) -> Option<(VarId, Option<i64>, Option<i64>)> {
+    let apply = fg.node(fg.var(v)?.owner?)?;
+    let get = apply.op.as_any().downcast_ref::<GetItem>()?;
+    let unit = |step: Option<i64>| matches!(step, None | Some(1));
+    match get.key.items() {
+        [KeyItem::Slice { start: None, stop: None, step: outer }, KeyItem::Slice { start, stop, step }]
+            if unit(*outer) && unit(*step) =>
+        {
+            Some((apply.inputs[0], *start, *stop))
+        }
+        _ => None,
+    }
+}
+
+/// The rewrite, on a `strings.join` node.
+pub(crate) fn join_adjacent(fg: &mut FunctionGraph, node: ApplyId) -> Rewrite {
+    let Some(apply) = fg.node(node) else { return Ok(None) };
+    let Some(join) = apply.op.as_any().downcast_ref::<Join>() else { return Ok(None) };
+    let (separator, out) = (join.separator().to_owned(), apply.outputs[0]);
+    let [left, right] = apply.inputs[..] else { return Ok(None) };
+    let (Some((x, None, Some(-1))), Some((y, Some(1), None))) = (ragged_slice(fg, left), ragged_slice(fg, right))
+    else {
+        return Ok(None);
+    };
+    let Some(ty) = fg.var(x).map(|v| v.ty.clone()) else { return Ok(None) };
+    // Ragged rows of tokens `[n, *]`: the slices cut the ragged axis, and n-grams run along it.
+    if x != y || ty.dtype() != DType::String || ty.ragged_rank() != 1 || ty.rank() != 2 {
+        return Ok(None);
+    }
+    let op: OpRef = Arc::new(Ngrams::new(&[2])?.with_separator(&separator));
+    let grams = fg.add_node(op, &[x])?;
+    Ok(Some(vec![(out, grams[0])]))
+}
