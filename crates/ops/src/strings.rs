@@ -1833,8 +1833,13 @@ impl Ngrams {
             let (start, len) = (w[0] as usize, w[1] - w[0]);
             let tokens = &offsets[start..=start + len as usize];
             for j in 0..out_splits[r + 1] - out_splits[r] {
-                let (left, lo, hi, right) = window(j, len);
-                end += seps + left * lp + right * rp + tokens[hi as usize] - tokens[lo as usize];
+                end += seps
+                    + if j >= pad && j + width <= pad + len {
+                        tokens[(j - pad + width) as usize] - tokens[(j - pad) as usize]
+                    } else {
+                        let (left, lo, hi, right) = window(j, len);
+                        left * lp + right * rp + tokens[hi as usize] - tokens[lo as usize]
+                    };
                 gram_offsets.push(end);
             }
             row_offsets.push(end);
@@ -1844,25 +1849,33 @@ impl Ngrams {
         crate::parallel::fill_spans(&mut buf, &row_offsets, |rows, chunk| {
             let mut at = 0;
             // Appends `src[begin..end]`, after the separator unless it is the n-gram's first piece.
-            let mut put = |src: &[u8], begin: usize, end: usize, first: bool| {
-                if !first {
-                    at = ragtime_core::append_bytes(chunk, at, sep, 0, sep.len());
-                }
-                at = ragtime_core::append_bytes(chunk, at, src, begin, end);
+            let put = |chunk: &mut [u8], at: usize, src: &[u8], (begin, end): (usize, usize), first: bool| {
+                let at = if first { at } else { ragtime_core::append_bytes(chunk, at, sep, 0, sep.len()) };
+                ragtime_core::append_bytes(chunk, at, src, begin, end)
             };
             for r in rows {
                 let (start, len) = (splits[r] as usize, splits[r + 1] - splits[r]);
                 let tokens = &offsets[start..=start + len as usize];
+                let token = |t: usize| (tokens[t] as usize, tokens[t + 1] as usize);
                 for j in 0..out_splits[r + 1] - out_splits[r] {
+                    if j >= pad && j + width <= pad + len {
+                        // Tokens only (every n-gram but those at a padded row's ends).
+                        let first = (j - pad) as usize;
+                        at = put(chunk, at, bytes, token(first), true);
+                        for t in first + 1..first + width as usize {
+                            at = put(chunk, at, bytes, token(t), false);
+                        }
+                        continue;
+                    }
                     let (left, lo, hi, right) = window(j, len);
                     for k in 0..left {
-                        put(left_pad, 0, left_pad.len(), k == 0);
+                        at = put(chunk, at, left_pad, (0, left_pad.len()), k == 0);
                     }
                     for t in lo as usize..hi as usize {
-                        put(bytes, tokens[t] as usize, tokens[t + 1] as usize, left == 0 && t == lo as usize);
+                        at = put(chunk, at, bytes, token(t), left == 0 && t == lo as usize);
                     }
                     for k in 0..right {
-                        put(right_pad, 0, right_pad.len(), left == 0 && hi == lo && k == 0);
+                        at = put(chunk, at, right_pad, (0, right_pad.len()), left == 0 && hi == lo && k == 0);
                     }
                 }
             }
