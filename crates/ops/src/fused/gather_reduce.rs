@@ -9,6 +9,7 @@
 //! bit-identical (same start, same adds in the same order, the same f64 division for means).
 
 use std::any::Any;
+use std::borrow::Cow;
 
 use ragtime_core::{DenseTensor, Element, RaggedTensor, Result, TensorType};
 use ragtime_graph::{Cost, Op, OpProperties};
@@ -47,7 +48,7 @@ impl GatherReduce {
         let row_shape = first_table.flat_values().shape().get(1..)?.to_vec();
         let inner: usize = row_shape.iter().product();
         let nrows = first_indices.nrows();
-        let mut sources: Vec<(&[T], &[i64], Vec<i64>)> = Vec::with_capacity(pairs.len());
+        let mut sources: Vec<(&[T], &[i64], Cow<'_, [i64]>)> = Vec::with_capacity(pairs.len());
         for (table, indices) in pairs {
             let values = table.flat_values();
             let [partition] = indices.partitions() else { return None };
@@ -60,7 +61,11 @@ impl GatherReduce {
             }
             let data = values.as_slice::<T>()?;
             let table_rows = values.shape()[0];
-            let ids = indices.flat_values().to_i64_vec("gather", "indices").ok()?;
+            // int64 indices (what hashing gives) are read in place, others widened once.
+            let ids: Cow<'_, [i64]> = match indices.flat_values().as_slice::<i64>() {
+                Some(ids) => Cow::Borrowed(ids),
+                None => Cow::Owned(indices.flat_values().to_i64_vec("gather", "indices").ok()?),
+            };
             if ids.iter().any(|&id| !(0..table_rows as i64).contains(&id)) {
                 return None;
             }
