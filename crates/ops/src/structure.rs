@@ -12,7 +12,8 @@ use std::collections::BTreeSet;
 use std::ops::Range;
 
 use ragtime_core::{
-    DType, DenseTensor, Dim, Element, Error, Level, Literal, RaggedTensor, Result, RowPartition, TensorType,
+    DType, DenseTensor, Dim, Element, Error, Level, Literal, RaggedTensor, Result, RowPartition, StringTensor,
+    TensorType,
 };
 use ragtime_graph::{expect_arity, Attrs, Cost, Op, OpProperties};
 
@@ -480,11 +481,73 @@ fn concat_flat_rows(op: &str, inputs: &[RaggedTensor]) -> Result<Option<RaggedTe
         }
         new_splits.push(total);
     }
-    let sources: Vec<&DenseTensor> = items.iter().collect();
-    let runs =
-        (0..nrows).flat_map(|r| splits.iter().enumerate().map(move |(i, s)| (i, s[r] as usize..s[r + 1] as usize)));
-    let values = DenseTensor::gather_row_runs(op, &sources, runs)?;
+    let columns: Option<Vec<&StringTensor>> =
+        items.iter().map(|v| v.as_strings().filter(|c| c.shape().len() == 1)).collect();
+    let values = match columns {
+        Some(columns) => concat_string_rows(op, &columns, &splits, &new_splits)?,
+        None => {
+            let sources: Vec<&DenseTensor> = items.iter().collect();
+            let runs = (0..nrows)
+                .flat_map(|r| splits.iter().enumerate().map(move |(i, s)| (i, s[r] as usize..s[r + 1] as usize)));
+            DenseTensor::gather_row_runs(op, &sources, runs)?
+        }
+    };
     Ok(Some(RaggedTensor::new(values, vec![RowPartition::from_row_splits(new_splits)?])?))
+}
+
+/// [`concat_flat_rows`] of string columns: row `r` of the result is row `r` of each column in
+/// turn (`splits[i]` are column `i`'s rows, `new_splits` the result's). The bytes each row takes
+/// are counted first, then the offsets and the bytes are filled by groups of rows on the call's
+/// threads: a concat that adds markers around every row of tokens copies one short run per row
+/// and column, where a general gather of runs pays for each run.
+fn concat_string_rows(
+    op: &str,
+    columns: &[&StringTensor],
+    splits: &[&[i64]],
+    new_splits: &[i64],
+) -> Result<DenseTensor> {
+    let nrows = new_splits.len() - 1;
+    let total = new_splits[nrows] as usize;
+    let mut row_bytes: Vec<i64> = ragtime_core::limits::try_vec(op, nrows + 1)?;
+    row_bytes.push(0);
+    let mut bytes = 0i64;
+    for r in 0..nrows {
+        for (c, s) in columns.iter().zip(splits) {
+            let o = c.offsets();
+            bytes += o[s[r + 1] as usize] - o[s[r] as usize];
+        }
+        row_bytes.push(bytes);
+    }
+    ragtime_core::limits::checked_bytes(op, bytes as usize, "the strings of the result")?;
+    let mut offsets: Vec<i64> = ragtime_core::limits::try_vec(op, total + 1)?;
+    offsets.resize(total + 1, 0);
+    crate::parallel::fill_spans(&mut offsets[1..], new_splits, |rows, chunk| {
+        let mut k = 0;
+        for r in rows {
+            let mut end = row_bytes[r];
+            for (c, s) in columns.iter().zip(splits) {
+                let o = c.offsets();
+                for t in s[r] as usize..s[r + 1] as usize {
+                    end += o[t + 1] - o[t];
+                    chunk[k] = end;
+                    k += 1;
+                }
+            }
+        }
+    })?;
+    let mut buf: Vec<u8> = ragtime_core::limits::try_vec(op, bytes as usize)?;
+    buf.resize(bytes as usize, 0);
+    crate::parallel::fill_spans(&mut buf, &row_bytes, |rows, chunk| {
+        let mut at = 0;
+        for r in rows {
+            for (c, s) in columns.iter().zip(splits) {
+                let o = c.offsets();
+                let (begin, end) = (o[s[r] as usize] as usize, o[s[r + 1] as usize] as usize);
+                at = ragtime_core::append_bytes(chunk, at, c.bytes(), begin, end);
+            }
+        }
+    })?;
+    Ok(DenseTensor::String(StringTensor::from_parts(buf, offsets, vec![total])?))
 }
 
 /// `concat` (`stack == false`) or `stack` of `inputs` along the resolved `axis`.
@@ -1775,6 +1838,48 @@ mod tests {
         assert_value(&y, &want.unwrap());
         let y = run1("concat", &axis(-1), &[words_x(), words_z()]).unwrap();
         assert_eq!(y.nrows(), 3, "axis -1 of a rank-2 tensor is axis 1");
+    }
+
+    #[test]
+    fn string_rows_concatenated_in_parallel_match_a_gather_of_runs() {
+        // 40,000 rows (enough to split across threads) of 0-4 strings of 0-20 bytes, with
+        // one-string markers (a dense [n, 1] column) on both sides, as padded tokens are built.
+        let words = ["", "a", "bb", "ccc", "dddddddddddddddddddd", "é"];
+        let mut rows = Vec::new();
+        let mut seed = 11u64;
+        for _ in 0..40_000 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let len = (seed >> 40) % 5;
+            rows.push((0..len).map(|k| words[((seed >> (k * 4 + 8)) % 6) as usize]).collect::<Vec<_>>());
+        }
+        let tokens =
+            RaggedTensor::from_literal_typed(&Literal::from(rows), Some(DType::String), Some(1), None).unwrap();
+        let n = tokens.nrows();
+        let marker = |m: &str| {
+            let one = DenseTensor::String(StringTensor::from_strings(&[m], vec![]).unwrap());
+            RaggedTensor::dense(DenseTensor::full(vec![n, 1], &one).unwrap())
+        };
+        let inputs = [marker("<s>"), tokens.clone(), marker(""), tokens];
+        let _threads = crate::parallel::enter_threads(2);
+        let got = run1("concat", &axis(1), &inputs).unwrap();
+        // The general path: one run per row and operand, gathered.
+        let items: Vec<DenseTensor> = inputs
+            .iter()
+            .map(|t| if t.is_dense() { t.flat_values().reshape(vec![n]).unwrap() } else { t.flat_values().clone() })
+            .collect();
+        let splits: Vec<Vec<i64>> = inputs
+            .iter()
+            .map(|t| if t.is_dense() { (0..=n as i64).collect() } else { t.partitions()[0].row_splits().to_vec() })
+            .collect();
+        let sources: Vec<&DenseTensor> = items.iter().collect();
+        let runs =
+            (0..n).flat_map(|r| splits.iter().enumerate().map(move |(i, s)| (i, s[r] as usize..s[r + 1] as usize)));
+        let want = DenseTensor::gather_row_runs("concat", &sources, runs).unwrap();
+        let (got_col, want_col) = (got.flat_values().as_strings().unwrap(), want.as_strings().unwrap());
+        assert_eq!(got_col.offsets(), want_col.offsets(), "string lengths");
+        assert_eq!(got_col.bytes(), want_col.bytes(), "string bytes");
+        let lengths: Vec<i64> = (0..n).map(|r| splits.iter().map(|s| s[r + 1] - s[r]).sum()).collect();
+        assert_eq!(got.partitions()[0].row_lengths(), lengths, "row lengths");
     }
 
     #[test]
