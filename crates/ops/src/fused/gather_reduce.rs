@@ -26,6 +26,9 @@ pub struct GatherReduce {
     original: OriginalOps,
 }
 
+/// One table of a call: its values, the row splits of its indices and the indices.
+type Source<'a, T> = (&'a [T], &'a [i64], Cow<'a, [i64]>);
+
 impl GatherReduce {
     /// `kind` (sum or mean) over the rows gathered from each `(table, indices)` pair of inputs,
     /// with the ops it replaces (which define its types, errors and every case the fast path does
@@ -48,7 +51,7 @@ impl GatherReduce {
         let row_shape = first_table.flat_values().shape().get(1..)?.to_vec();
         let inner: usize = row_shape.iter().product();
         let nrows = first_indices.nrows();
-        let mut sources: Vec<(&[T], &[i64], Cow<'_, [i64]>)> = Vec::with_capacity(pairs.len());
+        let mut sources: Vec<Source<'_, T>> = Vec::with_capacity(pairs.len());
         for (table, indices) in pairs {
             let values = table.flat_values();
             let [partition] = indices.partitions() else { return None };
