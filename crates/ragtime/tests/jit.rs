@@ -645,9 +645,9 @@ proptest! {
     }
 }
 
-/// The float32 row mean divides in float64 (`RowSum::mean`); the JIT multiplies by a tabled
-/// reciprocal for short rows and must still give the quotient's bits, including the subnormal
-/// results where the two can differ (it divides for those) and rows past the table.
+/// The float32 row mean divides in float64 (`RowSum::mean`), and so does the JIT (`emit_mean`):
+/// every row gets the quotient's bits, subnormal results and ties included (a multiplication
+/// by a rounded reciprocal would not: -1.660719e-38 / 98 rounds the other way), at every length.
 #[test]
 fn float32_row_means_round_as_the_float64_division_bit_for_bit() {
     let g = Graph::new();
