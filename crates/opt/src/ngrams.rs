@@ -8,12 +8,12 @@
 //! of the same bytes, with the same outer partition. When `x` has no tokens at all both give
 //! only empty rows. The result is byte-identical.
 
+use std::sync::Arc;
+
 use ragtime_core::{DType, Result};
-use ragtime_graph::{ApplyId, OpRef};
-use ragtime_graph::{FunctionGraph, VarId};
+use ragtime_graph::{ApplyId, FunctionGraph, OpRef, VarId};
 use ragtime_ops::index::{GetItem, KeyItem};
 use ragtime_ops::strings::{Join, Ngrams};
-use std::sync::Arc;
 
 type Rewrite = Result<Option<Vec<(VarId, VarId)>>>;
 
