@@ -1761,8 +1761,8 @@ impl Ngrams {
             return Ok((StringBuilder::default().finish(vec![0])?, vec![0; nrows + 1]));
         }
         self.check_output_size(col, splits)?;
-        if let ([width], false) = (self.widths.as_slice(), self.preserve_short_sequences) {
-            return self.ngrams_of_one_width(col, splits, *width);
+        if let Some(width) = self.one_width() {
+            return self.ngrams_of_one_width(col, splits, width);
         }
         self.ngrams_one_by_one(col, splits)
     }
@@ -1796,50 +1796,32 @@ impl Ngrams {
         Ok((out.finish(vec![n])?, out_splits))
     }
 
+    /// Whether the n-grams are of one width without short sequences preserved: the form
+    /// [`Ngrams::ngrams_of_one_width`] and [`HashedNgrams`] compute in parallel.
+    fn one_width(&self) -> Option<i64> {
+        match (self.widths.as_slice(), self.preserve_short_sequences) {
+            ([width], false) => Some(*width),
+            _ => None,
+        }
+    }
+
     /// [`Ngrams::ngrams_of_rows`] for one width without short sequences preserved (after the
     /// size check): the offsets first, then the bytes, filled by groups of rows on the call's
-    /// threads. N-gram `j` of a row covers positions `j..j + width` of the row with `pad` copies
-    /// of the pad values on each side, which is what [`Ngrams::write_ngram`] writes.
+    /// threads.
     fn ngrams_of_one_width(&self, col: &StringTensor, splits: &[i64], width: i64) -> Result<(StringTensor, Vec<i64>)> {
-        let pad = self.pad_width(width);
-        let (left_pad, right_pad) =
-            self.pad_values().map_or((&b""[..], &b""[..]), |(l, r)| (l.as_bytes(), r.as_bytes()));
-        let sep = self.separator.as_bytes();
+        let grams = OneWidth::new(self, col, width);
         let nrows = splits.len().saturating_sub(1);
-        let (bytes, offsets) = (col.bytes(), col.offsets());
-        // N-gram `j` of a row of `len` tokens: how many left pads, which tokens (`lo..hi` of the
-        // row), how many right pads.
-        let window = |j: i64, len: i64| -> (i64, i64, i64, i64) {
-            let left = (pad - j).clamp(0, width);
-            let right = (j + width - pad - len).clamp(0, width);
-            let lo = (j - pad).clamp(0, len);
-            (left, lo, lo + (width - left - right).max(0), right)
-        };
-        let mut out_splits: Vec<i64> = limits::try_vec(NGRAMS, nrows + 1)?;
-        out_splits.push(0);
-        for w in splits.windows(2) {
-            let count = self.count_for_width(w[1] - w[0], width);
-            out_splits.push(out_splits[out_splits.len() - 1] + count);
-        }
+        let out_splits = self.one_width_splits(splits, width)?;
         let total = out_splits[nrows] as usize;
-        let seps = (width - 1) * sep.len() as i64;
-        let (lp, rp) = (left_pad.len() as i64, right_pad.len() as i64);
         let mut gram_offsets: Vec<i64> = limits::try_vec(NGRAMS, total + 1)?;
         let mut row_offsets: Vec<i64> = limits::try_vec(NGRAMS, nrows + 1)?;
         gram_offsets.push(0);
         row_offsets.push(0);
         let mut end = 0i64;
         for (r, w) in splits.windows(2).enumerate() {
-            let (start, len) = (w[0] as usize, w[1] - w[0]);
-            let tokens = &offsets[start..=start + len as usize];
+            let tokens = &grams.offsets[w[0] as usize..=w[1] as usize];
             for j in 0..out_splits[r + 1] - out_splits[r] {
-                end += seps
-                    + if j >= pad && j + width <= pad + len {
-                        tokens[(j - pad + width) as usize] - tokens[(j - pad) as usize]
-                    } else {
-                        let (left, lo, hi, right) = window(j, len);
-                        left * lp + right * rp + tokens[hi as usize] - tokens[lo as usize]
-                    };
+                end += grams.len(tokens, j);
                 gram_offsets.push(end);
             }
             row_offsets.push(end);
@@ -1848,39 +1830,25 @@ impl Ngrams {
         buf.resize(end as usize, 0);
         crate::parallel::fill_spans(&mut buf, &row_offsets, |rows, chunk| {
             let mut at = 0;
-            // Appends `src[begin..end]`, after the separator unless it is the n-gram's first piece.
-            let put = |chunk: &mut [u8], at: usize, src: &[u8], (begin, end): (usize, usize), first: bool| {
-                let at = if first { at } else { ragtime_core::append_bytes(chunk, at, sep, 0, sep.len()) };
-                ragtime_core::append_bytes(chunk, at, src, begin, end)
-            };
             for r in rows {
-                let (start, len) = (splits[r] as usize, splits[r + 1] - splits[r]);
-                let tokens = &offsets[start..=start + len as usize];
-                let token = |t: usize| (tokens[t] as usize, tokens[t + 1] as usize);
+                let tokens = &grams.offsets[splits[r] as usize..=splits[r + 1] as usize];
                 for j in 0..out_splits[r + 1] - out_splits[r] {
-                    if j >= pad && j + width <= pad + len {
-                        // Tokens only (every n-gram but those at a padded row's ends).
-                        let first = (j - pad) as usize;
-                        at = put(chunk, at, bytes, token(first), true);
-                        for t in first + 1..first + width as usize {
-                            at = put(chunk, at, bytes, token(t), false);
-                        }
-                        continue;
-                    }
-                    let (left, lo, hi, right) = window(j, len);
-                    for k in 0..left {
-                        at = put(chunk, at, left_pad, (0, left_pad.len()), k == 0);
-                    }
-                    for t in lo as usize..hi as usize {
-                        at = put(chunk, at, bytes, token(t), left == 0 && t == lo as usize);
-                    }
-                    for k in 0..right {
-                        at = put(chunk, at, right_pad, (0, right_pad.len()), left == 0 && hi == lo && k == 0);
-                    }
+                    at = grams.append(chunk, at, tokens, j);
                 }
             }
         })?;
         Ok((StringTensor::from_parts(buf, gram_offsets, vec![total])?, out_splits))
+    }
+
+    /// The n-gram splits of rows `splits` for one width.
+    fn one_width_splits(&self, splits: &[i64], width: i64) -> Result<Vec<i64>> {
+        let mut out_splits: Vec<i64> = limits::try_vec(NGRAMS, splits.len())?;
+        out_splits.push(0);
+        for w in splits.windows(2) {
+            let count = self.count_for_width(w[1] - w[0], width);
+            out_splits.push(out_splits[out_splits.len() - 1] + count);
+        }
+        Ok(out_splits)
     }
 
     /// Fails unless `ty` can hold tokens: a string tensor of rank >= 1 whose innermost dim is the
@@ -1906,6 +1874,95 @@ struct RowTokens<'a> {
     col: &'a StringTensor,
     start: usize,
     len: usize,
+}
+
+/// The n-grams of one width of a token column: n-gram `j` of a row covers positions
+/// `j..j + width` of the row with `pad` copies of the pad values on each side, which is what
+/// [`Ngrams::write_ngram`] writes. A row is given by its token offsets (`len + 1` of them).
+struct OneWidth<'a> {
+    width: i64,
+    pad: i64,
+    left_pad: &'a [u8],
+    right_pad: &'a [u8],
+    sep: &'a [u8],
+    bytes: &'a [u8],
+    offsets: &'a [i64],
+}
+
+impl<'a> OneWidth<'a> {
+    fn new(op: &'a Ngrams, col: &'a StringTensor, width: i64) -> Self {
+        let (left_pad, right_pad) = op.pad_values().map_or((&b""[..], &b""[..]), |(l, r)| (l.as_bytes(), r.as_bytes()));
+        OneWidth {
+            width,
+            pad: op.pad_width(width),
+            left_pad,
+            right_pad,
+            sep: op.separator.as_bytes(),
+            bytes: col.bytes(),
+            offsets: col.offsets(),
+        }
+    }
+
+    /// Whether n-gram `j` of a row of `len` tokens is tokens only (every n-gram but those at a
+    /// padded row's ends): the tokens from `j - pad`.
+    fn inner(&self, j: i64, len: i64) -> bool {
+        j >= self.pad && j + self.width <= self.pad + len
+    }
+
+    /// N-gram `j` of a row of `len` tokens: how many left pads, which tokens (`lo..hi` of the
+    /// row), how many right pads.
+    fn window(&self, j: i64, len: i64) -> (i64, i64, i64, i64) {
+        let (width, pad) = (self.width, self.pad);
+        let left = (pad - j).clamp(0, width);
+        let right = (j + width - pad - len).clamp(0, width);
+        let lo = (j - pad).clamp(0, len);
+        (left, lo, lo + (width - left - right).max(0), right)
+    }
+
+    /// The bytes of n-gram `j` of the row with token offsets `tokens`.
+    fn len(&self, tokens: &[i64], j: i64) -> i64 {
+        let len = tokens.len() as i64 - 1;
+        let seps = (self.width - 1) * self.sep.len() as i64;
+        seps + if self.inner(j, len) {
+            tokens[(j - self.pad + self.width) as usize] - tokens[(j - self.pad) as usize]
+        } else {
+            let (left, lo, hi, right) = self.window(j, len);
+            left * self.left_pad.len() as i64 + right * self.right_pad.len() as i64 + tokens[hi as usize]
+                - tokens[lo as usize]
+        }
+    }
+
+    /// Writes n-gram `j` of the row with token offsets `tokens` into `dst` at `at` (with
+    /// [`ragtime_core::append_bytes`]: `dst` is filled front to back); returns its end.
+    fn append(&self, dst: &mut [u8], at: usize, tokens: &[i64], j: i64) -> usize {
+        let len = tokens.len() as i64 - 1;
+        // Appends `src[begin..end]`, after the separator unless it is the n-gram's first piece.
+        let put = |dst: &mut [u8], at: usize, src: &[u8], (begin, end): (usize, usize), first: bool| {
+            let at = if first { at } else { ragtime_core::append_bytes(dst, at, self.sep, 0, self.sep.len()) };
+            ragtime_core::append_bytes(dst, at, src, begin, end)
+        };
+        let token = |t: usize| (tokens[t] as usize, tokens[t + 1] as usize);
+        let mut at = at;
+        if self.inner(j, len) {
+            let first = (j - self.pad) as usize;
+            at = put(dst, at, self.bytes, token(first), true);
+            for t in first + 1..first + self.width as usize {
+                at = put(dst, at, self.bytes, token(t), false);
+            }
+            return at;
+        }
+        let (left, lo, hi, right) = self.window(j, len);
+        for k in 0..left {
+            at = put(dst, at, self.left_pad, (0, self.left_pad.len()), k == 0);
+        }
+        for t in lo as usize..hi as usize {
+            at = put(dst, at, self.bytes, token(t), left == 0 && t == lo as usize);
+        }
+        for k in 0..right {
+            at = put(dst, at, self.right_pad, (0, self.right_pad.len()), left == 0 && hi == lo && k == 0);
+        }
+        at
+    }
 }
 
 impl Op for Ngrams {
@@ -1957,6 +2014,92 @@ impl Op for Ngrams {
         }
         let grams = if nrows == 0 { StringBuilder::default().finish(out_shape)? } else { grams.reshaped(out_shape)? };
         one(RaggedTensor::dense(DenseTensor::String(grams)))
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// hashed n-grams (fused)
+// ---------------------------------------------------------------------------------------------
+
+/// `to_hash_bucket_fast(ngrams(x))` for one n-gram width without short sequences preserved, made
+/// by the optimizer (`local_hash_ngrams`): each n-gram is assembled in a small per-thread buffer
+/// and hashed there, so the n-gram strings are never stored. The buckets are those of the two ops
+/// (the same bytes are hashed), with the n-grams' partition. Inputs the fused form does not cover
+/// (dense tokens) run the two ops.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HashedNgrams {
+    ngrams: Ngrams,
+    hash: ToHashBucketFast,
+}
+
+impl HashedNgrams {
+    /// The fused op, when `ngrams` has one width and does not preserve short sequences.
+    pub fn new(ngrams: Ngrams, hash: ToHashBucketFast) -> Option<Self> {
+        ngrams.one_width()?;
+        Some(HashedNgrams { ngrams, hash })
+    }
+
+    /// The buckets of the n-grams of every row `splits[i]..splits[i + 1]` of `col`, and the
+    /// n-grams' splits.
+    fn buckets_of_rows(&self, col: &StringTensor, splits: &[i64], width: i64) -> Result<(Vec<i64>, Vec<i64>)> {
+        let nrows = splits.len().saturating_sub(1);
+        // TensorFlow's kernel: no tokens at all means no n-gram in any row, padding or not.
+        if col.is_empty() {
+            return Ok((Vec::new(), vec![0; nrows + 1]));
+        }
+        self.ngrams.check_output_size(col, splits)?;
+        let out_splits = self.ngrams.one_width_splits(splits, width)?;
+        let grams = OneWidth::new(&self.ngrams, col, width);
+        let mut buckets: Vec<i64> = limits::try_vec(HASH, out_splits[nrows] as usize)?;
+        buckets.resize(out_splits[nrows] as usize, 0);
+        crate::parallel::fill_spans(&mut buckets, &out_splits, |rows, chunk| {
+            // Room for the n-gram plus the 16 bytes `append_bytes` may write past it.
+            let mut scratch: Vec<u8> = Vec::new();
+            let mut k = 0;
+            for r in rows {
+                let tokens = &grams.offsets[splits[r] as usize..=splits[r + 1] as usize];
+                for j in 0..out_splits[r + 1] - out_splits[r] {
+                    let n = grams.len(tokens, j) as usize;
+                    if scratch.len() < n + 16 {
+                        scratch.resize(n + 16, 0);
+                    }
+                    let end = grams.append(&mut scratch, 0, tokens, j);
+                    chunk[k] = self.hash.bucket(&scratch[..end]);
+                    k += 1;
+                }
+            }
+        })?;
+        Ok((buckets, out_splits))
+    }
+}
+
+impl Op for HashedNgrams {
+    fn name(&self) -> String {
+        format!("StringsHashedNgrams{{{}, num_buckets={}}}", self.ngrams.name(), self.hash.num_buckets())
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        let grams = self.ngrams.infer(inputs)?;
+        self.hash.infer(&grams)
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let [x] = fixed_inputs::<1>(NGRAMS, inputs)?;
+        let col = string_column(NGRAMS, 0, x)?;
+        Ngrams::check_tokens(&TensorType::of(x))?;
+        let (Some(inner), Some(width)) = (x.partitions().last(), self.ngrams.one_width()) else {
+            let grams = self.ngrams.perform(inputs)?;
+            return self.hash.perform(&grams);
+        };
+        let (buckets, splits) = self.buckets_of_rows(col, inner.row_splits(), width)?;
+        let n = buckets.len();
+        let mut partitions = x.partitions()[..x.ragged_rank() - 1].to_vec();
+        partitions.push(RowPartition::from_row_splits(splits)?);
+        one(RaggedTensor::new(DenseTensor::from_vec(vec![n], buckets)?, partitions)?)
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -2390,10 +2533,9 @@ mod tests {
         ragged![["aa", "bb", "cc", "dd"], ["ee", "ff"]].unwrap()
     }
 
-    #[test]
-    fn one_width_ngrams_filled_in_parallel_match_the_ones_appended_one_by_one() {
-        // Rows of 0-6 tokens (empty strings among them), enough of them to be split across
-        // threads; every width, padding and separator combination of one width.
+    /// 40,000 rows of 0-6 tokens (empty strings among them, and one of 18 bytes), enough to be
+    /// split across threads: the column and its row splits.
+    fn token_rows() -> (StringTensor, Vec<i64>) {
         let words = ["", "a", "bc", "def", "ghij", "é", "klmnopqrstuvwxyz01"];
         let mut builder = StringBuilder::with_capacity(0, 0);
         let mut splits = vec![0i64];
@@ -2408,25 +2550,59 @@ mod tests {
             splits.push(splits.last().unwrap() + len as i64);
         }
         let n = builder.len();
-        let col = builder.finish(vec![n]).unwrap();
-        let _threads = crate::parallel::enter_threads(2);
+        (builder.finish(vec![n]).unwrap(), splits)
+    }
+
+    /// Every width, padding and separator combination of one width.
+    fn one_width_ngram_ops() -> Vec<(i64, Ngrams)> {
+        let mut ops = Vec::new();
         for width in 1..=4 {
             for sep in ["", "<->"] {
                 let plain = Ngrams::new(&[width]).unwrap().with_separator(sep);
-                let mut ops = vec![plain.clone()];
+                ops.push((width, plain.clone()));
                 for padding in [None, Some(1), Some(5)] {
-                    ops.push(plain.clone().with_padding("#", "", padding).unwrap());
-                    ops.push(plain.clone().with_padding("<s>", "</s>", padding).unwrap());
-                }
-                for op in ops {
-                    let fast = op.ngrams_of_one_width(&col, &splits, width).unwrap();
-                    let slow = op.ngrams_one_by_one(&col, &splits).unwrap();
-                    assert_eq!(fast.1, slow.1, "{}: n-gram counts", op.name());
-                    assert_eq!(fast.0.offsets(), slow.0.offsets(), "{}: n-gram lengths", op.name());
-                    assert_eq!(fast.0.bytes(), slow.0.bytes(), "{}: n-gram bytes", op.name());
+                    ops.push((width, plain.clone().with_padding("#", "", padding).unwrap()));
+                    ops.push((width, plain.clone().with_padding("<s>", "</s>", padding).unwrap()));
                 }
             }
         }
+        ops
+    }
+
+    #[test]
+    fn one_width_ngrams_filled_in_parallel_match_the_ones_appended_one_by_one() {
+        let (col, splits) = token_rows();
+        let _threads = crate::parallel::enter_threads(2);
+        for (width, op) in one_width_ngram_ops() {
+            let fast = op.ngrams_of_one_width(&col, &splits, width).unwrap();
+            let slow = op.ngrams_one_by_one(&col, &splits).unwrap();
+            assert_eq!(fast.1, slow.1, "{}: n-gram counts", op.name());
+            assert_eq!(fast.0.offsets(), slow.0.offsets(), "{}: n-gram lengths", op.name());
+            assert_eq!(fast.0.bytes(), slow.0.bytes(), "{}: n-gram bytes", op.name());
+        }
+    }
+
+    #[test]
+    fn hashed_ngrams_are_the_buckets_of_the_ngrams() {
+        let (col, splits) = token_rows();
+        let tokens = RaggedTensor::from_row_splits(DenseTensor::String(col), splits).unwrap();
+        let hash = ToHashBucketFast::new(1000).unwrap();
+        let _threads = crate::parallel::enter_threads(2);
+        for (_, op) in one_width_ngram_ops() {
+            let fused = HashedNgrams::new(op.clone(), hash.clone()).unwrap();
+            let want = run(&hash, &[run(&op, std::slice::from_ref(&tokens))]);
+            assert_value(&run(&fused, std::slice::from_ref(&tokens)), &want);
+        }
+        // Dense tokens run the two ops; no tokens at all give no n-gram even when padded.
+        let op = Ngrams::new(&[2]).unwrap().with_padding("#", "#", None).unwrap();
+        let fused = HashedNgrams::new(op.clone(), hash.clone()).unwrap();
+        let dense = ragged![["a", "b", "c"], ["d", "e", "f"]].unwrap();
+        assert_value(&run(&fused, std::slice::from_ref(&dense)), &run(&hash, &[run(&op, &[dense])]));
+        let empty = strings(lit(vec![Vec::<&str>::new(), vec![]]), 1);
+        assert_value(&run(&fused, std::slice::from_ref(&empty)), &run(&hash, &[run(&op, &[empty])]));
+        assert!(HashedNgrams::new(Ngrams::new(&[1, 2]).unwrap(), hash.clone()).is_none(), "two widths");
+        let preserve = Ngrams::new(&[2]).unwrap().with_preserve_short_sequences(true);
+        assert!(HashedNgrams::new(preserve, hash).is_none(), "short sequences preserved");
     }
 
     #[test]

@@ -144,6 +144,12 @@ pub const REWRITES: &[RewriteInfo] = &[
         doc: "join([x[:, :-1], x[:, 1:]], sep) over ragged string rows -> ngrams(x, 2, sep), written straight from x",
     },
     RewriteInfo {
+        name: "local_hash_ngrams",
+        tags: &["fast_run", "fusion", "local"],
+        position: 30,
+        doc: "to_hash_bucket_fast(ngrams(x)) of one width -> HashedNgrams, which hashes each n-gram without storing it",
+    },
+    RewriteInfo {
         name: "row_fusion",
         tags: &["fast_run", "fusion"],
         position: 40,
@@ -212,6 +218,7 @@ fn local_rewrite(name: &str) -> Option<LocalRewrite> {
         "local_concat_one" => canon::concat_one,
         "local_gather_reduce" => gather_reduce::gather_reduce,
         "local_join_adjacent" => ngrams::join_adjacent,
+        "local_hash_ngrams" => ngrams::hash_ngrams,
         "local_expand_softmax" => expand::softmax,
         "local_expand_row_statistics" => expand::statistic,
         _ => return None,

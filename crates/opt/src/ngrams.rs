@@ -1,3 +1,5 @@
+//! N-gram rewrites.
+//!
 //! `local_join_adjacent`: joining a ragged string tensor's rows without their last token with the
 //! same rows without their first token (`join([x[:, :-1], x[:, 1:]], sep)`, the usual way to
 //! write bigrams) becomes one `strings.ngrams` of width 2, which writes each bigram straight from
@@ -7,13 +9,18 @@
 //! join is `x[k] + sep + x[k + 1]`; `ngrams(x, 2, sep)` (unpadded) has `max(n - 2 + 1, 0)` n-grams
 //! of the same bytes, with the same outer partition. When `x` has no tokens at all both give
 //! only empty rows. The result is byte-identical.
+//!
+//! `local_hash_ngrams`: `to_hash_bucket_fast(ngrams(x))` (hashed n-gram features) becomes one
+//! `HashedNgrams`, which hashes each n-gram from a small per-thread buffer instead of storing
+//! every n-gram string first. Law: it hashes the same bytes with the same function, so the
+//! buckets are identical. The n-grams must have no other reader (else they would be built twice).
 
 use std::sync::Arc;
 
 use ragtime_core::{DType, Result};
-use ragtime_graph::{ApplyId, FunctionGraph, OpRef, VarId};
+use ragtime_graph::{ApplyId, Client, FunctionGraph, OpRef, VarId};
 use ragtime_ops::index::{GetItem, KeyItem};
-use ragtime_ops::strings::{Join, Ngrams};
+use ragtime_ops::strings::{HashedNgrams, Join, Ngrams, ToHashBucketFast};
 
 type Rewrite = Result<Option<Vec<(VarId, VarId)>>>;
 
@@ -50,4 +57,21 @@ pub(crate) fn join_adjacent(fg: &mut FunctionGraph, node: ApplyId) -> Rewrite {
     let op: OpRef = Arc::new(Ngrams::new(&[2])?.with_separator(&separator));
     let grams = fg.add_node(op, &[x])?;
     Ok(Some(vec![(out, grams[0])]))
+}
+
+/// The rewrite, on a `strings.to_hash_bucket_fast` node.
+pub(crate) fn hash_ngrams(fg: &mut FunctionGraph, node: ApplyId) -> Rewrite {
+    let Some(apply) = fg.node(node) else { return Ok(None) };
+    let Some(hash) = apply.op.as_any().downcast_ref::<ToHashBucketFast>() else { return Ok(None) };
+    let (hash, grams, out) = (hash.clone(), apply.inputs[0], apply.outputs[0]);
+    if !matches!(fg.clients(grams), [Client::Node { node: n, .. }] if *n == node) {
+        return Ok(None);
+    }
+    let Some(producer) = fg.var(grams).and_then(|v| v.owner).and_then(|id| fg.node(id)) else { return Ok(None) };
+    let Some(ngrams) = producer.op.as_any().downcast_ref::<Ngrams>() else { return Ok(None) };
+    let x = producer.inputs[0];
+    let Some(fused) = HashedNgrams::new(ngrams.clone(), hash) else { return Ok(None) };
+    let op: OpRef = Arc::new(fused);
+    let buckets = fg.add_node(op, &[x])?;
+    Ok(Some(vec![(out, buckets[0])]))
 }

@@ -12,7 +12,7 @@ use ragtime_ops::partition_ops::Identity;
 use ragtime_ops::reduce::{Reduce, ReduceKind};
 use ragtime_ops::rows::Softmax;
 use ragtime_ops::s;
-use ragtime_ops::strings::Join;
+use ragtime_ops::strings::{Join, Ngrams, ToHashBucketFast};
 use ragtime_ops::structure::Concat;
 use ragtime_opt::{optimize, Level, OptimizeOptions};
 
@@ -440,4 +440,35 @@ fn joins_of_adjacent_tokens_become_bigrams_written_straight_from_the_tokens() {
         let (_, names) = check(&g, &inputs, &[out], &rows[..1], &[]);
         assert!(names.iter().any(|n| n.starts_with("StringsJoin")), "{names:?}");
     }
+}
+
+#[test]
+fn hashed_ngrams_are_hashed_without_storing_the_ngrams_unless_they_are_read_elsewhere() {
+    let tokens = RaggedTensor::from_literal_typed(
+        &Literal::from(vec![vec!["a", "bb", "", "ccc"], vec![], vec!["d"], vec!["e", "f"]]),
+        Some(DType::String),
+        Some(1),
+        None,
+    )
+    .unwrap();
+    let build = |also_grams: bool| {
+        let mut g = Graph::new();
+        let x = g.input("x", TensorType::ragged(DType::String, 1)).unwrap();
+        let op = Ngrams::new(&[2]).unwrap().with_separator("+").with_padding("<s>", "</s>", None).unwrap();
+        let grams = apply(&mut g, Arc::new(op), &[x]);
+        let buckets = apply(&mut g, Arc::new(ToHashBucketFast::new(97).unwrap()), &[grams]);
+        let outputs = if also_grams { vec![buckets, grams] } else { vec![buckets] };
+        (g, x, outputs)
+    };
+    let (g, x, outputs) = build(false);
+    // Bit-identical buckets (`check` compares with the unoptimized graph).
+    let (n, names) = check(&g, &[x], &outputs, std::slice::from_ref(&tokens), &[]);
+    assert_eq!(n, 1, "{names:?}");
+    assert!(names[0].starts_with("StringsHashedNgrams{"), "{names:?}");
+    let (_, kept) = check(&g, &[x], &outputs, std::slice::from_ref(&tokens), &["local_hash_ngrams"]);
+    assert!(kept.iter().any(|n| n.starts_with("StringsNgrams")), "{kept:?}");
+    // The n-grams are an output too: they are built anyway, and hashed from there.
+    let (g, x, outputs) = build(true);
+    let (_, names) = check(&g, &[x], &outputs, std::slice::from_ref(&tokens), &[]);
+    assert!(names.iter().any(|n| n.starts_with("StringsToHashBucketFast")), "{names:?}");
 }
