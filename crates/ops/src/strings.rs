@@ -1523,6 +1523,7 @@ pub struct Ngrams {
     pad_values: Option<(String, String)>,
     padding_width: Option<i64>,
     preserve_short_sequences: bool,
+    pad_without_tokens: bool,
 }
 
 impl Ngrams {
@@ -1540,6 +1541,7 @@ impl Ngrams {
             pad_values: None,
             padding_width: None,
             preserve_short_sequences: false,
+            pad_without_tokens: false,
         })
     }
 
@@ -1566,6 +1568,19 @@ impl Ngrams {
     pub fn with_preserve_short_sequences(mut self, preserve: bool) -> Self {
         self.preserve_short_sequences = preserve;
         self
+    }
+
+    /// Pads the rows even when the input has no tokens at all, where TensorFlow's kernel gives no
+    /// n-gram in any row: the n-grams of rows that were padded beforehand (a ragtime extension;
+    /// the optimizer's `local_pad_ngrams` makes such n-grams from a concat of pads).
+    pub fn with_padding_without_tokens(mut self) -> Self {
+        self.pad_without_tokens = true;
+        self
+    }
+
+    /// Whether rows are padded even when the input has no tokens at all.
+    pub fn pads_without_tokens(&self) -> bool {
+        self.pad_without_tokens
     }
 
     /// From graph-file attributes: `ngram_width` (integer or list), `separator`, `pad_values`
@@ -1757,7 +1772,7 @@ impl Ngrams {
     fn ngrams_of_rows(&self, col: &StringTensor, splits: &[i64]) -> Result<(StringTensor, Vec<i64>)> {
         let nrows = splits.len().saturating_sub(1);
         // TensorFlow's kernel: no tokens at all means no n-gram in any row, padding or not.
-        if col.is_empty() {
+        if col.is_empty() && !self.pad_without_tokens {
             return Ok((StringBuilder::default().finish(vec![0])?, vec![0; nrows + 1]));
         }
         self.check_output_size(col, splits)?;
@@ -1968,8 +1983,13 @@ impl<'a> OneWidth<'a> {
 impl Op for Ngrams {
     fn name(&self) -> String {
         format!(
-            "StringsNgrams{{widths={:?}, separator={:?}, pad_values={:?}, padding_width={:?}, preserve_short_sequences={}}}",
-            self.widths, self.separator, self.pad_values, self.padding_width, self.preserve_short_sequences
+            "StringsNgrams{{widths={:?}, separator={:?}, pad_values={:?}, padding_width={:?}, preserve_short_sequences={}{}}}",
+            self.widths,
+            self.separator,
+            self.pad_values,
+            self.padding_width,
+            self.preserve_short_sequences,
+            if self.pad_without_tokens { ", pad_without_tokens=true" } else { "" }
         )
     }
 
@@ -1984,7 +2004,7 @@ impl Op for Ngrams {
         let mut dims = ty.dims().to_vec();
         if let Some(last) = dims.last_mut() {
             *last = match *last {
-                Dim::Known(0) => Dim::Known(0),
+                Dim::Known(0) if !self.pad_without_tokens => Dim::Known(0),
                 Dim::Known(m) => Dim::Known(self.count(m as i64) as usize),
                 other => other,
             };
@@ -2007,7 +2027,7 @@ impl Op for Ngrams {
         let nrows: usize = shape[..shape.len() - 1].iter().product();
         let splits: Vec<i64> = (0..=nrows).map(|r| (r * row_len) as i64).collect();
         let (grams, _) = self.ngrams_of_rows(col, &splits)?;
-        let per_row = if row_len == 0 { 0 } else { self.count(row_len as i64) as usize };
+        let per_row = if row_len == 0 && !self.pad_without_tokens { 0 } else { self.count(row_len as i64) as usize };
         let mut out_shape = shape.to_vec();
         if let Some(last) = out_shape.last_mut() {
             *last = per_row;
@@ -2043,12 +2063,22 @@ impl HashedNgrams {
         Some(HashedNgrams { ngrams, hash })
     }
 
+    /// The n-grams hashed.
+    pub fn ngrams(&self) -> &Ngrams {
+        &self.ngrams
+    }
+
+    /// The hash of each n-gram.
+    pub fn hash(&self) -> &ToHashBucketFast {
+        &self.hash
+    }
+
     /// The buckets of the n-grams of every row `splits[i]..splits[i + 1]` of `col`, and the
     /// n-grams' splits.
     fn buckets_of_rows(&self, col: &StringTensor, splits: &[i64], width: i64) -> Result<(Vec<i64>, Vec<i64>)> {
         let nrows = splits.len().saturating_sub(1);
         // TensorFlow's kernel: no tokens at all means no n-gram in any row, padding or not.
-        if col.is_empty() {
+        if col.is_empty() && !self.ngrams.pad_without_tokens {
             return Ok((Vec::new(), vec![0; nrows + 1]));
         }
         self.ngrams.check_output_size(col, splits)?;
@@ -2580,6 +2610,26 @@ mod tests {
             assert_eq!(fast.0.offsets(), slow.0.offsets(), "{}: n-gram lengths", op.name());
             assert_eq!(fast.0.bytes(), slow.0.bytes(), "{}: n-gram bytes", op.name());
         }
+    }
+
+    #[test]
+    fn ngrams_padded_without_tokens_pad_empty_rows_too() {
+        let op = Ngrams::new(&[2]).unwrap().with_separator("+").with_padding("<", ">", Some(1)).unwrap();
+        let always = op.clone().with_padding_without_tokens();
+        let empty = strings(lit(vec![Vec::<&str>::new(), vec![]]), 1);
+        // TensorFlow's rule: no tokens at all, no n-grams; the extension pads every row.
+        assert_value(&run(&op, std::slice::from_ref(&empty)), &empty);
+        assert_value(&run(&always, std::slice::from_ref(&empty)), &ragged![["<+>"], ["<+>"]].unwrap());
+        // Dense rows of no tokens: one n-gram a row, and the inferred type says so.
+        let dense =
+            RaggedTensor::dense(DenseTensor::String(StringTensor::from_strings::<&str>(&[], vec![2, 0]).unwrap()));
+        let got = run(&always, &[dense]);
+        assert_value(
+            &got,
+            &RaggedTensor::dense(DenseTensor::String(StringTensor::from_strings(&["<+>", "<+>"], vec![2, 1]).unwrap())),
+        );
+        let tokens = ragged![["a", "b"], []].unwrap();
+        assert_value(&run(&always, std::slice::from_ref(&tokens)), &run(&op, &[tokens]));
     }
 
     #[test]

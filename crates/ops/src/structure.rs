@@ -639,6 +639,11 @@ impl Stack {
     pub fn new(axis: i64) -> Self {
         Stack { axis }
     }
+
+    /// The axis of the result the inputs are stacked along (negative counts from the end).
+    pub fn axis(&self) -> i64 {
+        self.axis
+    }
     /// From graph-file attributes: `axis` (default 0, as in `tf.stack`).
     pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
         attrs.only(&["axis"])?;

@@ -144,6 +144,12 @@ pub const REWRITES: &[RewriteInfo] = &[
         doc: "join([x[:, :-1], x[:, 1:]], sep) over ragged string rows -> ngrams(x, 2, sep), written straight from x",
     },
     RewriteInfo {
+        name: "local_pad_ngrams",
+        tags: &["fast_run", "fusion", "local"],
+        position: 30,
+        doc: "ngrams(concat([fill(stack([nrows(x), 1]), a), x, fill(..., b)], 1), w >= 2) -> ngrams(x) padded once with a and b, without the concat",
+    },
+    RewriteInfo {
         name: "local_hash_ngrams",
         tags: &["fast_run", "fusion", "local"],
         position: 30,
@@ -218,6 +224,7 @@ fn local_rewrite(name: &str) -> Option<LocalRewrite> {
         "local_concat_one" => canon::concat_one,
         "local_gather_reduce" => gather_reduce::gather_reduce,
         "local_join_adjacent" => ngrams::join_adjacent,
+        "local_pad_ngrams" => ngrams::pad_ngrams,
         "local_hash_ngrams" => ngrams::hash_ngrams,
         "local_expand_softmax" => expand::softmax,
         "local_expand_row_statistics" => expand::statistic,

@@ -10,6 +10,9 @@
 //! of the same bytes, with the same outer partition. When `x` has no tokens at all both give
 //! only empty rows. The result is byte-identical.
 //!
+//! `local_pad_ngrams` (see [`pad_ngrams`]): n-grams of tokens with a marker concatenated on each
+//! side become padded n-grams of the tokens, without the concat.
+//!
 //! `local_hash_ngrams`: `to_hash_bucket_fast(ngrams(x))` (hashed n-gram features) becomes one
 //! `HashedNgrams`, which hashes each n-gram from a small per-thread buffer instead of storing
 //! every n-gram string first. Law: it hashes the same bytes with the same function, so the
@@ -20,7 +23,9 @@ use std::sync::Arc;
 use ragtime_core::{DType, Result};
 use ragtime_graph::{ApplyId, Client, FunctionGraph, OpRef, VarId};
 use ragtime_ops::index::{GetItem, KeyItem};
+use ragtime_ops::partition_ops::Nrows;
 use ragtime_ops::strings::{HashedNgrams, Join, Ngrams, ToHashBucketFast};
+use ragtime_ops::structure::{Concat, Fill, Stack};
 
 type Rewrite = Result<Option<Vec<(VarId, VarId)>>>;
 
@@ -74,4 +79,73 @@ pub(crate) fn hash_ngrams(fg: &mut FunctionGraph, node: ApplyId) -> Rewrite {
     let op: OpRef = Arc::new(fused);
     let buckets = fg.add_node(op, &[x])?;
     Ok(Some(vec![(out, buckets[0])]))
+}
+
+/// The constant scalar string `v` holds, if it is one.
+fn constant_string(fg: &FunctionGraph, v: VarId) -> Option<String> {
+    let dense = fg.var(v)?.constant.as_ref()?.as_dense()?;
+    let col = dense.as_strings().filter(|_| dense.rank() == 0)?;
+    String::from_utf8(col.get(0).to_vec()).ok()
+}
+
+/// When `v` is `fill(stack([nrows(x), 1]), s)` (one string `s` per row of `x`, as a `[n, 1]`
+/// column): `s`.
+fn row_marker(fg: &FunctionGraph, v: VarId, x: VarId) -> Option<String> {
+    let producer = |v: VarId| fg.var(v).and_then(|var| var.owner).and_then(|id| fg.node(id));
+    let fill = producer(v)?;
+    if !fill.op.as_any().is::<Fill>() {
+        return None;
+    }
+    let (dims, value) = (fill.inputs[0], fill.inputs[1]);
+    let stack = producer(dims)?;
+    let [n, one] = stack.inputs[..] else { return None };
+    let stacked_rows = stack.op.as_any().downcast_ref::<Stack>().is_some_and(|s| s.axis() == 0);
+    let counts_rows = producer(n).is_some_and(|a| a.op.as_any().is::<Nrows>() && a.inputs[0] == x);
+    let is_one = fg
+        .var(one)
+        .and_then(|var| var.constant.as_ref())
+        .and_then(ragtime_ops::fused::ScalarConst::from_tensor)
+        .is_some_and(|c| !c.dtype().is_float() && c.as_f64() == 1.0);
+    (stacked_rows && counts_rows && is_one).then(|| constant_string(fg, value))?
+}
+
+/// `local_pad_ngrams`, on a `strings.ngrams` node (or a `HashedNgrams` one, whose n-grams it pads
+/// the same way): n-grams of width `w >= 2` of
+/// `concat([fill(stack([nrows(x), 1]), a), x, fill(stack([nrows(x), 1]), b)], axis=1)` are the
+/// n-grams of `x` padded once with `a` before and `b` after each row, padding rows even when `x`
+/// has no tokens at all (the concat always has some). Law: both see the row `[a, x..., b]`, so
+/// the n-grams (count `max(n + 2 - w + 1, 0)`, and bytes) are the same; the concat of pads is not
+/// built.
+pub(crate) fn pad_ngrams(fg: &mut FunctionGraph, node: ApplyId) -> Rewrite {
+    let Some(apply) = fg.node(node) else { return Ok(None) };
+    let hashed = apply.op.as_any().downcast_ref::<HashedNgrams>();
+    let Some(ngrams) = hashed.map(HashedNgrams::ngrams).or_else(|| apply.op.as_any().downcast_ref::<Ngrams>()) else {
+        return Ok(None);
+    };
+    let hash = hashed.map(|h| h.hash().clone());
+    let ([width], None, false, false) =
+        (ngrams.widths(), ngrams.pad_values(), ngrams.preserve_short_sequences(), ngrams.pads_without_tokens())
+    else {
+        return Ok(None);
+    };
+    let (width, separator, padded, out) = (*width, ngrams.separator().to_owned(), apply.inputs[0], apply.outputs[0]);
+    let Some(concat) = fg.var(padded).and_then(|v| v.owner).and_then(|id| fg.node(id)) else { return Ok(None) };
+    let along_rows = concat.op.as_any().downcast_ref::<Concat>().is_some_and(|c| matches!(c.axis(), 1 | -1));
+    let [before, x, after] = concat.inputs[..] else { return Ok(None) };
+    let Some(ty) = fg.var(x).map(|v| v.ty.clone()) else { return Ok(None) };
+    if width < 2 || !along_rows || ty.dtype() != DType::String || ty.ragged_rank() != 1 || ty.rank() != 2 {
+        return Ok(None);
+    }
+    let (Some(a), Some(b)) = (row_marker(fg, before, x), row_marker(fg, after, x)) else { return Ok(None) };
+    let op =
+        Ngrams::new(&[width])?.with_separator(&separator).with_padding(&a, &b, Some(1))?.with_padding_without_tokens();
+    let op: OpRef = match hash {
+        Some(hash) => match HashedNgrams::new(op, hash) {
+            Some(fused) => Arc::new(fused),
+            None => return Ok(None),
+        },
+        None => Arc::new(op),
+    };
+    let grams = fg.add_node(op, &[x])?;
+    Ok(Some(vec![(out, grams[0])]))
 }

@@ -3,17 +3,17 @@
 
 use std::sync::Arc;
 
-use ragtime_core::{ragged, DType, DenseTensor, Literal, RaggedTensor, TensorType};
+use ragtime_core::{ragged, DType, DenseTensor, Literal, RaggedTensor, StringTensor, TensorType};
 use ragtime_graph::{FunctionGraph, Graph, Interpreter, OpRef, VarId};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
 use ragtime_ops::gather::Gather;
 use ragtime_ops::index::{GetItem, Key};
-use ragtime_ops::partition_ops::Identity;
+use ragtime_ops::partition_ops::{Identity, Nrows};
 use ragtime_ops::reduce::{Reduce, ReduceKind};
 use ragtime_ops::rows::Softmax;
 use ragtime_ops::s;
 use ragtime_ops::strings::{Join, Ngrams, ToHashBucketFast};
-use ragtime_ops::structure::Concat;
+use ragtime_ops::structure::{Concat, Fill, Stack};
 use ragtime_opt::{optimize, Level, OptimizeOptions};
 
 fn ew(op: ScalarOp) -> OpRef {
@@ -471,4 +471,58 @@ fn hashed_ngrams_are_hashed_without_storing_the_ngrams_unless_they_are_read_else
     let (g, x, outputs) = build(true);
     let (_, names) = check(&g, &[x], &outputs, std::slice::from_ref(&tokens), &[]);
     assert!(names.iter().any(|n| n.starts_with("StringsToHashBucketFast")), "{names:?}");
+}
+
+/// `ngrams(concat([fill(stack([nrows(x), 1]), a), x, fill(stack([nrows(y), 1]), b)], 1), width)`,
+/// hashed or not, over ragged string rows `x` (`y` is `x` unless `other_rows`).
+fn padded_by_concat(width: i64, hashed: bool, other_rows: bool) -> (Graph, Vec<VarId>, VarId) {
+    let mut g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::String, 1)).unwrap();
+    let y = if other_rows { g.input("y", TensorType::ragged(DType::String, 1)).unwrap() } else { x };
+    let marker = |g: &mut Graph, rows: VarId, s: &str| {
+        let n = apply(g, Arc::new(Nrows), &[rows]);
+        let one = g.constant(DenseTensor::scalar(1i64).into());
+        let dims = apply(g, Arc::new(Stack::new(0)), &[n, one]);
+        let value = g.constant(DenseTensor::String(StringTensor::from_strings(&[s], vec![]).unwrap()).into());
+        apply(g, Arc::new(Fill), &[dims, value])
+    };
+    let (a, b) = (marker(&mut g, x, "<s>"), marker(&mut g, y, "</s>"));
+    let padded = apply(&mut g, Arc::new(Concat::new(1)), &[a, x, b]);
+    let grams = apply(&mut g, Arc::new(Ngrams::new(&[width]).unwrap().with_separator("+")), &[padded]);
+    let out = if hashed { apply(&mut g, Arc::new(ToHashBucketFast::new(97).unwrap()), &[grams]) } else { grams };
+    let inputs = if other_rows { vec![x, y] } else { vec![x] };
+    (g, inputs, out)
+}
+
+#[test]
+fn ngrams_of_rows_with_markers_concatenated_are_padded_ngrams_of_the_rows() {
+    let strings = |rows: Vec<Vec<&str>>| {
+        RaggedTensor::from_literal_typed(&Literal::from(rows), Some(DType::String), Some(1), None).unwrap()
+    };
+    let cases = [
+        strings(vec![vec!["a", "bb", "", "ccc"], vec![], vec!["d"], vec!["e", "f"]]),
+        // No tokens at all: the concat still has the markers, so every row has n-grams of them.
+        strings(vec![vec![], vec![], vec![]]),
+        strings(vec![]),
+    ];
+    for width in [2, 3] {
+        for hashed in [false, true] {
+            let (g, inputs, out) = padded_by_concat(width, hashed, false);
+            for x in &cases {
+                // Identical to the concat's n-grams (`check` compares with the unoptimized graph).
+                let (n, names) = check(&g, &inputs, &[out], std::slice::from_ref(x), &[]);
+                assert_eq!(n, 1, "width {width}, hashed {hashed}: {names:?}");
+                assert!(names[0].contains("pad_values=Some((\"<s>\", \"</s>\")), padding_width=Some(1)"), "{names:?}");
+                assert!(names[0].contains("pad_without_tokens=true"), "{names:?}");
+            }
+        }
+    }
+    // Unigrams would keep the markers as n-grams of their own; markers counted from other rows
+    // may not line up: both left alone.
+    let (g, inputs, out) = padded_by_concat(1, false, false);
+    let (_, names) = check(&g, &inputs, &[out], &cases[..1], &[]);
+    assert!(names.iter().any(|n| n.starts_with("Concat")), "{names:?}");
+    let (g, inputs, out) = padded_by_concat(2, false, true);
+    let (_, names) = check(&g, &inputs, &[out], &[cases[0].clone(), cases[0].clone()], &[]);
+    assert!(names.iter().any(|n| n.starts_with("Concat")), "{names:?}");
 }
