@@ -273,7 +273,7 @@ fn gathered_rows_summed_over_the_ragged_axis_fuse_into_one_gather_reduce() {
     for kind in [ReduceKind::Sum, ReduceKind::Mean] {
         for keepdims in [false, true] {
             for (concat, with_b) in [(true, "tables=2"), (false, "tables=1")] {
-                for inner in [&[][..], &[3][..], &[2, 2][..]] {
+                for inner in [&[][..], &[3][..], &[2, 2][..], &[2, 4][..], &[16][..], &[32][..]] {
                     let dims: Vec<Option<usize>> =
                         std::iter::once(None).chain(inner.iter().map(|&d| Some(d))).collect();
                     let (g, inputs, out) = embedding_bag(kind, keepdims, &dims, concat);
