@@ -110,6 +110,24 @@ pub fn fill_spans<T: Send>(
     Ok(())
 }
 
+/// A new buffer of `offsets[last] - offsets[0]` elements (a fallible allocation charged to `op`),
+/// filled by [`fill_spans`]: the one way the string kernels build a variable-size output after
+/// computing its offsets.
+pub fn spans_filled<T: Send + Clone + Default>(
+    op: &str,
+    offsets: &[i64],
+    fill: impl Fn(std::ops::Range<usize>, &mut [T]) + Sync,
+) -> Result<Vec<T>> {
+    let len = match (offsets.first(), offsets.last()) {
+        (Some(&first), Some(&last)) => usize::try_from(last - first).unwrap_or(0),
+        _ => 0,
+    };
+    let mut out: Vec<T> = ragtime_core::limits::try_vec(op, len)?;
+    out.resize(len, T::default());
+    fill_spans(&mut out, offsets, fill)?;
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

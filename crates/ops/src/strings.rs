@@ -641,9 +641,7 @@ impl Op for Join {
                 end += seps_per_join + columns.iter().map(|&(_, o)| o[e + 1] - o[e]).sum::<i64>();
                 offsets.push(end);
             }
-            let mut buf: Vec<u8> = limits::try_vec(JOIN, bytes as usize)?;
-            buf.resize(bytes as usize, 0);
-            crate::parallel::fill_spans(&mut buf, &offsets, |elements, chunk| {
+            let buf: Vec<u8> = crate::parallel::spans_filled(JOIN, &offsets, |elements, chunk| {
                 let mut at = 0;
                 for e in elements {
                     for (k, &(b, o)) in columns.iter().enumerate() {
@@ -1841,9 +1839,7 @@ impl Ngrams {
             }
             row_offsets.push(end);
         }
-        let mut buf: Vec<u8> = limits::try_vec(NGRAMS, end as usize)?;
-        buf.resize(end as usize, 0);
-        crate::parallel::fill_spans(&mut buf, &row_offsets, |rows, chunk| {
+        let buf: Vec<u8> = crate::parallel::spans_filled(NGRAMS, &row_offsets, |rows, chunk| {
             let mut at = 0;
             for r in rows {
                 let tokens = &grams.offsets[splits[r] as usize..=splits[r + 1] as usize];
@@ -2084,9 +2080,7 @@ impl HashedNgrams {
         self.ngrams.check_output_size(col, splits)?;
         let out_splits = self.ngrams.one_width_splits(splits, width)?;
         let grams = OneWidth::new(&self.ngrams, col, width);
-        let mut buckets: Vec<i64> = limits::try_vec(HASH, out_splits[nrows] as usize)?;
-        buckets.resize(out_splits[nrows] as usize, 0);
-        crate::parallel::fill_spans(&mut buckets, &out_splits, |rows, chunk| {
+        let buckets: Vec<i64> = crate::parallel::spans_filled(HASH, &out_splits, |rows, chunk| {
             // Room for the n-gram plus the 16 bytes `append_bytes` may write past it.
             let mut scratch: Vec<u8> = Vec::new();
             let mut k = 0;

@@ -535,9 +535,7 @@ fn concat_string_rows(
             }
         }
     })?;
-    let mut buf: Vec<u8> = ragtime_core::limits::try_vec(op, bytes as usize)?;
-    buf.resize(bytes as usize, 0);
-    crate::parallel::fill_spans(&mut buf, &row_bytes, |rows, chunk| {
+    let buf: Vec<u8> = crate::parallel::spans_filled(op, &row_bytes, |rows, chunk| {
         let mut at = 0;
         for r in rows {
             for (c, s) in columns.iter().zip(splits) {
