@@ -69,12 +69,9 @@ fn vocab2_dir() -> PathBuf {
 const NOT_YET_IMPLEMENTED: &[&str] = &[];
 
 /// Cases of `tests/vocab2/` whose expected value contradicts the README's definition of the op,
-/// with the reason; each must still fail (so an entry goes when the case or the op changes).
-const CASES_CONTRADICTING_THE_README: &[(&str, &str)] = &[(
-    "vocab2_rows/argsort/zero_rows",
-    "expects a float32 result for zero rows (the generator's row-by-row map returned its input); the README \
-     and TensorFlow's argsort give int32 positions, and a result dtype cannot depend on the number of rows",
-)];
+/// with the reason; each must still fail (so an entry goes when the case or the op changes). Empty
+/// since `argsort/zero_rows` was corrected to int32 in `../shared/vocab2`.
+const CASES_CONTRADICTING_THE_README: &[(&str, &str)] = &[];
 
 /// One case of `tests/vocab2/` with the ops its graph uses.
 struct Vocab2Case {
@@ -82,7 +79,7 @@ struct Vocab2Case {
     ops: BTreeSet<String>,
 }
 
-/// Loads every case of `tests/vocab2/` (a repeated case name, as `vocab2_math.json` has, gets ` #2`
+/// Loads every case of `tests/vocab2/` (a repeated case name would get ` #2`
 /// from the loader).
 fn vocab2_cases() -> Vec<Vocab2Case> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(vocab2_dir())
@@ -177,14 +174,15 @@ fn the_case_files_load() {
     assert_eq!(total, 159, "expected the 159 shared TensorFlow cases");
 }
 
-/// The project keeps copies of `../shared/conformance`, `../shared/workloads` and
-/// `../shared/vocab2` so that tests pass on any clone; this fails when a copy has drifted (copy
+/// The project keeps copies of `../shared/conformance`, `../shared/workloads`, `../shared/vocab2`
+/// and `../shared/grad` so that tests pass on any clone; this fails when a copy has drifted (copy
 /// the shared files again, never edit them).
 #[test]
-fn the_copies_match_shared_conformance_workloads_and_vocab2() {
+fn the_copies_match_shared_conformance_workloads_vocab2_and_grad() {
     check_copy(&cases_dir(), "conformance");
     check_copy(&workloads_dir(), "workloads");
     check_copy(&vocab2_dir(), "vocab2");
+    check_copy(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/grad"), "grad");
 }
 
 fn check_copy(copy: &Path, name: &str) {
