@@ -1,11 +1,19 @@
-//! The rewrite database and the pipeline: every rewrite has a stable name, tags and a position;
-//! `OptimizeOptions` switches rewrites off by name or tag; node rewrites run in an equilibrium
-//! group to a fixed point under a budget.
+//! The rewrite database: every rewrite has a stable name, tags, a position in the pipeline and its
+//! implementation, in one table ([`REWRITES`]). A node rewrite declares the op types it looks at
+//! ([`Tracks`]), so the engine (`pipeline.rs`) offers it only those nodes; `OptimizeOptions`
+//! switches rewrites off by name or tag, and [`OptimizeOptions::check`] refuses names that match
+//! nothing.
 
-use std::time::{Duration, Instant};
+use std::any::TypeId;
 
 use ragtime_core::{Error, Result};
 use ragtime_graph::{ApplyId, FunctionGraph, VarId};
+use ragtime_ops::elemwise::Elemwise;
+use ragtime_ops::partition_ops::Identity;
+use ragtime_ops::reduce::{Reduce, Statistic};
+use ragtime_ops::rows::Softmax;
+use ragtime_ops::strings::{HashedNgrams, Join, Ngrams, ToHashBucketFast};
+use ragtime_ops::structure::Concat;
 
 use crate::{canon, expand, fold, fusion, gather_reduce, merge, ngrams};
 
@@ -30,8 +38,89 @@ pub struct OptimizeOptions {
     pub including: Vec<String>,
 }
 
+impl OptimizeOptions {
+    /// Fails on a name in `excluding` or `including` that is neither a rewrite nor a tag of
+    /// [`REWRITES`], nor one of `stage_names` (stages after the optimizer, such as the backend's
+    /// `jit`), suggesting the closest known names: a misspelt name must not silently change nothing.
+    pub fn check(&self, stage_names: &[&str]) -> Result<()> {
+        let known = known_names(stage_names);
+        for (list, what) in [(&self.excluding, "excluding"), (&self.including, "including")] {
+            if let Some(name) = list.iter().find(|n| !known.contains(&n.as_str())) {
+                let mut close: Vec<(f64, &str)> = known
+                    .iter()
+                    .map(|k| (strsim::jaro_winkler(name, k).max(substring_score(name, k)), *k))
+                    .filter(|(score, _)| *score >= 0.8)
+                    .collect();
+                close.sort_by(|a, b| b.0.total_cmp(&a.0));
+                let hint = match close.first() {
+                    Some((_, best)) => format!("did you mean `{best}`?"),
+                    None => format!("the rewrites and tags are: {}", known.join(", ")),
+                };
+                return Err(Error::argument("compile", format!("{what}: no rewrite or tag is named `{name}`; {hint}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// 0.9 when one name contains the other (`gather_reduce` in `local_gather_reduce`), else 0.
+fn substring_score(a: &str, b: &str) -> f64 {
+    if a.len() >= 3 && (b.contains(a) || a.contains(b)) {
+        0.9
+    } else {
+        0.0
+    }
+}
+
+/// Every rewrite name and tag, then `stage_names`, each once, in table order.
+fn known_names<'a>(stage_names: &[&'a str]) -> Vec<&'a str> {
+    let mut known: Vec<&str> = Vec::new();
+    let all = REWRITES.iter().flat_map(|r| std::iter::once(r.name).chain(r.tags.iter().copied()));
+    for name in all.chain(stage_names.iter().copied()) {
+        if !known.contains(&name) {
+            known.push(name);
+        }
+    }
+    known
+}
+
+/// A node rewrite: looks at one node and, if its law applies, returns replacements for its
+/// outputs (the graph may have gained nodes or constants for them).
+pub(crate) type LocalRewrite = fn(&mut FunctionGraph, ApplyId) -> Result<Option<Vec<(VarId, VarId)>>>;
+
+/// A whole-graph pass; returns how many times it applied.
+pub(crate) type GlobalPass = fn(&mut FunctionGraph) -> Result<usize>;
+
+/// The nodes a node rewrite looks at.
+#[derive(Debug, Clone, Copy)]
+pub enum Tracks {
+    /// Every node (constant folding).
+    AnyOp,
+    /// Nodes whose op has one of these Rust types (op identity is by type: DESIGN.md decision 5).
+    Ops(&'static [fn() -> TypeId]),
+}
+
+/// How a rewrite runs.
+#[derive(Clone, Copy)]
+pub enum Pass {
+    /// A node rewrite, offered the nodes it tracks. Consecutive node rewrites at one position run
+    /// together in one equilibrium group.
+    Local(Tracks, LocalRewrite),
+    /// A pass over the whole graph.
+    Global(GlobalPass),
+}
+
+impl std::fmt::Debug for Pass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Pass::Local(tracks, _) => f.debug_tuple("Local").field(tracks).finish(),
+            Pass::Global(_) => f.write_str("Global"),
+        }
+    }
+}
+
 /// A rewrite's entry in the database.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct RewriteInfo {
     /// Stable name, for reports and `excluding`.
     pub name: &'static str,
@@ -41,10 +130,12 @@ pub struct RewriteInfo {
     pub position: u32,
     /// What it does, in one line.
     pub doc: &'static str,
+    /// Its implementation.
+    pub pass: Pass,
 }
 
 impl RewriteInfo {
-    fn selected(&self, opts: &OptimizeOptions) -> bool {
+    pub(crate) fn selected(&self, opts: &OptimizeOptions) -> bool {
         let named = |list: &[String]| list.iter().any(|x| x == self.name || self.tags.contains(&x.as_str()));
         if named(&opts.excluding) {
             return false;
@@ -56,295 +147,137 @@ impl RewriteInfo {
     }
 }
 
+/// The tag of a rewrite whose result agrees with the original graph within the conformance
+/// tolerance rather than bit for bit (it computes in another precision or order).
+pub const APPROXIMATE: &str = "approximate";
+
 /// Every rewrite, in pipeline order. Node rewrites (tag `local`) run together in the
 /// `canonicalize` equilibrium group.
 pub const REWRITES: &[RewriteInfo] = &[
     RewriteInfo {
         name: "merge",
+        pass: Pass::Global(merge::merge),
         tags: &["fast_compile", "fast_run", "merge"],
         position: 0,
         doc: "common subexpressions and equal constants become one",
     },
     RewriteInfo {
         name: "constant_folding",
+        pass: Pass::Local(Tracks::AnyOp, fold::constant_folding),
         tags: &["fast_run", "canonicalize", "local"],
         position: 10,
         doc: "a node whose inputs are all constants becomes its value (results up to 2^16 elements)",
     },
     RewriteInfo {
         name: "local_useless_identity",
+        pass: Pass::Local(Tracks::Ops(&[TypeId::of::<Identity>]), canon::useless_identity),
         tags: &["fast_run", "canonicalize", "local", "useless"],
         position: 10,
         doc: "identity(x) -> x",
     },
     RewriteInfo {
         name: "local_useless_cast",
+        pass: Pass::Local(Tracks::Ops(&[TypeId::of::<Elemwise>]), canon::useless_cast),
         tags: &["fast_run", "canonicalize", "local", "useless"],
         position: 10,
         doc: "cast(x, dtype(x)) -> x",
     },
     RewriteInfo {
         name: "local_add_zero",
+        pass: Pass::Local(Tracks::Ops(&[TypeId::of::<Elemwise>]), canon::add_zero),
         tags: &["fast_run", "canonicalize", "local", "useless"],
         position: 10,
         doc: "x + 0 -> x (integers; floats only for -0.0), x - 0 -> x",
     },
     RewriteInfo {
         name: "local_mul_one",
+        pass: Pass::Local(Tracks::Ops(&[TypeId::of::<Elemwise>]), canon::mul_one),
         tags: &["fast_run", "canonicalize", "local", "useless"],
         position: 10,
         doc: "x * 1 -> x, x / 1 -> x (floats)",
     },
     RewriteInfo {
         name: "local_double_negation",
+        pass: Pass::Local(Tracks::Ops(&[TypeId::of::<Elemwise>]), canon::double_negation),
         tags: &["fast_run", "canonicalize", "local", "useless"],
         position: 10,
         doc: "-(-x) -> x, not(not x) -> x, ~(~x) -> x",
     },
     RewriteInfo {
         name: "local_reduce_size_one",
+        pass: Pass::Local(Tracks::Ops(&[TypeId::of::<Reduce>]), canon::reduce_size_one),
         tags: &["fast_run", "canonicalize", "local", "useless"],
         position: 10,
         doc: "a keepdims reduction over a size-1 uniform axis -> x",
     },
     RewriteInfo {
         name: "local_concat_one",
+        pass: Pass::Local(Tracks::Ops(&[TypeId::of::<Concat>]), canon::concat_one),
         tags: &["fast_run", "canonicalize", "local", "useless"],
         position: 10,
         doc: "concat of one input -> x",
     },
     RewriteInfo {
         name: "merge_after_canonicalize",
+        pass: Pass::Global(merge::merge),
         tags: &["fast_run", "merge"],
         position: 20,
         doc: "merge again: canonicalization exposes equal nodes",
     },
     RewriteInfo {
         name: "local_expand_softmax",
+        pass: Pass::Local(Tracks::Ops(&[TypeId::of::<Softmax>]), expand::softmax),
         tags: &["fast_run", "fusion", "local"],
         position: 30,
         doc: "softmax / log_softmax over the ragged axis of [n, *] floats -> max, exp, sum primitives that row fusion fuses",
     },
     RewriteInfo {
         name: "local_expand_row_statistics",
+        pass: Pass::Local(Tracks::Ops(&[TypeId::of::<Statistic>]), expand::statistic),
         tags: &["fast_run", "fusion", "local", APPROXIMATE],
         position: 30,
         doc: "reduce_variance / reduce_std / reduce_logsumexp over the ragged axis of [n, *] floats -> mean, max, exp, sum primitives that row fusion fuses",
     },
     RewriteInfo {
         name: "local_gather_reduce",
+        pass: Pass::Local(Tracks::Ops(&[TypeId::of::<Reduce>]), gather_reduce::gather_reduce),
         tags: &["fast_run", "fusion", "local"],
         position: 30,
         doc: "reduce_sum / reduce_mean over the ragged axis of gathered table rows (or their concat) -> GatherReduce",
     },
     RewriteInfo {
         name: "local_join_adjacent",
+        pass: Pass::Local(Tracks::Ops(&[TypeId::of::<Join>]), ngrams::join_adjacent),
         tags: &["fast_run", "fusion", "local"],
         position: 30,
         doc: "join([x[:, :-1], x[:, 1:]], sep) over ragged string rows -> ngrams(x, 2, sep), written straight from x",
     },
     RewriteInfo {
         name: "local_pad_ngrams",
+        pass: Pass::Local(Tracks::Ops(&[TypeId::of::<Ngrams>, TypeId::of::<HashedNgrams>]), ngrams::pad_ngrams),
         tags: &["fast_run", "fusion", "local"],
         position: 30,
         doc: "ngrams(concat([fill(stack([nrows(x), 1]), a), x, fill(..., b)], 1), w >= 2) -> ngrams(x) padded once with a and b, without the concat",
     },
     RewriteInfo {
         name: "local_hash_ngrams",
+        pass: Pass::Local(Tracks::Ops(&[TypeId::of::<ToHashBucketFast>]), ngrams::hash_ngrams),
         tags: &["fast_run", "fusion", "local"],
         position: 30,
         doc: "to_hash_bucket_fast(ngrams(x)) of one width -> HashedNgrams, which hashes each n-gram without storing it",
     },
     RewriteInfo {
         name: "row_fusion",
+        pass: Pass::Global(|fg| fusion::fuse(fg, fusion::Kind::Rows)),
         tags: &["fast_run", "fusion"],
         position: 40,
         doc: "row reductions over one partition with the maps around them -> RowKernel / RowReduce",
     },
     RewriteInfo {
         name: "elemwise_fusion",
+        pass: Pass::Global(|fg| fusion::fuse(fg, fusion::Kind::Elementwise)),
         tags: &["fast_run", "fusion"],
         position: 41,
         doc: "convex groups of elementwise ops over one iteration space -> Composite",
     },
 ];
-
-/// How often one rewrite applied and the time it took.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RewriteStat {
-    /// The rewrite's name.
-    pub name: &'static str,
-    /// Applications.
-    pub applied: usize,
-    /// Time spent in it.
-    pub time: Duration,
-}
-
-/// What the optimizer did.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RewriteReport {
-    /// Per rewrite that ran, in pipeline order.
-    pub stats: Vec<RewriteStat>,
-    /// Nodes before and after.
-    pub nodes_before: usize,
-    /// Nodes after.
-    pub nodes_after: usize,
-    /// Distinct row-partition classes among the graph's ragged variables after partition analysis
-    /// (one structure check per class remains at run time).
-    pub partition_classes: usize,
-    /// Nodes removed by dead-code elimination.
-    pub dead_removed: usize,
-    /// Total time.
-    pub time: Duration,
-}
-
-impl std::fmt::Display for RewriteReport {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(f, "nodes: {} -> {} in {:?}", self.nodes_before, self.nodes_after, self.time)?;
-        for s in &self.stats {
-            writeln!(f, "  {:<28} applied {:>5}  {:>10.1?}", s.name, s.applied, s.time)?;
-        }
-        write!(f, "  dead nodes removed: {}; partition classes: {}", self.dead_removed, self.partition_classes)
-    }
-}
-
-/// A node rewrite: looks at one node and, if its law applies, returns replacements for its
-/// outputs (the graph may have gained nodes or constants for them).
-pub(crate) type LocalRewrite = fn(&mut FunctionGraph, ApplyId) -> Result<Option<Vec<(VarId, VarId)>>>;
-
-fn local_rewrite(name: &str) -> Option<LocalRewrite> {
-    Some(match name {
-        "constant_folding" => fold::constant_folding,
-        "local_useless_identity" => canon::useless_identity,
-        "local_useless_cast" => canon::useless_cast,
-        "local_add_zero" => canon::add_zero,
-        "local_mul_one" => canon::mul_one,
-        "local_double_negation" => canon::double_negation,
-        "local_reduce_size_one" => canon::reduce_size_one,
-        "local_concat_one" => canon::concat_one,
-        "local_gather_reduce" => gather_reduce::gather_reduce,
-        "local_join_adjacent" => ngrams::join_adjacent,
-        "local_pad_ngrams" => ngrams::pad_ngrams,
-        "local_hash_ngrams" => ngrams::hash_ngrams,
-        "local_expand_softmax" => expand::softmax,
-        "local_expand_row_statistics" => expand::statistic,
-        _ => return None,
-    })
-}
-
-/// The equilibrium group: sweeps the nodes in topological order, applying every selected local
-/// rewrite, until a sweep changes nothing. Each sweep is linear in the graph; the number of
-/// sweeps is bounded (every rewrite removes or replaces a node, so the graph cannot ping-pong).
-const MAX_SWEEPS: usize = 16;
-
-fn run_local(
-    fg: &mut FunctionGraph,
-    rewrites: &[(&'static str, LocalRewrite)],
-    stats: &mut [RewriteStat],
-) -> Result<()> {
-    for _ in 0..MAX_SWEEPS {
-        let mut changed = false;
-        for node in fg.toposort()? {
-            for (k, (name, rewrite)) in rewrites.iter().enumerate() {
-                if fg.node(node).is_none() {
-                    break;
-                }
-                // Nodes already bypassed wait for dead-code elimination.
-                let outputs = fg.node(node).map(|a| a.outputs.clone()).unwrap_or_default();
-                if outputs.iter().all(|&o| fg.clients(o).is_empty()) {
-                    break;
-                }
-                let start = Instant::now();
-                let result = rewrite(fg, node).map_err(|e| rewrite_error(name, fg, node, e))?;
-                if let Some(pairs) = result {
-                    fg.replace_all(&pairs, name).map_err(|e| rewrite_error(name, fg, node, e))?;
-                    stats[k].applied += 1;
-                    changed = true;
-                }
-                stats[k].time += start.elapsed();
-            }
-        }
-        fg.remove_dead();
-        if !changed {
-            break;
-        }
-    }
-    Ok(())
-}
-
-fn rewrite_error(name: &str, fg: &FunctionGraph, node: ApplyId, e: Error) -> Error {
-    Error::graph(format!("rewrite `{name}` failed at {}: {e}", fg.describe_node(node)))
-}
-
-/// Optimizes `fg` in place with the selected rewrites; the graph computes the same values
-/// afterwards (see each rewrite's law) and passes the verifier.
-pub fn optimize(fg: &mut FunctionGraph, opts: &OptimizeOptions) -> Result<RewriteReport> {
-    optimize_staged(fg, opts, &mut |_, _, _| {})
-}
-
-/// The tag of a rewrite whose result agrees with the original graph within the conformance
-/// tolerance rather than bit for bit (it computes in another precision or order).
-pub const APPROXIMATE: &str = "approximate";
-
-/// [`optimize`], calling `on_stage(name, exact, graph)` after each pipeline stage that changed the
-/// graph (a rewrite, or the `canonicalize` equilibrium group), so `Mode::Debug` can check every
-/// stage against the one before it: bit for bit when `exact`, else within the conformance
-/// tolerance (a stage that applied a rewrite tagged [`APPROXIMATE`]).
-pub fn optimize_staged(
-    fg: &mut FunctionGraph,
-    opts: &OptimizeOptions,
-    on_stage: &mut dyn FnMut(&'static str, bool, &FunctionGraph),
-) -> Result<RewriteReport> {
-    let start = Instant::now();
-    let mut report = RewriteReport { nodes_before: fg.node_count(), ..Default::default() };
-    let selected: Vec<&RewriteInfo> = REWRITES.iter().filter(|r| r.selected(opts)).collect();
-    let mut i = 0;
-    while i < selected.len() {
-        let info = selected[i];
-        if let Some(first) = local_rewrite(info.name) {
-            // The whole run of local rewrites at this position forms one equilibrium group.
-            let mut group = vec![(info.name, first)];
-            while let Some(next) = selected.get(i + group.len()).filter(|r| r.position == info.position) {
-                match local_rewrite(next.name) {
-                    Some(rw) => group.push((next.name, rw)),
-                    None => break,
-                }
-            }
-            let mut stats: Vec<RewriteStat> =
-                group.iter().map(|(name, _)| RewriteStat { name, applied: 0, time: Duration::ZERO }).collect();
-            run_local(fg, &group, &mut stats)?;
-            if stats.iter().any(|s| s.applied > 0) {
-                let approximate =
-                    stats.iter().zip(&selected[i..]).any(|(s, r)| s.applied > 0 && r.tags.contains(&APPROXIMATE));
-                on_stage("canonicalize", !approximate, fg);
-            }
-            i += group.len();
-            report.stats.extend(stats);
-            continue;
-        }
-        let t = Instant::now();
-        let applied = match info.name {
-            "merge" | "merge_after_canonicalize" => merge::merge(fg)?,
-            "row_fusion" => fusion::fuse(fg, fusion::Kind::Rows)?,
-            "elemwise_fusion" => fusion::fuse(fg, fusion::Kind::Elementwise)?,
-            other => return Err(Error::graph(format!("rewrite `{other}` is listed but has no implementation"))),
-        };
-        report.dead_removed += fg.remove_dead();
-        report.stats.push(RewriteStat { name: info.name, applied, time: t.elapsed() });
-        if applied > 0 {
-            on_stage(info.name, !info.tags.contains(&APPROXIMATE), fg);
-        }
-        i += 1;
-    }
-    report.dead_removed += fg.remove_dead();
-    report.partition_classes = crate::partition::PartitionClasses::analyze(fg)?.class_count();
-    report.nodes_after = fg.node_count();
-    report.time = start.elapsed();
-    if cfg!(debug_assertions) {
-        let problems = fg.verify();
-        if !problems.is_empty() {
-            return Err(Error::graph(format!("the optimized graph breaks invariants: {}", problems.join("; "))));
-        }
-    }
-    Ok(report)
-}

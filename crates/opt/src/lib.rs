@@ -13,8 +13,8 @@ mod gather_reduce;
 mod merge;
 mod ngrams;
 mod partition;
+mod pipeline;
 
-pub use db::{
-    optimize, optimize_staged, Level, OptimizeOptions, RewriteInfo, RewriteReport, RewriteStat, APPROXIMATE, REWRITES,
-};
+pub use db::{Level, OptimizeOptions, Pass, RewriteInfo, Tracks, APPROXIMATE, REWRITES};
 pub use partition::PartitionClasses;
+pub use pipeline::{optimize, optimize_staged, RewriteReport, RewriteStat};

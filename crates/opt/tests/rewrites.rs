@@ -526,3 +526,33 @@ fn ngrams_of_rows_with_markers_concatenated_are_padded_ngrams_of_the_rows() {
     let (_, names) = check(&g, &inputs, &[out], &[cases[0].clone(), cases[0].clone()], &[]);
     assert!(names.iter().any(|n| n.starts_with("Concat")), "{names:?}");
 }
+
+fn options_excluding(names: &[&str]) -> OptimizeOptions {
+    OptimizeOptions { excluding: names.iter().map(|n| n.to_string()).collect(), ..Default::default() }
+}
+
+#[test]
+fn an_unknown_rewrite_name_is_refused_with_the_closest_names() {
+    let err = options_excluding(&["gather_reduce"]).check(&["jit"]).unwrap_err().to_string();
+    assert!(
+        err.contains("`gather_reduce`") && err.contains("did you mean `local_gather_reduce`"),
+        "the error should name the unknown rewrite and suggest local_gather_reduce, got: {err}"
+    );
+    let err = options_excluding(&["fusoin"]).check(&[]).unwrap_err().to_string();
+    assert!(err.contains("did you mean `fusion`"), "a misspelt tag should suggest `fusion`, got: {err}");
+    let err = options_excluding(&["zzzz"]).check(&[]).unwrap_err().to_string();
+    assert!(err.contains("local_mul_one") && err.contains("canonicalize"), "no close name: the list, got: {err}");
+    let including = OptimizeOptions { including: vec!["no_such".into()], ..Default::default() };
+    assert!(including.check(&[]).is_err(), "`including` is checked too");
+}
+
+#[test]
+fn every_rewrite_name_tag_and_backend_stage_is_accepted() {
+    for info in ragtime_opt::REWRITES {
+        let mut names = vec![info.name];
+        names.extend(info.tags.iter().copied());
+        options_excluding(&names).check(&[]).unwrap_or_else(|e| panic!("{} should be accepted: {e}", info.name));
+    }
+    options_excluding(&["jit"]).check(&["jit"]).expect("a backend stage name is accepted when declared");
+    assert!(options_excluding(&["jit"]).check(&[]).is_err(), "`jit` is not a rewrite of the optimizer itself");
+}

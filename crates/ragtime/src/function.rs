@@ -79,7 +79,8 @@ pub struct CompileOptions {
     /// The mode.
     pub mode: Mode,
     /// Rewrites left out, by name (`local_mul_one`) or tag (`fusion`, `canonicalize`); `jit`
-    /// keeps fused ops on their reference implementations instead of machine code.
+    /// keeps fused ops on their reference implementations instead of machine code. A name that is
+    /// neither is refused at compile time, with the closest known names.
     pub excluding: Vec<String>,
     /// Rewrites run even when the mode leaves them out.
     pub including: Vec<String>,
@@ -177,6 +178,8 @@ impl Function {
         }
         let level = if mode == Mode::FastCompile { Level::FastCompile } else { Level::Full };
         let opt = OptimizeOptions { level, excluding: options.excluding.clone(), including: options.including.clone() };
+        // `jit` names the backend stage below, which `excluding` may switch off too.
+        opt.check(&["jit"])?;
         let check_types = mode == Mode::Debug || cfg!(debug_assertions);
         let mut stages = Vec::new();
         let report = if mode == Mode::Debug {
