@@ -3,7 +3,7 @@
 
 use ragtime::ops::{self, strings};
 use ragtime::prelude::*;
-use ragtime::{DenseTensor, Error, ErrorKind};
+use ragtime::{DenseTensor, Dim, Error, ErrorKind};
 
 fn int64_vector(v: &[i64]) -> RaggedTensor {
     DenseTensor::vector(v.to_vec()).into()
@@ -221,4 +221,57 @@ fn vocabulary_part_2_failure_modes() {
     assert_kind(&ops::gather_with(&params, &idx, 0, 1).ty().unwrap_err(), ErrorKind::InvalidArgument, "gather");
     let err = run_err(int64_vector(&[0, -1]), ops::segment_ids_to_row_splits);
     assert_kind(&err, ErrorKind::InvalidRowPartition, "ragged.segment_ids_to_row_splits");
+}
+
+/// The keepdims slip on square data (`x - x.reduce_mean(1)`, every row of `nrows` values) and a
+/// rank-1 dense operand against a ragged last dimension are refused in every mode, as TensorFlow
+/// 2.21 refuses them, while a dense `[nrows, k]` operand against rows of `k` values still works.
+#[test]
+fn a_dense_vector_against_a_ragged_last_dimension_is_refused_in_every_mode() {
+    let square = ragged![[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]].unwrap();
+    for mode in [Mode::FastRun, Mode::FastCompile, Mode::Debug] {
+        let g = Graph::new();
+        let x = g.input("x", TensorType::ragged(DType::F32, 1));
+        let slip = &x - &x.reduce_mean(1);
+        let f = g.compile_with(&[&x], &[&slip], mode).unwrap();
+        let err = f.call(std::slice::from_ref(&square)).unwrap_err();
+        assert_kind(&err, ErrorKind::IncompatibleShapes, "subtract");
+        assert!(err.to_string().contains("keepdims"), "{mode:?}: the message should suggest keepdims: {err}");
+
+        let v = g.input("v", TensorType::vector(DType::F32));
+        let f = g.compile_with(&[&x, &v], &[&(&x - &v)], mode).unwrap();
+        let rows = ragged![[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0]].unwrap();
+        let err = f.call(&[rows.clone(), DenseTensor::vector(vec![1.0f32, 2.0, 3.0]).into()]).unwrap_err();
+        assert_kind(&err, ErrorKind::IncompatibleShapes, "subtract");
+
+        let t = g.input("t", TensorType::new(DType::F32, 0, vec![Dim::Unknown, Dim::Unknown]).unwrap());
+        let f = g.compile_with(&[&x, &t], &[&(&x - &t)], mode).unwrap();
+        let table = DenseTensor::from_vec(vec![2, 3], vec![1.0f32, 1.0, 1.0, 2.0, 2.0, 2.0]).unwrap();
+        let out = f.call(&[rows.clone(), table.into()]).unwrap();
+        let expected = ragged![[0.0f32, 1.0, 2.0], [2.0, 3.0, 4.0]].unwrap();
+        assert!(out[0].equals(&expected), "{mode:?}: rows minus their own table row, got {}", out[0]);
+    }
+}
+
+#[test]
+fn two_inputs_with_one_name_are_refused_when_the_second_is_declared() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F32, 1));
+    let again = g.input("x", TensorType::ragged(DType::I64, 1));
+    let err = again.check().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidGraph, "{err}");
+    assert!(err.to_string().contains("input `x` is declared twice"), "the message should name the input: {err}");
+    let err = compile(&[&x, &again], &[&x]).unwrap_err();
+    assert!(err.to_string().contains("declared twice"), "compile reports it too: {err}");
+    // Another graph may reuse the name.
+    assert!(Graph::new().input("x", TensorType::ragged(DType::F32, 1)).check().is_ok());
+}
+
+#[test]
+fn an_empty_row_of_a_nested_tensor_is_named_at_every_level() {
+    // users -> sessions -> values; user 1's session 2 (flattened row 3) is empty.
+    let x = ragged![[[1.0f32, 2.0]], [[3.0], [4.0], []], [[5.0]]].unwrap();
+    let err = run_err(x, |x| x.argmax(2));
+    assert_kind(&err, ErrorKind::InvalidValue, "argmax");
+    assert!(err.to_string().contains("row [1, 2] is empty"), "the row should be named per level: {err}");
 }

@@ -185,6 +185,39 @@ impl RaggedTensor {
         &self.partitions
     }
 
+    /// Where element `index` of dimension `dim` (`dim <= ragged_rank`; the elements of dimension
+    /// `d >= 1` are the values of partition `d - 1`) stands: its index at every dimension `0..=dim`,
+    /// for messages about a row of a nested tensor (`row [2, 5]`: user 2, session 5, rather than
+    /// the flattened row 18). `None` when `index` is out of range.
+    pub fn index_path(&self, dim: usize, index: usize) -> Option<Vec<usize>> {
+        let mut path = Vec::with_capacity(dim + 1);
+        let mut at = index;
+        if dim > 0 && at >= self.partitions.get(dim - 1)?.nvals() || dim == 0 && at >= self.nrows() {
+            return None;
+        }
+        for p in self.partitions[..dim].iter().rev() {
+            let parent = usize::try_from(*p.value_rowids().get(at)?).ok()?;
+            let start = usize::try_from(*p.row_splits().get(parent)?).ok()?;
+            path.push(at - start);
+            at = parent;
+        }
+        path.push(at);
+        path.reverse();
+        Some(path)
+    }
+
+    /// `row 7` for a row of dimension 0, `row [2, 5]` for a row nested in others: how messages
+    /// name element `index` of dimension `dim` (see [`RaggedTensor::index_path`]).
+    pub fn describe_row(&self, dim: usize, index: usize) -> String {
+        match self.index_path(dim, index) {
+            Some(path) if path.len() > 1 => {
+                let parts: Vec<String> = path.iter().map(usize::to_string).collect();
+                format!("row [{}]", parts.join(", "))
+            }
+            _ => format!("row {index}"),
+        }
+    }
+
     /// All values, without any partition: shape `[nvals, inner...]` (the tensor itself if dense).
     pub fn flat_values(&self) -> &DenseTensor {
         &self.flat_values
@@ -518,5 +551,26 @@ mod tests {
         assert_eq!(dense.element_index(4), [1, 1]);
         assert!(RaggedTensor::dense(DenseTensor::scalar(1i32)).element_index(0).is_empty());
         assert_eq!(ragged![[1], [2]].unwrap().element_index(9).len(), 2, "past the end: no panic");
+    }
+}
+
+#[cfg(test)]
+mod index_path_tests {
+    use crate::ragged;
+
+    #[test]
+    fn index_path_names_every_level() {
+        let x = ragged![[[1, 2]], [[3], [4], []], [[5]]].unwrap();
+        // Rows of the last partition (sessions), flattened: 0 | 1 2 3 | 4.
+        assert_eq!(x.index_path(1, 0), Some(vec![0, 0]));
+        assert_eq!(x.index_path(1, 3), Some(vec![1, 2]));
+        assert_eq!(x.index_path(1, 4), Some(vec![2, 0]));
+        assert_eq!(x.index_path(1, 5), None);
+        // Values (dimension 2) and outer rows.
+        assert_eq!(x.index_path(2, 2), Some(vec![1, 0, 0]));
+        assert_eq!(x.index_path(0, 2), Some(vec![2]));
+        assert_eq!(x.index_path(0, 3), None);
+        assert_eq!(x.describe_row(1, 3), "row [1, 2]");
+        assert_eq!(x.describe_row(0, 1), "row 1");
     }
 }

@@ -68,10 +68,19 @@ impl Graph {
         Self::default()
     }
 
-    /// A free variable (a graph input) of type `ty`; fails if `ty` breaks the `TensorType` invariant.
+    /// A free variable (a graph input) of type `ty`; fails if `ty` breaks the `TensorType` invariant
+    /// or another input of this graph has the same name (graph files, Parquet inputs and SQL
+    /// arguments bind inputs by name).
     pub fn input(&mut self, name: impl Into<String>, ty: TensorType) -> Result<VarId> {
         let name = name.into();
         ty.validate().map_err(|e| e.at_node(format!("input {name}")))?;
+        let inputs = self.vars.values().filter(|v| v.owner.is_none() && v.constant.is_none());
+        if let Some((k, _)) = inputs.enumerate().find(|(_, v)| v.name.as_deref() == Some(name.as_str())) {
+            return Err(Error::graph(format!(
+                "input `{name}` is declared twice: input {k} of this graph already has that name (inputs bind by \
+                 name in graph files, Parquet inputs and SQL functions: give each its own)"
+            )));
+        }
         Ok(self.vars.insert(Variable { ty, owner: None, index: 0, name: Some(name), constant: None }))
     }
 

@@ -352,6 +352,11 @@ fn target_layer(op: &str, dim: usize, sources: &[Source<'_>], layers: &[Layer<'_
         if i == r {
             continue;
         }
+        if let Layer::Uniform { len, .. } = *layer {
+            if len != 1 && sources[i].x.is_dense() && dim == sources[i].pad {
+                return Err(dense_outer_dim_against_ragged(op, dim, i, len, r));
+            }
+        }
         let mismatch = match *layer {
             Layer::Uniform { len: 1, .. } => None,
             Layer::Uniform { len, .. } => (0..count).find(|&t| split_len(target_splits, t) != len).map(|t| (t, len)),
@@ -376,6 +381,21 @@ fn target_layer(op: &str, dim: usize, sources: &[Source<'_>], layers: &[Layer<'_
         }
     }
     Ok(Target::Ragged(target))
+}
+
+/// TensorFlow 2.21 refuses a dense operand whose dimension 0 (of size `len`, not 1) lines up with a
+/// ragged dimension, whatever the row lengths (`[[1, 2, 3], [4, 5, 6]] - [1, 2, 3]`), while a dense
+/// `[nrows, k]` operand against rows of `k` values and a size-1 dimension broadcast. Checked here
+/// at run time and in [`broadcast_types`] when the sizes are known.
+fn dense_outer_dim_against_ragged(op: &str, dim: usize, dense: usize, len: usize, ragged: usize) -> Error {
+    Error::shapes(
+        op,
+        format!(
+            "dimension {dim}: input {dense} is dense and its dimension 0 (size {len}) lines up with the ragged \
+             dimension {dim} of input {ragged}, which TensorFlow refuses whatever the row lengths (a dense \
+             [nrows, k] operand matches rows of k values; a size-1 dimension broadcasts)"
+        ),
+    )
 }
 
 /// The common size of the uniform layers (1 when there are none): NumPy rules, a size 1 repeats.
@@ -452,6 +472,31 @@ fn next_gather(gather: &Gather, layer: &Layer<'_>, target: &Target, count: usize
         }
     }
     Gather::Index(index)
+}
+
+/// [`broadcast_types`] for an op that sees its inputs' exact types ([`Op::keeps_uniform_rows`]:
+/// a `Dim::Ragged` there is ragged, not a widened uniform partition), which also refuses at build
+/// time a dense operand of known size (not 1) whose dimension 0 lines up with a ragged dimension
+/// (see [`dense_outer_dim_against_ragged`]).
+///
+/// [`Op::keeps_uniform_rows`]: ragtime_graph::Op::keeps_uniform_rows
+pub fn broadcast_exact_types(op: &str, inputs: &[TensorType]) -> Result<TensorType> {
+    let rank = inputs.iter().map(TensorType::rank).max().unwrap_or(0);
+    for d in 0..rank {
+        let ragged_here = inputs.iter().position(|t| {
+            let pad = rank - t.rank();
+            d >= pad && t.dims()[d - pad] == Dim::Ragged
+        });
+        let Some(r) = ragged_here else { continue };
+        for (i, t) in inputs.iter().enumerate() {
+            if let (true, 0, Some(&Dim::Known(n))) = (rank - t.rank() == d, t.ragged_rank(), t.dims().first()) {
+                if n != 1 {
+                    return Err(dense_outer_dim_against_ragged(op, d, i, n, r));
+                }
+            }
+        }
+    }
+    broadcast_types(op, inputs)
 }
 
 /// The broadcast result type's dims and ragged rank (dtype taken from input 0; callers set it).
@@ -664,6 +709,50 @@ mod tests {
     }
 
     #[test]
+    fn a_dense_vector_against_a_ragged_last_dimension_is_refused_whatever_the_row_lengths() {
+        // TensorFlow 2.21 refuses these even when every row has the vector's length.
+        let square = ragtime_core::ragged![[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]].unwrap();
+        let means = RaggedTensor::from(vec![2.0f32, 5.0, 8.0]);
+        let e = broadcast_values("subtract", &[square.clone(), means]).unwrap_err();
+        assert_eq!(e.kind(), ragtime_core::ErrorKind::IncompatibleShapes);
+        assert!(e.to_string().contains("did you mean keepdims=true"), "one value per row: the hint, got {e}");
+        let two_rows = ragtime_core::ragged![[1, 2, 3], [4, 5, 6]].unwrap();
+        let v = RaggedTensor::from(vec![1, 2, 3]);
+        let e = broadcast_values("subtract", &[two_rows.clone(), v.clone()]).unwrap_err();
+        assert_eq!(e.kind(), ragtime_core::ErrorKind::IncompatibleShapes, "{e}");
+        assert!(e.to_string().contains("dimension 0 (size 3)"), "{e}");
+        // Either operand order, and a ragged rank 2 tensor whose last dimension is ragged.
+        assert!(broadcast_values("add", &[v.clone(), two_rows.clone()]).is_err());
+        let rank2 = ragtime_core::ragged![[[1, 2], [3, 4]], [[5, 6]]].unwrap();
+        assert!(broadcast_values("add", &[rank2, RaggedTensor::from(vec![1, 2])]).is_err());
+        // Still broadcast: a size-1 vector, a dense [nrows, k] operand against rows of k values, and
+        // a vector against a uniform inner dimension.
+        assert!(broadcast_values("add", &[two_rows.clone(), RaggedTensor::from(vec![10])]).is_ok());
+        let table = dense(ragtime_core::ragged![[1, 1, 1], [2, 2, 2]]);
+        assert!(broadcast_values("add", &[two_rows.clone(), table]).is_ok());
+        let inner = with_inner(ragtime_core::ragged![[[1, 2, 3]], [], [[4, 5, 6], [7, 8, 9]]], 1, &[3]);
+        assert!(broadcast_values("add", &[inner, v]).is_ok());
+    }
+
+    #[test]
+    fn a_dense_vector_of_known_size_against_a_ragged_last_dimension_is_refused_at_build_time() {
+        let ragged = TensorType::ragged(DType::F32, 1);
+        let vector = TensorType::new(DType::F32, 0, vec![Dim::Known(3)]).unwrap();
+        let e = broadcast_exact_types("add", &[ragged.clone(), vector.clone()]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::IncompatibleShapes, "{e}");
+        // Size 1 broadcasts; an unknown size is checked when the values are seen.
+        for size in [Dim::Known(1), Dim::Unknown] {
+            let dense = TensorType::new(DType::F32, 0, vec![size]).unwrap();
+            assert!(broadcast_exact_types("add", &[ragged.clone(), dense]).is_ok(), "{size:?}");
+        }
+        // A dense [n, 4] operand against rows: allowed at build time.
+        let table = TensorType::new(DType::F32, 0, vec![Dim::Unknown, Dim::Known(4)]).unwrap();
+        assert!(broadcast_exact_types("add", &[ragged.clone(), table]).is_ok());
+        // A uniform partition (a widened type shows it as ragged) is left to the run-time check.
+        assert!(broadcast_types("add", &[ragged, vector]).is_ok());
+    }
+
+    #[test]
     fn uniform_size_one_partition_broadcasts_like_keepdims() {
         // x: 2 x (r) x (r); m: 2 x (uniform 1) x (r), as `reduce_max(x, axis=1, keepdims=true)` gives.
         let x = ragged![[[1, 2], [3, 4]], [[5], [6], [7]]].unwrap();
@@ -719,10 +808,14 @@ mod tests {
         assert_eq!(err.kind(), ErrorKind::IncompatibleShapes, "{err}");
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
         assert_eq!(broadcast_types("add", &types).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
-        // A size that agrees with the other uniform sizes is fine without rows.
+        // Sizes that agree are still a dense vector against the ragged last dimension, which
+        // TensorFlow refuses whatever the rows (none here); size-1 vectors broadcast without rows.
         let none = RaggedTensor::from_row_splits(DenseTensor::vector(Vec::<i32>::new()), vec![0]).unwrap();
         let four_again = RaggedTensor::dense(DenseTensor::vector(vec![5i32, 6, 7, 8]));
-        let b = broadcast_values("add", &[none, inputs[1].clone(), four_again]).unwrap();
+        let err = broadcast_values("add", &[none.clone(), inputs[1].clone(), four_again]).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::IncompatibleShapes, "{err}");
+        let one = RaggedTensor::dense(DenseTensor::vector(vec![5i32]));
+        let b = broadcast_values("add", &[none, one.clone(), one]).unwrap();
         assert_eq!(b.flat_shape, vec![0]);
     }
 

@@ -778,14 +778,16 @@ impl Op for ArgExtreme {
         let mut positions: Vec<i64> = limits::try_vec(name, found.len())?;
         for (line, position) in found.into_iter().enumerate() {
             let Some(p) = position else {
-                return Err(Error::value(
-                    name,
-                    format!(
-                        "row {} is empty: it has no {}",
-                        line / lines.stride.max(1),
-                        if self.min { "minimum" } else { "maximum" }
-                    ),
-                ));
+                // Along the innermost ragged axis a line is a row of the last partition: name it
+                // at every level.
+                let rr = x.ragged_rank();
+                let row = if rr > 0 && axis == rr {
+                    x.describe_row(rr - 1, line)
+                } else {
+                    format!("row {}", line / lines.stride.max(1))
+                };
+                let extreme = if self.min { "minimum" } else { "maximum" };
+                return Err(Error::value(name, format!("{row} is empty: it has no {extreme}")));
             };
             positions.push(p as i64);
         }

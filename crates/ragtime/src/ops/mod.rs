@@ -331,6 +331,7 @@ macro_rules! statistics {
     ($($(#[$doc:meta])* $name:ident => $kind:ident;)*) => {
         $(
             $(#[$doc])*
+            #[track_caller]
             pub fn $name(x: &Var, axis: impl Into<ReduceAxis>) -> Var {
                 let a = axis.into();
                 x.apply1(Statistic::new(StatisticKind::$kind, a.axes, a.keepdims), &[])
@@ -339,6 +340,7 @@ macro_rules! statistics {
         impl Var {
             $(
                 $(#[$doc])*
+                #[track_caller]
                 pub fn $name(&self, axis: impl Into<ReduceAxis>) -> Var {
                     $name(self, axis)
                 }

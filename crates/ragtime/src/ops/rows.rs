@@ -98,32 +98,38 @@ pub fn top_k(x: &Var, k: usize) -> (Var, Var) {
 /// let y = f.call(&[ragged![[3, 7, 7], [5]].unwrap()]).unwrap();
 /// assert_eq!(y[0].to_vec::<i64>().unwrap(), vec![1, 0]);
 /// ```
+#[track_caller]
 pub fn argmax(x: &Var, axis: i64) -> Var {
     x.apply1(ArgExtreme::new(false, axis, DType::I64), &[])
 }
 
 /// `tf.math.argmin` along `axis`: int64 positions of the first smallest element.
+#[track_caller]
 pub fn argmin(x: &Var, axis: i64) -> Var {
     x.apply1(ArgExtreme::new(true, axis, DType::I64), &[])
 }
 
 /// `tf.math.argmax` with `output_type` (int32 or int64).
+#[track_caller]
 pub fn argmax_with(x: &Var, axis: i64, output_type: DType) -> Var {
     x.apply1(ArgExtreme::new(false, axis, output_type), &[])
 }
 
 /// `tf.math.argmin` with `output_type` (int32 or int64).
+#[track_caller]
 pub fn argmin_with(x: &Var, axis: i64, output_type: DType) -> Var {
     x.apply1(ArgExtreme::new(true, axis, output_type), &[])
 }
 
 impl Var {
     /// `tf.math.argmax` along `axis`: int64 positions.
+    #[track_caller]
     pub fn argmax(&self, axis: i64) -> Var {
         argmax(self, axis)
     }
 
     /// `tf.math.argmin` along `axis`: int64 positions.
+    #[track_caller]
     pub fn argmin(&self, axis: i64) -> Var {
         argmin(self, axis)
     }

@@ -38,6 +38,7 @@ pub fn substr(x: &Var, pos: i64, len: i64) -> Var {
 ///     .unwrap();
 /// assert_eq!(y[0].to_literal(), ragged![["ell", "ld"]].unwrap().to_literal());
 /// ```
+#[track_caller]
 pub fn substr_at(x: &Var, pos: &Var, len: &Var) -> Var {
     x.apply1(Substr::with_tensor_args(), &[pos, len])
 }
@@ -94,6 +95,7 @@ pub fn to_hash_bucket_fast(x: &Var, num_buckets: i64) -> Var {
 
 /// TensorFlow's `Hash64` (MurmurHash64A) of each string modulo `num_buckets`, as int64
 /// (`tf.strings.to_hash_bucket`, bit-exact).
+#[track_caller]
 pub fn to_hash_bucket(x: &Var, num_buckets: u64) -> Var {
     match ToHashBucket::new(StringHash::Murmur, num_buckets) {
         Ok(op) => x.apply1(op, &[]),
@@ -103,6 +105,7 @@ pub fn to_hash_bucket(x: &Var, num_buckets: u64) -> Var {
 
 /// SipHash-2-4 of each string with `key` modulo `num_buckets`, as int64
 /// (`tf.strings.to_hash_bucket_strong`, bit-exact).
+#[track_caller]
 pub fn to_hash_bucket_strong(x: &Var, num_buckets: u64, key: [u64; 2]) -> Var {
     match ToHashBucket::new(StringHash::Sip { k0: key[0], k1: key[1] }, num_buckets) {
         Ok(op) => x.apply1(op, &[]),
@@ -121,6 +124,7 @@ pub fn to_hash_bucket_strong(x: &Var, num_buckets: u64, key: [u64; 2]) -> Var {
 /// let y = f.call(&[ragged![["b", "zzz"], []].unwrap()]).unwrap();
 /// assert_eq!(y[0].flat_values().as_slice::<i64>().unwrap(), &[1, 2]);
 /// ```
+#[track_caller]
 pub fn lookup(x: &Var, vocab: &[&str], num_oov_buckets: u64) -> Var {
     match Lookup::new(vocab.iter().map(|w| w.as_bytes().to_vec()).collect(), num_oov_buckets) {
         Ok(op) => x.apply1(op, &[]),
@@ -139,12 +143,14 @@ pub fn lookup(x: &Var, vocab: &[&str], num_oov_buckets: u64) -> Var {
 /// let y = f.call(&[ragged![[1.5, -0.25], []].unwrap()]).unwrap();
 /// assert_eq!(y[0].to_literal(), ragged![["1.500000", "-0.250000"], []].unwrap().to_literal());
 /// ```
+#[track_caller]
 pub fn as_string(x: &Var) -> Var {
     x.apply1(AsString::new(), &[])
 }
 
 /// Each innermost row of int32 code points as one UTF-8 string (`tf.strings.unicode_encode`);
 /// invalid code points become U+FFFD.
+#[track_caller]
 pub fn unicode_encode(code_points: &Var) -> Var {
     code_points.apply1(UnicodeEncode::default(), &[])
 }
@@ -160,18 +166,21 @@ pub fn unicode_encode(code_points: &Var) -> Var {
 /// let y = f.call(&[ragged![["hé"], []].unwrap()]).unwrap();
 /// assert_eq!(y[0].to_literal(), ragged![[[104, 233]], []].unwrap().to_literal());
 /// ```
+#[track_caller]
 pub fn unicode_decode(x: &Var) -> Var {
     x.apply1(UnicodeDecode::new(false), &[])
 }
 
 /// The characters of each UTF-8 string as strings, one more ragged dim
 /// (`tf.strings.unicode_split(s, "UTF-8")`).
+#[track_caller]
 pub fn unicode_split(x: &Var) -> Var {
     x.apply1(UnicodeDecode::new(true), &[])
 }
 
 /// Whether each whole string matches `pattern` (`tf.strings.regex_full_match`); a pattern that
 /// is not a valid regular expression is an `invalid_value` error of the returned variable.
+#[track_caller]
 pub fn regex_full_match(x: &Var, pattern: &str) -> Var {
     match RegexFullMatch::new(pattern) {
         Ok(op) => x.apply1(op, &[]),
@@ -190,6 +199,7 @@ pub fn regex_full_match(x: &Var, pattern: &str) -> Var {
 /// let y = f.call(&[ragged![["a1b22"], []].unwrap()]).unwrap();
 /// assert_eq!(y[0].to_literal(), ragged![["a<1>b<22>"], []].unwrap().to_literal());
 /// ```
+#[track_caller]
 pub fn regex_replace(x: &Var, pattern: &str, rewrite: &str) -> Var {
     match RegexReplace::new(pattern, rewrite, true) {
         Ok(op) => x.apply1(op, &[]),
@@ -208,6 +218,7 @@ pub fn regex_replace(x: &Var, pattern: &str, rewrite: &str) -> Var {
 /// let y = f.call(&[ragged![[" 1.5", "0x10", "-inf"]].unwrap()]).unwrap();
 /// assert_eq!(y[0].flat_values().as_slice::<f64>().unwrap(), &[1.5, 16.0, f64::NEG_INFINITY]);
 /// ```
+#[track_caller]
 pub fn to_number(x: &Var, out_type: ragtime_core::DType) -> Var {
     match ToNumber::new(out_type) {
         Ok(op) => x.apply1(op, &[]),
@@ -216,6 +227,7 @@ pub fn to_number(x: &Var, out_type: ragtime_core::DType) -> Var {
 }
 
 /// Each string without its leading and trailing ASCII whitespace (`tf.strings.strip`).
+#[track_caller]
 pub fn strip(x: &Var) -> Var {
     x.apply1(Strip::new(), &[])
 }
@@ -294,56 +306,67 @@ impl Var {
     }
 
     /// TensorFlow's `Hash64` modulo `num_buckets`, as int64 (`tf.strings.to_hash_bucket`).
+    #[track_caller]
     pub fn to_hash_bucket(&self, num_buckets: u64) -> Var {
         to_hash_bucket(self, num_buckets)
     }
 
     /// Keyed SipHash-2-4 modulo `num_buckets`, as int64 (`tf.strings.to_hash_bucket_strong`).
+    #[track_caller]
     pub fn to_hash_bucket_strong(&self, num_buckets: u64, key: [u64; 2]) -> Var {
         to_hash_bucket_strong(self, num_buckets, key)
     }
 
     /// Vocabulary ids with out-of-vocabulary buckets (`StaticVocabularyTable.lookup`).
+    #[track_caller]
     pub fn lookup(&self, vocab: &[&str], num_oov_buckets: u64) -> Var {
         lookup(self, vocab, num_oov_buckets)
     }
 
     /// Without leading and trailing ASCII whitespace (`tf.strings.strip`).
+    #[track_caller]
     pub fn strip(&self) -> Var {
         strip(self)
     }
 
     /// Each element as text (`tf.strings.as_string`).
+    #[track_caller]
     pub fn as_string(&self) -> Var {
         as_string(self)
     }
 
     /// Each string parsed as a number of `out_type` (`tf.strings.to_number`).
+    #[track_caller]
     pub fn to_number(&self, out_type: ragtime_core::DType) -> Var {
         to_number(self, out_type)
     }
 
     /// Whether each whole string matches `pattern` (`tf.strings.regex_full_match`).
+    #[track_caller]
     pub fn regex_full_match(&self, pattern: &str) -> Var {
         regex_full_match(self, pattern)
     }
 
     /// Every match of `pattern` replaced by `rewrite` (`tf.strings.regex_replace`).
+    #[track_caller]
     pub fn regex_replace(&self, pattern: &str, rewrite: &str) -> Var {
         regex_replace(self, pattern, rewrite)
     }
 
     /// Code points of each string, one more ragged dim (`tf.strings.unicode_decode`).
+    #[track_caller]
     pub fn unicode_decode(&self) -> Var {
         unicode_decode(self)
     }
 
     /// Characters of each string, one more ragged dim (`tf.strings.unicode_split`).
+    #[track_caller]
     pub fn unicode_split(&self) -> Var {
         unicode_split(self)
     }
 
     /// Innermost rows of code points as UTF-8 strings (`tf.strings.unicode_encode`).
+    #[track_caller]
     pub fn unicode_encode(&self) -> Var {
         unicode_encode(self)
     }

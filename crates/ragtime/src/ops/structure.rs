@@ -176,11 +176,13 @@ impl OneHotOptions {
 /// let y = f.call(&[ragged![[2], []].unwrap()]).unwrap();
 /// assert_eq!(y[0].to_literal(), ragged![[[0.0, 0.0, 1.0]], []].unwrap().to_literal());
 /// ```
+#[track_caller]
 pub fn one_hot(indices: &Var, depth: usize) -> Var {
     one_hot_with(indices, depth, OneHotOptions::new())
 }
 
 /// `tf.one_hot` with other values or dtype.
+#[track_caller]
 pub fn one_hot_with(indices: &Var, depth: usize, options: OneHotOptions) -> Var {
     let op = OneHot { depth, on_value: options.on_value, off_value: options.off_value, dtype: options.dtype };
     indices.apply1(op, &[])
@@ -201,6 +203,7 @@ pub fn one_hot_with(indices: &Var, depth: usize, options: OneHotOptions) -> Var 
 /// let y = f.call(&[xs, ws]).unwrap();
 /// assert_eq!(y[0].to_literal(), ragged![[[21.0], [43.0]], []].unwrap().to_literal());
 /// ```
+#[track_caller]
 pub fn matmul(x: &Var, w: &Var) -> Var {
     x.apply1(MatMul::new(), &[w])
 }
@@ -268,6 +271,7 @@ pub fn from_uniform_row_length(values: &Var, row_length: usize) -> Var {
 /// let y = f.call(&[ragged![[10, 20], [30]].unwrap(), ragged![[1i64, 1, 0], [0i64]].unwrap()]).unwrap();
 /// assert_eq!(y[0].to_literal(), ragged![[20, 20, 10], [30]].unwrap().to_literal());
 /// ```
+#[track_caller]
 pub fn gather_with(params: &Var, indices: &Var, axis: i64, batch_dims: i64) -> Var {
     if axis == 0 && batch_dims == 0 {
         return params.apply1(Gather::new(), &[indices]);
@@ -288,6 +292,7 @@ pub fn gather_with(params: &Var, indices: &Var, axis: i64, batch_dims: i64) -> V
 /// let y = f.call(&[ragged![[1, 2], [3]].unwrap(), idx]).unwrap();
 /// assert_eq!(y[0].to_vec::<i32>().unwrap(), vec![3, 2]);
 /// ```
+#[track_caller]
 pub fn gather_nd(params: &Var, indices: &Var) -> Var {
     params.apply1(GatherNd::new(), &[indices])
 }
@@ -304,6 +309,7 @@ pub fn gather_nd(params: &Var, indices: &Var) -> Var {
 /// let y = f.call(&[ragged![["x", "y"]].unwrap(), ragged![[7i64]].unwrap()]).unwrap();
 /// assert_eq!(y[0].to_literal(), ragged![["x_X_7", "y_X_7"]].unwrap().to_literal());
 /// ```
+#[track_caller]
 pub fn cross(inputs: &[&Var]) -> Var {
     apply_n(Cross::strings(), inputs)
 }
@@ -311,22 +317,26 @@ pub fn cross(inputs: &[&Var]) -> Var {
 /// The combinations of [`cross`] hashed as TensorFlow's `tf.ragged.cross_hashed` does
 /// (FingerprintCat64 chains from `hash_key`, then mod `num_buckets`; 0 buckets keep the full
 /// int64 range); int64.
+#[track_caller]
 pub fn cross_hashed(inputs: &[&Var], num_buckets: u64, hash_key: u64) -> Var {
     apply_n(Cross::hashed(num_buckets, hash_key), inputs)
 }
 
 /// Adds an outer ragged dim from the row starts (`RaggedTensor.from_row_starts`, validating).
+#[track_caller]
 pub fn from_row_starts(values: &Var, starts: &Var) -> Var {
     values.apply1(FromRowBounds::new(false), &[starts])
 }
 
 /// Adds an outer ragged dim from the row limits (`RaggedTensor.from_row_limits`, validating).
+#[track_caller]
 pub fn from_row_limits(values: &Var, limits: &Var) -> Var {
     values.apply1(FromRowBounds::new(true), &[limits])
 }
 
 /// Row splits from sorted segment ids: `[0] + cumsum(bincount(ids))`
 /// (`tf.ragged.segment_ids_to_row_splits`); a negative id is an invalid partition.
+#[track_caller]
 pub fn segment_ids_to_row_splits(segment_ids: &Var) -> Var {
     segment_ids.apply1(SegmentIdsToRowSplits::new(None), &[])
 }
@@ -341,12 +351,14 @@ pub fn segment_ids_to_row_splits(segment_ids: &Var) -> Var {
 /// let y = f.call(&[ragged![0i64, 0, 2].unwrap()]).unwrap();
 /// assert_eq!(y[0].to_vec::<i64>().unwrap(), vec![0, 2, 2, 3, 3]);
 /// ```
+#[track_caller]
 pub fn segment_ids_to_row_splits_with(segment_ids: &Var, num_segments: usize) -> Var {
     segment_ids.apply1(SegmentIdsToRowSplits::new(Some(num_segments)), &[])
 }
 
 /// A dim of size 1 inserted before `axis` (`tf.expand_dims`); up to the ragged rank it is a
 /// uniform ragged dim.
+#[track_caller]
 pub fn expand_dims(x: &Var, axis: i64) -> Var {
     x.apply1(ExpandDims::new(axis), &[])
 }
@@ -361,46 +373,55 @@ pub fn expand_dims(x: &Var, axis: i64) -> Var {
 /// let y = f.call(&[ragged![[[1, 2], [3]], [[]]].unwrap()]).unwrap();
 /// assert_eq!(y[0].to_literal(), ragged![[1, 2, 3], []].unwrap().to_literal());
 /// ```
+#[track_caller]
 pub fn merge_dims(x: &Var, outer_axis: i64, inner_axis: i64) -> Var {
     x.apply1(MergeDims::new(outer_axis, inner_axis), &[])
 }
 
 /// `x`'s structure filled with ones (`tf.ones_like`); strings have no one.
+#[track_caller]
 pub fn ones_like(x: &Var) -> Var {
     x.apply1(FilledLike::new(true, None), &[])
 }
 
 /// `x`'s structure filled with ones of `dtype` (`tf.ones_like(x, dtype=)`).
+#[track_caller]
 pub fn ones_like_as(x: &Var, dtype: DType) -> Var {
     x.apply1(FilledLike::new(true, Some(dtype)), &[])
 }
 
 /// `x`'s structure filled with zeros, `""` for strings (`tf.zeros_like`).
+#[track_caller]
 pub fn zeros_like(x: &Var) -> Var {
     x.apply1(FilledLike::new(false, None), &[])
 }
 
 /// `x`'s structure filled with zeros of `dtype` (`tf.zeros_like(x, dtype=)`).
+#[track_caller]
 pub fn zeros_like_as(x: &Var, dtype: DType) -> Var {
     x.apply1(FilledLike::new(false, Some(dtype)), &[])
 }
 
 /// The number of elements (`tf.size`), an int32 scalar; `size_with(x, DType::I64)` for int64.
+#[track_caller]
 pub fn size(x: &Var) -> Var {
     size_with(x, DType::I32)
 }
 
 /// The number of elements as `out_type` (int32 or int64).
+#[track_caller]
 pub fn size_with(x: &Var, out_type: DType) -> Var {
     x.apply1(Size::new(out_type), &[])
 }
 
 /// The number of dims, ragged ones included (`tf.rank`), an int32 scalar.
+#[track_caller]
 pub fn rank(x: &Var) -> Var {
     x.apply1(Rank::new(), &[])
 }
 
 /// One int64 row splits vector per ragged dim, outermost first (`RaggedTensor.nested_row_splits`).
+#[track_caller]
 pub fn nested_row_splits(x: &Var) -> Vec<Var> {
     x.graph().apply(NestedRowSplits::new(), &[x])
 }
@@ -455,17 +476,20 @@ pub fn unsorted_segment_sum(data: &Var, segment_ids: &Var, num_segments: usize) 
 
 /// Maxima of rows of `data` by any ids (`tf.math.unsorted_segment_max`); an empty segment of a
 /// dense result holds the dtype's lowest finite value.
+#[track_caller]
 pub fn unsorted_segment_max(data: &Var, segment_ids: &Var, num_segments: usize) -> Var {
     data.apply1(UnsortedSegmentReduce::new(SegmentReduction::Max, num_segments), &[segment_ids])
 }
 
 /// Minima of rows of `data` by any ids (`tf.math.unsorted_segment_min`); an empty segment of a
 /// dense result holds the dtype's highest finite value.
+#[track_caller]
 pub fn unsorted_segment_min(data: &Var, segment_ids: &Var, num_segments: usize) -> Var {
     data.apply1(UnsortedSegmentReduce::new(SegmentReduction::Min, num_segments), &[segment_ids])
 }
 
 /// Products of rows of `data` by any ids (`tf.math.unsorted_segment_prod`); integers wrap.
+#[track_caller]
 pub fn unsorted_segment_prod(data: &Var, segment_ids: &Var, num_segments: usize) -> Var {
     data.apply1(UnsortedSegmentReduce::new(SegmentReduction::Prod, num_segments), &[segment_ids])
 }
@@ -482,12 +506,14 @@ pub fn unsorted_segment_prod(data: &Var, segment_ids: &Var, num_segments: usize)
 /// let y = f.call(&[ragged![[1.0, 2.0], [3.0]].unwrap(), ragged![0, 0].unwrap()]).unwrap();
 /// assert_eq!(y[0].to_literal(), ragged![[2.0, 2.0], []].unwrap().to_literal());
 /// ```
+#[track_caller]
 pub fn unsorted_segment_mean(data: &Var, segment_ids: &Var, num_segments: usize) -> Var {
     data.apply1(UnsortedSegmentReduce::new(SegmentReduction::Mean, num_segments), &[segment_ids])
 }
 
 /// Sums of rows of `data` by any ids divided by the square root of each count
 /// (`tf.math.unsorted_segment_sqrt_n`); floats only.
+#[track_caller]
 pub fn unsorted_segment_sqrt_n(data: &Var, segment_ids: &Var, num_segments: usize) -> Var {
     data.apply1(UnsortedSegmentReduce::new(SegmentReduction::SqrtN, num_segments), &[segment_ids])
 }
@@ -533,51 +559,61 @@ impl Var {
     }
 
     /// Where each outermost row starts (`RaggedTensor.row_starts`), int64.
+    #[track_caller]
     pub fn row_starts(&self) -> Var {
         self.apply1(RowBounds::new(false), &[])
     }
 
     /// Where each outermost row ends (`RaggedTensor.row_limits`), int64.
+    #[track_caller]
     pub fn row_limits(&self) -> Var {
         self.apply1(RowBounds::new(true), &[])
     }
 
     /// The outermost rows concatenated, one ragged dim less (`RaggedTensor.values`).
+    #[track_caller]
     pub fn values(&self) -> Var {
         self.apply1(Values::new(), &[])
     }
 
     /// One int64 row splits vector per ragged dim (`RaggedTensor.nested_row_splits`).
+    #[track_caller]
     pub fn nested_row_splits(&self) -> Vec<Var> {
         nested_row_splits(self)
     }
 
     /// `tf.expand_dims(self, axis)`.
+    #[track_caller]
     pub fn expand_dims(&self, axis: i64) -> Var {
         expand_dims(self, axis)
     }
 
     /// `self.merge_dims(outer_axis, inner_axis)`.
+    #[track_caller]
     pub fn merge_dims(&self, outer_axis: i64, inner_axis: i64) -> Var {
         merge_dims(self, outer_axis, inner_axis)
     }
 
     /// `tf.ones_like(self)`.
+    #[track_caller]
     pub fn ones_like(&self) -> Var {
         ones_like(self)
     }
 
     /// `tf.zeros_like(self)`.
+    #[track_caller]
     pub fn zeros_like(&self) -> Var {
         zeros_like(self)
     }
 
     /// `tf.size(self)`: int32.
+    #[track_caller]
     pub fn size(&self) -> Var {
         size(self)
     }
 
     /// `tf.rank(self)`: int32.
+    #[track_caller]
     pub fn rank(&self) -> Var {
         rank(self)
     }
@@ -698,36 +734,43 @@ impl Var {
     }
 
     /// `tf.one_hot(self, depth)`: float32 ones and zeros in a new innermost dim.
+    #[track_caller]
     pub fn one_hot(&self, depth: usize) -> Var {
         one_hot(self, depth)
     }
 
     /// `self · w` for each item (`tf.ragged.map_flat_values(tf.matmul, self, w)`).
+    #[track_caller]
     pub fn matmul(&self, w: &Var) -> Var {
         matmul(self, w)
     }
 
     /// Maxima of rows by any ids (`tf.math.unsorted_segment_max`).
+    #[track_caller]
     pub fn unsorted_segment_max(&self, segment_ids: &Var, num_segments: usize) -> Var {
         unsorted_segment_max(self, segment_ids, num_segments)
     }
 
     /// Minima of rows by any ids (`tf.math.unsorted_segment_min`).
+    #[track_caller]
     pub fn unsorted_segment_min(&self, segment_ids: &Var, num_segments: usize) -> Var {
         unsorted_segment_min(self, segment_ids, num_segments)
     }
 
     /// Products of rows by any ids (`tf.math.unsorted_segment_prod`).
+    #[track_caller]
     pub fn unsorted_segment_prod(&self, segment_ids: &Var, num_segments: usize) -> Var {
         unsorted_segment_prod(self, segment_ids, num_segments)
     }
 
     /// Means of rows by any ids (`tf.math.unsorted_segment_mean`).
+    #[track_caller]
     pub fn unsorted_segment_mean(&self, segment_ids: &Var, num_segments: usize) -> Var {
         unsorted_segment_mean(self, segment_ids, num_segments)
     }
 
     /// Sums of rows by any ids over the square root of each count (`tf.math.unsorted_segment_sqrt_n`).
+    #[track_caller]
     pub fn unsorted_segment_sqrt_n(&self, segment_ids: &Var, num_segments: usize) -> Var {
         unsorted_segment_sqrt_n(self, segment_ids, num_segments)
     }
