@@ -21,5 +21,6 @@ pub mod string_regex;
 pub mod strings;
 pub mod structure;
 pub mod util;
+pub mod with_flat_values;
 
 pub use registry::{op_from_name, OP_NAMES};

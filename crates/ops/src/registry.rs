@@ -170,6 +170,7 @@ pub const OP_NAMES: &[&str] = &[
     "strings.regex_full_match",
     "strings.regex_replace",
     "strings.to_number",
+    "ragged.with_flat_values",
 ];
 
 /// A module's lookup: the op called `name` if the module owns that name.
@@ -177,7 +178,7 @@ type Lookup = fn(&str, &Attrs) -> Option<Result<OpRef>>;
 
 /// The op called `name` in graph files, configured by `attrs`.
 pub fn op_from_name(name: &str, attrs: &Attrs) -> Result<OpRef> {
-    let lookups: [Lookup; 12] = [
+    let lookups: [Lookup; 13] = [
         crate::elemwise::lookup,
         crate::reduce::lookup,
         crate::partition_ops::lookup,
@@ -190,6 +191,7 @@ pub fn op_from_name(name: &str, attrs: &Attrs) -> Result<OpRef> {
         crate::cross::lookup,
         crate::string_hash::lookup,
         crate::string_regex::lookup,
+        crate::with_flat_values::lookup,
     ];
     for lookup in lookups {
         if let Some(op) = lookup(name, attrs) {

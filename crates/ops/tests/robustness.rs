@@ -408,6 +408,8 @@ enum Profile {
     FromSparse,
     /// `x, w`: `w` mostly a dense matrix whose rows match `x`'s last dim.
     MatMul,
+    /// `x, values [, same]`: `values` mostly dense with one row per flat value of `x`.
+    WithFlatValues,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -442,6 +444,7 @@ fn profile(name: &str) -> Profile {
         "from_tensor" => Profile::FromTensor,
         "gather" | "embedding_lookup" | "gather_nd" => Profile::Gather,
         "ragged.cross" | "ragged.cross_hashed" => Profile::Variadic,
+        "ragged.with_flat_values" => Profile::WithFlatValues,
         "strings.unicode_encode" => Profile::Unary(Some(&[DType::I32])),
         "strings.as_string" => Profile::Unary(None),
         "boolean_mask" => Profile::BooleanMask,
@@ -680,6 +683,21 @@ fn inputs_for(rng: &mut Rng, profile: Profile) -> Vec<RaggedTensor> {
                 .collect()
         }
         Profile::MatMul => matmul_inputs(rng),
+        Profile::WithFlatValues => {
+            let x = random_value(rng);
+            let dtype = random_dtype(rng);
+            // Mostly another tensor's flat values laid out like x's (same number of rows).
+            let values = if rng.chance(0.7) {
+                RaggedTensor::from(same_structure(rng, &x, dtype).flat_values().clone())
+            } else {
+                random_value(rng)
+            };
+            let mut inputs = vec![x.clone(), values];
+            if rng.chance(0.3) {
+                inputs.push(if rng.chance(0.7) { same_structure(rng, &x, dtype) } else { random_value(rng) });
+            }
+            inputs
+        }
         Profile::FromSparse => {
             let x = random_value(rng);
             match x.to_sparse() {

@@ -503,9 +503,11 @@ macro_rules! scalar_lhs {
 }
 scalar_lhs!(i32, i64, f32, f64);
 
+mod flat_values;
 mod rows;
 pub mod strings;
 mod structure;
 
+pub use flat_values::*;
 pub use rows::*;
 pub use structure::*;
