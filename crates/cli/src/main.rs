@@ -44,7 +44,8 @@ enum Command {
     },
     /// Print a graph file's user graph and optimized graph, run it on its inputs and print its
     /// outputs (or its error). With `--input` and `--output`, stream Parquet columns through it
-    /// instead, in batches, and write its outputs to a Parquet file.
+    /// instead, in batches, and write its outputs to a Parquet file. The format of graph files, and
+    /// every op with its attributes: docs/graph-files.md.
     Run {
         /// The graph (case) file. With `--input`, the file's input values only give each input's
         /// dtype, ragged rank and inner dims (any number of rows is accepted).

@@ -148,6 +148,11 @@ pub enum Attr {
     List(Vec<Attr>),
 }
 
+/// The attribute name of [`Attrs::schema_probe`] (no graph file can use it: not an identifier).
+const SCHEMA_PROBE: &str = "?schema";
+/// How [`Attrs::only`] answers a schema probe.
+const SCHEMA_ANSWER: &str = "known attributes: ";
+
 /// The attributes of one node of a graph file, by name; getters give typed values or a clear error.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Attrs {
@@ -239,8 +244,26 @@ impl Attrs {
             Some(_) => Err(self.bad(name, "a list of integers or nulls")),
         }
     }
+    /// Attributes that ask an op for the attributes it knows instead of configuring it: the op's
+    /// `from_attrs` fails at its [`Attrs::only`] with an error that [`Attrs::known_in`] reads. How
+    /// `docs/graph-files.md` is checked against the registry.
+    pub fn schema_probe(op: impl Into<String>) -> Self {
+        Attrs::new(op, BTreeMap::from([(SCHEMA_PROBE.to_string(), Attr::Null)]))
+    }
+
+    /// The attribute names an op declared when built from [`Attrs::schema_probe`], read from the
+    /// error its [`Attrs::only`] gave; `None` for any other error.
+    pub fn known_in(error: &Error) -> Option<Vec<String>> {
+        let Error::InvalidArgument { reason, .. } = error.root() else { return None };
+        let list = reason.strip_prefix(SCHEMA_ANSWER)?;
+        Some(list.split(", ").filter(|s| !s.is_empty()).map(str::to_string).collect())
+    }
+
     /// Fails on attributes the op does not know (a typo must not be silently ignored).
     pub fn only(&self, known: &[&str]) -> Result<()> {
+        if self.map.contains_key(SCHEMA_PROBE) {
+            return Err(Error::argument(self.op.clone(), format!("{SCHEMA_ANSWER}{}", known.join(", "))));
+        }
         match self.map.keys().find(|k| !known.contains(&k.as_str())) {
             Some(k) => {
                 Err(Error::argument(self.op.clone(), format!("unknown attribute `{k}` (known: {})", known.join(", "))))

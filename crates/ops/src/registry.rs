@@ -200,3 +200,15 @@ pub fn op_from_name(name: &str, attrs: &Attrs) -> Result<OpRef> {
     }
     Err(Error::argument(name, format!("unknown op `{name}`")))
 }
+
+/// The attributes op `name` accepts in graph files, as its `from_attrs` declares them (through
+/// [`Attrs::only`], asked with [`Attrs::schema_probe`]); `docs/graph-files.md` lists them and a
+/// test keeps it in step.
+pub fn op_attributes(name: &str) -> Result<Vec<String>> {
+    match op_from_name(name, &Attrs::schema_probe(name)) {
+        Ok(_) => Err(Error::graph(format!("op `{name}` accepts any attribute: it never declares the ones it knows"))),
+        Err(e) => Attrs::known_in(&e).ok_or_else(|| {
+            Error::graph(format!("op `{name}` fails before declaring its attributes (call `Attrs::only` first): {e}"))
+        }),
+    }
+}
