@@ -360,6 +360,15 @@ OPS = {
     "strings.upper": positional(tf.strings.upper),
     "strings.to_hash_bucket_fast": lambda ins, a: tf.strings.to_hash_bucket_fast(ins[0], a.require("num_buckets")),
     "strings.ngrams": ngrams,
+    "bincount": lambda ins, a: tf.math.bincount(
+        ins[0],
+        weights=ins[1] if len(ins) > 1 else None,
+        minlength=a.get("minlength"),
+        maxlength=a.get("maxlength"),
+        dtype=DTYPES[a.get("dtype", "int32")],
+        axis=a.get("axis"),
+        binary_output=a.get("binary_output", False),
+    ),
 }
 
 
@@ -2109,8 +2118,72 @@ def forms_more():
     ))
     return g, "attribute forms and error kinds of issue 10", cases
 
+def usability_more():
+    g = "usability_more"
+    cases = []
+    ids = R([[1, 3, 1], [], [0, 5], [2, 2, 2, 2]], "int64")
+    cases.append(case(f"{g}/bincount_all_values", {"x": ids}, [N("y", "bincount", ["x"])]))
+    cases.append(case(f"{g}/bincount_per_row", {"x": ids}, [N("y", "bincount", ["x"], axis=-1)]))
+    cases.append(case(f"{g}/bincount_per_row_int32_axis0", {"x": R([[4, 0], [1]], "int32")},
+                      [N("y", "bincount", ["x"], axis=0), N("z", "bincount", ["x"], axis=-1, dtype="int64")],
+                      outputs=["y", "z"]))
+    cases.append(case(f"{g}/bincount_minlength", {"x": ids}, [N("y", "bincount", ["x"], axis=-1, minlength=8)]))
+    cases.append(case(f"{g}/bincount_maxlength_drops_larger_values", {"x": ids},
+                      [N("y", "bincount", ["x"], axis=-1, minlength=8, maxlength=3)]))
+    cases.append(case(f"{g}/bincount_weights",
+                      {"x": ids, "w": R([[0.5, 1.5, 2.0], [], [1.0, 3.0], [0.25, 0.5, 1.0, 2.0]], "float32")},
+                      [N("y", "bincount", ["x", "w"], axis=-1), N("z", "bincount", ["x", "w"])], outputs=["y", "z"]))
+    cases.append(case(f"{g}/bincount_binary_output_float64", {"x": ids},
+                      [N("y", "bincount", ["x"], axis=-1, binary_output=True, dtype="float64")]))
+    cases.append(case(f"{g}/bincount_no_values", {"x": R([[], []], "int32")},
+                      [N("y", "bincount", ["x"], axis=-1), N("z", "bincount", ["x"], minlength=2)], outputs=["y", "z"]))
+    cases.append(case(f"{g}/bincount_dense_matrix", {"x": D([[1, 1, 0], [3, 2, 3]], "int32")},
+                      [N("y", "bincount", ["x"], axis=-1)]))
+    cases.append(case(f"{g}/err_bincount_negative_value", {"x": R([[1, -3], [2]], "int32")},
+                      [N("y_", "bincount", ["x"], axis=-1)], error="invalid_argument"))
+    cases.append(case(f"{g}/err_bincount_weights_and_binary_output",
+                      {"x": ids, "w": R([[0.5, 1.5, 2.0], [], [1.0, 3.0], [0.25, 0.5, 1.0, 2.0]], "float32")},
+                      [N("y_", "bincount", ["x", "w"], axis=-1, binary_output=True)], error="invalid_argument"))
+    cases.append(case(f"{g}/err_bincount_axis_1", {"x": ids}, [N("y_", "bincount", ["x"], axis=1)],
+                      error="invalid_argument"))
+
+    # A dense operand whose first dimension lines up with a ragged last dimension: TensorFlow 2.21
+    # refuses it whatever the row lengths; size 1 and a dense [nrows, k] operand broadcast.
+    square = R([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], "float32")
+    cases.append(case(f"{g}/err_keepdims_slip_on_square_rows", {"x": square},
+                      [N("m", "reduce_mean", ["x"], axis=1), N("y_", "subtract", ["x", "m"])],
+                      error="incompatible_shapes", note="x - reduce_mean(x, 1) without keepdims, every row of nrows values"))
+    cases.append(case(f"{g}/err_dense_vector_against_ragged_rows_of_its_length",
+                      {"x": R([[1, 2, 3], [4, 5, 6]], "int32"), "v": D([1, 2, 3], "int32")},
+                      [N("y_", "subtract", ["x", "v"])], error="incompatible_shapes"))
+    cases.append(case(f"{g}/err_dense_vector_against_ragged_rank_2",
+                      {"x": R([[[1, 2], [3, 4]], [[5, 6]]], "int32", ragged_rank=2), "v": D([1, 2], "int32")},
+                      [N("y_", "add", ["x", "v"])], error="incompatible_shapes"))
+    cases.append(case(f"{g}/err_dense_single_row_against_ragged_rows",
+                      {"x": R([[1, 2, 3], [4, 5, 6]], "int32"), "t": D([[1, 1, 1]], "int32")},
+                      [N("y_", "add", ["x", "t"])], error="incompatible_shapes"))
+    cases.append(case(f"{g}/err_dense_broadcast_inside_ragged_rank_2",
+                      {"x": R([[[1, 2], [3, 4]], [[5, 6], [7, 8]]], "int32", ragged_rank=2),
+                       "t": D([[[1, 1]], [[2, 2]]], "int32")},
+                      [N("y_", "add", ["x", "t"])], error="incompatible_shapes"))
+    cases.append(case(f"{g}/vector_against_one_ragged_row_of_its_length",
+                      {"x": R([[1, 2, 3]], "int32"), "v": D([1, 1, 1], "int32")}, [N("y", "add", ["x", "v"])]))
+    cases.append(case(f"{g}/dense_cube_against_ragged_rank_2",
+                      {"x": R([[[1, 2], [3, 4]], [[5, 6], [7, 8]]], "int32", ragged_rank=2),
+                       "t": D([[[1, 1], [2, 2]], [[1, 1], [2, 2]]], "int32")},
+                      [N("y", "add", ["x", "t"])]))
+    cases.append(case(f"{g}/size_one_vector_against_ragged_rows",
+                      {"x": square, "v": D([10.0], "float32")}, [N("y", "add", ["x", "v"])]))
+    cases.append(case(f"{g}/dense_matrix_against_ragged_rows_of_its_width",
+                      {"x": R([[1, 2, 3], [4, 5, 6]], "int32"), "t": D([[1, 1, 1], [2, 2, 2]], "int32")},
+                      [N("y", "subtract", ["x", "t"])]))
+    cases.append(case(f"{g}/keepdims_mean_on_square_rows", {"x": square},
+                      [N("m", "reduce_mean", ["x"], axis=1, keepdims=True), N("y", "subtract", ["x", "m"])]))
+    return g, "bincount and the dense-against-ragged broadcasting rule of issue 23", cases
+
+
 GROUPS = [elementwise_more, reductions_more, structure_more, indexing_more, gather_segments, strings_more,
-          partitions_more, forms_more]
+          partitions_more, forms_more, usability_more]
 
 
 def build_files():

@@ -353,8 +353,8 @@ fn target_layer(op: &str, dim: usize, sources: &[Source<'_>], layers: &[Layer<'_
             continue;
         }
         if let Layer::Uniform { len, .. } = *layer {
-            if len != 1 && sources[i].x.is_dense() && dim == sources[i].pad {
-                return Err(dense_outer_dim_against_ragged(op, dim, i, len, r));
+            if len != 1 && !matches!(sources[i].gather, Gather::Same) {
+                return Err(broadcast_uniform_against_ragged(op, dim, i, len, r));
             }
         }
         let mismatch = match *layer {
@@ -383,17 +383,18 @@ fn target_layer(op: &str, dim: usize, sources: &[Source<'_>], layers: &[Layer<'_
     Ok(Target::Ragged(target))
 }
 
-/// TensorFlow 2.21 refuses a dense operand whose dimension 0 (of size `len`, not 1) lines up with a
-/// ragged dimension, whatever the row lengths (`[[1, 2, 3], [4, 5, 6]] - [1, 2, 3]`), while a dense
-/// `[nrows, k]` operand against rows of `k` values and a size-1 dimension broadcast. Checked here
-/// at run time and in [`broadcast_types`] when the sizes are known.
-fn dense_outer_dim_against_ragged(op: &str, dim: usize, dense: usize, len: usize, ragged: usize) -> Error {
+/// TensorFlow 2.21 refuses a uniform dimension of size `len` (not 1) against a ragged dimension when
+/// its operand was broadcast along an earlier dimension, whatever the row lengths: a dense `[k]` or
+/// `[1, k]` against `[n, (r)]` (`[[1, 2, 3], [4, 5, 6]] - [1, 2, 3]`, and the keepdims slip
+/// `x - reduce_mean(x, 1)` on square data), while a dense `[n, k]` against rows of `k` values and any
+/// size-1 dimension broadcast. ("Last row partition does not match flat_values" in TensorFlow.)
+fn broadcast_uniform_against_ragged(op: &str, dim: usize, input: usize, len: usize, ragged: usize) -> Error {
     Error::shapes(
         op,
         format!(
-            "dimension {dim}: input {dense} is dense and its dimension 0 (size {len}) lines up with the ragged \
-             dimension {dim} of input {ragged}, which TensorFlow refuses whatever the row lengths (a dense \
-             [nrows, k] operand matches rows of k values; a size-1 dimension broadcasts)"
+            "dimension {dim}: input {input} has size {len} there and was broadcast along an earlier dimension, \
+             which TensorFlow refuses against the ragged dimension {dim} of input {ragged} whatever the row \
+             lengths (a dense [nrows, k] operand matches rows of k values; a size-1 dimension broadcasts)"
         ),
     )
 }
@@ -472,31 +473,6 @@ fn next_gather(gather: &Gather, layer: &Layer<'_>, target: &Target, count: usize
         }
     }
     Gather::Index(index)
-}
-
-/// [`broadcast_types`] for an op that sees its inputs' exact types ([`Op::keeps_uniform_rows`]:
-/// a `Dim::Ragged` there is ragged, not a widened uniform partition), which also refuses at build
-/// time a dense operand of known size (not 1) whose dimension 0 lines up with a ragged dimension
-/// (see [`dense_outer_dim_against_ragged`]).
-///
-/// [`Op::keeps_uniform_rows`]: ragtime_graph::Op::keeps_uniform_rows
-pub fn broadcast_exact_types(op: &str, inputs: &[TensorType]) -> Result<TensorType> {
-    let rank = inputs.iter().map(TensorType::rank).max().unwrap_or(0);
-    for d in 0..rank {
-        let ragged_here = inputs.iter().position(|t| {
-            let pad = rank - t.rank();
-            d >= pad && t.dims()[d - pad] == Dim::Ragged
-        });
-        let Some(r) = ragged_here else { continue };
-        for (i, t) in inputs.iter().enumerate() {
-            if let (true, 0, Some(&Dim::Known(n))) = (rank - t.rank() == d, t.ragged_rank(), t.dims().first()) {
-                if n != 1 {
-                    return Err(dense_outer_dim_against_ragged(op, d, i, n, r));
-                }
-            }
-        }
-    }
-    broadcast_types(op, inputs)
 }
 
 /// The broadcast result type's dims and ragged rank (dtype taken from input 0; callers set it).
@@ -678,10 +654,15 @@ mod tests {
     }
 
     #[test]
-    fn single_row_broadcasts_across_rows() {
+    fn a_single_dense_row_is_not_repeated_against_ragged_rows() {
+        // TensorFlow 2.21 refuses [1, 2] against 3 x (r) even when every row has 2 values; against
+        // rows held as a uniform inner dimension it broadcasts.
         let x = ragged![[1, 2], [3, 4], [5, 6]].unwrap();
         let y = dense(ragged![[1, 2]]);
-        let ops = operands(&[x, y]);
+        let e = broadcast_values("add", &[x, y.clone()]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::IncompatibleShapes, "{e}");
+        let uniform = dense(ragged![[1, 2], [3, 4], [5, 6]]);
+        let ops = operands(&[uniform, y]);
         assert_eq!(ops[1].to_literal(), lit(ragged![[1, 2], [1, 2], [1, 2]]));
     }
 
@@ -720,36 +701,27 @@ mod tests {
         let v = RaggedTensor::from(vec![1, 2, 3]);
         let e = broadcast_values("subtract", &[two_rows.clone(), v.clone()]).unwrap_err();
         assert_eq!(e.kind(), ragtime_core::ErrorKind::IncompatibleShapes, "{e}");
-        assert!(e.to_string().contains("dimension 0 (size 3)"), "{e}");
+        assert!(e.to_string().contains("size 3 there and was broadcast"), "{e}");
         // Either operand order, and a ragged rank 2 tensor whose last dimension is ragged.
         assert!(broadcast_values("add", &[v.clone(), two_rows.clone()]).is_err());
         let rank2 = ragtime_core::ragged![[[1, 2], [3, 4]], [[5, 6]]].unwrap();
         assert!(broadcast_values("add", &[rank2, RaggedTensor::from(vec![1, 2])]).is_err());
-        // Still broadcast: a size-1 vector, a dense [nrows, k] operand against rows of k values, and
-        // a vector against a uniform inner dimension.
+        // [1, k] too, and [2, 1, k] against [2, (r), (s)] once its size-1 dimension broadcast.
+        assert!(broadcast_values("add", &[two_rows.clone(), dense(ragtime_core::ragged![[1, 2, 3]])]).is_err());
+        let nested = ragtime_core::ragged![[[1, 2], [3, 4]], [[5, 6], [7, 8]]].unwrap();
+        assert!(broadcast_values("add", &[nested.clone(), dense(ragtime_core::ragged![[[1, 1]], [[2, 2]]])]).is_err());
+        // Still broadcast: a size-1 vector, a dense [nrows, k] operand against rows of k values, the
+        // same dense operand against one row (nothing broadcast before), and a vector against a
+        // uniform inner dimension.
+        let whole = dense(ragtime_core::ragged![[[1, 1], [2, 2]], [[1, 1], [2, 2]]]);
+        assert!(broadcast_values("add", &[nested, whole]).is_ok());
+        let one_row = ragtime_core::ragged![[1, 2, 3]].unwrap();
+        assert!(broadcast_values("add", &[one_row, v.clone()]).is_ok());
         assert!(broadcast_values("add", &[two_rows.clone(), RaggedTensor::from(vec![10])]).is_ok());
         let table = dense(ragtime_core::ragged![[1, 1, 1], [2, 2, 2]]);
         assert!(broadcast_values("add", &[two_rows.clone(), table]).is_ok());
         let inner = with_inner(ragtime_core::ragged![[[1, 2, 3]], [], [[4, 5, 6], [7, 8, 9]]], 1, &[3]);
         assert!(broadcast_values("add", &[inner, v]).is_ok());
-    }
-
-    #[test]
-    fn a_dense_vector_of_known_size_against_a_ragged_last_dimension_is_refused_at_build_time() {
-        let ragged = TensorType::ragged(DType::F32, 1);
-        let vector = TensorType::new(DType::F32, 0, vec![Dim::Known(3)]).unwrap();
-        let e = broadcast_exact_types("add", &[ragged.clone(), vector.clone()]).unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::IncompatibleShapes, "{e}");
-        // Size 1 broadcasts; an unknown size is checked when the values are seen.
-        for size in [Dim::Known(1), Dim::Unknown] {
-            let dense = TensorType::new(DType::F32, 0, vec![size]).unwrap();
-            assert!(broadcast_exact_types("add", &[ragged.clone(), dense]).is_ok(), "{size:?}");
-        }
-        // A dense [n, 4] operand against rows: allowed at build time.
-        let table = TensorType::new(DType::F32, 0, vec![Dim::Unknown, Dim::Known(4)]).unwrap();
-        assert!(broadcast_exact_types("add", &[ragged.clone(), table]).is_ok());
-        // A uniform partition (a widened type shows it as ragged) is left to the run-time check.
-        assert!(broadcast_types("add", &[ragged, vector]).is_ok());
     }
 
     #[test]

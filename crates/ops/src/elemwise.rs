@@ -19,7 +19,7 @@ use ragtime_core::{
 };
 use ragtime_graph::{expect_arity, Attrs, Cost, Op, OpProperties, OpRef};
 
-use crate::broadcast::{broadcast_exact_types, broadcast_values};
+use crate::broadcast::{broadcast_types, broadcast_values};
 use crate::util::one;
 
 /// A scalar function applied element by element: the whole elementwise vocabulary.
@@ -1029,7 +1029,7 @@ impl Op for Elemwise {
         expect_arity(op.name(), inputs, arity..=arity)?;
         let dtypes: Vec<DType> = inputs.iter().map(|t| t.dtype()).collect();
         let out = op.output_dtype(&dtypes)?;
-        let shape = if arity == 1 { inputs[0].clone() } else { broadcast_exact_types(op.name(), inputs)? };
+        let shape = if arity == 1 { inputs[0].clone() } else { broadcast_types(op.name(), inputs)? };
         Ok(vec![shape.with_dtype(out)])
     }
 

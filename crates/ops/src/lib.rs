@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod bincount;
 pub mod broadcast;
 pub mod cross;
 pub mod elemwise;

@@ -171,6 +171,7 @@ pub const OP_NAMES: &[&str] = &[
     "strings.regex_replace",
     "strings.to_number",
     "ragged.with_flat_values",
+    "bincount",
 ];
 
 /// A module's lookup: the op called `name` if the module owns that name.
@@ -178,7 +179,7 @@ type Lookup = fn(&str, &Attrs) -> Option<Result<OpRef>>;
 
 /// The op called `name` in graph files, configured by `attrs`.
 pub fn op_from_name(name: &str, attrs: &Attrs) -> Result<OpRef> {
-    let lookups: [Lookup; 13] = [
+    let lookups: [Lookup; 14] = [
         crate::elemwise::lookup,
         crate::reduce::lookup,
         crate::partition_ops::lookup,
@@ -192,6 +193,7 @@ pub fn op_from_name(name: &str, attrs: &Attrs) -> Result<OpRef> {
         crate::string_hash::lookup,
         crate::string_regex::lookup,
         crate::with_flat_values::lookup,
+        crate::bincount::lookup,
     ];
     for lookup in lookups {
         if let Some(op) = lookup(name, attrs) {

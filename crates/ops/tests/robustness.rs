@@ -445,6 +445,7 @@ fn profile(name: &str) -> Profile {
         "gather" | "embedding_lookup" | "gather_nd" => Profile::Gather,
         "ragged.cross" | "ragged.cross_hashed" => Profile::Variadic,
         "ragged.with_flat_values" => Profile::WithFlatValues,
+        "bincount" => Profile::Binary(Some(&[DType::I32, DType::I64])),
         "strings.unicode_encode" => Profile::Unary(Some(&[DType::I32])),
         "strings.as_string" => Profile::Unary(None),
         "boolean_mask" => Profile::BooleanMask,

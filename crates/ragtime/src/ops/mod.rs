@@ -503,11 +503,13 @@ macro_rules! scalar_lhs {
 }
 scalar_lhs!(i32, i64, f32, f64);
 
+mod bincount;
 mod flat_values;
 mod rows;
 pub mod strings;
 mod structure;
 
+pub use bincount::*;
 pub use flat_values::*;
 pub use rows::*;
 pub use structure::*;
