@@ -313,3 +313,38 @@ fn usage_errors_exit_with_status_2_or_name_the_problem() {
     assert_eq!(wrong_case.status.code(), Some(1));
     assert!(text(&wrong_case.stderr).contains("no case named \"nope\""), "{}", text(&wrong_case.stderr));
 }
+
+/// Corrupt Parquet files (the regression files of `ragtime-arrow`, each one place where the
+/// upstream readers panicked or trusted a bad value) exit with status 1 and a typed message
+/// naming the file, never 101 (a panic), and leave no output behind.
+#[test]
+fn corrupt_files_exit_with_status_1_and_a_typed_message() {
+    const XT_GRAPH: &str = r#"{"format": "ragged-conformance/1", "cases": [{"name": "corrupt/read",
+     "inputs": {"x": {"dtype": "float32", "ragged_rank": 1, "value": [[1.0], []]},
+                "t": {"dtype": "string", "ragged_rank": 1, "value": [["a"], []]}},
+     "nodes": [{"op": "reduce_sum", "in": ["x"], "attrs": {"axis": 1}, "out": "s"},
+               {"op": "strings.length", "in": ["t"], "out": "n"}],
+     "outputs": ["s", "n"]}]}"#;
+    let s = setup();
+    let graph = s.dir.join("xt.json");
+    std::fs::write(&graph, XT_GRAPH).unwrap();
+    let out = s.dir.join("out.parquet");
+    let corrupt = Path::new(env!("CARGO_MANIFEST_DIR")).join("../arrow/tests/data/corrupt");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&corrupt).unwrap().map(|f| f.unwrap().path()).collect();
+    files.sort();
+    assert!(files.len() >= 9, "{files:?}");
+    for file in &files {
+        let f = file.to_str().unwrap();
+        let (x, t) = (format!("x={f}:x"), format!("t={f}:t"));
+        for batch_size in ["10", "65536"] {
+            let args =
+                ["run", graph.to_str().unwrap(), "--input", &x, "--input", &t, "--output", out.to_str().unwrap()];
+            let result = run(&[&args[..], &["--batch-size", batch_size]].concat());
+            let stderr = text(&result.stderr);
+            assert_eq!(result.status.code(), Some(1), "{f}: {stderr}");
+            assert!(stderr.starts_with(&format!("error: {f}: corrupt file")), "{f}: {stderr}");
+            assert!(stderr.contains("invalid value") && !stderr.contains("panicked"), "{f}: {stderr}");
+            assert!(!out.exists() && !s.dir.join(".out.parquet.partial").exists(), "{f}: a file was left behind");
+        }
+    }
+}
