@@ -25,7 +25,6 @@ use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
 };
 use parquet::arrow::{ArrowWriter, ProjectionMask};
-use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 use ragtime::Function;
 use ragtime_core::{Error, RaggedTensor, TensorType};
@@ -34,6 +33,9 @@ use crate::{FromArrow, ToArrow};
 
 /// Rows per batch when [`ParquetOptions::batch_size`] is not set.
 pub const DEFAULT_BATCH_SIZE: usize = 65_536;
+
+/// The Parquet codecs and their levels, for [`ParquetOptions::compression`].
+pub use parquet::basic::{BrotliLevel, Compression, GzipLevel, ZstdLevel};
 
 /// One function input read from a Parquet column.
 #[derive(Debug, Clone)]
@@ -113,8 +115,9 @@ impl ParquetOptions {
         self
     }
 
-    /// The compression of the output's pages (`SNAPPY` by default, or `UNCOMPRESSED`; other
-    /// codecs are not compiled in and make the writer fail).
+    /// The compression of the output's pages: `SNAPPY` by default, `UNCOMPRESSED`, `GZIP`,
+    /// `LZ4_RAW` (what pyarrow writes as "lz4"), `ZSTD` or `BROTLI` (any level). Inputs of any of
+    /// these codecs (and the older Hadoop-framed `LZ4`) are read.
     pub fn compression(mut self, compression: Compression) -> Self {
         self.compression = compression;
         self

@@ -348,3 +348,38 @@ fn corrupt_files_exit_with_status_1_and_a_typed_message() {
         }
     }
 }
+
+/// `--compression` picks the output's codec (Snappy by default; `crates/arrow/tests/parquet_formats.rs`
+/// reads inputs of every codec).
+#[test]
+fn compression_chooses_the_output_codec() {
+    let s = setup();
+    let [x, t, n] = data(40);
+    let graph = s.graph.to_str().unwrap();
+    let input = s.dir.join("in.parquet");
+    write_parquet(&input, vec![("x", to_list(&x.1)), ("t", to_list(&t.1)), ("n", to_list(&n.1))], 16);
+    let want = whole_call(&s.graph, &[x, t, n]);
+    let specs = ["x", "t", "n"].map(|c| format!("{c}={}:{c}", input.display()));
+    for (flag, codec) in [
+        (None, "SNAPPY"),
+        (Some("zstd"), "ZSTD"),
+        (Some("gzip"), "GZIP"),
+        (Some("lz4"), "LZ4_RAW"),
+        (Some("brotli"), "BROTLI"),
+    ] {
+        let out = s.dir.join(format!("out-{codec}.parquet"));
+        let mut args = vec!["run", graph, "--input", &specs[0], "--input", &specs[1], "--input", &specs[2]];
+        args.extend(["--output", out.to_str().unwrap()]);
+        if let Some(flag) = flag {
+            args.extend(["--compression", flag]);
+        }
+        let result = run(&args);
+        assert!(result.status.success(), "{codec}: {}", text(&result.stderr));
+        let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(&out).unwrap()).unwrap();
+        let written = format!("{:?}", builder.metadata().row_group(0).column(0).compression());
+        assert!(written.starts_with(codec), "{codec}: written as {written}");
+        assert_same_columns(&read_parquet(&out), &want);
+    }
+    let bad = run(&["run", graph, "--input", "x=f.parquet:x", "--output", "o.parquet", "--compression", "lzo"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad.stderr));
+}
