@@ -10,6 +10,9 @@
 //! only when complete, so a failed run leaves no half-written file (and an output path that is
 //! also an input is read to the end before it is replaced).
 
+mod footer;
+mod isolate;
+
 use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -18,9 +21,10 @@ use std::time::{Duration, Instant};
 
 use arrow_array::{new_empty_array, ArrayRef, RecordBatch};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
-use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
+};
 use parquet::arrow::{ArrowWriter, ProjectionMask};
-use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 use ragtime::Function;
 use ragtime_core::{Error, RaggedTensor, TensorType};
@@ -29,6 +33,9 @@ use crate::{FromArrow, ToArrow};
 
 /// Rows per batch when [`ParquetOptions::batch_size`] is not set.
 pub const DEFAULT_BATCH_SIZE: usize = 65_536;
+
+/// The Parquet codecs and their levels, for [`ParquetOptions::compression`].
+pub use parquet::basic::{BrotliLevel, Compression, GzipLevel, ZstdLevel};
 
 /// One function input read from a Parquet column.
 #[derive(Debug, Clone)]
@@ -108,8 +115,9 @@ impl ParquetOptions {
         self
     }
 
-    /// The compression of the output's pages (`SNAPPY` by default, or `UNCOMPRESSED`; other
-    /// codecs are not compiled in and make the writer fail).
+    /// The compression of the output's pages: `SNAPPY` by default, `UNCOMPRESSED`, `GZIP`,
+    /// `LZ4_RAW` (what pyarrow writes as "lz4"), `ZSTD` or `BROTLI` (any level). Inputs of any of
+    /// these codecs (and the older Hadoop-framed `LZ4`) are read.
     pub fn compression(mut self, compression: Compression) -> Self {
         self.compression = compression;
         self
@@ -193,6 +201,36 @@ pub enum ParquetError {
         /// The top-level columns the file has.
         columns: Vec<String>,
     },
+    /// The file has more than one top-level column of the name asked for: which one to read
+    /// would be a guess.
+    #[error("{}: {} columns are named \"{column}\" (input \"{input}\"); the file's columns: {}", path.display(), count, columns.join(", "))]
+    DuplicateColumn {
+        /// The file.
+        path: PathBuf,
+        /// The column asked for.
+        column: String,
+        /// The function input it was to feed.
+        input: String,
+        /// How many columns have that name.
+        count: usize,
+        /// The top-level columns the file has, in order.
+        columns: Vec<String>,
+    },
+    /// The file is corrupt in a way the Parquet reader does not report itself: metadata that
+    /// contradicts the file (a negative row count, a column chunk outside the file), or a value
+    /// the upstream Parquet or Arrow IPC reader panicked on (caught; see `docs/safety.md`).
+    /// `source` is an `invalid_value` error saying what was found.
+    #[error("{}: corrupt file{}: {source}", path.display(), place_text(row_groups, column.as_deref()))]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// The row groups being read, when the problem was found reading data.
+        row_groups: Option<Range<usize>>,
+        /// The column being read, when the problem is in one column.
+        column: Option<String>,
+        /// What was wrong (`invalid_value`).
+        source: Box<Error>,
+    },
     /// An input column's type is not the function input's type.
     #[error("{}: column \"{column}\" of Arrow type {arrow_type} {found}, but input \"{input}\" takes {expected}", path.display())]
     ColumnType {
@@ -256,6 +294,17 @@ pub enum ParquetError {
         /// What is wrong.
         reason: String,
     },
+}
+
+fn place_text(row_groups: &Option<Range<usize>>, column: Option<&str>) -> String {
+    let groups = match row_groups {
+        Some(r) if r.len() == 1 => format!(", row group {}", r.start),
+        Some(r) if r.is_empty() => format!(", after the last row group ({})", r.start),
+        Some(r) => format!(", row groups {} to {}", r.start, r.end - 1),
+        None => String::new(),
+    };
+    let column = column.map(|c| format!(", column \"{c}\"")).unwrap_or_default();
+    format!("{groups}{column}")
 }
 
 fn counts_text(counts: &[(String, u64)]) -> String {
@@ -325,6 +374,10 @@ struct InputReader {
     empty: RaggedTensor,
     /// The rows of the file, from its metadata.
     rows: u64,
+    /// The rows of each row group of the file (to name the row groups of a failed batch).
+    group_rows: Vec<u64>,
+    /// The rows of a full batch.
+    batch_size: u64,
 }
 
 impl std::fmt::Debug for InputReader {
@@ -605,25 +658,70 @@ fn schema_of(names: &[String], columns: &[ArrayRef]) -> SchemaRef {
 impl InputReader {
     /// Opens `input`'s file, finds its column, checks the column's type against `expected` and
     /// prepares a reader of that column alone, `batch_size` rows at a time.
+    ///
+    /// The footer is decoded by the upstream reader, which panics on some corrupt values (the
+    /// Arrow schema stored in it above all): it runs isolated, and what it trusts later (row
+    /// counts, column-chunk ranges) is checked here first.
     fn open(input: &ParquetInput, expected: &TensorType, batch_size: usize) -> Result<InputReader, ParquetError> {
         let path = &input.path;
         let file =
             File::open(path).map_err(|source| ParquetError::Io { path: path.clone(), action: "open", source })?;
-        let builder = ParquetRecordBatchReaderBuilder::try_new(file)
-            .map_err(|source| ParquetError::Parquet { path: path.clone(), source })?;
-        let schema = builder.schema().clone();
-        // A negative count is a corrupt footer: it is read as no rows, and the reader's own
-        // checks report the file when its batches are read.
-        let rows = u64::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
-        let Some((index, field)) = schema.fields().iter().enumerate().find(|(_, f)| f.name() == &input.column) else {
-            return Err(ParquetError::MissingColumn {
-                path: path.clone(),
-                column: input.column.clone(),
-                input: input.name.clone(),
-                columns: schema.fields().iter().map(|f| f.name().clone()).collect(),
-            });
+        let file_len = file
+            .metadata()
+            .map_err(|source| ParquetError::Io { path: path.clone(), action: "read the size of", source })?
+            .len();
+        let corrupt = |row_groups: Option<Range<usize>>, column: Option<&str>, reason: String| ParquetError::Corrupt {
+            path: path.clone(),
+            row_groups,
+            column: column.map(str::to_string),
+            source: Box::new(Error::value("parquet", reason)),
         };
-        let arrow_type = field.data_type().clone();
+        let parquet_error = |source| ParquetError::Parquet { path: path.clone(), source };
+        let metadata = isolate::isolated(|| ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()))
+            .map_err(|panic| corrupt(None, None, format!("the reader failed on its footer: {panic}")))?
+            .map_err(parquet_error)?;
+        let schema = metadata.schema().clone();
+        let columns = || schema.fields().iter().map(|f| f.name().clone()).collect::<Vec<_>>();
+        let matching: Vec<usize> =
+            schema.fields().iter().enumerate().filter(|(_, f)| f.name() == &input.column).map(|(k, _)| k).collect();
+        let index = match matching[..] {
+            [index] => index,
+            [] => {
+                return Err(ParquetError::MissingColumn {
+                    path: path.clone(),
+                    column: input.column.clone(),
+                    input: input.name.clone(),
+                    columns: columns(),
+                })
+            }
+            _ => {
+                return Err(ParquetError::DuplicateColumn {
+                    path: path.clone(),
+                    column: input.column.clone(),
+                    input: input.name.clone(),
+                    count: matching.len(),
+                    columns: columns(),
+                })
+            }
+        };
+        let group_rows = footer::row_group_rows(metadata.metadata())
+            .map_err(|(k, what)| corrupt(Some(k..k + 1), None, format!("its footer gives {what}")))?;
+        footer::check_chunk_ranges(metadata.metadata(), index, file_len)
+            .map_err(|(k, what)| corrupt(Some(k..k + 1), Some(&input.column), format!("its footer puts the {what}")))?;
+        // A dictionary-encoded column is read as plain values: the reader decodes it.
+        let metadata = match footer::without_dictionaries(&schema.fields()[index]) {
+            None => metadata,
+            Some(plain) => {
+                let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+                fields[index] = plain;
+                let plain = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+                let options = ArrowReaderOptions::new().with_schema(plain);
+                isolate::isolated(|| ArrowReaderMetadata::try_new(metadata.metadata().clone(), options))
+                    .map_err(|panic| corrupt(None, None, format!("the reader failed on its footer: {panic}")))?
+                    .map_err(parquet_error)?
+            }
+        };
+        let arrow_type = metadata.schema().field(index).data_type().clone();
         let type_error = |found: String| ParquetError::ColumnType {
             path: path.clone(),
             column: input.column.clone(),
@@ -644,13 +742,13 @@ impl InputReader {
         if !crate::input_takes(expected, &found) {
             return Err(type_error(format!("reads as {found}")));
         }
+        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata);
         let mask = ProjectionMask::roots(builder.parquet_schema(), [index]);
-        let batches = builder
-            .with_projection(mask)
-            .with_batch_size(batch_size)
-            .build()
-            .map_err(|source| ParquetError::Parquet { path: path.clone(), source })?;
-        Ok(InputReader { input: input.clone(), batches, empty, rows })
+        let batches = isolate::isolated(|| builder.with_projection(mask).with_batch_size(batch_size).build())
+            .map_err(|panic| corrupt(None, Some(&input.column), format!("the reader failed to start: {panic}")))?
+            .map_err(parquet_error)?;
+        let rows = group_rows.iter().sum();
+        Ok(InputReader { input: input.clone(), batches, empty, rows, group_rows, batch_size: batch_size as u64 })
     }
 
     /// The rows of the file, from its metadata.
@@ -659,8 +757,24 @@ impl InputReader {
     }
 
     /// The next batch of the column, or `None` at the end of the file.
+    ///
+    /// The upstream reader decodes pages with checks of its own but panics on some corrupt page
+    /// and column-chunk metadata: it runs isolated, and after a panic the reader is never used
+    /// again (the error ends the run, which drops it).
     fn next_array(&mut self, batch: u64, first_row: u64) -> Result<Option<ArrayRef>, ParquetError> {
-        match self.batches.next() {
+        let next = isolate::isolated(|| self.batches.next()).map_err(|panic| {
+            let rows = first_row..first_row.saturating_add(self.batch_size);
+            ParquetError::Corrupt {
+                path: self.input.path.clone(),
+                row_groups: Some(footer::row_groups_of(&self.group_rows, rows)),
+                column: Some(self.input.column.clone()),
+                source: Box::new(Error::value(
+                    "parquet",
+                    format!("the reader failed on batch {batch} (from row {first_row}): {panic}"),
+                )),
+            }
+        })?;
+        match next {
             None => Ok(None),
             Some(Ok(record_batch)) => {
                 // Hand the conversion the only reference to the column, so it may adopt buffers.

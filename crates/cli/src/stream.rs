@@ -10,7 +10,9 @@ use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressStyle};
 use ragtime::case::{case_name_matches, parse_value, Case, CaseFile};
 use ragtime::{CompileOptions, DType};
-use ragtime_arrow::parquet::{ParquetInput, ParquetOptions, ParquetRun, DEFAULT_BATCH_SIZE};
+use ragtime_arrow::parquet::{
+    BrotliLevel, Compression, GzipLevel, ParquetInput, ParquetOptions, ParquetRun, ZstdLevel, DEFAULT_BATCH_SIZE,
+};
 use ragtime_arrow::{FromArrow, NullLists, NullValues};
 use serde_json::{json, Value};
 
@@ -37,6 +39,40 @@ pub struct StreamArgs {
     /// values are refused.
     #[arg(long, value_name = "VALUE")]
     pub null_values: Option<String>,
+    /// The codec of the output file's pages (inputs of every one of these codecs are read).
+    #[arg(long, value_enum, default_value = "snappy")]
+    pub compression: CompressionArg,
+}
+
+/// `--compression`: the output's codec, each at its library's default level.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompressionArg {
+    /// No compression.
+    Uncompressed,
+    /// Snappy (the default; pyarrow's too).
+    Snappy,
+    /// gzip (deflate), level 6.
+    Gzip,
+    /// LZ4 without Hadoop framing (`LZ4_RAW`, pyarrow's "lz4").
+    Lz4,
+    /// Zstandard, level 1 (Polars' default codec).
+    Zstd,
+    /// Brotli, level 1.
+    Brotli,
+}
+
+impl CompressionArg {
+    /// The Parquet codec.
+    pub fn codec(self) -> Compression {
+        match self {
+            CompressionArg::Uncompressed => Compression::UNCOMPRESSED,
+            CompressionArg::Snappy => Compression::SNAPPY,
+            CompressionArg::Gzip => Compression::GZIP(GzipLevel::default()),
+            CompressionArg::Lz4 => Compression::LZ4_RAW,
+            CompressionArg::Zstd => Compression::ZSTD(ZstdLevel::default()),
+            CompressionArg::Brotli => Compression::BROTLI(BrotliLevel::default()),
+        }
+    }
 }
 
 /// Parses a count of at least 1 (`--batch-size`, `--threads`).
@@ -120,8 +156,10 @@ fn stream(
         let nulls = null_policy(args, dtype).map_err(|e| format!("--null-values for input \"{}\": {e}", spec.name))?;
         inputs.push(ParquetInput::new(&spec.name, &spec.path, &spec.column).nulls(nulls));
     }
-    let parquet_options =
-        ParquetOptions::new().batch_size(args.batch_size).output_names(built.output_names.iter().cloned());
+    let parquet_options = ParquetOptions::new()
+        .batch_size(args.batch_size)
+        .output_names(built.output_names.iter().cloned())
+        .compression(args.compression.codec());
     let run = ParquetRun::open(function, &inputs, &parquet_options).map_err(|e| e.to_string())?;
     let bar = (!as_json && std::io::stderr().is_terminal()).then(|| progress_bar(run.total_rows()));
     let summary = run

@@ -313,3 +313,73 @@ fn usage_errors_exit_with_status_2_or_name_the_problem() {
     assert_eq!(wrong_case.status.code(), Some(1));
     assert!(text(&wrong_case.stderr).contains("no case named \"nope\""), "{}", text(&wrong_case.stderr));
 }
+
+/// Corrupt Parquet files (the regression files of `ragtime-arrow`, each one place where the
+/// upstream readers panicked or trusted a bad value) exit with status 1 and a typed message
+/// naming the file, never 101 (a panic), and leave no output behind.
+#[test]
+fn corrupt_files_exit_with_status_1_and_a_typed_message() {
+    const XT_GRAPH: &str = r#"{"format": "ragged-conformance/1", "cases": [{"name": "corrupt/read",
+     "inputs": {"x": {"dtype": "float32", "ragged_rank": 1, "value": [[1.0], []]},
+                "t": {"dtype": "string", "ragged_rank": 1, "value": [["a"], []]}},
+     "nodes": [{"op": "reduce_sum", "in": ["x"], "attrs": {"axis": 1}, "out": "s"},
+               {"op": "strings.length", "in": ["t"], "out": "n"}],
+     "outputs": ["s", "n"]}]}"#;
+    let s = setup();
+    let graph = s.dir.join("xt.json");
+    std::fs::write(&graph, XT_GRAPH).unwrap();
+    let out = s.dir.join("out.parquet");
+    let corrupt = Path::new(env!("CARGO_MANIFEST_DIR")).join("../arrow/tests/data/corrupt");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&corrupt).unwrap().map(|f| f.unwrap().path()).collect();
+    files.sort();
+    assert!(files.len() >= 9, "{files:?}");
+    for file in &files {
+        let f = file.to_str().unwrap();
+        let (x, t) = (format!("x={f}:x"), format!("t={f}:t"));
+        for batch_size in ["10", "65536"] {
+            let args =
+                ["run", graph.to_str().unwrap(), "--input", &x, "--input", &t, "--output", out.to_str().unwrap()];
+            let result = run(&[&args[..], &["--batch-size", batch_size]].concat());
+            let stderr = text(&result.stderr);
+            assert_eq!(result.status.code(), Some(1), "{f}: {stderr}");
+            assert!(stderr.starts_with(&format!("error: {f}: corrupt file")), "{f}: {stderr}");
+            assert!(stderr.contains("invalid value") && !stderr.contains("panicked"), "{f}: {stderr}");
+            assert!(!out.exists() && !s.dir.join(".out.parquet.partial").exists(), "{f}: a file was left behind");
+        }
+    }
+}
+
+/// `--compression` picks the output's codec (Snappy by default; `crates/arrow/tests/parquet_formats.rs`
+/// reads inputs of every codec).
+#[test]
+fn compression_chooses_the_output_codec() {
+    let s = setup();
+    let [x, t, n] = data(40);
+    let graph = s.graph.to_str().unwrap();
+    let input = s.dir.join("in.parquet");
+    write_parquet(&input, vec![("x", to_list(&x.1)), ("t", to_list(&t.1)), ("n", to_list(&n.1))], 16);
+    let want = whole_call(&s.graph, &[x, t, n]);
+    let specs = ["x", "t", "n"].map(|c| format!("{c}={}:{c}", input.display()));
+    for (flag, codec) in [
+        (None, "SNAPPY"),
+        (Some("zstd"), "ZSTD"),
+        (Some("gzip"), "GZIP"),
+        (Some("lz4"), "LZ4_RAW"),
+        (Some("brotli"), "BROTLI"),
+    ] {
+        let out = s.dir.join(format!("out-{codec}.parquet"));
+        let mut args = vec!["run", graph, "--input", &specs[0], "--input", &specs[1], "--input", &specs[2]];
+        args.extend(["--output", out.to_str().unwrap()]);
+        if let Some(flag) = flag {
+            args.extend(["--compression", flag]);
+        }
+        let result = run(&args);
+        assert!(result.status.success(), "{codec}: {}", text(&result.stderr));
+        let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(&out).unwrap()).unwrap();
+        let written = format!("{:?}", builder.metadata().row_group(0).column(0).compression());
+        assert!(written.starts_with(codec), "{codec}: written as {written}");
+        assert_same_columns(&read_parquet(&out), &want);
+    }
+    let bad = run(&["run", graph, "--input", "x=f.parquet:x", "--output", "o.parquet", "--compression", "lzo"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad.stderr));
+}
