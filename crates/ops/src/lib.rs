@@ -9,6 +9,7 @@ pub mod cross;
 pub mod elemwise;
 pub mod fused;
 pub mod gather;
+pub mod grad;
 pub mod index;
 pub mod linalg;
 pub mod parallel;

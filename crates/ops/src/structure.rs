@@ -623,6 +623,16 @@ impl Op for Concat {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
+    }
 }
 
 /// `stack(x1, x2, ...)` along `axis`: `tf.stack` for dense and ragged operands (mixed too); the
@@ -665,6 +675,16 @@ impl Op for Stack {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
     }
 }
 
@@ -745,6 +765,16 @@ impl Op for Tile {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
+    }
 }
 
 /// `reverse(x)` along the axes in `axis`: `tf.reverse`. A ragged axis reverses the items of every
@@ -804,6 +834,16 @@ impl Op for Reverse {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
     }
 }
 
@@ -1130,6 +1170,16 @@ impl Op for ExpandDims {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
+    }
 }
 
 /// `merge_dims(x, outer_axis, inner_axis)` (`RaggedTensor.merge_dims`): dims `outer_axis` to
@@ -1234,6 +1284,16 @@ impl Op for MergeDims {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
+    }
 }
 
 /// `ones_like(x)` / `zeros_like(x)` (`tf.ones_like` / `tf.zeros_like`): `x`'s structure (its
@@ -1308,6 +1368,18 @@ impl Op for FilledLike {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        let _ = (graph, output_grads);
+        // Constant in its input's values.
+        Ok(vec![None; inputs.len()])
     }
 }
 
@@ -1572,6 +1644,18 @@ impl Op for ToTensor {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        // Padding comes from no input element: position -1, which the scatter-add drops.
+        let twin = ToTensor::new(Some(Literal::Int(-1)), self.shape.clone());
+        crate::grad::structure::movement_vjp(std::sync::Arc::new(twin), graph, inputs, output_grads)
     }
 }
 
