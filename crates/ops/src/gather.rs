@@ -979,6 +979,16 @@ impl Op for SegmentReduce {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::reduce::sorted_segment_vjp(self, graph, inputs, outputs, output_grads)
+    }
 }
 
 /// `unsorted_segment_sum` / `_max` / `_min` / `_prod` / `_mean` / `_sqrt_n(data, segment_ids)`

@@ -1780,6 +1780,21 @@ impl Op for FromTensor {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        if self.padding.is_some() {
+            // The rows' lengths depend on the values (trailing padding is cut), so positions
+            // cannot stand in for them.
+            return Err(Error::argument("from_tensor", "has no gradient with `padding`; give row lengths instead"));
+        }
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
+    }
 }
 
 /// `to_sparse(x)`: `tf.RaggedTensor.to_sparse`, three outputs: `indices` (int64 `[n, rank]`),

@@ -267,6 +267,44 @@ fn binary_partials(
             let db = unary(graph, Negative, ga)?;
             pair(da, db)
         }
+        FloorMod => {
+            // a - floor(a / b) * b: d/da = g, d/db = -g * floor(a / b)
+            let q = binary(graph, Divide, a, b)?;
+            let fq = unary(graph, Floor, q)?;
+            let gq = mul(graph, g, fq)?;
+            let db = unary(graph, Negative, gq)?;
+            pair(g, db)
+        }
+        Xdivy | Xlogy => {
+            // 0 wherever a == 0 (both partials, as in TensorFlow); else a / b or a * log(b).
+            let zero = scalar(graph, dtype, 0.0)?;
+            let a_zero = binary(graph, Equal, a, zero)?;
+            let (da, db) = if op == Xdivy {
+                let da = binary(graph, Divide, g, b)?;
+                let ga = mul(graph, da, a)?;
+                let gab = binary(graph, Divide, ga, b)?;
+                (da, unary(graph, Negative, gab)?)
+            } else {
+                let log_b = unary(graph, Log, b)?;
+                let da = mul(graph, g, log_b)?;
+                let ga = mul(graph, g, a)?;
+                (da, binary(graph, Divide, ga, b)?)
+            };
+            let zeros = zeros_like(graph, g)?;
+            let da = select(graph, a_zero, zeros, da)?;
+            let db = select(graph, a_zero, zeros, db)?;
+            pair(da, db)
+        }
+        DivideNoNan => {
+            // d/da = divide_no_nan(g, b), d/db = divide_no_nan(divide_no_nan(-a, b), b) * g
+            let da = binary(graph, DivideNoNan, g, b)?;
+            let na = unary(graph, Negative, a)?;
+            let q = binary(graph, DivideNoNan, na, b)?;
+            let q = binary(graph, DivideNoNan, q, b)?;
+            let db = mul(graph, q, g)?;
+            pair(da, db)
+        }
+        // Constant almost everywhere (`floordiv`, `truncatediv`, ...) or not float.
         _ => Ok(vec![None, None]),
     }
 }

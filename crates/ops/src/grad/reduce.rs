@@ -4,13 +4,16 @@
 //! keeps the input's row partitions; TensorFlow's tie rule for `max` / `min` (the gradient
 //! shared equally among tied extremes) is a mask divided by its count per group.
 
+use std::sync::Arc;
+
 use ragtime_core::Result;
-use ragtime_graph::{Graph, VarId};
+
+use ragtime_graph::{Graph, OpRef, VarId};
 
 use super::ops::Unreduce;
 use super::{apply1, binary, scale, single, ty, unary};
 use crate::elemwise::ScalarOp::{self, *};
-use crate::gather::{Gather, SegmentReduction, UnsortedSegmentReduce};
+use crate::gather::{Gather, SegmentReduce, SegmentReduction, UnsortedSegmentReduce};
 use crate::reduce::{Axes, Reduce, ReduceKind, Statistic, StatisticKind};
 use crate::rows::{Cumulative, Softmax};
 use crate::structure::FilledLike;
@@ -209,11 +212,35 @@ pub fn cumulative_vjp(
     Ok(vec![Some(dx)])
 }
 
-/// The VJP of `unsorted_segment_*` over its data (segment ids get none): a gather of the
-/// segments' gradients back to their members (`sum`, `mean`, `sqrt_n`), with TensorFlow's tie
-/// rule for `max` / `min` (shared equally among a segment's extremes).
+/// The VJP of `unsorted_segment_*` over its data (segment ids get none).
 pub fn unsorted_segment_vjp(
     op: &UnsortedSegmentReduce,
+    graph: &mut Graph,
+    inputs: &[VarId],
+    outputs: &[VarId],
+    output_grads: &[Option<VarId>],
+) -> Result<Vec<Option<VarId>>> {
+    let sum = Arc::new(UnsortedSegmentReduce::new(SegmentReduction::Sum, op.num_segments));
+    segment_vjp(op.reduction, sum, graph, inputs, outputs, output_grads)
+}
+
+/// The VJP of the sorted `segment_*` over its data (segment ids get none).
+pub fn sorted_segment_vjp(
+    op: &SegmentReduce,
+    graph: &mut Graph,
+    inputs: &[VarId],
+    outputs: &[VarId],
+    output_grads: &[Option<VarId>],
+) -> Result<Vec<Option<VarId>>> {
+    segment_vjp(op.reduction, Arc::new(SegmentReduce::new(SegmentReduction::Sum)), graph, inputs, outputs, output_grads)
+}
+
+/// A segment reduction's VJP: a gather of the segments' gradients back to their members
+/// (`sum`, `mean`, `sqrt_n`), with TensorFlow's tie rule for `max` / `min` (shared equally
+/// among a segment's extremes). `segment_sum` is the same op summing (sorted or not).
+fn segment_vjp(
+    reduction: SegmentReduction,
+    segment_sum: OpRef,
     graph: &mut Graph,
     inputs: &[VarId],
     outputs: &[VarId],
@@ -226,15 +253,14 @@ pub fn unsorted_segment_vjp(
         return Ok(vec![None; inputs.len()]);
     }
     let gather = |graph: &mut Graph, t: VarId| apply1(graph, Gather::new(), &[t, ids]);
-    let segment_sum = |graph: &mut Graph, t: VarId| {
-        apply1(graph, UnsortedSegmentReduce::new(SegmentReduction::Sum, op.num_segments), &[t, ids])
-    };
-    let dx = match op.reduction {
+    let segment_sum =
+        |graph: &mut Graph, t: VarId| -> Result<VarId> { Ok(graph.apply(segment_sum.clone(), &[t, ids])?[0]) };
+    let dx = match reduction {
         SegmentReduction::Sum => gather(graph, g)?,
         SegmentReduction::Mean | SegmentReduction::SqrtN => {
             let ones = apply1(graph, FilledLike::new(true, None), &[x])?;
             let n = segment_sum(graph, ones)?;
-            let d = if op.reduction == SegmentReduction::Mean { n } else { unary(graph, Sqrt, n)? };
+            let d = if reduction == SegmentReduction::Mean { n } else { unary(graph, Sqrt, n)? };
             let share = binary(graph, Divide, g, d)?;
             gather(graph, share)?
         }
@@ -248,6 +274,7 @@ pub fn unsorted_segment_vjp(
             binary(graph, Multiply, mask, share)?
         }
         SegmentReduction::Prod => {
+            // prod / x_i (data away from zero)
             let gy = binary(graph, Multiply, g, outputs[0])?;
             let spread = gather(graph, gy)?;
             binary(graph, Divide, spread, x)?
