@@ -23,7 +23,7 @@ use crate::Var;
 /// let cost = x.square().reduce_sum(None);
 /// let dx = ragtime::grad(&cost, &[&x]).unwrap().remove(0);
 /// let f = compile(&[&x], &[&dx]).unwrap();
-/// let out = f.call(&[ragged![[1.0, 2.0], [], [3.0]].unwrap()]).unwrap();
+/// let out = f.call(&[ragged![[1.0f64, 2.0f64], [], [3.0f64]].unwrap()]).unwrap();
 /// assert_eq!(out[0].to_nested::<Vec<Vec<f64>>>().unwrap(), vec![vec![2.0, 4.0], vec![], vec![6.0]]);
 /// ```
 #[track_caller]
