@@ -904,6 +904,21 @@ impl Op for Fill {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        // The value is repeated over the whole result: its gradient is the sum back to its shape.
+        let (Some(g), [_, value]) = (output_grads.first().copied().flatten(), inputs) else {
+            return Ok(vec![None; inputs.len()]);
+        };
+        let value_ty = graph.var(*value).map(|v| v.ty.clone()).ok_or_else(|| Error::graph("fill: unknown value"))?;
+        Ok(vec![None, Some(crate::broadcast::sum_to_operand(graph, g, &value_ty)?)])
+    }
 }
 
 /// The dtypes `ragged.range` accepts, in TensorFlow's promotion order.

@@ -74,10 +74,34 @@ fn misuse_is_a_typed_error() {
     assert_eq!(ragtime::grad(&int_cost, &[&k]).unwrap_err().kind(), ErrorKind::TypeMismatch);
     let cost = (&x * k.cast(DType::F32)).reduce_sum(None);
     assert_eq!(ragtime::grad(&cost, &[&k]).unwrap_err().kind(), ErrorKind::TypeMismatch);
-    // `sort` has no gradient yet: the error names it, and only because a gradient must cross it.
-    let sorted = x.sort(ragtime::ops::Direction::Ascending).reduce_sum(None);
-    let e = ragtime::grad(&sorted, &[&x]).unwrap_err();
-    assert!(e.to_string().contains("Sort"), "{e}");
+    // An op without a VJP (here a user-defined one) fails `grad` with its name, and only when
+    // a gradient must cross it.
+    let doubled = g.apply(Twice, &[&x]).remove(0).reduce_sum(None);
+    let e = ragtime::grad(&doubled, &[&x]).unwrap_err();
+    assert!(e.to_string().contains("Twice"), "{e}");
     let unrelated = g.input("u", TensorType::ragged(DType::F32, 1));
-    assert!(ragtime::grad(&sorted, &[&unrelated]).is_ok());
+    let dz = ragtime::grad(&doubled, &[&unrelated]).unwrap().remove(0);
+    let f = compile(&[&unrelated], &[&dz]).unwrap();
+    let out = f.call(&[ragged![[1.0f32], []].unwrap()]).unwrap();
+    assert_eq!(out[0].to_nested::<Vec<Vec<f32>>>().unwrap(), vec![vec![0.0], vec![]]);
+}
+
+/// A user-defined op with no gradient: `2 x`.
+#[derive(Debug, PartialEq)]
+struct Twice;
+
+impl ragtime::ir::Op for Twice {
+    fn name(&self) -> String {
+        "Twice".into()
+    }
+    fn infer(&self, inputs: &[TensorType]) -> ragtime::Result<Vec<TensorType>> {
+        Ok(vec![inputs[0].clone()])
+    }
+    fn perform(&self, inputs: &[RaggedTensor]) -> ragtime::Result<Vec<RaggedTensor>> {
+        let doubled: Vec<f32> = inputs[0].flat_values().as_slice::<f32>().unwrap().iter().map(|v| 2.0 * v).collect();
+        Ok(vec![inputs[0].with_flat_values(DenseTensor::vector(doubled))?])
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }

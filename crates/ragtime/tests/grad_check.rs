@@ -358,11 +358,14 @@ proptest! {
     fn row_ops_match_central_differences((rr, n, inner, seed) in shape_strategy()) {
         let mut rng = Rng(seed);
         let x = ragged(&mut rng, Shape { ragged_rank: rr, nrows: n, inner, min_len: 0 }, Domain::Signed);
-        let checks: [(&str, Unary); 4] = [
+        let checks: [(&str, Unary); 5] = [
             ("softmax", |x| x.softmax()),
             ("log_softmax", |x| x.log_softmax()),
             ("cumsum", |x| x.cumsum(-1)),
             ("cumprod", |x| x.cumprod(-1)),
+            ("cumsum exclusive reverse", |x| {
+                ragtime::ops::cumsum_with(x, -1, ragtime::ops::Cumulate { exclusive: true, reverse: true })
+            }),
         ];
         for (what, f) in checks {
             let r = verify_grad(&mut rng, what, vec![wrt(x.clone())], |v| f(&v[0]));
@@ -396,6 +399,9 @@ proptest! {
                 let zero = v[2].scalar_like(0.0);
                 v[0].boolean_mask(&elemwise(ScalarOp::Greater, &[&v[2], &zero]))
             })),
+            ("expand_dims", Box::new(|v| v[0].expand_dims(1))),
+            ("merge_dims", Box::new(|v| v[0].merge_dims(0, 1))),
+            ("sort", Box::new(|v| v[0].sort(ragtime::ops::Direction::Descending))),
             ("gather", Box::new(|v| {
                 let ids = v[0].graph().constant(RaggedTensor::from(DenseTensor::vector(vec![0i64, 0, 1, 0])));
                 v[0].gather(&ids)
@@ -449,6 +455,12 @@ proptest! {
             let r = verify_grad(&mut rng, what, vec![wrt(data.clone()), fixed(segs.clone())], |v| f(&v[0], &v[1]));
             prop_assert!(r.is_ok(), "{}", r.unwrap_err());
         }
+
+        // `fill` repeats its scalar value: the sum of the result's gradient.
+        let value = dense(vec![], vec![Domain::Signed.draw(&mut rng)]);
+        let dims = RaggedTensor::from(DenseTensor::vector(vec![n as i64, 3]));
+        let r = verify_grad(&mut rng, "fill", vec![fixed(dims), wrt(value)], |v| ragtime::ops::fill(&v[0], &v[1]));
+        prop_assert!(r.is_ok(), "{}", r.unwrap_err());
     }
 }
 

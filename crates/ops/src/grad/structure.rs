@@ -72,3 +72,16 @@ pub fn matmul_vjp(graph: &mut Graph, inputs: &[VarId], output_grads: &[Option<Va
     let dw = apply1(graph, ContractRows, &[*x, g])?;
     Ok(vec![Some(dx), Some(dw)])
 }
+
+/// The VJP of an op that picks elements of each innermost line of `x` by value (`sort`,
+/// `top_k`): `indices` (the op's own, or `argsort`'s) say which element of its line each output
+/// element is, so a batched gather of `x`'s positions by them says where it came from, and the
+/// output gradient is scatter-added back there (ties: each tied element gets the gradient of the
+/// output slot it was put in, as in TensorFlow).
+pub fn picked_by_value_vjp(graph: &mut Graph, x: VarId, indices: VarId, g: VarId) -> Result<VarId> {
+    let rank = ty(graph, x)?.rank() as i64;
+    let last = rank - 1;
+    let positions = apply1(graph, FlatPositions { fill: None }, &[x])?;
+    let picked = apply1(graph, crate::gather::GatherAxis::new(last, last), &[positions, indices])?;
+    apply1(graph, ScatterAdd, &[x, picked, g])
+}
