@@ -105,3 +105,16 @@ impl ragtime::ir::Op for Twice {
         self
     }
 }
+
+#[test]
+fn the_gradient_of_a_product_is_exact_at_zeros() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F64, 1));
+    let cost = x.reduce_prod(1).reduce_sum(None);
+    let dx = ragtime::grad(&cost, &[&x]).unwrap().remove(0);
+    for mode in [Mode::FastRun, Mode::FastCompile] {
+        let f = g.compile_with(&[&x], &[&dx], mode).unwrap();
+        let out = f.call(&[ragged![[2.0f64, 0.0f64, 3.0f64], [0.0f64, 0.0f64], [], [4.0f64]].unwrap()]).unwrap();
+        assert_eq!(rows(&out[0]), vec![vec![0.0, 6.0, 0.0], vec![0.0, 0.0], vec![], vec![1.0]]);
+    }
+}

@@ -21,7 +21,7 @@ use ragtime_graph::{ApplyId, Graph, Op, VarId};
 use crate::elemwise::{Elemwise, ScalarOp};
 use crate::structure::FilledLike;
 
-pub use ops::{ContractRows, FlatPositions, ScatterAdd, Transpose, Unreduce};
+pub use ops::{ContractRows, FlatPositions, ProdOthers, ScatterAdd, Transpose, Unreduce};
 
 const GRAD: &str = "grad";
 

@@ -1,5 +1,5 @@
 //! The ops only gradients need: spreading a reduction's result back over its groups
-//! (`Unreduce`), the flat positions of a tensor (`FlatPositions`), the scatter-add that
+//! (`Unreduce`), the products of the other members of a group (`ProdOthers`), the flat positions of a tensor (`FlatPositions`), the scatter-add that
 //! transposes every data-movement op (`ScatterAdd`), and the 2-d `Transpose` of `matmul`'s VJP.
 
 use std::any::Any;
@@ -105,6 +105,68 @@ impl Op for Unreduce {
         output_grads: &[Option<VarId>],
     ) -> Result<Vec<Option<VarId>>> {
         super::reduce::unreduce_vjp(self, graph, inputs, output_grads)
+    }
+}
+
+/// `prod_others(x)` for a reduction over `axis`: each element of `x` replaced by the product of
+/// the other elements of its group (prefix times suffix products, no division), so `reduce_prod`'s
+/// gradient is exact where an element is zero, as TensorFlow's is.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ProdOthers {
+    /// The reduced axes.
+    pub axis: Axes,
+    /// Whether the reduction kept its reduced dims (it does not change the groups).
+    pub keepdims: bool,
+}
+
+const PROD_OTHERS: &str = "prod_others";
+
+impl Op for ProdOthers {
+    fn name(&self) -> String {
+        format!("ProdOthers{{axis={}, keepdims={}}}", self.axis, self.keepdims)
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        expect_arity(PROD_OTHERS, inputs, 1..=1)?;
+        expect_float(PROD_OTHERS, 0, &inputs[0])?;
+        reduced_type(PROD_OTHERS, &inputs[0], &self.axis, self.keepdims)?;
+        Ok(vec![inputs[0].clone()])
+    }
+
+    fn keeps_uniform_rows(&self) -> bool {
+        true
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let [x] = fixed_inputs::<1>(PROD_OTHERS, inputs)?;
+        let plan = plan_reduction(PROD_OTHERS, x, &self.axis, self.keepdims)?;
+        let groups = plan.flattened();
+        let values = values_f64(PROD_OTHERS, 0, x)?;
+        let mut out = ragtime_core::limits::try_vec::<f64>(PROD_OTHERS, values.len())?;
+        out.resize(values.len(), 0.0);
+        for o in 0..groups.len() {
+            let members = groups.group(o);
+            // out[m] = (product before m) * (product after m), in group order.
+            let mut before = 1.0;
+            for &m in members {
+                out[m] = before;
+                before *= values[m];
+            }
+            let mut after = 1.0;
+            for &m in members.iter().rev() {
+                out[m] *= after;
+                after *= values[m];
+            }
+        }
+        one(like_with(x, out, x.dtype())?)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn properties(&self) -> OpProperties {
+        OpProperties { keeps_partitions_of: Some(0), ..OpProperties::default() }
     }
 }
 

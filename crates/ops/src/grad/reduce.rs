@@ -10,7 +10,7 @@ use ragtime_core::Result;
 
 use ragtime_graph::{Graph, OpRef, VarId};
 
-use super::ops::Unreduce;
+use super::ops::{ProdOthers, Unreduce};
 use super::{apply1, binary, scale, single, ty, unary};
 use crate::elemwise::ScalarOp::{self, *};
 use crate::gather::{Gather, SegmentReduce, SegmentReduction, UnsortedSegmentReduce};
@@ -83,11 +83,10 @@ pub fn reduce_vjp(
             binary(graph, Multiply, mask, share)?
         }
         ReduceKind::Prod => {
-            // d prod / dx_i = prod / x_i (inputs away from zero; TensorFlow's exclusive-product
-            // form, exact at zeros, is left for a later change).
-            let gy = binary(graph, Multiply, g, y)?;
-            let spread = groups.spread(graph, x, gy)?;
-            binary(graph, Divide, spread, x)?
+            // d prod / dx_i = the product of the group's other elements (exact at zeros).
+            let spread = groups.spread(graph, x, g)?;
+            let others = apply1(graph, ProdOthers { axis: op.axis.clone(), keepdims: op.keepdims }, &[x])?;
+            binary(graph, Multiply, spread, others)?
         }
         ReduceKind::All | ReduceKind::Any => return Ok(vec![None]),
     };
