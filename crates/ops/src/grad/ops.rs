@@ -362,7 +362,9 @@ impl Op for ContractRows {
         if g.dtype() != x.dtype() {
             return Err(Error::dtype(CONTRACT_ROWS, format!("input 1 is {} but input 0 is {}", g.dtype(), x.dtype())));
         }
-        let last = |t: &TensorType| t.dims().last().cloned().filter(|_| t.rank() > t.ragged_rank());
+        // The last dim must be uniform: an inner dim of a ragged tensor, any dim of a dense one.
+        let uniform_last = |t: &TensorType| t.rank() > 0 && t.rank() > t.ragged_rank() + usize::from(t.is_ragged());
+        let last = |t: &TensorType| t.dims().last().cloned().filter(|_| uniform_last(t));
         match (last(x), last(g)) {
             (Some(d), Some(k)) => Ok(vec![TensorType::new(x.dtype(), 0, vec![d, k])?]),
             _ => Err(Error::shapes(CONTRACT_ROWS, format!("both inputs must end in a uniform dim, got {x} and {g}"))),
@@ -401,5 +403,81 @@ impl Op for ContractRows {
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ragtime_core::{ragged, ErrorKind};
+
+    use super::*;
+
+    fn f64s(t: &RaggedTensor) -> Vec<f64> {
+        t.flat_values().as_slice::<f64>().unwrap().to_vec()
+    }
+
+    fn run(op: &dyn Op, inputs: &[RaggedTensor]) -> Result<RaggedTensor> {
+        let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
+        let inferred = op.infer(&types)?;
+        let out = op.perform(inputs)?.remove(0);
+        assert!(inferred[0].accepts(&TensorType::of(&out)), "infer {} perform {}", inferred[0], TensorType::of(&out));
+        Ok(out)
+    }
+
+    fn x() -> RaggedTensor {
+        ragged![[1.0f64, 2.0f64], [], [3.0f64, 4.0f64, 5.0f64]].unwrap()
+    }
+
+    #[test]
+    fn unreduce_spreads_each_result_over_its_group_and_keeps_the_partitions() {
+        let sums = RaggedTensor::dense(DenseTensor::vector(vec![10.0f64, 20.0, 30.0]));
+        let out = run(&Unreduce { axis: Axes::from(1), keepdims: false }, &[x(), sums]).unwrap();
+        assert_eq!(f64s(&out), [10.0, 10.0, 30.0, 30.0, 30.0]);
+        assert_eq!(out.partitions()[0].row_splits(), x().partitions()[0].row_splits());
+        let columns = RaggedTensor::dense(DenseTensor::vector(vec![1.0f64, 2.0, 3.0]));
+        let out = run(&Unreduce { axis: Axes::from(0), keepdims: false }, &[x(), columns]).unwrap();
+        assert_eq!(f64s(&out), [1.0, 2.0, 1.0, 2.0, 3.0]);
+        let wrong = RaggedTensor::dense(DenseTensor::vector(vec![1.0f64, 2.0]));
+        let e = run(&Unreduce { axis: Axes::from(1), keepdims: false }, &[x(), wrong]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::IncompatibleShapes);
+    }
+
+    #[test]
+    fn scatter_add_adds_at_positions_drops_negatives_and_refuses_bad_positions() {
+        let positions = ragged![[0i64, 0], [-1, 4]].unwrap();
+        let updates = ragged![[1.0f64, 2.0f64], [5.0f64, 7.0f64]].unwrap();
+        let out = run(&ScatterAdd, &[x(), positions, updates.clone()]).unwrap();
+        assert_eq!(f64s(&out), [3.0, 0.0, 0.0, 0.0, 7.0]);
+        assert_eq!(out.partitions()[0].row_splits(), x().partitions()[0].row_splits());
+        let outside = ragged![[0i64, 5], [1, 2]].unwrap();
+        assert_eq!(run(&ScatterAdd, &[x(), outside, updates.clone()]).unwrap_err().kind(), ErrorKind::InvalidIndex);
+        let short = ragged![[0i64], [1, 2]].unwrap();
+        assert_eq!(run(&ScatterAdd, &[x(), short, updates]).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
+    }
+
+    #[test]
+    fn flat_positions_number_the_flat_values() {
+        assert_eq!(run(&FlatPositions { fill: None }, &[x()]).unwrap().flat_slice::<i64>().unwrap(), [0, 1, 2, 3, 4]);
+        assert_eq!(run(&FlatPositions { fill: Some(-1) }, &[x()]).unwrap().flat_slice::<i64>().unwrap(), [-1; 5]);
+    }
+
+    #[test]
+    fn prod_others_is_exact_at_zeros() {
+        let x = ragged![[2.0f64, 0.0f64, 3.0f64], [0.0f64, 0.0f64], [4.0f64]].unwrap();
+        let out = run(&ProdOthers { axis: Axes::from(1), keepdims: false }, &[x]).unwrap();
+        assert_eq!(f64s(&out), [0.0, 6.0, 0.0, 0.0, 0.0, 1.0]);
+    }
+
+    #[test]
+    fn transpose_and_contract_rows() {
+        let m = RaggedTensor::dense(DenseTensor::from_vec(vec![2, 3], vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap());
+        let t = run(&Transpose, std::slice::from_ref(&m)).unwrap();
+        assert_eq!(t.flat_values().shape(), [3, 2]);
+        assert_eq!(f64s(&t), [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+        // [[1, 2, 3], [4, 5, 6]]ᵀ · [[1], [1]] = [[5], [7], [9]]
+        let g = RaggedTensor::dense(DenseTensor::from_vec(vec![2, 1], vec![1.0f64, 1.0]).unwrap());
+        assert_eq!(f64s(&run(&ContractRows, &[m, g]).unwrap()), [5.0, 7.0, 9.0]);
+        // The last dim of a ragged rank 1 tensor without inner dims is ragged: refused.
+        assert_eq!(run(&ContractRows, &[x(), x()]).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
     }
 }
