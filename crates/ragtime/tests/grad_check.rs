@@ -4,7 +4,8 @@
 //! central differences in float64, element by element, and keep its input's partitions. Every
 //! differentiable op family is covered in the forms it accepts: unary and binary elementwise ops
 //! with each broadcast kind, every reduction on every axis with and without `keepdims`, the row
-//! ops, the data-movement ops, `matmul` and the segment reductions. Also: gradients computed in
+//! ops, the data-movement ops, `matmul` and the segment reductions, each also compiled in `FastRun`
+//! and `Debug` and compared with `FastCompile`. Also: gradients computed in
 //! `FastRun` (optimized, JIT) agree with `FastCompile` on random graphs.
 
 use proptest::prelude::*;
@@ -149,6 +150,14 @@ fn verify_grad(rng: &mut Rng, what: &str, inputs: Vec<Input>, build: impl Fn(&[V
     outputs.extend(grads.iter());
     let f = g.compile_with(&refs, &outputs, Mode::FastCompile).map_err(|e| format!("{what}: compile: {e}"))?;
     let out = f.call(&values).map_err(|e| format!("{what}: call: {e}"))?;
+    // The optimized, JIT-compiled gradient and the debug mode's agree with the interpreter's.
+    for mode in [Mode::FastRun, Mode::Debug] {
+        let fast = g.compile_with(&refs, &outputs, mode).map_err(|e| format!("{what}: compile {mode:?}: {e}"))?;
+        let got = fast.call(&values).map_err(|e| format!("{what}: call {mode:?}: {e}"))?;
+        for (k, (a, b)) in out.iter().zip(&got).enumerate() {
+            compare(a, b).map_err(|why| format!("{what}: output {k} in {mode:?}: {why}\n{}", fast.debugprint()))?;
+        }
+    }
     let cost_at = |values: &[RaggedTensor]| -> Result<f64, String> {
         let out = f.call(values).map_err(|e| format!("{what}: call: {e}"))?;
         Ok(flat_f64(&out[0])[0])
