@@ -1,5 +1,6 @@
 //! ragtime-ops: the op library. Each op declares its type inference (`Op::infer`) and its reference
-//! implementation (`Op::perform`) with TensorFlow's ragged semantics; `registry` builds ops by their
+//! implementation (`Op::perform`) with TensorFlow's ragged semantics, and its vector-Jacobian
+//! product (`Op::vjp`, in `grad`, with the backward walk); `registry` builds ops by their
 //! graph-file names.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
