@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use ragtime_core::{Error, RaggedTensor, Result, TensorType};
 
+use crate::{Graph, VarId};
+
 /// How expensive an op is per element, for rewrites that weigh recomputation against memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum Cost {
@@ -92,6 +94,25 @@ pub trait Op: OpEq + fmt::Debug + Send + Sync + 'static {
     /// op sees and gives only [`Dim::Ragged`](ragtime_core::Dim::Ragged) (see [`Op::output_types`]).
     fn keeps_uniform_rows(&self) -> bool {
         false
+    }
+
+    /// The vector-Jacobian product (Theano's `L_op`): given the node's `inputs` and `outputs`
+    /// in `graph` and the gradient of the cost with respect to each output (`None`: the cost
+    /// does not depend on that output), builds nodes computing the gradient with respect to
+    /// each input and returns one entry per input: `None` for an input no gradient flows to
+    /// (an integer, bool or string input, or an op constant almost everywhere such as `floor`).
+    /// A gradient has its input's dtype, shape and row partitions. It builds graph nodes,
+    /// never values. The backward walk (`ragtime_ops::grad`) calls it only when a gradient
+    /// must pass through the node, so the default, an error naming the op, is raised only then.
+    fn vjp(
+        &self,
+        graph: &mut Graph,
+        inputs: &[VarId],
+        outputs: &[VarId],
+        output_grads: &[Option<VarId>],
+    ) -> Result<Vec<Option<VarId>>> {
+        let _ = (graph, inputs, outputs, output_grads);
+        Err(Error::argument(self.name(), "has no gradient: a gradient cannot flow back through this op"))
     }
 
     /// The output types as the graph records them: [`Op::infer`], with uniform row lengths

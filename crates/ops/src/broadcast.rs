@@ -530,6 +530,55 @@ pub fn broadcast_types(op: &str, inputs: &[TensorType]) -> Result<TensorType> {
     TensorType::new(first.dtype(), ragged_rank, dims)
 }
 
+/// Where an operand of type `operand` was repeated to reach the broadcast result type `out`
+/// (rule 1 and rules 2-3 above, from the types): the number of leading dimensions it lacked, and
+/// the result axes where it had size 1 (a known `1` or a uniform partition of length 1) and the
+/// result does not. A dimension whose size is not known statically is taken as not repeated.
+pub fn broadcast_axes(operand: &TensorType, out: &TensorType) -> Result<(usize, Vec<usize>)> {
+    let lead = out.rank().checked_sub(operand.rank()).ok_or_else(|| {
+        Error::shapes("broadcast", format!("an operand of type {operand} has a higher rank than the result {out}"))
+    })?;
+    let is_one = |d: &Dim| matches!(d, Dim::Known(1) | Dim::UniformRows(1));
+    let repeated = operand
+        .dims()
+        .iter()
+        .zip(&out.dims()[lead..])
+        .enumerate()
+        .filter(|(_, (o, r))| is_one(o) && !is_one(r))
+        .map(|(i, _)| lead + i)
+        .collect();
+    Ok((lead, repeated))
+}
+
+/// The backward of broadcasting, used by every VJP of a broadcasting op: sums `grad` (a
+/// gradient of the broadcast result's shape, a variable of `graph`) over every dimension along
+/// which an operand of type `operand` was repeated ([`broadcast_axes`]: scalars, `[nrows, 1]`
+/// columns against ragged rows, `keepdims` reductions, per-feature vectors over uniform inner
+/// dims, `[nrows, 1, 1]` against ragged rank 2), so the result has the operand's shape. The
+/// size-1 axes are summed with `keepdims`, then the missing leading ones are summed away.
+pub fn sum_to_operand(
+    graph: &mut ragtime_graph::Graph,
+    grad: ragtime_graph::VarId,
+    operand: &TensorType,
+) -> Result<ragtime_graph::VarId> {
+    use crate::reduce::{Reduce, ReduceKind};
+    let grad_ty =
+        graph.var(grad).map(|v| v.ty.clone()).ok_or_else(|| Error::graph("sum_to_operand: unknown variable"))?;
+    let (lead, repeated) = broadcast_axes(operand, &grad_ty)?;
+    let mut sum = grad;
+    let apply = |graph: &mut ragtime_graph::Graph, x, axes: Vec<i64>, keepdims| -> Result<ragtime_graph::VarId> {
+        let op = Reduce::with_axes(ReduceKind::Sum, axes, keepdims);
+        Ok(graph.apply(std::sync::Arc::new(op), &[x])?[0])
+    };
+    if !repeated.is_empty() {
+        sum = apply(graph, sum, repeated.iter().map(|&a| a as i64).collect(), true)?;
+    }
+    if lead > 0 {
+        sum = apply(graph, sum, (0..lead as i64).collect(), false)?;
+    }
+    Ok(sum)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1070,6 +1070,16 @@ impl Op for Elemwise {
             cost: self.scalar.cost(),
         }
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::elemwise::elemwise_vjp(self, graph, inputs, outputs, output_grads)
+    }
 }
 
 /// `tf.math.add_n`: the sum of one or more tensors of one dtype and one shape (no broadcasting:
@@ -1152,6 +1162,16 @@ impl Op for AddN {
 
     fn properties(&self) -> OpProperties {
         OpProperties { elementwise: false, keeps_partitions_of: Some(0), can_fail: false, cost: Cost::Cheap }
+    }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::elemwise::add_n_vjp(graph, inputs, output_grads)
     }
 }
 

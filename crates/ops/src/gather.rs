@@ -306,6 +306,16 @@ impl Op for Gather {
         // partition as uniform), and the indices' own partitions are reused.
         true
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
+    }
 }
 
 /// `gather(params, indices, axis=, batch_dims=)` (`tf.gather` with its `axis` and `batch_dims`):
@@ -539,6 +549,16 @@ impl Op for GatherAxis {
     fn properties(&self) -> OpProperties {
         OpProperties { elementwise: false, keeps_partitions_of: None, can_fail: true, cost: Cost::Cheap }
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
+    }
 }
 
 /// `gather_nd(params, indices)` (`tf.gather_nd`, batch_dims 0): each index tuple (the last dim of
@@ -704,6 +724,16 @@ impl Op for GatherNd {
     fn properties(&self) -> OpProperties {
         OpProperties { elementwise: false, keeps_partitions_of: None, can_fail: true, cost: Cost::Cheap }
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
+    }
 }
 
 /// `boolean_mask(data, mask)` (TensorFlow's `tf.ragged.boolean_mask`): keeps the items of `data`
@@ -777,6 +807,16 @@ impl Op for BooleanMask {
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
     }
 }
 
@@ -939,6 +979,16 @@ impl Op for SegmentReduce {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::reduce::sorted_segment_vjp(self, graph, inputs, outputs, output_grads)
+    }
 }
 
 /// `unsorted_segment_sum` / `_max` / `_min` / `_prod` / `_mean` / `_sqrt_n(data, segment_ids)`
@@ -1058,6 +1108,16 @@ impl Op for UnsortedSegmentReduce {
 
     fn properties(&self) -> OpProperties {
         OpProperties { elementwise: false, keeps_partitions_of: None, can_fail: true, cost: Cost::Cheap }
+    }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::reduce::unsorted_segment_vjp(self, graph, inputs, outputs, output_grads)
     }
 }
 

@@ -310,6 +310,16 @@ impl Op for GetItem {
     fn keeps_uniform_rows(&self) -> bool {
         true
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
+    }
 }
 
 /// The most items a key may have: each item consumes an input dim or adds an output dim, both

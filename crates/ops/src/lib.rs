@@ -1,5 +1,6 @@
 //! ragtime-ops: the op library. Each op declares its type inference (`Op::infer`) and its reference
-//! implementation (`Op::perform`) with TensorFlow's ragged semantics; `registry` builds ops by their
+//! implementation (`Op::perform`) with TensorFlow's ragged semantics, and its vector-Jacobian
+//! product (`Op::vjp`, in `grad`, with the backward walk); `registry` builds ops by their
 //! graph-file names.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -10,6 +11,7 @@ pub mod cross;
 pub mod elemwise;
 pub mod fused;
 pub mod gather;
+pub mod grad;
 pub mod index;
 pub mod linalg;
 pub mod parallel;

@@ -111,6 +111,16 @@ impl Op for MatMul {
     fn properties(&self) -> OpProperties {
         OpProperties { elementwise: false, keeps_partitions_of: Some(0), can_fail: false, cost: Cost::Expensive }
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::matmul_vjp(graph, inputs, output_grads)
+    }
 }
 
 /// The operands as slices of `T` (the caller dispatched on the dtype).

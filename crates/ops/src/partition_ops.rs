@@ -115,6 +115,16 @@ impl Op for Identity {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
+    }
 }
 
 /// `from_row_splits(values, splits)`: `tf.RaggedTensor.from_row_splits`, adding an outer ragged
@@ -154,6 +164,16 @@ impl Op for FromRowSplits {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
+    }
 }
 
 /// `from_row_lengths(values, lengths)`: `tf.RaggedTensor.from_row_lengths`.
@@ -191,6 +211,16 @@ impl Op for FromRowLengths {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
     }
 }
 
@@ -250,6 +280,16 @@ impl Op for FromValueRowids {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
+    }
 }
 
 /// `from_nested_row_splits(flat_values, splits_0, splits_1, ...)`: all ragged dimensions at once,
@@ -297,6 +337,16 @@ impl Op for FromNestedRowSplits {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
     }
 }
 
@@ -379,6 +429,16 @@ impl Op for FromUniformRowLength {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
     }
 }
 
@@ -605,6 +665,16 @@ impl Op for FlatValues {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
+    }
 }
 
 /// Which sizes `bounding_shape` gives.
@@ -802,6 +872,16 @@ impl Op for FromRowBounds {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
+    }
 }
 
 /// `row_starts(x)` / `row_limits(x)` (`RaggedTensor.row_starts()` / `row_limits()`): where each
@@ -894,6 +974,16 @@ impl Op for Values {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
     }
 }
 

@@ -776,6 +776,16 @@ impl Op for Reduce {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::reduce::reduce_vjp(self, graph, inputs, outputs, output_grads)
+    }
 }
 
 /// Folds each row `splits[r]..splits[r + 1]` of the 1-d `values` with `kind` (an empty row gives
@@ -1079,6 +1089,16 @@ impl Op for Statistic {
 
     fn properties(&self) -> OpProperties {
         OpProperties { elementwise: false, keeps_partitions_of: None, can_fail: false, cost: Cost::Expensive }
+    }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::reduce::statistic_vjp(self, graph, inputs, outputs, output_grads)
     }
 }
 

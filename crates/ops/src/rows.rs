@@ -273,6 +273,16 @@ impl Op for Softmax {
     fn properties(&self) -> OpProperties {
         OpProperties { elementwise: false, keeps_partitions_of: Some(0), can_fail: false, cost: Cost::Expensive }
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::reduce::softmax_vjp(self, graph, inputs, outputs, output_grads)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -384,6 +394,16 @@ impl Op for Cumulative {
     fn properties(&self) -> OpProperties {
         OpProperties { elementwise: false, keeps_partitions_of: Some(0), can_fail: false, cost: Cost::Cheap }
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::reduce::cumulative_vjp(self, graph, inputs, outputs, output_grads)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -483,6 +503,23 @@ impl Op for Sort {
 
     fn properties(&self) -> OpProperties {
         OpProperties { elementwise: false, keeps_partitions_of: Some(0), can_fail: false, cost: Cost::Expensive }
+    }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        let (Some(g), [x]) = (output_grads.first().copied().flatten(), inputs) else {
+            return Ok(vec![None; inputs.len()]);
+        };
+        if !graph.var(*x).is_some_and(|v| v.ty.dtype().is_float()) {
+            return Ok(vec![None]);
+        }
+        let order = graph.apply(std::sync::Arc::new(Argsort::new(self.descending, true)), &[*x])?[0];
+        Ok(vec![Some(crate::grad::structure::picked_by_value_vjp(graph, *x, order, g)?)])
     }
 }
 
@@ -665,6 +702,21 @@ impl Op for TopK {
 
     fn properties(&self) -> OpProperties {
         OpProperties { elementwise: false, keeps_partitions_of: None, can_fail: false, cost: Cost::Expensive }
+    }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        let (Some(g), [x, ..]) = (output_grads.first().copied().flatten(), inputs) else {
+            return Ok(vec![None; inputs.len()]);
+        };
+        let mut grads = vec![None; inputs.len()];
+        grads[0] = Some(crate::grad::structure::picked_by_value_vjp(graph, *x, outputs[1], g)?);
+        Ok(grads)
     }
 }
 

@@ -623,6 +623,16 @@ impl Op for Concat {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
+    }
 }
 
 /// `stack(x1, x2, ...)` along `axis`: `tf.stack` for dense and ragged operands (mixed too); the
@@ -665,6 +675,16 @@ impl Op for Stack {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
     }
 }
 
@@ -745,6 +765,16 @@ impl Op for Tile {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
+    }
 }
 
 /// `reverse(x)` along the axes in `axis`: `tf.reverse`. A ragged axis reverses the items of every
@@ -805,6 +835,16 @@ impl Op for Reverse {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -863,6 +903,21 @@ impl Op for Fill {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        // The value is repeated over the whole result: its gradient is the sum back to its shape.
+        let (Some(g), [_, value]) = (output_grads.first().copied().flatten(), inputs) else {
+            return Ok(vec![None; inputs.len()]);
+        };
+        let value_ty = graph.var(*value).map(|v| v.ty.clone()).ok_or_else(|| Error::graph("fill: unknown value"))?;
+        Ok(vec![None, Some(crate::broadcast::sum_to_operand(graph, g, &value_ty)?)])
     }
 }
 
@@ -1130,6 +1185,16 @@ impl Op for ExpandDims {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
+    }
 }
 
 /// `merge_dims(x, outer_axis, inner_axis)` (`RaggedTensor.merge_dims`): dims `outer_axis` to
@@ -1234,6 +1299,16 @@ impl Op for MergeDims {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
+    }
 }
 
 /// `ones_like(x)` / `zeros_like(x)` (`tf.ones_like` / `tf.zeros_like`): `x`'s structure (its
@@ -1308,6 +1383,18 @@ impl Op for FilledLike {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        let _ = (graph, output_grads);
+        // Constant in its input's values.
+        Ok(vec![None; inputs.len()])
     }
 }
 
@@ -1573,6 +1660,18 @@ impl Op for ToTensor {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        // Padding comes from no input element: position -1, which the scatter-add drops.
+        let twin = ToTensor::new(Some(Literal::Int(-1)), self.shape.clone());
+        crate::grad::structure::movement_vjp(std::sync::Arc::new(twin), graph, inputs, output_grads)
+    }
 }
 
 /// `from_tensor(tensor[, lengths])`: `tf.RaggedTensor.from_tensor` with `ragged_rank` (1 by
@@ -1695,6 +1794,21 @@ impl Op for FromTensor {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        if self.padding.is_some() {
+            // The rows' lengths depend on the values (trailing padding is cut), so positions
+            // cannot stand in for them.
+            return Err(Error::argument("from_tensor", "has no gradient with `padding`; give row lengths instead"));
+        }
+        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
     }
 }
 

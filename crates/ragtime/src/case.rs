@@ -390,6 +390,11 @@ impl Case {
                 op_name,
                 node.attrs.0.iter().map(|(k, v)| (k.clone(), parse_attr(v))).collect::<BTreeMap<_, _>>(),
             );
+            if op_name == "grad" {
+                let outs = grad_node(&mut graph, &names, &input_vars, node, &attrs).map_err(at)?;
+                name_outputs(&mut graph, &mut names, node, k, op_name, outs)?;
+                continue;
+            }
             let op = ragtime_ops::op_from_name(op_name, &attrs).map_err(at)?;
             let mut args = Vec::with_capacity(node.inputs.len());
             for (i, input) in node.inputs.iter().enumerate() {
@@ -404,23 +409,7 @@ impl Case {
                 args.push(var);
             }
             let outs = graph.apply(op, &args).map_err(at)?;
-            let out_names = &node.out.0;
-            if out_names.len() != outs.len() {
-                return Err(Error::graph(format!(
-                    "node {k} ({op_name}) names {} outputs but the op has {}",
-                    out_names.len(),
-                    outs.len()
-                )));
-            }
-            for (n, v) in out_names.iter().zip(outs) {
-                if names.contains_key(n) {
-                    return Err(Error::graph(format!(
-                        "node {k} ({op_name}): output `{n}` is already defined (by an input or an earlier node)"
-                    )));
-                }
-                graph.set_name(v, n.clone());
-                names.insert(n.clone(), v);
-            }
+            name_outputs(&mut graph, &mut names, node, k, op_name, outs)?;
         }
         let output_names = self.doc.outputs.clone();
         let mut listed = HashSet::new();
@@ -480,6 +469,74 @@ impl Case {
             }
         }
     }
+}
+
+/// Names a node's outputs as the file says (`out`), refusing a count that differs from the
+/// node's or a name defined before.
+fn name_outputs(
+    graph: &mut Graph,
+    names: &mut HashMap<String, VarId>,
+    node: &NodeDoc,
+    k: usize,
+    op_name: &str,
+    outs: Vec<VarId>,
+) -> Result<()> {
+    let out_names = &node.out.0;
+    if out_names.len() != outs.len() {
+        return Err(Error::graph(format!(
+            "node {k} ({op_name}) names {} outputs but the op has {}",
+            out_names.len(),
+            outs.len()
+        )));
+    }
+    for (n, v) in out_names.iter().zip(outs) {
+        if names.contains_key(n) {
+            return Err(Error::graph(format!(
+                "node {k} ({op_name}): output `{n}` is already defined (by an input or an earlier node)"
+            )));
+        }
+        graph.set_name(v, n.clone());
+        names.insert(n.clone(), v);
+    }
+    Ok(())
+}
+
+/// The `grad` node (`tests/grad/README.md`): `in` is the cost, `attrs.wrt` names graph inputs;
+/// one output per `wrt` name, the gradient of the cost with respect to it. A `wrt` name that is
+/// not a graph input is `invalid_graph`; a cost that is not a float scalar, or a `wrt` input
+/// that is not a float, is `type_mismatch`.
+fn grad_node(
+    graph: &mut Graph,
+    names: &HashMap<String, VarId>,
+    input_vars: &[VarId],
+    node: &NodeDoc,
+    attrs: &Attrs,
+) -> Result<Vec<VarId>> {
+    attrs.only(&["wrt"])?;
+    let [InputDoc::Name(cost)] = node.inputs.as_slice() else {
+        return Err(Error::graph("grad: `in` must name one variable, the cost"));
+    };
+    let cost =
+        *names.get(cost).ok_or_else(|| Error::graph(format!("grad: the cost `{cost}` is not defined before it")))?;
+    let wrt_names = match attrs.get("wrt") {
+        Some(Attr::List(items)) => items
+            .iter()
+            .map(|a| match a {
+                Attr::Str(n) => Ok(n.as_str()),
+                other => Err(Error::argument("grad", format!("`wrt` must list input names, got {other:?}"))),
+            })
+            .collect::<Result<Vec<_>>>()?,
+        Some(Attr::Str(n)) => vec![n.as_str()],
+        other => return Err(Error::argument("grad", format!("`wrt` must list input names, got {other:?}"))),
+    };
+    let wrt = wrt_names
+        .iter()
+        .map(|n| match names.get(*n) {
+            Some(v) if input_vars.contains(v) => Ok(*v),
+            _ => Err(Error::graph(format!("grad: `wrt` name `{n}` is not a graph input"))),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    ragtime_ops::grad::grad(graph, cost, &wrt)
 }
 
 pub use ragtime_core::compare::compare;

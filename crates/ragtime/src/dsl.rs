@@ -115,6 +115,21 @@ impl Graph {
         Function::from_graph(&self.inner.borrow(), &inputs, &outputs, options)
     }
 
+    /// True when `other` is a handle to this same graph.
+    pub(crate) fn same_graph(&self, other: &Graph) -> bool {
+        Rc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// Runs `f` on the IR graph (to build nodes with `ragtime_ops` functions).
+    pub(crate) fn with_ir<T>(&self, f: impl FnOnce(&mut ragtime_graph::Graph) -> T) -> T {
+        f(&mut self.inner.borrow_mut())
+    }
+
+    /// The DSL variable of IR variable `id` of this graph.
+    pub(crate) fn var_of(&self, id: VarId) -> Var {
+        Var { graph: self.clone(), id: Ok(id) }
+    }
+
     /// Prints the graph computing `outputs` (before any optimization), with types.
     pub fn debugprint(&self, outputs: &[&Var]) -> Result<String> {
         let ids = outputs.iter().map(|v| v.id()).collect::<Result<Vec<_>>>()?;

@@ -24,10 +24,12 @@
 pub mod case;
 mod dsl;
 mod function;
+mod grad;
 pub mod ops;
 
 pub use dsl::{compile, Graph, Var};
 pub use function::{CompileOptions, Function, Mode};
+pub use grad::{grad, grad_with};
 pub use ragtime_core::limits;
 pub use ragtime_core::{
     dispatch_dtype, ragged, DType, DenseTensor, Dim, Element, Error, ErrorKind, Literal, Nested, NestedOut,

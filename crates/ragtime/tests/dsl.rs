@@ -231,3 +231,29 @@ fn from_tensor_with_a_ragged_rank_and_bounding_shape_of_one_axis() {
     let bad = ops::from_tensor_ragged_rank(&t, None, 0);
     assert!(bad.check().is_err(), "ragged_rank 0 must be a build error");
 }
+
+/// The gradient of a ragged softmax cross-entropy-like cost, printed before optimization (the
+/// backward nodes the VJPs built, as the user's graph holds them) and after (`FastRun`: the same
+/// graph merged, rewritten and fused), and its values checked against the unoptimized graph.
+#[test]
+fn debugprint_of_a_gradient_graph_before_and_after_optimization() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F32, 1));
+    let w = g.input("w", TensorType::scalar(DType::F32));
+    let cost = (x.log_softmax() * &w).reduce_sum(None).named("cost");
+    let grads = ragtime::grad(&cost, &[&x, &w]).unwrap();
+    let (dx, dw) = (grads[0].clone().named("dx"), grads[1].clone().named("dw"));
+    golden("grad_graph_types.txt", &g.debugprint(&[&dx, &dw]).unwrap());
+    let f = compile(&[&x, &w], &[&dx, &dw]).unwrap();
+    golden("grad_function.txt", &f.debugprint());
+    let reference = g.compile_with(&[&x, &w], &[&dx, &dw], Mode::FastCompile).unwrap();
+    let args = [ragged![[1.0f32, 2.0, 3.0], [], [-1.0]].unwrap(), RaggedTensor::from(DenseTensor::scalar(0.5f32))];
+    let (got, want) = (f.call(&args).unwrap(), reference.call(&args).unwrap());
+    for (a, b) in want.iter().zip(&got) {
+        if let Err(why) = ragtime::case::compare(a, b) {
+            panic!("the optimized gradient differs from the unoptimized one: {why}");
+        }
+    }
+    // The gradient is laid out in x's rows.
+    assert_eq!(got[0].row_splits().unwrap(), args[0].row_splits().unwrap());
+}

@@ -1,0 +1,87 @@
+//! VJPs of the structure ops. A data-movement op (slicing, gather, `embedding_lookup`,
+//! `boolean_mask`, tile, reverse, concat, stack, `to_tensor`, the partition constructors and
+//! accessors) puts in each output element a copy of one input element, chosen by the op's
+//! index inputs and attributes only, never by the values moved. So running the same op on the
+//! input's flat positions ([`FlatPositions`]) says where every output element came from, and
+//! the VJP is one [`ScatterAdd`] of the output gradient back to those positions, laid out in
+//! the input's own partitions: one piece of code for every such op. Also `matmul`'s VJP.
+
+use std::sync::Arc;
+
+use ragtime_core::{Error, Result};
+use ragtime_graph::{Graph, Op, OpRef, VarId};
+
+use super::ops::{ContractRows, FlatPositions, ScatterAdd, Transpose};
+use super::{apply1, single, ty};
+use crate::linalg::MatMul;
+
+/// The VJP of a data-movement op `op` (see the module doc): every float input is data moved by
+/// the op, the others (indices, masks, splits) say where. `twin` is the op to run on int64
+/// positions instead of the data (`op` itself, unless an attribute holds a value of the data's
+/// dtype, such as `to_tensor`'s default, which becomes -1: "from no input element").
+pub fn movement_vjp(
+    twin: OpRef,
+    graph: &mut Graph,
+    inputs: &[VarId],
+    output_grads: &[Option<VarId>],
+) -> Result<Vec<Option<VarId>>> {
+    let Some(g) = single(output_grads) else { return Ok(vec![None; inputs.len()]) };
+    let is_data = inputs.iter().map(|&v| Ok(ty(graph, v)?.dtype().is_float())).collect::<Result<Vec<bool>>>()?;
+    let mut grads = Vec::with_capacity(inputs.len());
+    for (i, &input) in inputs.iter().enumerate() {
+        if !is_data[i] {
+            grads.push(None);
+            continue;
+        }
+        let mut args = Vec::with_capacity(inputs.len());
+        for (j, &other) in inputs.iter().enumerate() {
+            args.push(match (j == i, is_data[j]) {
+                (true, _) => apply1(graph, FlatPositions { fill: None }, &[other])?,
+                (false, true) => apply1(graph, FlatPositions { fill: Some(-1) }, &[other])?,
+                (false, false) => other,
+            });
+        }
+        let positions = graph.apply(twin.clone(), &args)?;
+        let [positions] = positions.as_slice() else {
+            return Err(Error::graph(format!("{}: a data-movement VJP needs a one-output op", twin.name())));
+        };
+        grads.push(Some(apply1(graph, ScatterAdd, &[input, *positions, g])?));
+    }
+    Ok(grads)
+}
+
+/// [`movement_vjp`] of an op that runs on positions as it is.
+pub fn same_movement_vjp<O: Op + Clone>(
+    op: &O,
+    graph: &mut Graph,
+    inputs: &[VarId],
+    output_grads: &[Option<VarId>],
+) -> Result<Vec<Option<VarId>>> {
+    movement_vjp(Arc::new(op.clone()), graph, inputs, output_grads)
+}
+
+/// The VJP of `matmul(x, w)` (`x` of any ragged rank, `w` a dense `[D, K]`): `g wᵀ` for `x`
+/// (it keeps `g`'s partitions, which are `x`'s) and `xᵀ g` over every row for `w`.
+pub fn matmul_vjp(graph: &mut Graph, inputs: &[VarId], output_grads: &[Option<VarId>]) -> Result<Vec<Option<VarId>>> {
+    let (Some(g), [x, w]) = (single(output_grads), inputs) else { return Ok(vec![None; inputs.len()]) };
+    if !ty(graph, *x)?.dtype().is_float() {
+        return Ok(vec![None, None]);
+    }
+    let wt = apply1(graph, Transpose, &[*w])?;
+    let dx = apply1(graph, MatMul::new(), &[g, wt])?;
+    let dw = apply1(graph, ContractRows, &[*x, g])?;
+    Ok(vec![Some(dx), Some(dw)])
+}
+
+/// The VJP of an op that picks elements of each innermost line of `x` by value (`sort`,
+/// `top_k`): `indices` (the op's own, or `argsort`'s) say which element of its line each output
+/// element is, so a batched gather of `x`'s positions by them says where it came from, and the
+/// output gradient is scatter-added back there (ties: each tied element gets the gradient of the
+/// output slot it was put in, as in TensorFlow).
+pub fn picked_by_value_vjp(graph: &mut Graph, x: VarId, indices: VarId, g: VarId) -> Result<VarId> {
+    let rank = ty(graph, x)?.rank() as i64;
+    let last = rank - 1;
+    let positions = apply1(graph, FlatPositions { fill: None }, &[x])?;
+    let picked = apply1(graph, crate::gather::GatherAxis::new(last, last), &[positions, indices])?;
+    apply1(graph, ScatterAdd, &[x, picked, g])
+}

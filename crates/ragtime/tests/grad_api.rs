@@ -1,0 +1,120 @@
+//! `ragtime::grad` / `grad_with` from the DSL: partitions kept, several clients summed,
+//! disconnected inputs and integer paths, known gradients, and the errors (a cost that is not a
+//! float scalar, an integer `wrt`, an op without a gradient on a connected path).
+
+use ragtime::prelude::*;
+
+fn x_value() -> RaggedTensor {
+    ragged![[1.0f64, 2.0f64], [], [3.0f64, -1.0f64, 0.5f64]].unwrap()
+}
+
+fn rows(t: &RaggedTensor) -> Vec<Vec<f64>> {
+    t.to_nested::<Vec<Vec<f64>>>().unwrap()
+}
+
+#[test]
+fn a_variable_with_several_clients_sums_their_contributions() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F64, 1));
+    // cost = sum(x * x + 3x): d/dx = 2x + 3, through two clients of x.
+    let cost = (&x * &x + &x * 3.0).reduce_sum(None);
+    let dx = ragtime::grad(&cost, &[&x]).unwrap().remove(0);
+    let f = compile(&[&x], &[&dx]).unwrap();
+    let out = f.call(&[x_value()]).unwrap().remove(0);
+    assert_eq!(rows(&out), vec![vec![5.0, 7.0], vec![], vec![9.0, 1.0, 4.0]]);
+    assert!(out.partitions()[0].row_splits() == x_value().partitions()[0].row_splits());
+}
+
+#[test]
+fn disconnected_inputs_get_zeros_and_integer_paths_carry_no_gradient() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F64, 1));
+    let z = g.input("z", TensorType::ragged(DType::F64, 1));
+    // The cost reads x only through an integer cast and a comparison: no gradient reaches it.
+    let through_ints = x.cast(DType::I32).cast(DType::F64).reduce_sum(None);
+    let cost = through_ints + x.greater(&x.scalar_like(1.0)).cast(DType::F64).reduce_sum(None);
+    let grads = ragtime::grad(&cost, &[&x, &z]).unwrap();
+    let f = compile(&[&x, &z], &[&grads[0], &grads[1]]).unwrap();
+    let out = f.call(&[x_value(), ragged![[1.0f64], [2.0f64, 3.0f64]].unwrap()]).unwrap();
+    assert_eq!(rows(&out[0]), vec![vec![0.0, 0.0], vec![], vec![0.0, 0.0, 0.0]]);
+    assert_eq!(rows(&out[1]), vec![vec![0.0], vec![0.0, 0.0]]);
+}
+
+#[test]
+fn known_gradients_seed_intermediate_variables() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F64, 1));
+    let h = x.exp();
+    let cost = h.reduce_sum(None) * 0.0;
+    let seed = g.input("seed", TensorType::ragged(DType::F64, 1));
+    // d cost / dh is given as `seed` (on top of the zero that flows from the cost).
+    let dx = ragtime::grad_with(&cost, &[&x], &[(&h, &seed)]).unwrap().remove(0);
+    let f = compile(&[&x, &seed], &[&dx]).unwrap();
+    let s = ragged![[1.0f64, 0.5f64], [], [2.0f64, 0.0f64, 1.0f64]].unwrap();
+    let out = f.call(&[x_value(), s.clone()]).unwrap().remove(0);
+    let want: Vec<Vec<f64>> = rows(&x_value())
+        .iter()
+        .zip(rows(&s))
+        .map(|(xr, sr)| xr.iter().zip(sr).map(|(a, b)| a.exp() * b).collect())
+        .collect();
+    // The JIT's exp is a polynomial: equal within a few ulps, not bit for bit.
+    for (got, want) in rows(&out).iter().flatten().zip(want.iter().flatten()) {
+        assert!((got - want).abs() <= 1e-12 * want.abs(), "{got} vs {want}");
+    }
+}
+
+#[test]
+fn misuse_is_a_typed_error() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F32, 1));
+    let k = g.input("k", TensorType::ragged(DType::I32, 1));
+    let not_scalar = x.exp();
+    assert_eq!(ragtime::grad(&not_scalar, &[&x]).unwrap_err().kind(), ErrorKind::TypeMismatch);
+    let int_cost = k.reduce_sum(None);
+    assert_eq!(ragtime::grad(&int_cost, &[&k]).unwrap_err().kind(), ErrorKind::TypeMismatch);
+    let cost = (&x * k.cast(DType::F32)).reduce_sum(None);
+    assert_eq!(ragtime::grad(&cost, &[&k]).unwrap_err().kind(), ErrorKind::TypeMismatch);
+    // An op without a VJP (here a user-defined one) fails `grad` with its name, and only when
+    // a gradient must cross it.
+    let doubled = g.apply(Twice, &[&x]).remove(0).reduce_sum(None);
+    let e = ragtime::grad(&doubled, &[&x]).unwrap_err();
+    assert!(e.to_string().contains("Twice"), "{e}");
+    let unrelated = g.input("u", TensorType::ragged(DType::F32, 1));
+    let dz = ragtime::grad(&doubled, &[&unrelated]).unwrap().remove(0);
+    let f = compile(&[&unrelated], &[&dz]).unwrap();
+    let out = f.call(&[ragged![[1.0f32], []].unwrap()]).unwrap();
+    assert_eq!(out[0].to_nested::<Vec<Vec<f32>>>().unwrap(), vec![vec![0.0], vec![]]);
+}
+
+/// A user-defined op with no gradient: `2 x`.
+#[derive(Debug, PartialEq)]
+struct Twice;
+
+impl ragtime::ir::Op for Twice {
+    fn name(&self) -> String {
+        "Twice".into()
+    }
+    fn infer(&self, inputs: &[TensorType]) -> ragtime::Result<Vec<TensorType>> {
+        Ok(vec![inputs[0].clone()])
+    }
+    fn perform(&self, inputs: &[RaggedTensor]) -> ragtime::Result<Vec<RaggedTensor>> {
+        let doubled: Vec<f32> = inputs[0].flat_values().as_slice::<f32>().unwrap().iter().map(|v| 2.0 * v).collect();
+        Ok(vec![inputs[0].with_flat_values(DenseTensor::vector(doubled))?])
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+#[test]
+fn the_gradient_of_a_product_is_exact_at_zeros() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F64, 1));
+    let cost = x.reduce_prod(1).reduce_sum(None);
+    let dx = ragtime::grad(&cost, &[&x]).unwrap().remove(0);
+    for mode in [Mode::FastRun, Mode::FastCompile] {
+        let f = g.compile_with(&[&x], &[&dx], mode).unwrap();
+        let out = f.call(&[ragged![[2.0f64, 0.0f64, 3.0f64], [0.0f64, 0.0f64], [], [4.0f64]].unwrap()]).unwrap();
+        assert_eq!(rows(&out[0]), vec![vec![0.0, 6.0, 0.0], vec![0.0, 0.0], vec![], vec![1.0]]);
+    }
+}
