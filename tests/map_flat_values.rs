@@ -77,3 +77,19 @@ fn another_structure_or_another_number_of_values_is_refused() {
     let x = g.input("x", TensorType::ragged(DType::F32, 1));
     assert!(x.map_flat_values(|v| v.reduce_sum(None)).check().is_err());
 }
+
+#[test]
+fn gradients_flow_through_the_mapped_function_to_the_flat_values() {
+    let (xs, _) = data();
+    for mode in MODES {
+        let g = Graph::new();
+        let x = g.input("x", TensorType::ragged(DType::F32, 1));
+        let mapped = x.map_flat_values(|v| v.square()).reduce_sum(None);
+        let direct = x.square().reduce_sum(None);
+        let dm = ragtime::grad(&mapped, &[&x]).unwrap().remove(0);
+        let dd = ragtime::grad(&direct, &[&x]).unwrap().remove(0);
+        let f = g.compile_with(&[&x], &[&dm, &dd], mode).unwrap();
+        let out = f.call(std::slice::from_ref(&xs)).unwrap();
+        assert!(out[0].equals(&out[1]), "{mode:?}: d/dx through map_flat_values {} != direct {}", out[0], out[1]);
+    }
+}

@@ -111,6 +111,22 @@ impl Op for WithFlatValues {
         // The output's partitions are input 0's own, uniform row lengths included.
         true
     }
+
+    /// The output's flat values are `values`, element for element: their gradient is the output
+    /// gradient's flat values. `x` and the other inputs give only partitions (no gradient).
+    fn vjp(
+        &self,
+        graph: &mut ragtime_graph::Graph,
+        inputs: &[ragtime_graph::VarId],
+        _outputs: &[ragtime_graph::VarId],
+        output_grads: &[Option<ragtime_graph::VarId>],
+    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        let mut grads = vec![None; inputs.len()];
+        if let Some(&Some(g)) = output_grads.first() {
+            grads[1] = Some(graph.apply(std::sync::Arc::new(crate::partition_ops::FlatValues::new()), &[g])?[0]);
+        }
+        Ok(grads)
+    }
 }
 
 #[cfg(test)]
