@@ -1,4 +1,4 @@
-//! The workloads of `docs/benchmarks.md` (W1-W4) run by the reference interpreter, each next to its plain
+//! The workloads of `docs/benchmarks.md` (W1-W4) compiled by ragtime, each next to its plain
 //! Rust baseline loop over the same buffers, in the same run; outputs are checked against the baseline
 //! before any time is reported. Run with `cargo bench --bench workloads` (release build).
 //!
