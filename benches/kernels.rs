@@ -18,8 +18,15 @@ const QUERIES: usize = 6_250;
 
 /// Runs `ragtime bench`'s check of `id` at the bench size; panics (failing the bench) on a mismatch.
 fn checked(id: WorkloadId) {
-    let settings =
-        Settings { only: vec![id], rows: ROWS, queries: QUERIES, runs: 1, threads: 1, memory_retained: false };
+    let settings = Settings {
+        only: vec![id],
+        rows: ROWS,
+        queries: QUERIES,
+        users: ROWS / 8,
+        runs: 1,
+        threads: 1,
+        memory_retained: false,
+    };
     let outcome = Bench::new(&settings).and_then(|b| b.run(id)).expect("the workload runs");
     if let Err(m) = outcome.check {
         panic!("{}: {m}", id.name());
