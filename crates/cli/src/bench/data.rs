@@ -340,7 +340,7 @@ mod tests {
         assert_eq!(events, (0..events.len() as i64).map(|k| (k * 104729) % 9).collect::<Vec<i64>>());
         assert_eq!(s.features().len(), s.events() * FEATURES);
         assert_eq!(s.durations()[3], 0.111);
-        assert_eq!(s.features()[9], (((9 * 91) % 1000) as f64 / 500.0 - 1.0) as f32);
+        assert_eq!(s.features()[9], (819.0f64 / 500.0 - 1.0) as f32); // event 1, feature 1: 9 * 91 = 819
     }
 
     #[test]
