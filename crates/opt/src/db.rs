@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use ragtime_core::{Error, Result};
 use ragtime_graph::{ApplyId, FunctionGraph, VarId};
 
-use crate::{canon, expand, fold, fusion, gather_reduce, merge, ngrams};
+use crate::{canon, expand, fold, fusion, gather_reduce, merge, ngrams, pooling};
 
 /// How much the optimizer does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -138,6 +138,12 @@ pub const REWRITES: &[RewriteInfo] = &[
         doc: "reduce_sum / reduce_mean over the ragged axis of gathered table rows (or their concat) -> GatherReduce",
     },
     RewriteInfo {
+        name: "local_row_pooling",
+        tags: &["fast_run", "fusion", "local"],
+        position: 30,
+        doc: "reduce_sum(expand_dims(w, -1) * f) over the innermost ragged axis (then a sum / max / min / prod over the next outer one) -> RowPooling",
+    },
+    RewriteInfo {
         name: "local_join_adjacent",
         tags: &["fast_run", "fusion", "local"],
         position: 30,
@@ -223,6 +229,7 @@ fn local_rewrite(name: &str) -> Option<LocalRewrite> {
         "local_reduce_size_one" => canon::reduce_size_one,
         "local_concat_one" => canon::concat_one,
         "local_gather_reduce" => gather_reduce::gather_reduce,
+        "local_row_pooling" => pooling::row_pooling,
         "local_join_adjacent" => ngrams::join_adjacent,
         "local_pad_ngrams" => ngrams::pad_ngrams,
         "local_hash_ngrams" => ngrams::hash_ngrams,

@@ -197,3 +197,127 @@ fn long_nested_rows_split_across_threads_agree_with_one_thread() {
     assert!(a[0].equals(&b[0]));
     compare(&reference.call(&[value]).unwrap()[0], &a[0]).unwrap();
 }
+
+/// `[.., *, width]` vectors on the partitions `parts` (flat element `e`, column `j`).
+fn vectors(dtype: DType, parts: &[RowPartition], width: usize, picks: &[u8]) -> RaggedTensor {
+    let total = parts.last().map_or(0, |p| p.nvals());
+    let values: Vec<f64> = (0..total * width)
+        .map(|i| SPECIAL[picks.get(i % picks.len().max(1)).copied().unwrap_or(0) as usize % SPECIAL.len()] + i as f64)
+        .collect();
+    let flat = match dtype {
+        DType::F32 => DenseTensor::from_vec(vec![total, width], values.iter().map(|&v| v as f32).collect::<Vec<_>>()),
+        _ => DenseTensor::from_vec(vec![total, width], values),
+    };
+    RaggedTensor::new(flat.expect("valid shape"), parts.to_vec()).expect("valid partitions")
+}
+
+/// Weighted sums of each innermost row's vectors, then an optional reduction over the next outer
+/// ragged axis (`outer`: 0 none, 1 sum, 2 max, 3 min, 4 prod, 5 mean, which is not fused).
+fn pooling(w: &Var, f: &Var, rank: usize, outer: u8, weights_first: bool) -> Var {
+    let a = w.expand_dims(-1);
+    let m = if weights_first { a * f } else { f * a };
+    let p = m.reduce_sum(rank as i64);
+    let axis = rank as i64 - 1;
+    match outer {
+        1 => p.reduce_sum(axis),
+        2 => p.reduce_max(axis),
+        3 => p.reduce_min(axis),
+        4 => p.reduce_prod(axis),
+        5 => p.reduce_mean(axis),
+        _ => p,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Row pooling over ragged ranks 2 and 3, widths 1 to 16, every outer reduction, empty rows at
+    /// every level: bit-identical to the interpreter (the same operations in the same order), and
+    /// fused into one node wherever the law applies.
+    #[test]
+    fn row_pooling_is_bit_identical_to_the_unfused_ops(
+        rank in 2usize..4,
+        width in 1usize..17,
+        outer in 0u8..6,
+        weights_first in any::<bool>(),
+        nrows in 0usize..7,
+        seeds in prop::collection::vec(prop_oneof![3 => 0usize..6, 1 => Just(0usize)], 1..9),
+        picks in prop::collection::vec(any::<u8>(), 1..64),
+        f64s in any::<bool>(),
+        threads in 1usize..4,
+    ) {
+        let dtype = if f64s { DType::F64 } else { DType::F32 };
+        let g = Graph::new();
+        let w = g.input("w", TensorType::ragged(dtype, rank));
+        let f = g.input("f", TensorType::ragged(dtype, rank).with_inner(&[Some(width)]));
+        let out = pooling(&w, &f, rank, outer, weights_first);
+        let jit = g.compile_with(&[&w, &f], &[&out], CompileOptions::from(Mode::FastRun).threads(threads)).unwrap();
+        let reference = g.compile_with(&[&w, &f], &[&out], Mode::FastCompile).unwrap();
+        let printed = jit.debugprint();
+        prop_assert!(printed.contains("RowPooling"), "{}", printed);
+        let fused_outer = (1..5).contains(&outer);
+        prop_assert_eq!(jit.rewrite_report().nodes_after, if fused_outer || outer == 0 { 1 } else { 2 }, "{}", printed);
+        let parts = partitions(rank, nrows, &seeds);
+        let inputs = [data(dtype, &parts, &picks, 0), vectors(dtype, &parts, width, &picks)];
+        let want = reference.call(&inputs).unwrap();
+        let got = jit.call(&inputs).unwrap();
+        prop_assert!(want[0].dtype() == got[0].dtype() && want[0].equals(&got[0]), "JIT {} vs reference {}", got[0], want[0]);
+    }
+}
+
+/// Operands whose partitions differ at run time (equal shapes, other row lengths) run the
+/// original ops, which report the error the unfused graph reports.
+#[test]
+fn row_pooling_of_mismatched_partitions_fails_as_the_unfused_ops_do() {
+    let g = Graph::new();
+    let w = g.input("w", TensorType::ragged(DType::F32, 2));
+    let f = g.input("f", TensorType::ragged(DType::F32, 2).with_inner(&[Some(8)]));
+    let out = pooling(&w, &f, 2, 2, true);
+    let jit = g.compile(&[&w, &f], &[&out]).unwrap();
+    let reference = g.compile_with(&[&w, &f], &[&out], Mode::FastCompile).unwrap();
+    let wv = data(DType::F32, &partitions(2, 4, &[2, 3]), &[1, 2], 0);
+    let fv = vectors(DType::F32, &partitions(2, 4, &[3, 2]), 8, &[3]);
+    let (a, b) = (jit.call(&[wv.clone(), fv.clone()]), reference.call(&[wv, fv]));
+    assert_eq!(a.unwrap_err().kind(), b.unwrap_err().kind());
+}
+
+/// W9's graph: softmax over each session's events, weighted sum of the feature vectors, maximum
+/// over each user's sessions: two nodes (the softmax row kernel and the pooling), within the
+/// conformance tolerance of the interpreter on nested data with empty sessions and users.
+#[test]
+fn nested_attention_is_two_nodes() {
+    let g = Graph::new();
+    let d = g.input("d", TensorType::ragged(DType::F32, 2));
+    let f = g.input("f", TensorType::ragged(DType::F32, 2).with_inner(&[Some(8)]));
+    let a = ragtime::ops::softmax(&(&d * 2.0));
+    let out = (a.expand_dims(-1) * &f).reduce_sum(2).reduce_max(1);
+    let jit = g.compile(&[&d, &f], &[&out]).unwrap();
+    let printed = jit.debugprint();
+    assert_eq!(jit.rewrite_report().nodes_after, 2, "{printed}");
+    assert!(printed.contains("RowPooling") && printed.contains("JitRow"), "{printed}");
+    let parts = partitions(2, 50, &[0, 3, 1, 4, 0, 2, 5]);
+    let inputs = [data(DType::F32, &parts, &[0, 1, 2, 3, 8, 9], 0), vectors(DType::F32, &parts, 8, &[0, 2, 9])];
+    let reference = g.compile_with(&[&d, &f], &[&out], Mode::FastCompile).unwrap();
+    compare(&reference.call(&inputs).unwrap()[0], &jit.call(&inputs).unwrap()[0]).unwrap();
+}
+
+/// Enough users for the pooling to split across threads: the bits of one thread.
+#[test]
+fn row_pooling_split_across_threads_gives_the_one_thread_bits() {
+    let g = Graph::new();
+    let w = g.input("w", TensorType::ragged(DType::F32, 2));
+    let f = g.input("f", TensorType::ragged(DType::F32, 2).with_inner(&[Some(8)]));
+    let parts = partitions(2, 100_000, &[0, 3, 1, 4, 0, 2, 5]);
+    let inputs = [data(DType::F32, &parts, &[0, 1, 2, 3, 8, 9], 0), vectors(DType::F32, &parts, 8, &[0, 2, 9])];
+    for outer in [0, 2] {
+        let out = pooling(&w, &f, 2, outer, true);
+        let run = |threads: usize| {
+            let options = CompileOptions::from(Mode::FastRun).threads(threads);
+            g.compile_with(&[&w, &f], &[&out], options).unwrap().call(&inputs).unwrap().remove(0)
+        };
+        let one = run(1);
+        assert!(one.equals(&run(4)), "outer {outer}");
+        let reference = g.compile_with(&[&w, &f], &[&out], Mode::FastCompile).unwrap();
+        assert!(one.equals(&reference.call(&inputs).unwrap()[0]), "outer {outer}");
+    }
+}
