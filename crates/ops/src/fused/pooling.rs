@@ -17,7 +17,7 @@ use ragtime_core::{DType, DenseTensor, Error, RaggedTensor, Result, TensorType};
 use ragtime_graph::{Cost, Op, OpProperties};
 
 use super::OriginalOps;
-use crate::elemwise::Kernels;
+use crate::elemwise::IeeeExtremes;
 use crate::reduce::{ReduceKind, RowSum};
 
 /// The fused weighted row sum (and optional outer reduction) of the module docs. Inputs: `w`
@@ -30,7 +30,16 @@ pub struct RowPooling {
 }
 
 /// The float types the fast path runs on.
-trait PoolFloat: RowSum + Kernels + std::ops::Mul<Output = Self> + Send + Sync {}
+trait PoolFloat:
+    RowSum
+    + IeeeExtremes
+    + ragtime_core::Element
+    + std::ops::Add<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + Send
+    + Sync
+{
+}
 impl PoolFloat for f32 {}
 impl PoolFloat for f64 {}
 
@@ -66,57 +75,93 @@ fn pool_row_any<T: PoolFloat>(ops: &Operands<'_, T>, r: usize, acc: &mut [T]) {
     }
 }
 
-/// Fills `chunk` (items `first..`, `N` values each): each item is an innermost row's pooled vector,
-/// or with an outer reduction the fold of its rows' pooled vectors.
-fn fill<T: PoolFloat, const N: usize>(ops: &Operands<'_, T>, outer: Option<ReduceKind>, first: usize, chunk: &mut [T]) {
-    let (Some(kind), Some(splits)) = (outer, ops.outer) else {
-        for (r, out) in (first..).zip(chunk.chunks_exact_mut(N)) {
-            let mut acc = [T::ZERO; N];
-            pool_row(ops, r, &mut acc);
-            out.copy_from_slice(&acc);
-        }
-        return;
-    };
-    let Some(combine) = T::binary(kind.combine()) else { return };
+/// Fills `chunk` (items `first..`, `N` values each) with innermost rows' pooled vectors.
+fn fill<T: PoolFloat, const N: usize>(ops: &Operands<'_, T>, first: usize, chunk: &mut [T]) {
+    for (r, out) in (first..).zip(chunk.chunks_exact_mut(N)) {
+        let mut acc = [T::ZERO; N];
+        pool_row(ops, r, &mut acc);
+        out.copy_from_slice(&acc);
+    }
+}
+
+/// Fills `chunk` (outer rows `first..`, `N` values each) with the fold, by `step` from `identity`,
+/// of the pooled vectors of each outer row's rows (`splits`).
+fn fill_outer<T: PoolFloat, const N: usize, S: Fn(T, T) -> T>(
+    ops: &Operands<'_, T>,
+    (splits, identity, step): (&[i64], T, S),
+    first: usize,
+    chunk: &mut [T],
+) {
     for (u, out) in (first..).zip(chunk.chunks_exact_mut(N)) {
-        let mut best = [kind.identity::<T>(true); N];
+        let mut best = [identity; N];
         for r in splits[u] as usize..splits[u + 1] as usize {
             let mut acc = [T::ZERO; N];
             pool_row(ops, r, &mut acc);
             for (b, a) in best.iter_mut().zip(acc) {
-                *b = combine(*b, a).unwrap_or(*b);
+                *b = step(*b, a);
             }
         }
         out.copy_from_slice(&best);
     }
 }
 
-/// [`fill`] for any width.
+/// [`fill`] and [`fill_outer`] for any width.
 fn fill_any<T: PoolFloat>(
     ops: &Operands<'_, T>,
-    outer: Option<ReduceKind>,
+    outer: Option<(&[i64], T, &dyn Fn(T, T) -> T)>,
     width: usize,
     first: usize,
     chunk: &mut [T],
 ) {
-    let mut acc = vec![T::ZERO; width];
-    let (Some(kind), Some(splits)) = (outer, ops.outer) else {
+    let Some((splits, identity, step)) = outer else {
         for (r, out) in (first..).zip(chunk.chunks_exact_mut(width)) {
             out.fill(T::ZERO);
             pool_row_any(ops, r, out);
         }
         return;
     };
-    let Some(combine) = T::binary(kind.combine()) else { return };
+    let mut acc = vec![T::ZERO; width];
     for (u, out) in (first..).zip(chunk.chunks_exact_mut(width)) {
-        out.fill(kind.identity::<T>(true));
+        out.fill(identity);
         for r in splits[u] as usize..splits[u + 1] as usize {
             acc.fill(T::ZERO);
             pool_row_any(ops, r, &mut acc);
             for (b, &a) in out.iter_mut().zip(&acc) {
-                *b = combine(*b, a).unwrap_or(*b);
+                *b = step(*b, a);
             }
         }
+    }
+}
+
+/// Fills `out` on the call's threads: pooled vectors, or with `outer` their fold per outer row by
+/// `Reduce`'s scalar steps (`+`, `*` and the IEEE extremes of the `Maximum` / `Minimum` kernels),
+/// monomorphized per width and step so the loops inline them.
+fn fill_all<T: PoolFloat>(ops: &Operands<'_, T>, outer: Option<ReduceKind>, width: usize, out: &mut [T]) -> Result<()> {
+    let (Some(kind), Some(splits)) = (outer, ops.outer) else {
+        return crate::parallel::fill_chunks(out, width, |first, chunk| match width {
+            4 => fill::<T, 4>(ops, first, chunk),
+            8 => fill::<T, 8>(ops, first, chunk),
+            16 => fill::<T, 16>(ops, first, chunk),
+            _ => fill_any(ops, None, width, first, chunk),
+        });
+    };
+    let identity = kind.identity::<T>(true);
+    macro_rules! folded {
+        ($step:expr) => {
+            crate::parallel::fill_chunks(out, width, |first, chunk| match width {
+                4 => fill_outer::<T, 4, _>(ops, (splits, identity, $step), first, chunk),
+                8 => fill_outer::<T, 8, _>(ops, (splits, identity, $step), first, chunk),
+                16 => fill_outer::<T, 16, _>(ops, (splits, identity, $step), first, chunk),
+                _ => fill_any(ops, Some((splits, identity, &$step)), width, first, chunk),
+            })
+        };
+    }
+    match kind {
+        ReduceKind::Sum => folded!(|a: T, b: T| a + b),
+        ReduceKind::Prod => folded!(|a: T, b: T| a * b),
+        ReduceKind::Max => folded!(|a: T, b: T| a.ieee_maximum(b)),
+        ReduceKind::Min => folded!(|a: T, b: T| a.ieee_minimum(b)),
+        other => Err(Error::graph(format!("row pooling: no outer {}", other.name()))),
     }
 }
 
@@ -175,13 +220,7 @@ impl RowPooling {
             let len = items.checked_mul(width).ok_or_else(|| Error::graph("row pooling: output too large"))?;
             let mut out: Vec<T> = ragtime_core::limits::try_vec("reduce_sum", len)?;
             out.resize(len, T::ZERO);
-            let outer = self.outer;
-            crate::parallel::fill_chunks(&mut out, width, |first, chunk| match width {
-                4 => fill::<T, 4>(&ops, outer, first, chunk),
-                8 => fill::<T, 8>(&ops, outer, first, chunk),
-                16 => fill::<T, 16>(&ops, outer, first, chunk),
-                _ => fill_any(&ops, outer, width, first, chunk),
-            })?;
+            fill_all(&ops, self.outer, width, &mut out)?;
             let flat = DenseTensor::from_vec(vec![items, width], out)?;
             if kept.is_empty() {
                 Ok(RaggedTensor::dense(flat))
