@@ -105,10 +105,13 @@ fn fill_outer<T: PoolFloat, const N: usize, S: Fn(T, T) -> T>(
     }
 }
 
+/// An outer fold: the outer partition's splits, the identity, the combining step.
+type OuterFold<'a, T> = (&'a [i64], T, &'a dyn Fn(T, T) -> T);
+
 /// [`fill`] and [`fill_outer`] for any width.
 fn fill_any<T: PoolFloat>(
     ops: &Operands<'_, T>,
-    outer: Option<(&[i64], T, &dyn Fn(T, T) -> T)>,
+    outer: Option<OuterFold<'_, T>>,
     width: usize,
     first: usize,
     chunk: &mut [T],
