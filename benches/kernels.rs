@@ -1,5 +1,5 @@
 //! Criterion benches guarding the kernels of `ragtime bench` against regressions: the workloads of
-//! `docs/benchmarks.md` (W1-W7, same graphs and data generators as `ragtime bench`) at 2^16 rows and 6,250
+//! `docs/benchmarks.md` (W1-W7 and W9, the rank 2 forms of W3 and W4, same graphs and data generators as `ragtime bench`) at 2^16 rows and 6,250
 //! queries, each next to its single-threaded baseline loop. Every workload's output is checked (against
 //! its baseline and the interpreter) before it is timed. Run with `cargo bench --bench kernels`
 //! (`-- --quick` for a short run, `-- W3` to filter).
@@ -8,7 +8,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use ragtime::prelude::*;
 use ragtime::RaggedTensor;
 use ragtime_cli::bench::baseline::{self, Parallel};
-use ragtime_cli::bench::data::{small_input, Data, Queries, DIM};
+use ragtime_cli::bench::data::{small_input, Data, Queries, Rank2, Sessions, DIM, FEATURES};
 use ragtime_cli::bench::run::{Bench, Settings};
 use ragtime_cli::bench::workloads::{self, WorkloadId};
 
@@ -18,8 +18,15 @@ const QUERIES: usize = 6_250;
 
 /// Runs `ragtime bench`'s check of `id` at the bench size; panics (failing the bench) on a mismatch.
 fn checked(id: WorkloadId) {
-    let settings =
-        Settings { only: vec![id], rows: ROWS, queries: QUERIES, runs: 1, threads: 1, memory_retained: false };
+    let settings = Settings {
+        only: vec![id],
+        rows: ROWS,
+        queries: QUERIES,
+        users: ROWS / 8,
+        runs: 1,
+        threads: 1,
+        memory_retained: false,
+    };
     let outcome = Bench::new(&settings).and_then(|b| b.run(id)).expect("the workload runs");
     if let Err(m) = outcome.check {
         panic!("{}: {m}", id.name());
@@ -118,5 +125,50 @@ fn bigram(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, arrays, fixed_costs, bigram);
+/// The nested workloads: W3 and W4 over axis 2 of the rank 2 view (next to W3's and W4's loops
+/// over the same inner rows), and W9 next to its two-level loop.
+fn nested(c: &mut Criterion) {
+    let data = Data::new(ROWS).expect("the data builds");
+    let rank2 = Rank2::new(&data).expect("the rank 2 view builds");
+    let (xs, zs, splits) = (data.xs(), data.zs(), data.splits());
+    let mut group = c.benchmark_group("nested");
+    group.throughput(Throughput::Elements(data.nvals() as u64));
+    let mut flat = vec![0f32; data.nvals()];
+    let mut rows = vec![0f32; data.nrows()];
+
+    let id = WorkloadId::RowMeanRank2;
+    checked(id);
+    let f = compiled(id);
+    let xz = [rank2.x.clone(), rank2.z.clone()];
+    group.bench_function(BenchmarkId::new("ragtime", id.name()), |b| b.iter(|| call(&f, &xz)));
+    group.bench_function(BenchmarkId::new("baseline", id.name()), |b| {
+        b.iter(|| baseline::row_mean(splits, xs, zs, &mut rows))
+    });
+
+    let id = WorkloadId::RowSoftmaxRank2;
+    checked(id);
+    let f = compiled(id);
+    let x = [rank2.x.clone()];
+    group.bench_function(BenchmarkId::new("ragtime", id.name()), |b| b.iter(|| call(&f, &x)));
+    group.bench_function(BenchmarkId::new("baseline", id.name()), |b| {
+        b.iter(|| baseline::row_softmax(splits, xs, &mut flat))
+    });
+
+    let id = WorkloadId::NestedAttention;
+    checked(id);
+    let s = Sessions::new(ROWS / 8).expect("the sessions build");
+    let f = compiled(id);
+    let inputs = [s.d.clone(), s.f.clone()];
+    let mut out = vec![0f32; s.users() * FEATURES];
+    group.throughput(Throughput::Elements(s.events() as u64));
+    group.bench_function(BenchmarkId::new("ragtime", id.name()), |b| b.iter(|| call(&f, &inputs)));
+    group.bench_function(BenchmarkId::new("baseline", id.name()), |b| {
+        b.iter(|| {
+            baseline::nested_attention(s.user_splits(), s.session_splits(), s.durations(), s.features(), &mut out)
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, arrays, fixed_costs, bigram, nested);
 criterion_main!(benches);

@@ -5,8 +5,19 @@ use std::process::Command;
 
 use serde_json::Value;
 
-const KEYS: [&str; 7] =
-    ["W1_fused_elemwise", "W2_axpy", "W3_row_mean", "W4_row_softmax", "W5_compile", "W6_small_call", "W7_bigram"];
+/// Every workload, in the JSON object's (sorted) order.
+const KEYS: [&str; 10] = [
+    "W1_fused_elemwise",
+    "W2_axpy",
+    "W3_row_mean",
+    "W3_row_mean_rank2",
+    "W4_row_softmax",
+    "W4_row_softmax_rank2",
+    "W5_compile",
+    "W6_small_call",
+    "W7_bigram",
+    "W9_nested_attention",
+];
 
 fn ragtime() -> Command {
     Command::new(env!("CARGO_BIN_EXE_ragtime"))
@@ -57,6 +68,21 @@ fn json_has_every_workload_checked_and_timed() {
     assert_eq!(v["W2_axpy"]["values"], values);
     // W7's 100,000 queries scale with the rows: 100,000 * 4096 / 2^20, rounded up.
     assert_eq!(v["W7_bigram"]["queries"], 391);
+    // The rank 2 forms cover the same values; each compiles to one row kernel.
+    for key in ["W3_row_mean_rank2", "W4_row_softmax_rank2"] {
+        assert_eq!(v[key]["values"], values, "{key}");
+        assert_eq!(v[key]["nodes_after"], 1, "{key}");
+    }
+    // W9's users scale with the rows (2^17 at 2^20: 512 here), with (u * 7919) % 7 sessions of
+    // (s * 104729) % 9 events; its optimized graph has two nodes.
+    let sessions: u64 = (0..512u64).map(|u| (u * 7919) % 7).sum();
+    let events: u64 = (0..sessions).map(|s| (s * 104729) % 9).sum();
+    let w9 = &v["W9_nested_attention"];
+    assert_eq!(
+        (w9["rows"].as_u64(), w9["sessions"].as_u64(), w9["values"].as_u64()),
+        (Some(512), Some(sessions), Some(events))
+    );
+    assert_eq!(w9["nodes_after"], 2, "{w9}");
 }
 
 #[test]

@@ -235,7 +235,11 @@ impl JitKernel {
         let reference = layout.reference;
         let total = reference.flat_values().len();
         let rows = spec.rows();
-        let splits: &[i64] = if rows { reference.partitions()[0].row_splits() } else { &[] };
+        let splits: &[i64] = match (rows, layout.row_splits()) {
+            (true, Some(splits)) => splits,
+            (true, None) => return Err(Error::graph("JIT: a row kernel over a dense space")),
+            (false, _) => &[],
+        };
         let nrows = splits.len().saturating_sub(1);
         // Every bound the kernel relies on, checked before it runs.
         if rows && splits.last().copied() != Some(total as i64) {
@@ -315,8 +319,7 @@ impl JitKernel {
             .map(|(o, (buffer, &n))| {
                 let shape = match *o {
                     RowOutput::Elements(_) => flat_shape.clone(),
-                    RowOutput::Reduction { keepdims: true, .. } => vec![nrows, 1],
-                    RowOutput::Reduction { keepdims: false, .. } => vec![nrows],
+                    RowOutput::Reduction { .. } => vec![nrows],
                 };
                 // SAFETY: every range completed, and the ranges cover every element `0..total`
                 // (flat ranges) or every row `0..nrows` and with them every element
@@ -326,7 +329,7 @@ impl JitKernel {
                 let flat = unsafe { buffer.finish(n, shape) }?;
                 match *o {
                     RowOutput::Elements(_) => RaggedTensor::new(flat, reference.partitions().to_vec()),
-                    RowOutput::Reduction { .. } => Ok(RaggedTensor::dense(flat)),
+                    RowOutput::Reduction { keepdims, .. } => layout.per_row_output(flat, keepdims),
                 }
             })
             .collect::<Result<Vec<_>>>()

@@ -815,8 +815,43 @@ macro_rules! int_kernels {
 }
 int_kernels!(i8, i16, i32, i64, u8, u16, u32, u64);
 
+/// IEEE 754-2019 `maximum` / `minimum` of floats: NaN propagates and -0.0 < +0.0, so the result
+/// never depends on the operand order (or on how a JIT reduction groups its operands). The one
+/// definition: the `Maximum` / `Minimum` kernels call it, and fused Rust loops that must inline it
+/// (`fused::RowPooling`) too.
+pub trait IeeeExtremes: Copy {
+    /// The larger of `self` and `b`.
+    fn ieee_maximum(self, b: Self) -> Self;
+    /// The smaller of `self` and `b`.
+    fn ieee_minimum(self, b: Self) -> Self;
+}
+
 macro_rules! float_kernels {
     ($($t:ident),*) => {$(
+        impl IeeeExtremes for $t {
+            #[inline]
+            fn ieee_maximum(self, b: Self) -> Self {
+                if self.is_nan() || b.is_nan() {
+                    $t::NAN
+                } else if self > b || (self == b && b.is_sign_negative()) {
+                    self
+                } else {
+                    b
+                }
+            }
+
+            #[inline]
+            fn ieee_minimum(self, b: Self) -> Self {
+                if self.is_nan() || b.is_nan() {
+                    $t::NAN
+                } else if self < b || (self == b && self.is_sign_negative()) {
+                    self
+                } else {
+                    b
+                }
+            }
+        }
+
         impl Kernels for $t {
             fn binary(op: ScalarOp) -> Option<BinaryKernel<Self>> {
                 let k: BinaryKernel<Self> = match op {
@@ -842,24 +877,8 @@ macro_rules! float_kernels {
                     // IEEE 754-2019 maximum / minimum: NaN propagates and -0.0 < +0.0, so the
                     // result never depends on the operand order (or on how a JIT reduction
                     // groups its operands).
-                    ScalarOp::Maximum => |a, b| {
-                        Ok(if a.is_nan() || b.is_nan() {
-                            $t::NAN
-                        } else if a > b || (a == b && b.is_sign_negative()) {
-                            a
-                        } else {
-                            b
-                        })
-                    },
-                    ScalarOp::Minimum => |a, b| {
-                        Ok(if a.is_nan() || b.is_nan() {
-                            $t::NAN
-                        } else if a < b || (a == b && a.is_sign_negative()) {
-                            a
-                        } else {
-                            b
-                        })
-                    },
+                    ScalarOp::Maximum => |a, b| Ok(a.ieee_maximum(b)),
+                    ScalarOp::Minimum => |a, b| Ok(a.ieee_minimum(b)),
                     _ => return None,
                 };
                 Some(k)

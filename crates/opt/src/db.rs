@@ -15,7 +15,7 @@ use ragtime_ops::rows::Softmax;
 use ragtime_ops::strings::{HashedNgrams, Join, Ngrams, ToHashBucketFast};
 use ragtime_ops::structure::Concat;
 
-use crate::{canon, expand, fold, fusion, gather_reduce, merge, ngrams};
+use crate::{canon, expand, fold, fusion, gather_reduce, merge, ngrams, pooling};
 
 /// How much the optimizer does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -244,6 +244,13 @@ pub const REWRITES: &[RewriteInfo] = &[
         tags: &["fast_run", "fusion", "local"],
         position: 30,
         doc: "reduce_sum / reduce_mean over the ragged axis of gathered table rows (or their concat) -> GatherReduce",
+    },
+    RewriteInfo {
+        name: "local_row_pooling",
+        pass: Pass::Local(Tracks::Ops(&[TypeId::of::<Reduce>]), pooling::row_pooling),
+        tags: &["fast_run", "fusion", "local"],
+        position: 30,
+        doc: "reduce_sum(expand_dims(w, -1) * f) over the innermost ragged axis (then a sum / max / min / prod over the next outer one) -> RowPooling",
     },
     RewriteInfo {
         name: "local_join_adjacent",

@@ -1,7 +1,8 @@
 //! Row ops expanded into the primitives row fusion turns into row kernels, so they run as
 //! pass-per-row JIT kernels in `FastRun`:
-//! - `local_expand_softmax`: `softmax` / `log_softmax` over the ragged axis of a `[n, *]` float
-//!   tensor (softmax's `exp(x - reduce_max(x)) / reduce_sum(...)`);
+//! - `local_expand_softmax`: `softmax` / `log_softmax` over the innermost ragged axis of a float
+//!   tensor with scalar items (`[n, *]`, `[n, *, *]`, ...; softmax's `exp(x - reduce_max(x)) /
+//!   reduce_sum(...)`);
 //! - `local_expand_row_statistics`: `reduce_variance`, `reduce_std` and `reduce_logsumexp` over
 //!   the same axis (see [`statistic`] for their laws).
 //!
@@ -30,20 +31,22 @@ fn ew(op: ScalarOp) -> OpRef {
     Arc::new(Elemwise::new(op))
 }
 
-fn row_reduce(kind: ReduceKind) -> OpRef {
-    row_reduce_to(kind, true)
+/// A reduction over the innermost ragged axis of a rows type, with `keepdims`.
+fn row_reduce(kind: ReduceKind, ty: &TensorType) -> OpRef {
+    row_reduce_to(kind, ty, true)
 }
 
-fn row_reduce_to(kind: ReduceKind, keepdims: bool) -> OpRef {
-    Arc::new(Reduce::new(kind, Some(1), keepdims))
+fn row_reduce_to(kind: ReduceKind, ty: &TensorType, keepdims: bool) -> OpRef {
+    Arc::new(Reduce::new(kind, Some(ty.ragged_rank() as i64), keepdims))
 }
 
-/// True for the type row fusion iterates over: floats of ragged rank 1, rank 2 (`[n, *]`).
+/// True for the types row fusion iterates over: floats of ragged rank `k >= 1` and rank `k + 1`
+/// (`[n, *]`, `[n, *, *]`, ...), whose innermost ragged axis is the last.
 fn is_float_rows(ty: &TensorType) -> bool {
-    ty.ragged_rank() == 1 && ty.rank() == 2 && ty.dtype().is_float()
+    ty.ragged_rank() >= 1 && ty.rank() == ty.ragged_rank() + 1 && ty.dtype().is_float()
 }
 
-/// The rewrite, on a `Softmax` node over a ragged rank 1, rank 2 float tensor.
+/// The rewrite, on a `Softmax` node over a float tensor row fusion iterates over.
 pub(crate) fn softmax(fg: &mut FunctionGraph, id: ApplyId) -> Rewrite {
     let Some(apply) = fg.node(id) else { return Ok(None) };
     let Some(op) = apply.op.as_any().downcast_ref::<Softmax>() else { return Ok(None) };
@@ -52,10 +55,10 @@ pub(crate) fn softmax(fg: &mut FunctionGraph, id: ApplyId) -> Rewrite {
     if !is_float_rows(&ty) {
         return Ok(None);
     }
-    let m = node(fg, row_reduce(ReduceKind::Max), &[x])?;
+    let m = node(fg, row_reduce(ReduceKind::Max, &ty), &[x])?;
     let d = node(fg, ew(ScalarOp::Subtract), &[x, m])?;
     let e = node(fg, ew(ScalarOp::Exp), &[d])?;
-    let s = node(fg, row_reduce(ReduceKind::Sum), &[e])?;
+    let s = node(fg, row_reduce(ReduceKind::Sum, &ty), &[e])?;
     let result = if log {
         let ls = node(fg, ew(ScalarOp::Log), &[s])?;
         node(fg, ew(ScalarOp::Subtract), &[d, ls])?
@@ -65,8 +68,9 @@ pub(crate) fn softmax(fg: &mut FunctionGraph, id: ApplyId) -> Rewrite {
     Ok(Some(vec![(out, result)]))
 }
 
-/// The rewrite, on a `reduce_variance` / `reduce_std` / `reduce_logsumexp` node over the ragged
-/// axis (1 or -1) of a `[n, *]` float tensor, with or without `keepdims`. The primitives compute
+/// The rewrite, on a `reduce_variance` / `reduce_std` / `reduce_logsumexp` node over the innermost
+/// ragged axis (`k` or -1) of a float tensor of ragged rank `k` and rank `k + 1`, with or without
+/// `keepdims`. The primitives compute
 /// in the input's dtype, as TensorFlow's own float reductions do (`tf.math.reduce_variance` is
 /// `reduce_mean(square(x - reduce_mean(x)))`, `reduce_logsumexp` shifts by the finite maximum);
 /// the op accumulates float32 in float64, so the two agree within the conformance tolerance, not
@@ -81,19 +85,17 @@ pub(crate) fn statistic(fg: &mut FunctionGraph, id: ApplyId) -> Rewrite {
     let Some(apply) = fg.node(id) else { return Ok(None) };
     let Some(op) = apply.op.as_any().downcast_ref::<Statistic>() else { return Ok(None) };
     let (kind, keepdims, x, out) = (op.kind, op.keepdims, apply.inputs[0], apply.outputs[0]);
-    if !matches!(op.axis.single(), Some(1 | -1)) {
-        return Ok(None);
-    }
     let Some(ty): Option<TensorType> = fg.var(x).map(|v| v.ty.clone()) else { return Ok(None) };
-    if !is_float_rows(&ty) {
+    let innermost = op.axis.single().is_some_and(|a| a == -1 || a == ty.ragged_rank() as i64);
+    if !innermost || !is_float_rows(&ty) {
         return Ok(None);
     }
     let result = match kind {
         StatisticKind::Variance | StatisticKind::Std => {
-            let m = node(fg, row_reduce(ReduceKind::Mean), &[x])?;
+            let m = node(fg, row_reduce(ReduceKind::Mean, &ty), &[x])?;
             let d = node(fg, ew(ScalarOp::Subtract), &[x, m])?;
             let sq = node(fg, ew(ScalarOp::Square), &[d])?;
-            let variance = node(fg, row_reduce_to(ReduceKind::Mean, keepdims), &[sq])?;
+            let variance = node(fg, row_reduce_to(ReduceKind::Mean, &ty, keepdims), &[sq])?;
             if kind == StatisticKind::Std {
                 node(fg, ew(ScalarOp::Sqrt), &[variance])?
             } else {
@@ -101,12 +103,12 @@ pub(crate) fn statistic(fg: &mut FunctionGraph, id: ApplyId) -> Rewrite {
             }
         }
         StatisticKind::LogSumExp => {
-            let m = node(fg, row_reduce(ReduceKind::Max), &[x])?;
+            let m = node(fg, row_reduce(ReduceKind::Max, &ty), &[x])?;
             let d = node(fg, ew(ScalarOp::Subtract), &[x, m])?;
             let e = node(fg, ew(ScalarOp::Exp), &[d])?;
-            let s = node(fg, row_reduce_to(ReduceKind::Sum, keepdims), &[e])?;
+            let s = node(fg, row_reduce_to(ReduceKind::Sum, &ty, keepdims), &[e])?;
             // The maximum in the result's shape (a second reduction in the same row pass).
-            let m_out = if keepdims { m } else { node(fg, row_reduce_to(ReduceKind::Max, false), &[x])? };
+            let m_out = if keepdims { m } else { node(fg, row_reduce_to(ReduceKind::Max, &ty, false), &[x])? };
             let ls = node(fg, ew(ScalarOp::Log), &[s])?;
             let shifted = node(fg, ew(ScalarOp::Add), &[ls, m_out])?;
             let finite = node(fg, ew(ScalarOp::IsFinite), &[m_out])?;

@@ -1,14 +1,16 @@
 //! Fusion: maximal convex groups of ops over one iteration space become one fused op.
 //!
-//! - `Kind::Rows`: elementwise ops and axis-1 reductions over the rows of one ragged rank 1
-//!   partition class (softmax, mean-centering, `reduce_mean(x * 2 + z)`) become a `RowKernel`
-//!   (printed `RowReduce` when it is one reduction).
+//! - `Kind::Rows`: elementwise ops and reductions over the innermost ragged axis of one partition
+//!   class of any ragged rank `k` with scalar items (`[n, *]`, `[n, *, *]`, ...: softmax,
+//!   mean-centering, `reduce_mean(x * 2 + z)`) become a `RowKernel` (printed `RowReduce` when it is
+//!   one reduction). Its rows are the innermost partition's rows: a ragged rank 2 tensor is a
+//!   rank 1 row kernel over its flattened inner rows, whose reductions keep the outer partitions.
 //! - `Kind::Elementwise`: the remaining elementwise ops over one iteration space (same type and
 //!   partition class) become a `Composite`.
 //!
 //! Operands line up as `Full` (the space's own type and class), `Scalar` (rank 0; rank-0
-//! constants are inlined into the scalar graph) or `PerRow` (a dense `[n, 1]` value against a
-//! ragged rank 1 space). Groups stay convex: a node joins a group only if none of its other
+//! constants are inlined into the scalar graph) or `PerRow` (one value per innermost row: a dense
+//! `[n, 1]` value against a ragged rank 1 space, a `[n, *, 1]` one against ragged rank 2, ...). Groups stay convex: a node joins a group only if none of its other
 //! inputs depends on the group through a node outside it, so the fused op never needs its own
 //! output. A node with several clients still fuses; every member read outside the group becomes
 //! an output of the fused op.
@@ -58,12 +60,18 @@ struct Group {
     reductions: usize,
 }
 
+/// Row kernels iterate over the innermost rows of a ragged tensor with scalar items.
 fn is_rows_space(dims: &[Dim], ragged_rank: usize) -> bool {
-    ragged_rank == 1 && dims.len() == 2
+    ragged_rank >= 1 && dims.len() == ragged_rank + 1
 }
 
-fn is_per_row(ty: &TensorType) -> bool {
-    ty.ragged_rank() == 0 && ty.rank() == 2 && ty.dims()[1] == Dim::Known(1)
+/// One value per innermost row of a rows space of ragged rank `k`: rank `k + 1`, ragged rank
+/// `k - 1`, last dim 1 (a reduction over the innermost axis with `keepdims`).
+fn is_per_row(ty: &TensorType, space: &Space) -> bool {
+    is_rows_space(&space.dims, space.ragged_rank)
+        && ty.ragged_rank() + 1 == space.ragged_rank
+        && ty.rank() == space.dims.len()
+        && ty.dims().last() == Some(&Dim::Known(1))
 }
 
 fn inlined_const(fg: &FunctionGraph, v: VarId) -> Option<ScalarConst> {
@@ -81,7 +89,7 @@ fn operand_kind(ty: &TensorType, space: &Space, same_class: bool) -> Option<Oper
     if ty.dims() == space.dims && ty.ragged_rank() == space.ragged_rank && (space.class.is_none() || same_class) {
         return Some(OperandKind::Full);
     }
-    if is_rows_space(&space.dims, space.ragged_rank) && is_per_row(ty) {
+    if is_per_row(ty, space) {
         return Some(OperandKind::PerRow);
     }
     None
@@ -97,15 +105,12 @@ fn candidate(fg: &FunctionGraph, node: ApplyId, classes: &mut PartitionClasses, 
     if let Some(reduce) = apply.op.as_any().downcast_ref::<Reduce>() {
         let x = apply.inputs[0];
         let x_ty = &fg.var(x)?.ty;
-        let axis_one = matches!(reduce.axis.single(), Some(1 | -1));
-        if kind != Kind::Rows
-            || !axis_one
-            || !is_rows_space(x_ty.dims(), x_ty.ragged_rank())
-            || x_ty.dtype() == DType::String
-        {
+        let rank = x_ty.ragged_rank();
+        let innermost = reduce.axis.single().is_some_and(|a| a == -1 || a == rank as i64);
+        if kind != Kind::Rows || !innermost || !is_rows_space(x_ty.dims(), rank) || x_ty.dtype() == DType::String {
             return None;
         }
-        let space = Space { dims: x_ty.dims().to_vec(), ragged_rank: 1, class: Some(classes.find(x)) };
+        let space = Space { dims: x_ty.dims().to_vec(), ragged_rank: rank, class: Some(classes.find(x)) };
         return Some(Candidate { space, links: vec![x] });
     }
     apply.op.as_any().downcast_ref::<Elemwise>()?;

@@ -1,6 +1,7 @@
 //! ragtime-opt: the optimizer. A database of named, tagged rewrites (PyTensor's manner) run as a
 //! pipeline over a `FunctionGraph`: merge, constant folding, canonicalization, dead-code
-//! elimination, partition analysis and fusion into `Composite` / `RowKernel` / `GatherReduce` ops.
+//! elimination, partition analysis and fusion into `Composite` / `RowKernel` / `GatherReduce` /
+//! `RowPooling` ops.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -14,6 +15,7 @@ mod merge;
 mod ngrams;
 mod partition;
 mod pipeline;
+mod pooling;
 
 pub use db::{Level, OptimizeOptions, Pass, RewriteInfo, Tracks, APPROXIMATE, REWRITES};
 pub use partition::PartitionClasses;

@@ -1,12 +1,13 @@
 //! Property test: random DAGs of elementwise ops (with per-row and scalar broadcasts) and row
-//! reductions over random ragged data compute bit-identical results before and after
-//! optimization (merge, folding, canonicalization and fusion), including one reduction asked for
-//! with and without `keepdims`.
+//! reductions over random ragged data of ragged rank 1 to 3 (reductions over the innermost ragged
+//! axis; empty rows at every level) compute bit-identical results before and after optimization
+//! (merge, folding, canonicalization and fusion), including one reduction asked for with and
+//! without `keepdims`.
 
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use ragtime_core::{DType, DenseTensor, RaggedTensor, TensorType};
+use ragtime_core::{DType, DenseTensor, RaggedTensor, RowPartition, TensorType};
 use ragtime_graph::{FunctionGraph, Graph, Interpreter, OpRef, VarId};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
 use ragtime_ops::reduce::{Reduce, ReduceKind};
@@ -22,11 +23,17 @@ const VALUES: [f32; 10] = [0.5, -1.25, 2.0, 0.0, -0.0, f32::NAN, f32::INFINITY, 
 /// One random step: (what, operand picks).
 type Step = (u8, u8, u8);
 
-fn build(steps: &[Step]) -> (Graph, Vec<VarId>, Vec<VarId>) {
+/// The graph over `x`, `z` of ragged rank `rank` and `row`, one value per innermost row.
+fn build(steps: &[Step], rank: usize) -> (Graph, Vec<VarId>, Vec<VarId>) {
     let mut g = Graph::new();
-    let x = g.input("x", TensorType::ragged(DType::F32, 1)).unwrap();
-    let z = g.input("z", TensorType::ragged(DType::F32, 1)).unwrap();
-    let row = g.input("row", TensorType::dense(DType::F32, &[None, Some(1)])).unwrap();
+    let x = g.input("x", TensorType::ragged(DType::F32, rank)).unwrap();
+    let z = g.input("z", TensorType::ragged(DType::F32, rank)).unwrap();
+    let row_type = match rank {
+        1 => TensorType::dense(DType::F32, &[None, Some(1)]),
+        _ => TensorType::ragged(DType::F32, rank - 1).with_inner(&[Some(1)]),
+    };
+    let row = g.input("row", row_type).unwrap();
+    let inner = rank as i64;
     let mut ragged = vec![x, z];
     let mut per_row = vec![row];
     let mut outputs = Vec::new();
@@ -53,7 +60,7 @@ fn build(steps: &[Step]) -> (Graph, Vec<VarId>, Vec<VarId>) {
             }
             4 => {
                 let kind = KINDS[a as usize % KINDS.len()];
-                let v = g.apply(Arc::new(Reduce::new(kind, Some(1), true)), &[r(b)]).unwrap()[0];
+                let v = g.apply(Arc::new(Reduce::new(kind, Some(inner), true)), &[r(b)]).unwrap()[0];
                 last_kept = Some((kind, r(b)));
                 per_row.push(v);
             }
@@ -74,36 +81,50 @@ fn build(steps: &[Step]) -> (Graph, Vec<VarId>, Vec<VarId>) {
     (g, vec![x, z, row], outputs)
 }
 
-fn data(lengths: &[usize], picks: &[u8]) -> Vec<RaggedTensor> {
+/// `x`, `z` and `row` for ragged rank `rank`: the innermost rows have `lengths`; each outer
+/// level groups the rows below it `(i * 5 + level) % 4` at a time (so empty outer rows occur),
+/// the last outer row taking what is left.
+fn data(lengths: &[usize], picks: &[u8], rank: usize) -> Vec<RaggedTensor> {
     let total: usize = lengths.iter().sum();
-    let mut splits = vec![0i64];
-    for l in lengths {
-        splits.push(splits.last().unwrap() + *l as i64);
+    let lengths: Vec<i64> = lengths.iter().map(|&l| l as i64).collect();
+    let mut parts = vec![RowPartition::from_row_lengths(&lengths).unwrap()];
+    for level in 1..rank {
+        let below = parts[0].nrows() as i64;
+        let mut grouped = Vec::new();
+        let mut covered = 0;
+        while covered < below {
+            let len = (((grouped.len() * 5 + level) % 4) as i64).min(below - covered);
+            grouped.push(len);
+            covered += len;
+        }
+        parts.insert(0, RowPartition::from_row_lengths(&grouped).unwrap());
     }
     let vals = |offset: usize, n: usize| -> Vec<f32> {
         (0..n).map(|i| VALUES[picks.get(i + offset).copied().unwrap_or(i as u8) as usize % VALUES.len()]).collect()
     };
-    let x = RaggedTensor::from_row_splits(DenseTensor::vector(vals(0, total)), splits.clone()).unwrap();
-    let z = RaggedTensor::from_row_splits(DenseTensor::vector(vals(3, total)), splits).unwrap();
-    let row = DenseTensor::from_vec(vec![lengths.len(), 1], vals(7, lengths.len())).unwrap().into();
+    let x = RaggedTensor::new(DenseTensor::vector(vals(0, total)), parts.clone()).unwrap();
+    let z = RaggedTensor::new(DenseTensor::vector(vals(3, total)), parts.clone()).unwrap();
+    let per_row = DenseTensor::from_vec(vec![lengths.len(), 1], vals(7, lengths.len())).unwrap();
+    let row = RaggedTensor::new(per_row, parts[..rank - 1].to_vec()).unwrap();
     vec![x, z, row]
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
     #[test]
     fn optimized_graphs_compute_what_unoptimized_graphs_compute(
         steps in prop::collection::vec((any::<u8>(), any::<u8>(), any::<u8>()), 1..14),
         lengths in prop::collection::vec(0usize..6, 0..7),
         picks in prop::collection::vec(any::<u8>(), 0..64),
+        rank in 1usize..4,
     ) {
-        let (g, inputs, outputs) = build(&steps);
+        let (g, inputs, outputs) = build(&steps, rank);
         let plain = FunctionGraph::new(&g, &inputs, &outputs).unwrap();
         let mut fg = plain.clone();
         optimize(&mut fg, &OptimizeOptions::default()).unwrap();
         prop_assert!(fg.verify().is_empty(), "{:?}", fg.verify());
-        let values = data(&lengths, &picks);
+        let values = data(&lengths, &picks, rank);
         let want = Interpreter::new(&plain).unwrap().run(&plain, &values);
         let got = Interpreter::new(&fg).unwrap().run(&fg, &values);
         match (want, got) {

@@ -8,7 +8,7 @@ use ragtime::StringTensor;
 use rayon::prelude::*;
 use rayon::{ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder};
 
-use super::data::{BUCKETS, DIM};
+use super::data::{BUCKETS, DIM, FEATURES};
 
 /// Runs row-chunked loops on `threads` threads (a rayon pool; with one thread, on the caller's).
 #[derive(Debug)]
@@ -124,6 +124,39 @@ pub fn row_softmax(splits: &[i64], x: &[f32], out: &mut [f32]) {
     }
 }
 
+/// W9 for the users whose splits (into the sessions) are `user_splits` (`users + 1` entries):
+/// for each session, the softmax of `2 d` over its events weighting its feature vectors (`e_k =
+/// exp(2 d_k - max)`, `p = sum(e_k f_k) / sum(e_k)`, zeros for an empty session), then the maximum of
+/// `p` over the user's sessions, feature by feature (the lowest float32 for a user without sessions);
+/// `out` holds 8 values per user.
+pub fn nested_attention(user_splits: &[i64], session_splits: &[i64], d: &[f32], f: &[f32], out: &mut [f32]) {
+    for (o, u) in out.chunks_exact_mut(FEATURES).zip(user_splits.windows(2)) {
+        let mut best = [f32::MIN; FEATURES];
+        for s in u[0] as usize..u[1] as usize {
+            let (e0, e1) = (session_splits[s] as usize, session_splits[s + 1] as usize);
+            let mut pooled = [0f32; FEATURES];
+            if e1 > e0 {
+                let max = d[e0..e1].iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x * 2.0));
+                let mut sum = 0f32;
+                for k in e0..e1 {
+                    let e = (d[k] * 2.0 - max).exp();
+                    sum += e;
+                    for (p, &x) in pooled.iter_mut().zip(&f[k * FEATURES..(k + 1) * FEATURES]) {
+                        *p += e * x;
+                    }
+                }
+                for p in &mut pooled {
+                    *p /= sum;
+                }
+            }
+            for (b, p) in best.iter_mut().zip(pooled) {
+                *b = b.max(p);
+            }
+        }
+        o.copy_from_slice(&best);
+    }
+}
+
 /// The bucket of one string, as `strings.to_hash_bucket_fast` computes it: FarmHash Fingerprint64
 /// modulo the bucket count.
 pub fn bucket(s: &[u8]) -> usize {
@@ -204,6 +237,25 @@ mod tests {
         p.run(&chunks, &mut soft, |r| splits[r] as usize, |rows, o| row_softmax(&splits[rows.start..=rows.end], &x, o));
         let row: f32 = soft[3..8].iter().sum();
         assert!((row - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn nested_attention_pools_each_session_and_takes_the_users_maximum() {
+        // User 0: sessions [events 0, 1] and [] ; user 1: no sessions; user 2: one session [event 2].
+        let (users, sessions) = ([0i64, 2, 2, 3], [0i64, 2, 2, 3]);
+        let d = [0.0f32, 0.5, 0.25];
+        let f: Vec<f32> = (0..3 * FEATURES).map(|i| i as f32 / 10.0 - 1.0).collect();
+        let mut out = vec![0f32; 3 * FEATURES];
+        nested_attention(&users, &sessions, &d, &f, &mut out);
+        let (w0, w1) = (1.0f64, 1.0f64.exp());
+        for j in 0..FEATURES {
+            let (f0, f1) = (f[j] as f64, f[FEATURES + j] as f64);
+            let pooled = (w0 * f0 + w1 * f1) / (w0 + w1);
+            // The empty session pools to zero, so the user's maximum is at least 0.
+            assert!((out[j] as f64 - pooled.max(0.0)).abs() < 1e-6, "feature {j}");
+            assert_eq!(out[FEATURES + j], f32::MIN);
+            assert_eq!(out[2 * FEATURES + j], f[2 * FEATURES + j]);
+        }
     }
 
     #[test]

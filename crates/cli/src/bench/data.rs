@@ -1,5 +1,6 @@
 //! The benchmark data of `docs/benchmarks.md`, generated deterministically: the ragged float32 pair `x`, `z`
-//! (W1-W6) and the bigram queries, vocabulary and embedding table (W7).
+//! (W1-W6, and their ragged rank 2 view), the bigram queries, vocabulary and embedding table (W7), and the
+//! users -> sessions -> events durations and features (W9).
 
 use std::sync::Arc;
 
@@ -79,6 +80,127 @@ impl Data {
     /// `z`'s flat values (the buffer ragtime reads).
     pub fn zs(&self) -> &[f32] {
         self.z.flat_slice::<f32>().unwrap_or(&[])
+    }
+}
+
+/// Outer row `u`'s length in the ragged rank 2 view of the W1-W4 data: `(u * 7919) % 7` rows (0 to 6).
+pub fn outer_length(u: usize) -> i64 {
+    ((u as u64).wrapping_mul(7919) % 7) as i64
+}
+
+/// The ragged rank 2 view of `x` and `z`: the same flat values and row partition (its rows are the
+/// inner rows), grouped `outer_length(u)` rows at a time by an outer partition (the last outer row
+/// takes what is left), so a reduction over axis 2 computes W3's per-row values.
+#[derive(Debug, Clone)]
+pub struct Rank2 {
+    /// `x`, float32 `[outer, *, *]`.
+    pub x: RaggedTensor,
+    /// `z`, with `x`'s partitions.
+    pub z: RaggedTensor,
+}
+
+impl Rank2 {
+    /// The view of `data`.
+    pub fn new(data: &Data) -> Result<Rank2> {
+        let inner = data.x.partitions()[0].clone();
+        let nrows = data.nrows() as i64;
+        let mut lengths = Vec::new();
+        let mut covered = 0i64;
+        while covered < nrows {
+            let len = outer_length(lengths.len()).min(nrows - covered);
+            lengths.push(len);
+            covered += len;
+        }
+        let outer = RowPartition::from_row_lengths(&lengths)?;
+        let view = |t: &RaggedTensor| RaggedTensor::new(t.flat_values().clone(), vec![outer.clone(), inner.clone()]);
+        Ok(Rank2 { x: view(&data.x)?, z: view(&data.z)? })
+    }
+
+    /// The number of outer rows.
+    pub fn outer_rows(&self) -> usize {
+        self.x.nrows()
+    }
+}
+
+/// W9's feature width: the uniform inner dimension of `f`.
+pub const FEATURES: usize = 8;
+
+/// W9 users at the default size (2^17, an eighth of the W1-W4 rows).
+pub const DEFAULT_USERS: usize = 1 << 17;
+
+/// User `u`'s sessions: `(u * 7919) % 7`.
+pub fn sessions_of(u: usize) -> i64 {
+    ((u as u64).wrapping_mul(7919) % 7) as i64
+}
+
+/// Session `s`'s events (sessions numbered over all users): `(s * 104729) % 9`.
+pub fn events_of(s: usize) -> i64 {
+    ((s as u64).wrapping_mul(104729) % 9) as i64
+}
+
+/// `d[k] = ((k * 37) % 1000) / 1000`, computed in f64, stored as float32.
+pub fn duration(k: usize) -> f32 {
+    (((k as u64).wrapping_mul(37) % 1000) as f64 / 1000.0) as f32
+}
+
+/// `f[k, j] = (((k * 8 + j) * 91) % 1000) / 500 - 1`, computed in f64, stored as float32.
+pub fn feature(k: usize, j: usize) -> f32 {
+    ((((k * FEATURES + j) as u64).wrapping_mul(91) % 1000) as f64 / 500.0 - 1.0) as f32
+}
+
+/// The W9 inputs: durations `d`, float32 `[users, *, *]`, and features `f`, float32
+/// `[users, *, *, 8]`, over the same two partitions (the same `Arc`s).
+#[derive(Debug, Clone)]
+pub struct Sessions {
+    /// Event durations.
+    pub d: RaggedTensor,
+    /// Event features, 8 per event.
+    pub f: RaggedTensor,
+}
+
+impl Sessions {
+    /// The data of `users` users.
+    pub fn new(users: usize) -> Result<Sessions> {
+        let sessions: Vec<i64> = (0..users).map(sessions_of).collect();
+        let outer = RowPartition::from_row_lengths(&sessions)?;
+        let events: Vec<i64> = (0..outer.nvals()).map(events_of).collect();
+        let inner = RowPartition::from_row_lengths(&events)?;
+        let n = inner.nvals();
+        let d = DenseTensor::vector((0..n).map(duration).collect::<Vec<f32>>());
+        let f: Vec<f32> = (0..n * FEATURES).map(|i| feature(i / FEATURES, i % FEATURES)).collect();
+        let f = DenseTensor::from_vec(vec![n, FEATURES], f)?;
+        let partitions = vec![outer, inner];
+        Ok(Sessions { d: RaggedTensor::new(d, partitions.clone())?, f: RaggedTensor::new(f, partitions)? })
+    }
+
+    /// The number of users.
+    pub fn users(&self) -> usize {
+        self.d.nrows()
+    }
+
+    /// The number of events.
+    pub fn events(&self) -> usize {
+        self.d.flat_values().len()
+    }
+
+    /// User -> session splits.
+    pub fn user_splits(&self) -> &[i64] {
+        self.d.partitions()[0].row_splits()
+    }
+
+    /// Session -> event splits.
+    pub fn session_splits(&self) -> &[i64] {
+        self.d.partitions()[1].row_splits()
+    }
+
+    /// The durations' flat values.
+    pub fn durations(&self) -> &[f32] {
+        self.d.flat_slice::<f32>().unwrap_or(&[])
+    }
+
+    /// The features' flat values, row-major `[events, 8]`.
+    pub fn features(&self) -> &[f32] {
+        self.f.flat_slice::<f32>().unwrap_or(&[])
     }
 }
 
@@ -196,6 +318,29 @@ mod tests {
         assert_eq!(d.nvals(), lengths.iter().sum::<i64>() as usize);
         assert_eq!(d.xs()[1], (37.0f64 / 1000.0 - 0.5) as f32);
         assert_eq!(d.zs()[3], (273.0f64 / 500.0 - 1.0) as f32);
+    }
+
+    #[test]
+    fn the_rank2_view_groups_every_row_once() {
+        let d = Data::new(100).unwrap();
+        let r = Rank2::new(&d).unwrap();
+        assert_eq!(r.x.nested_row_splits()[0].last(), Some(&100));
+        assert!(r.x.partitions()[1].ptr_eq(&d.x.partitions()[0]));
+        assert!(r.z.partitions()[0].ptr_eq(&r.x.partitions()[0]));
+        let lengths: Vec<i64> = r.x.nested_row_splits()[0].windows(2).map(|w| w[1] - w[0]).collect();
+        assert_eq!(&lengths[..4], &[0, 2, 4, 6]);
+    }
+
+    #[test]
+    fn sessions_follow_the_formulas() {
+        let s = Sessions::new(10).unwrap();
+        let users: Vec<i64> = s.user_splits().windows(2).map(|w| w[1] - w[0]).collect();
+        assert_eq!(users, (0..10).map(|u| (u * 7919) % 7).collect::<Vec<i64>>());
+        let events: Vec<i64> = s.session_splits().windows(2).map(|w| w[1] - w[0]).collect();
+        assert_eq!(events, (0..events.len() as i64).map(|k| (k * 104729) % 9).collect::<Vec<i64>>());
+        assert_eq!(s.features().len(), s.events() * FEATURES);
+        assert_eq!(s.durations()[3], 0.111);
+        assert_eq!(s.features()[9], (819.0f64 / 500.0 - 1.0) as f32); // event 1, feature 1: 9 * 91 = 819
     }
 
     #[test]

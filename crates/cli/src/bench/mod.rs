@@ -1,4 +1,4 @@
-//! `ragtime bench`: the workloads of `docs/benchmarks.md` (W1-W7), each timed in ragtime's default mode next to
+//! `ragtime bench`: the workloads of `docs/benchmarks.md` (W1-W7, W9, and the ragged rank 2 forms of W3 and W4), each timed in ragtime's default mode next to
 //! a plain Rust baseline measured in the same run, every output checked before its time is reported.
 //!
 //! - [`data`]: the deterministic inputs; [`workloads`]: the graphs, built with the public DSL;
@@ -32,7 +32,7 @@ pub struct BenchArgs {
     /// Run only these workloads (comma-separated ids, e.g. `W3_row_mean,W4_row_softmax`).
     #[arg(long, value_enum, value_delimiter = ',')]
     pub only: Vec<WorkloadId>,
-    /// Rows of the W1-W4 data (docs/benchmarks.md: 2^20).
+    /// Rows of the W1-W4 data (docs/benchmarks.md: 2^20); W9's users scale with it (2^17 at 2^20 rows).
     #[arg(long, default_value_t = data::DEFAULT_ROWS as u64, value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
     pub rows: u64,
     /// W7 queries (default: 100,000 at 2^20 rows, scaled with `--rows`).

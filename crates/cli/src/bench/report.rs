@@ -74,6 +74,9 @@ pub fn table_header(settings: &Settings, sizes: Sizes) -> String {
     if let Some((queries, words)) = sizes.queries {
         out += &format!(" {queries} queries, {words} words;");
     }
+    if let Some((users, events)) = sizes.sessions {
+        out += &format!(" {users} users, {events} events;");
+    }
     out += &format!(" best of {} runs after a warm-up; baselines on {} thread(s)\n", settings.runs, settings.threads);
     out += &format!(
         "{:<18} {:>12} {:>12} {:>8} {:>10} {:>8}  {}\n",
@@ -117,7 +120,15 @@ mod tests {
     use crate::bench::WorkloadId;
 
     fn settings() -> Settings {
-        Settings { only: WorkloadId::ALL.to_vec(), rows: 8, queries: 2, runs: 3, threads: 2, memory_retained: false }
+        Settings {
+            only: WorkloadId::ALL.to_vec(),
+            rows: 8,
+            queries: 2,
+            users: 1,
+            runs: 3,
+            threads: 2,
+            memory_retained: false,
+        }
     }
 
     #[test]

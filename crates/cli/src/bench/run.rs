@@ -8,7 +8,7 @@ use ragtime::{CompileOptions, Function, Mode, RaggedTensor};
 
 use super::baseline::{self, Parallel};
 use super::check::{self, Against, Mismatch};
-use super::data::{self, Data, Queries, DEFAULT_QUERIES, DEFAULT_ROWS, DIM};
+use super::data::{self, Data, Queries, Rank2, Sessions, DEFAULT_QUERIES, DEFAULT_ROWS, DEFAULT_USERS, DIM, FEATURES};
 use super::workloads::{self, WorkloadId};
 use super::{BenchArgs, BenchError};
 
@@ -24,6 +24,8 @@ pub struct Settings {
     pub rows: usize,
     /// W7 queries.
     pub queries: usize,
+    /// W9 users.
+    pub users: usize,
     /// Timed runs after the warm-up.
     pub runs: usize,
     /// Requested threads.
@@ -44,7 +46,8 @@ impl Settings {
             args.queries.map_or_else(|| (DEFAULT_QUERIES * rows).div_ceil(DEFAULT_ROWS).max(1), |q| q as usize);
         let threads =
             args.threads.map_or_else(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get), usize::from);
-        Settings { only, rows, queries, runs: args.runs as usize, threads, memory_retained: false }
+        let users = (DEFAULT_USERS * rows).div_ceil(DEFAULT_ROWS).max(1);
+        Settings { only, rows, queries, users, runs: args.runs as usize, threads, memory_retained: false }
     }
 }
 
@@ -55,6 +58,8 @@ pub struct Sizes {
     pub data: Option<(usize, usize)>,
     /// `(queries, words)` of the W7 data, if built.
     pub queries: Option<(usize, usize)>,
+    /// `(users, events)` of the W9 data, if built.
+    pub sessions: Option<(usize, usize)>,
 }
 
 /// One workload's measurements.
@@ -116,7 +121,10 @@ pub struct Bench {
     /// The baselines' one-thread runner, when `parallel` has more threads.
     single: Option<Parallel>,
     data: Option<Data>,
+    /// The ragged rank 2 view of `data`, for the rank 2 forms of W3 and W4.
+    rank2: Option<Rank2>,
     queries: Option<Queries>,
+    sessions: Option<Sessions>,
 }
 
 fn library(id: WorkloadId) -> impl Fn(ragtime::Error) -> BenchError {
@@ -165,8 +173,17 @@ impl Bench {
     pub fn new(settings: &Settings) -> Result<Bench, BenchError> {
         use WorkloadId::*;
         let needs = |ids: &[WorkloadId]| settings.only.iter().any(|id| ids.contains(id));
-        let data = match needs(&[FusedElemwise, Axpy, RowMean, RowSoftmax]) {
-            true => Some(Data::new(settings.rows).map_err(|source| BenchError::Library { workload: "data", source })?),
+        let data_error = |source| BenchError::Library { workload: "data", source };
+        let data = match needs(&[FusedElemwise, Axpy, RowMean, RowSoftmax, RowMeanRank2, RowSoftmaxRank2]) {
+            true => Some(Data::new(settings.rows).map_err(data_error)?),
+            false => None,
+        };
+        let rank2 = match (needs(&[RowMeanRank2, RowSoftmaxRank2]), &data) {
+            (true, Some(data)) => Some(Rank2::new(data).map_err(data_error)?),
+            _ => None,
+        };
+        let sessions = match needs(&[NestedAttention]) {
+            true => Some(Sessions::new(settings.users).map_err(data_error)?),
             false => None,
         };
         let queries = match needs(&[Bigram]) {
@@ -178,7 +195,7 @@ impl Bench {
         let pool = |threads: usize| Parallel::new(threads).map_err(|source| BenchError::ThreadPool { threads, source });
         let parallel = pool(settings.threads)?;
         let single = if parallel.threads() > 1 { Some(pool(1)?) } else { None };
-        Ok(Bench { settings: settings.clone(), parallel, single, data, queries })
+        Ok(Bench { settings: settings.clone(), parallel, single, data, rank2, queries, sessions })
     }
 
     /// The sizes of the inputs built.
@@ -186,6 +203,7 @@ impl Bench {
         Sizes {
             data: self.data.as_ref().map(|d| (d.nrows(), d.nvals())),
             queries: self.queries.as_ref().map(|q| (q.count(), q.words())),
+            sessions: self.sessions.as_ref().map(|s| (s.users(), s.events())),
         }
     }
 
@@ -195,6 +213,11 @@ impl Bench {
             (WorkloadId::Compile, _, _) => self.compile(),
             (WorkloadId::SmallCall, _, _) => self.small_call(),
             (WorkloadId::Bigram, _, Some(queries)) => self.bigram(queries),
+            (WorkloadId::NestedAttention, _, _) if self.sessions.is_some() => self.nested_attention(),
+            (WorkloadId::Bigram | WorkloadId::NestedAttention, _, _) => {
+                let settings = Settings { only: vec![id], ..self.settings.clone() };
+                Bench::new(&settings)?.run(id)
+            }
             (_, Some(data), _) => self.array(id, data),
             // `Bench::new` built the inputs of every selected workload; an unselected one gets its own.
             _ => {
@@ -204,34 +227,48 @@ impl Bench {
         }
     }
 
-    /// W1-W4: one call on the 2^20-row data; the row-chunked baseline loop.
+    /// W1-W4 and the rank 2 forms of W3 and W4: one call on the 2^20-row data; the row-chunked
+    /// baseline loop (for the rank 2 forms, W3's and W4's loop over the same inner rows and values:
+    /// the rank 1 figure they are measured against).
     fn array(&self, id: WorkloadId, data: &Data) -> Result<Outcome, BenchError> {
+        use WorkloadId::*;
         let runs = self.settings.runs;
         let built = workloads::build(id);
         let (f, threads) = compiled(id, &built, self.settings.threads)?;
+        let rank2 = match (id, &self.rank2) {
+            (RowMeanRank2 | RowSoftmaxRank2, Some(r)) => Some(r),
+            (RowMeanRank2 | RowSoftmaxRank2, None) => {
+                return Err(BenchError::Library {
+                    workload: id.name(),
+                    source: ragtime::Error::graph("no rank 2 data"),
+                })
+            }
+            _ => None,
+        };
+        let (x, z) = rank2.map_or((&data.x, &data.z), |r| (&r.x, &r.z));
         let inputs = match id {
-            WorkloadId::RowSoftmax => vec![data.x.clone()],
-            _ => vec![data.x.clone(), data.z.clone()],
+            RowSoftmax | RowSoftmaxRank2 => vec![x.clone()],
+            _ => vec![x.clone(), z.clone()],
         };
         let (ragtime_s, out) = best_recycling(runs, &f, &inputs).map_err(library(id))?;
         let out = single(id, out)?;
 
         let (xs, zs, splits) = (data.xs(), data.zs(), data.splits());
-        let per_row = id == WorkloadId::RowMean;
+        let per_row = matches!(id, RowMean | RowMeanRank2);
         let mut buf = vec![0f32; if per_row { data.nrows() } else { data.nvals() }];
         let at = |r: usize| splits[r] as usize;
         let time_baseline = |par: &Parallel, buf: &mut Vec<f32>| {
             let chunks = par.row_chunks(splits);
             best_loop(runs, || match id {
-                WorkloadId::FusedElemwise => par.run(&chunks, buf, at, |rows, o| {
+                FusedElemwise => par.run(&chunks, buf, at, |rows, o| {
                     let v = at(rows.start)..at(rows.end);
                     baseline::fused_elemwise(&xs[v.clone()], &zs[v], o)
                 }),
-                WorkloadId::Axpy => par.run(&chunks, buf, at, |rows, o| {
+                Axpy => par.run(&chunks, buf, at, |rows, o| {
                     let v = at(rows.start)..at(rows.end);
                     baseline::axpy(&xs[v.clone()], &zs[v], o)
                 }),
-                WorkloadId::RowMean => par.run(
+                RowMean | RowMeanRank2 => par.run(
                     &chunks,
                     buf,
                     |r| r,
@@ -245,14 +282,18 @@ impl Bench {
         let baseline_s = time_baseline(&self.parallel, &mut buf);
 
         let want = reference(id, &built, &inputs)?;
+        // The row splits the output must have, outermost first.
+        let mut want_splits: Vec<&[i64]> = rank2.map(|r| r.x.partitions()[0].row_splits()).into_iter().collect();
+        if !per_row {
+            want_splits.push(splits);
+        }
         let check = (|| {
-            let got_splits = if per_row { None } else { out.partitions().first().map(|p| p.row_splits()) };
-            match (per_row, got_splits, out.is_dense()) {
-                (true, _, true) => {}
-                (false, Some(s), false) => check::splits(Against::Baseline, s, splits)?,
-                _ => {
-                    return Err(Mismatch { against: Against::Baseline, what: "shape", index: 0, got: None, want: None })
-                }
+            let got_splits = out.nested_row_splits();
+            if got_splits.len() != want_splits.len() {
+                return Err(Mismatch { against: Against::Baseline, what: "shape", index: 0, got: None, want: None });
+            }
+            for (got, want) in got_splits.iter().zip(&want_splits) {
+                check::splits(Against::Baseline, got, want)?;
             }
             check::values(Against::Baseline, check::float_values(Against::Baseline, &out)?, &buf)?;
             check::tensors(Against::Interpreter, &out, &want)?;
@@ -266,7 +307,15 @@ impl Bench {
             baseline_threads: Some(self.parallel.threads()),
             single_thread_baseline_s,
             check,
-            size: vec![("rows", data.nrows()), ("values", data.nvals())],
+            size: match rank2 {
+                Some(r) => vec![
+                    ("nodes_after", f.rewrite_report().nodes_after),
+                    ("outer_rows", r.outer_rows()),
+                    ("rows", data.nrows()),
+                    ("values", data.nvals()),
+                ],
+                None => vec![("rows", data.nrows()), ("values", data.nvals())],
+            },
         })
     }
 
@@ -394,6 +443,64 @@ impl Bench {
             single_thread_baseline_s,
             check,
             size: vec![("queries", q.count()), ("words", q.words())],
+        })
+    }
+
+    /// W9: attention pooling over users -> sessions -> events; the user-chunked baseline (chunks
+    /// balanced by events, as the executor balances rows by values).
+    fn nested_attention(&self) -> Result<Outcome, BenchError> {
+        let id = WorkloadId::NestedAttention;
+        let Some(s) = &self.sessions else {
+            return Err(BenchError::Library { workload: id.name(), source: ragtime::Error::graph("no W9 data") });
+        };
+        let built = workloads::nested_attention();
+        let (f, threads) = compiled(id, &built, self.settings.threads)?;
+        let inputs = [s.d.clone(), s.f.clone()];
+        let (ragtime_s, out) = best_recycling(self.settings.runs, &f, &inputs).map_err(library(id))?;
+        let out = single(id, out)?;
+
+        let (users, sessions) = (s.user_splits(), s.session_splits());
+        // The events before each user: the work measure the chunks balance.
+        let user_events: Vec<i64> = users.iter().map(|&u| sessions[u as usize]).collect();
+        let (d, features) = (s.durations(), s.features());
+        let mut buf = vec![0f32; s.users() * FEATURES];
+        let time_baseline = |par: &Parallel, buf: &mut Vec<f32>| {
+            let chunks = par.row_chunks(&user_events);
+            best_loop(self.settings.runs, || {
+                par.run(
+                    &chunks,
+                    buf,
+                    |u| u * FEATURES,
+                    |rows, o| baseline::nested_attention(&users[rows.start..=rows.end], sessions, d, features, o),
+                )
+            })
+        };
+        let single_thread_baseline_s = self.single.as_ref().map(|one| time_baseline(one, &mut buf));
+        let baseline_s = time_baseline(&self.parallel, &mut buf);
+
+        let want = reference(id, &built, &inputs)?;
+        let check = (|| {
+            if out.flat_values().shape() != [s.users(), FEATURES] || !out.is_dense() {
+                return Err(Mismatch { against: Against::Baseline, what: "shape", index: 0, got: None, want: None });
+            }
+            check::values(Against::Baseline, check::float_values(Against::Baseline, &out)?, &buf)?;
+            check::tensors(Against::Interpreter, &out, &want)?;
+            Ok(vec![Against::Baseline, Against::Interpreter])
+        })();
+        Ok(Outcome {
+            id,
+            ragtime_s,
+            baseline_s: Some(baseline_s),
+            threads,
+            baseline_threads: Some(self.parallel.threads()),
+            single_thread_baseline_s,
+            check,
+            size: vec![
+                ("nodes_after", f.rewrite_report().nodes_after),
+                ("rows", s.users()),
+                ("sessions", sessions.len() - 1),
+                ("values", s.events()),
+            ],
         })
     }
 }

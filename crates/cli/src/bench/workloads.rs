@@ -1,4 +1,4 @@
-//! The seven workloads of `docs/benchmarks.md`: their ids, and their graphs built with the public DSL
+//! The workloads of `docs/benchmarks.md` (W1-W7, W9, and the ragged rank 2 forms of W3 and W4): their ids, and their graphs built with the public DSL
 //! (`ragtime::prelude`), ready for `compile`. Shared by `ragtime bench` and the criterion benches.
 
 use clap::ValueEnum;
@@ -6,7 +6,7 @@ use ragtime::ops::{self, strings};
 use ragtime::prelude::*;
 use ragtime::{Result, TensorType as Ty};
 
-use super::data::{BUCKETS, DIM};
+use super::data::{BUCKETS, DIM, FEATURES};
 
 /// A workload of `docs/benchmarks.md`, named by its JSON key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum)]
@@ -32,11 +32,20 @@ pub enum WorkloadId {
     /// The bigram-embedding pipeline.
     #[value(name = "W7_bigram")]
     Bigram,
+    /// Attention pooling over users -> sessions -> events with 8 features per event.
+    #[value(name = "W9_nested_attention")]
+    NestedAttention,
+    /// W3 over the inner rows of a ragged rank 2 tensor: `reduce_mean(x * 2 + z, axis=2)`.
+    #[value(name = "W3_row_mean_rank2")]
+    RowMeanRank2,
+    /// W4 over the inner rows of a ragged rank 2 tensor (softmax over axis 2).
+    #[value(name = "W4_row_softmax_rank2")]
+    RowSoftmaxRank2,
 }
 
 impl WorkloadId {
     /// Every workload, in order.
-    pub const ALL: [WorkloadId; 7] = [
+    pub const ALL: [WorkloadId; 10] = [
         WorkloadId::FusedElemwise,
         WorkloadId::Axpy,
         WorkloadId::RowMean,
@@ -44,6 +53,9 @@ impl WorkloadId {
         WorkloadId::Compile,
         WorkloadId::SmallCall,
         WorkloadId::Bigram,
+        WorkloadId::NestedAttention,
+        WorkloadId::RowMeanRank2,
+        WorkloadId::RowSoftmaxRank2,
     ];
 
     /// The JSON key, e.g. `W3_row_mean`.
@@ -56,6 +68,9 @@ impl WorkloadId {
             WorkloadId::Compile => "W5_compile",
             WorkloadId::SmallCall => "W6_small_call",
             WorkloadId::Bigram => "W7_bigram",
+            WorkloadId::NestedAttention => "W9_nested_attention",
+            WorkloadId::RowMeanRank2 => "W3_row_mean_rank2",
+            WorkloadId::RowSoftmaxRank2 => "W4_row_softmax_rank2",
         }
     }
 }
@@ -144,6 +159,40 @@ pub fn bigram() -> Built {
     Built { inputs: vec![queries, table], output }
 }
 
+fn ragged2_f32(g: &Graph, name: &str) -> Var {
+    g.input(name, Ty::ragged(DType::F32, 2))
+}
+
+/// W9: `a = softmax(d * 2)` over each session's events; `p = reduce_sum(a[..., None] * f, axis=2)`,
+/// a weighted sum of each session's feature vectors; `reduce_max(p, axis=1)` over each user's sessions.
+/// `d` is float32 `[users, *, *]`, `f` float32 `[users, *, *, 8]`.
+pub fn nested_attention() -> Built {
+    let g = Graph::new();
+    let d = ragged2_f32(&g, "d");
+    let f = g.input("f", Ty::ragged(DType::F32, 2).with_inner(&[Some(FEATURES)]));
+    let a = ops::softmax(&(&d * 2.0));
+    let p = (a.expand_dims(-1) * &f).reduce_sum(2);
+    let output = p.reduce_max(1);
+    Built { inputs: vec![d, f], output }
+}
+
+/// W3 over axis 2 of float32 `[?, *, *]` inputs: `reduce_mean(x * 2 + z, axis=2)`.
+pub fn row_mean_rank2() -> Built {
+    let g = Graph::new();
+    let (x, z) = (ragged2_f32(&g, "x"), ragged2_f32(&g, "z"));
+    let output = (&x * 2.0 + &z).reduce_mean(2);
+    Built { inputs: vec![x, z], output }
+}
+
+/// W4 over axis 2: `e = exp(x - reduce_max(x, 2, keepdims)); e / reduce_sum(e, 2, keepdims)`.
+pub fn row_softmax_rank2() -> Built {
+    let g = Graph::new();
+    let x = ragged2_f32(&g, "x");
+    let e = (&x - x.reduce_max(keepdims(2))).exp();
+    let output = &e / e.reduce_sum(keepdims(2));
+    Built { inputs: vec![x], output }
+}
+
 /// The graph a workload compiles: W5 compiles W4's graph, W6 calls W3's function.
 pub fn build(id: WorkloadId) -> Built {
     match id {
@@ -152,6 +201,9 @@ pub fn build(id: WorkloadId) -> Built {
         WorkloadId::RowMean | WorkloadId::SmallCall => row_mean(),
         WorkloadId::RowSoftmax | WorkloadId::Compile => row_softmax(),
         WorkloadId::Bigram => bigram(),
+        WorkloadId::NestedAttention => nested_attention(),
+        WorkloadId::RowMeanRank2 => row_mean_rank2(),
+        WorkloadId::RowSoftmaxRank2 => row_softmax_rank2(),
     }
 }
 

@@ -1,6 +1,6 @@
 //! The fused op types and their chunked reference evaluation: [`Composite`] maps over every
-//! element of one iteration space; [`RowKernel`] makes several passes over each row of a ragged
-//! rank 1 tensor (row reductions, then maps that read their results).
+//! element of one iteration space; [`RowKernel`] makes several passes over each innermost row of a
+//! ragged tensor with scalar items (row reductions, then maps that read their results).
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -23,8 +23,9 @@ pub enum OperandKind {
     Full,
     /// A rank-0 value, repeated for every element.
     Scalar,
-    /// One value per row of a ragged rank 1 iteration space (a dense `[nrows, 1]` operand, e.g.
-    /// a row reduction with `keepdims`), repeated along the row.
+    /// One value per innermost row of a ragged iteration space with scalar items (a row reduction
+    /// with `keepdims`: dense `[nrows, 1]` against ragged rank 1, `[n, *, 1]` with the outer
+    /// partitions against ragged rank 2, ...), repeated along the row.
     PerRow,
 }
 
@@ -35,23 +36,25 @@ pub struct Layout<'a> {
     /// The first full operand: its partitions and flat shape are the iteration space.
     pub reference: &'a RaggedTensor,
     /// Each input's values: Full as flat 1-d (as long as the reference's flat values), PerRow as
-    /// `[nrows]`, Scalar as rank 0.
+    /// `[rows]` (one per innermost row), Scalar as rank 0.
     pub columns: Vec<DenseTensor>,
 }
 
 impl<'a> Layout<'a> {
     /// `None` when an operand does not have the shape its kind needs (the caller then runs the
     /// original ops, which broadcast in general or report the error). `rows`: the space must be
-    /// ragged rank 1 with 1-d flat values (row kernels).
+    /// ragged with 1-d flat values (row kernels), its rows the innermost partition's.
     pub fn new(kinds: &[OperandKind], inputs: &'a [RaggedTensor], rows: bool) -> Result<Option<Self>> {
         let Some(reference) = kinds.iter().zip(inputs).find(|(k, _)| **k == OperandKind::Full).map(|(_, x)| x) else {
             return Ok(None);
         };
         let flat_shape = reference.flat_values().shape();
-        let rows_layout = reference.ragged_rank() == 1 && flat_shape.len() == 1;
+        let rows_layout = reference.ragged_rank() >= 1 && flat_shape.len() == 1;
         if rows && !rows_layout {
             return Ok(None);
         }
+        let outer = reference.partitions().split_last().map_or(&[][..], |(_, outer)| outer);
+        let nrows = reference.partitions().last().map_or(0, |p| p.nrows());
         let total = reference.flat_values().len();
         let mut columns = Vec::with_capacity(inputs.len());
         for (kind, x) in kinds.iter().zip(inputs) {
@@ -66,16 +69,38 @@ impl<'a> Layout<'a> {
                     Some(d) if d.rank() == 0 => d.clone(),
                     _ => return Ok(None),
                 },
-                OperandKind::PerRow => match x.as_dense() {
-                    Some(d) if rows_layout && d.shape() == [reference.nrows(), 1] => {
-                        d.reshape(vec![reference.nrows()])?
+                OperandKind::PerRow => {
+                    let same_outer =
+                        x.partitions().len() == outer.len() && x.partitions().iter().zip(outer).all(|(a, b)| a.same(b));
+                    if !rows_layout || !same_outer || x.flat_values().shape() != [nrows, 1] {
+                        return Ok(None);
                     }
-                    _ => return Ok(None),
-                },
+                    x.flat_values().reshape(vec![nrows])?
+                }
             };
             columns.push(column);
         }
         Ok(Some(Layout { reference, columns }))
+    }
+
+    /// The row splits of the innermost partition: the rows row kernels and per-row operands
+    /// iterate over (`None` for a dense space).
+    pub fn row_splits(&self) -> Option<&'a [i64]> {
+        self.reference.partitions().last().map(|p| p.row_splits())
+    }
+
+    /// A per-row result (`values`, one per innermost row) in the shape of a reduction over the
+    /// innermost ragged axis: `[rows]` or `[rows, 1]` with `keepdims`, under the outer partitions
+    /// of the space (which it shares), so a ragged rank 2 space gives `[n, *]` / `[n, *, 1]`.
+    pub fn per_row_output(&self, values: DenseTensor, keepdims: bool) -> Result<RaggedTensor> {
+        let partitions = self.reference.partitions();
+        let outer = partitions.split_last().map_or(&[][..], |(_, outer)| outer);
+        let nrows = values.len();
+        let flat = values.reshape(if keepdims { vec![nrows, 1] } else { vec![nrows] })?;
+        if outer.is_empty() {
+            return Ok(RaggedTensor::dense(flat));
+        }
+        RaggedTensor::new(flat, outer.to_vec())
     }
 
     /// The column of input `i` for flat elements `e0..e1` (`rows`: the row of each element,
@@ -193,7 +218,7 @@ impl Composite {
         let Some(layout) = Layout::new(&self.operands, inputs, false)? else { return Ok(None) };
         let reference = layout.reference;
         let total = reference.flat_values().len();
-        let splits = (reference.ragged_rank() == 1).then(|| reference.partitions()[0].row_splits());
+        let splits = layout.row_splits();
         let per_row = self.operands.contains(&OperandKind::PerRow);
         let mut parts: Vec<Vec<DenseTensor>> = vec![Vec::new(); self.graph.outputs().len()];
         let mut e0 = 0;
@@ -433,7 +458,7 @@ impl RowKernel {
     fn fast(&self, inputs: &[RaggedTensor]) -> Result<Option<Vec<RaggedTensor>>> {
         let Some(layout) = Layout::new(&self.operands, inputs, true)? else { return Ok(None) };
         let reference = layout.reference;
-        let splits = reference.partitions()[0].row_splits();
+        let splits = layout.row_splits().ok_or_else(|| Error::graph("a row kernel over a dense space"))?;
         let nrows = splits.len() - 1;
         let n_ops = self.operands.len();
         let mut element_parts: Vec<Vec<DenseTensor>> = vec![Vec::new(); self.outputs.len()];
@@ -492,9 +517,7 @@ impl RowKernel {
                 }
                 RowOutput::Reduction { index: k, keepdims } => {
                     let parts = reduction_parts.get(k).ok_or_else(|| Error::graph(format!("no row reduction r{k}")))?;
-                    let flat = DenseTensor::concat_rows(parts)?;
-                    let shape = if keepdims { vec![nrows, 1] } else { vec![nrows] };
-                    RaggedTensor::dense(flat.reshape(shape)?)
+                    layout.per_row_output(DenseTensor::concat_rows(parts)?.reshape(vec![nrows])?, keepdims)?
                 }
             });
         }

@@ -1,5 +1,6 @@
-//! The fused ops the optimizer builds — [`Composite`] (elementwise groups) and [`RowKernel`]
-//! (row reductions with the maps around them) — and their reference implementations.
+//! The fused ops the optimizer builds — [`Composite`] (elementwise groups), [`RowKernel`]
+//! (row reductions with the maps around them), [`GatherReduce`] (sums of gathered table rows) and
+//! [`RowPooling`] (weighted sums of each row's vectors) — and their reference implementations.
 //!
 //! Each fused op keeps the ops it replaced as an [`OriginalOps`] program. Its `infer` replays the
 //! original type inference, so a fused op always has exactly the types of what it replaced. Its
@@ -12,6 +13,7 @@
 
 mod gather_reduce;
 mod kernels;
+mod pooling;
 mod scalar_graph;
 
 use std::sync::Arc;
@@ -21,6 +23,7 @@ use ragtime_graph::OpRef;
 
 pub use gather_reduce::GatherReduce;
 pub use kernels::{Composite, Layout, OperandKind, RowKernel, RowOutput, RowReduction};
+pub use pooling::RowPooling;
 pub use scalar_graph::{ScalarConst, ScalarGraph, ScalarGraphBuilder, ScalarNode, ScalarRef};
 
 /// Where a step of an [`OriginalOps`] program reads a value.

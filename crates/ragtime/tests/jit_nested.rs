@@ -1,0 +1,323 @@
+//! The JIT against the reference interpreter on nested shapes: random fused graphs over ragged
+//! rank 2 and 3 tensors (row kernels over the innermost rows, per-row broadcasts of innermost
+//! reductions at every level), reductions on every axis, empty rows at every level, all-empty and
+//! zero-row inputs, one and several threads.
+
+use proptest::prelude::*;
+use ragtime::case::compare;
+use ragtime::prelude::*;
+use ragtime::{CompileOptions, DenseTensor, RowPartition};
+
+const SPECIAL: [f64; 12] =
+    [0.5, -1.25, 2.0, 0.0, -0.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -3.5, 1e-3, 7.0, 30.0];
+
+/// One random step: (what, operand picks).
+type Step = (u8, u8, u8);
+
+/// A graph of elementwise ops, innermost-row reductions (kept as per-row operands or returned)
+/// and reductions over every axis, over `x` and `z` of ragged rank `rank`.
+fn build(g: &Graph, dtype: DType, rank: usize, steps: &[Step]) -> (Vec<Var>, Vec<Var>) {
+    let x = g.input("x", TensorType::ragged(dtype, rank));
+    let z = g.input("z", TensorType::ragged(dtype, rank));
+    let inner = rank as i64;
+    let mut ragged = vec![x.clone(), z.clone()];
+    let mut per_row: Vec<Var> = vec![x.reduce_max(keepdims(inner))];
+    let mut outputs = Vec::new();
+    for &(what, a, b) in steps {
+        let r = |k: u8| ragged[k as usize % ragged.len()].clone();
+        let p = |k: u8| per_row[k as usize % per_row.len()].clone();
+        let v = match what % 14 {
+            0 => r(a) + r(b),
+            1 => r(a) - p(b),
+            2 => r(a) * r(b),
+            3 => r(a) / p(b),
+            4 => r(a).maximum(&r(b)),
+            5 => r(a) * 2.0 + 1.0,
+            6 => r(a).exp(),
+            7 => r(a).tanh(),
+            8 => r(a).minimum(&p(b)),
+            9 => ragtime::ops::softmax(&r(a)),
+            10 => {
+                per_row.push(match b % 4 {
+                    0 => r(a).reduce_sum(keepdims(inner)),
+                    1 => r(a).reduce_mean(keepdims(inner)),
+                    2 => r(a).reduce_max(keepdims(inner)),
+                    _ => r(a).reduce_min(keepdims(inner)),
+                });
+                continue;
+            }
+            11 => {
+                // Any axis, negative or not: the innermost fuses, the others run as ops.
+                let axis = (b as i64 % (rank as i64 + 1)) - if a % 2 == 0 { 0 } else { rank as i64 + 1 };
+                outputs.push(match a % 3 {
+                    0 => r(b).reduce_sum(axis),
+                    1 => r(b).reduce_max(axis),
+                    _ => r(b).reduce_mean(axis),
+                });
+                continue;
+            }
+            _ => {
+                outputs.push(r(a).reduce_sum(inner));
+                if b % 2 == 1 {
+                    // The same sum in both shapes: one reduction of the kernel, two outputs.
+                    outputs.push(r(a).reduce_sum(keepdims(inner)));
+                }
+                continue;
+            }
+        };
+        ragged.push(v);
+    }
+    outputs.push(ragged.last().cloned().expect("x"));
+    (vec![x, z], outputs)
+}
+
+/// Nested partitions of ragged rank `rank`: `nrows` outer rows, each level's row lengths drawn
+/// cyclically from `seeds` (zeros make empty rows at that level; all zeros, an all-empty input).
+fn partitions(rank: usize, nrows: usize, seeds: &[usize]) -> Vec<RowPartition> {
+    let mut count = nrows;
+    let mut parts = Vec::with_capacity(rank);
+    for level in 0..rank {
+        let lengths: Vec<i64> = (0..count).map(|i| seeds[(i * 3 + level * 7) % seeds.len().max(1)] as i64).collect();
+        let p = RowPartition::from_row_lengths(&lengths).expect("valid lengths");
+        count = p.nvals();
+        parts.push(p);
+    }
+    parts
+}
+
+fn data(dtype: DType, parts: &[RowPartition], picks: &[u8], shift: usize) -> RaggedTensor {
+    let total = parts.last().map_or(0, |p| p.nvals());
+    let values: Vec<f64> = (0..total)
+        .map(|i| {
+            SPECIAL[picks.get((i + shift) % picks.len().max(1)).copied().unwrap_or(i as u8) as usize % SPECIAL.len()]
+        })
+        .collect();
+    let flat = match dtype {
+        DType::F32 => DenseTensor::vector(values.iter().map(|&v| v as f32).collect::<Vec<_>>()),
+        _ => DenseTensor::vector(values),
+    };
+    RaggedTensor::new(flat, parts.to_vec()).expect("valid partitions")
+}
+
+struct Case<'a> {
+    steps: &'a [Step],
+    dtype: DType,
+    rank: usize,
+    nrows: usize,
+    seeds: &'a [usize],
+    picks: &'a [u8],
+    threads: usize,
+}
+
+fn check(case: &Case) -> std::result::Result<(), String> {
+    let g = Graph::new();
+    let (inputs, outputs) = build(&g, case.dtype, case.rank, case.steps);
+    let ins: Vec<&Var> = inputs.iter().collect();
+    let outs: Vec<&Var> = outputs.iter().collect();
+    let options = CompileOptions::from(Mode::FastRun).threads(case.threads);
+    let jit = g.compile_with(&ins, &outs, options).map_err(|e| e.to_string())?;
+    let reference = g.compile_with(&ins, &outs, Mode::FastCompile).map_err(|e| e.to_string())?;
+    let parts = partitions(case.rank, case.nrows, case.seeds);
+    let x = data(case.dtype, &parts, case.picks, 0);
+    let z = data(case.dtype, &parts, case.picks, 5);
+    let want = reference.call(&[x.clone(), z.clone()]);
+    let got = jit.call(&[x, z]);
+    match (want, got) {
+        (Ok(w), Ok(o)) => {
+            for (k, (a, b)) in w.iter().zip(&o).enumerate() {
+                if let Err(why) = compare(a, b) {
+                    return Err(format!("output {k}: {why}\n{}", jit.debugprint()));
+                }
+            }
+            Ok(())
+        }
+        (Err(a), Err(b)) if a.kind() == b.kind() => Ok(()),
+        (w, o) => Err(format!("interpreter {w:?}, JIT {o:?}")),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn nested_jit_kernels_agree_with_the_interpreter(
+        steps in prop::collection::vec((any::<u8>(), any::<u8>(), any::<u8>()), 1..10),
+        rank in 2usize..4,
+        nrows in 0usize..7,
+        seeds in prop::collection::vec(prop_oneof![3 => 0usize..6, 1 => Just(0usize)], 1..9),
+        picks in prop::collection::vec(any::<u8>(), 1..64),
+        f64s in any::<bool>(),
+        threads in 1usize..4,
+    ) {
+        let dtype = if f64s { DType::F64 } else { DType::F32 };
+        let case = Case { steps: &steps, dtype, rank, nrows, seeds: &seeds, picks: &picks, threads };
+        let result = check(&case);
+        prop_assert!(result.is_ok(), "{}", result.unwrap_err());
+    }
+}
+
+/// Softmax and row means over axis 2 of ragged rank 2 become one JIT row kernel each, whose
+/// reductions keep the outer partition (the same `Arc`).
+#[test]
+fn innermost_reductions_of_rank_2_are_single_row_kernels() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F32, 2));
+    let softmax = ragtime::ops::softmax(&(&x * 2.0));
+    let mean = (&x * 2.0 + 1.0).reduce_mean(2);
+    for out in [&softmax, &mean] {
+        let f = g.compile(&[&x], &[out]).unwrap();
+        let printed = f.debugprint();
+        assert_eq!(f.rewrite_report().nodes_after, 1, "{printed}");
+        assert!(printed.contains("JitRow"), "{printed}");
+    }
+    let parts = partitions(2, 5, &[3, 0, 2, 4, 1]);
+    let value = data(DType::F32, &parts, &[1, 2, 3, 4, 7], 0);
+    let f = g.compile(&[&x], &[&mean]).unwrap();
+    let out = f.call(std::slice::from_ref(&value)).unwrap();
+    assert!(out[0].partitions()[0].ptr_eq(&value.partitions()[0]));
+    let reference = g.compile_with(&[&x], &[&mean], Mode::FastCompile).unwrap();
+    compare(&reference.call(&[value]).unwrap()[0], &out[0]).unwrap();
+}
+
+/// Long inner rows and many threads: the split across threads by innermost rows gives the
+/// one-thread results.
+#[test]
+fn long_nested_rows_split_across_threads_agree_with_one_thread() {
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F32, 3));
+    let e = (&x - x.reduce_max(keepdims(3))).exp();
+    let out = &e / e.reduce_sum(keepdims(3));
+    let parts = partitions(3, 3_000, &[4, 0, 7, 19, 1, 0, 33]);
+    let value = data(DType::F32, &parts, &(0..61).collect::<Vec<u8>>(), 0);
+    let one = g.compile_with(&[&x], &[&out], CompileOptions::from(Mode::FastRun).threads(1)).unwrap();
+    let four = g.compile_with(&[&x], &[&out], CompileOptions::from(Mode::FastRun).threads(4)).unwrap();
+    let reference = g.compile_with(&[&x], &[&out], Mode::FastCompile).unwrap();
+    let a = one.call(std::slice::from_ref(&value)).unwrap();
+    let b = four.call(std::slice::from_ref(&value)).unwrap();
+    assert!(a[0].equals(&b[0]));
+    compare(&reference.call(&[value]).unwrap()[0], &a[0]).unwrap();
+}
+
+/// `[.., *, width]` vectors on the partitions `parts` (flat element `e`, column `j`).
+fn vectors(dtype: DType, parts: &[RowPartition], width: usize, picks: &[u8]) -> RaggedTensor {
+    let total = parts.last().map_or(0, |p| p.nvals());
+    let values: Vec<f64> = (0..total * width)
+        .map(|i| SPECIAL[picks.get(i % picks.len().max(1)).copied().unwrap_or(0) as usize % SPECIAL.len()] + i as f64)
+        .collect();
+    let flat = match dtype {
+        DType::F32 => DenseTensor::from_vec(vec![total, width], values.iter().map(|&v| v as f32).collect::<Vec<_>>()),
+        _ => DenseTensor::from_vec(vec![total, width], values),
+    };
+    RaggedTensor::new(flat.expect("valid shape"), parts.to_vec()).expect("valid partitions")
+}
+
+/// Weighted sums of each innermost row's vectors, then an optional reduction over the next outer
+/// ragged axis (`outer`: 0 none, 1 sum, 2 max, 3 min, 4 prod, 5 mean, which is not fused).
+fn pooling(w: &Var, f: &Var, rank: usize, outer: u8, weights_first: bool) -> Var {
+    let a = w.expand_dims(-1);
+    let m = if weights_first { a * f } else { f * a };
+    let p = m.reduce_sum(rank as i64);
+    let axis = rank as i64 - 1;
+    match outer {
+        1 => p.reduce_sum(axis),
+        2 => p.reduce_max(axis),
+        3 => p.reduce_min(axis),
+        4 => p.reduce_prod(axis),
+        5 => p.reduce_mean(axis),
+        _ => p,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Row pooling over ragged ranks 2 and 3, widths 1 to 16, every outer reduction, empty rows at
+    /// every level: bit-identical to the interpreter (the same operations in the same order), and
+    /// fused into one node wherever the law applies.
+    #[test]
+    fn row_pooling_is_bit_identical_to_the_unfused_ops(
+        rank in 2usize..4,
+        width in 1usize..17,
+        outer in 0u8..6,
+        weights_first in any::<bool>(),
+        nrows in 0usize..7,
+        seeds in prop::collection::vec(prop_oneof![3 => 0usize..6, 1 => Just(0usize)], 1..9),
+        picks in prop::collection::vec(any::<u8>(), 1..64),
+        f64s in any::<bool>(),
+        threads in 1usize..4,
+    ) {
+        let dtype = if f64s { DType::F64 } else { DType::F32 };
+        let g = Graph::new();
+        let w = g.input("w", TensorType::ragged(dtype, rank));
+        let f = g.input("f", TensorType::ragged(dtype, rank).with_inner(&[Some(width)]));
+        let out = pooling(&w, &f, rank, outer, weights_first);
+        let jit = g.compile_with(&[&w, &f], &[&out], CompileOptions::from(Mode::FastRun).threads(threads)).unwrap();
+        let reference = g.compile_with(&[&w, &f], &[&out], Mode::FastCompile).unwrap();
+        let printed = jit.debugprint();
+        prop_assert!(printed.contains("RowPooling"), "{}", printed);
+        let fused_outer = (1..5).contains(&outer);
+        prop_assert_eq!(jit.rewrite_report().nodes_after, if fused_outer || outer == 0 { 1 } else { 2 }, "{}", printed);
+        let parts = partitions(rank, nrows, &seeds);
+        let inputs = [data(dtype, &parts, &picks, 0), vectors(dtype, &parts, width, &picks)];
+        let want = reference.call(&inputs).unwrap();
+        let got = jit.call(&inputs).unwrap();
+        prop_assert!(want[0].dtype() == got[0].dtype() && want[0].equals(&got[0]), "JIT {} vs reference {}", got[0], want[0]);
+    }
+}
+
+/// Operands whose partitions differ at run time (equal shapes, other row lengths) run the
+/// original ops, which report the error the unfused graph reports.
+#[test]
+fn row_pooling_of_mismatched_partitions_fails_as_the_unfused_ops_do() {
+    let g = Graph::new();
+    let w = g.input("w", TensorType::ragged(DType::F32, 2));
+    let f = g.input("f", TensorType::ragged(DType::F32, 2).with_inner(&[Some(8)]));
+    let out = pooling(&w, &f, 2, 2, true);
+    let jit = g.compile(&[&w, &f], &[&out]).unwrap();
+    let reference = g.compile_with(&[&w, &f], &[&out], Mode::FastCompile).unwrap();
+    let wv = data(DType::F32, &partitions(2, 4, &[2, 3]), &[1, 2], 0);
+    let fv = vectors(DType::F32, &partitions(2, 4, &[3, 2]), 8, &[3]);
+    let (a, b) = (jit.call(&[wv.clone(), fv.clone()]), reference.call(&[wv, fv]));
+    assert_eq!(a.unwrap_err().kind(), b.unwrap_err().kind());
+}
+
+/// W9's graph: softmax over each session's events, weighted sum of the feature vectors, maximum
+/// over each user's sessions: two nodes (the softmax row kernel and the pooling), within the
+/// conformance tolerance of the interpreter on nested data with empty sessions and users.
+#[test]
+fn nested_attention_is_two_nodes() {
+    let g = Graph::new();
+    let d = g.input("d", TensorType::ragged(DType::F32, 2));
+    let f = g.input("f", TensorType::ragged(DType::F32, 2).with_inner(&[Some(8)]));
+    let a = ragtime::ops::softmax(&(&d * 2.0));
+    let out = (a.expand_dims(-1) * &f).reduce_sum(2).reduce_max(1);
+    let jit = g.compile(&[&d, &f], &[&out]).unwrap();
+    let printed = jit.debugprint();
+    assert_eq!(jit.rewrite_report().nodes_after, 2, "{printed}");
+    assert!(printed.contains("RowPooling") && printed.contains("JitRow"), "{printed}");
+    let parts = partitions(2, 50, &[0, 3, 1, 4, 0, 2, 5]);
+    let inputs = [data(DType::F32, &parts, &[0, 1, 2, 3, 8, 9], 0), vectors(DType::F32, &parts, 8, &[0, 2, 9])];
+    let reference = g.compile_with(&[&d, &f], &[&out], Mode::FastCompile).unwrap();
+    compare(&reference.call(&inputs).unwrap()[0], &jit.call(&inputs).unwrap()[0]).unwrap();
+}
+
+/// Enough users for the pooling to split across threads: the bits of one thread.
+#[test]
+fn row_pooling_split_across_threads_gives_the_one_thread_bits() {
+    let g = Graph::new();
+    let w = g.input("w", TensorType::ragged(DType::F32, 2));
+    let f = g.input("f", TensorType::ragged(DType::F32, 2).with_inner(&[Some(8)]));
+    let parts = partitions(2, 100_000, &[0, 3, 1, 4, 0, 2, 5]);
+    let inputs = [data(DType::F32, &parts, &[0, 1, 2, 3, 8, 9], 0), vectors(DType::F32, &parts, 8, &[0, 2, 9])];
+    for outer in [0, 2] {
+        let out = pooling(&w, &f, 2, outer, true);
+        let run = |threads: usize| {
+            let options = CompileOptions::from(Mode::FastRun).threads(threads);
+            g.compile_with(&[&w, &f], &[&out], options).unwrap().call(&inputs).unwrap().remove(0)
+        };
+        let one = run(1);
+        assert!(one.equals(&run(4)), "outer {outer}");
+        let reference = g.compile_with(&[&w, &f], &[&out], Mode::FastCompile).unwrap();
+        assert!(one.equals(&reference.call(&inputs).unwrap()[0]), "outer {outer}");
+    }
+}
