@@ -29,7 +29,7 @@ use parquet::file::properties::WriterProperties;
 use ragtime::Function;
 use ragtime_core::{Error, RaggedTensor, TensorType};
 
-use crate::{FromArrow, ToArrow};
+use crate::{FromArrow, OffsetWidth, ToArrow};
 
 /// Rows per batch when [`ParquetOptions::batch_size`] is not set.
 pub const DEFAULT_BATCH_SIZE: usize = 65_536;
@@ -75,7 +75,8 @@ impl<N: Into<String>, P: Into<PathBuf>, C: Into<String>> From<(N, P, C)> for Par
 pub struct ParquetOptions {
     batch_size: usize,
     output_names: Option<Vec<String>>,
-    to_arrow: ToArrow,
+    /// `None`: the offset width of the inputs (see [`ParquetOptions::to_arrow`]).
+    to_arrow: Option<ToArrow>,
     compression: Compression,
 }
 
@@ -84,7 +85,7 @@ impl Default for ParquetOptions {
         ParquetOptions {
             batch_size: DEFAULT_BATCH_SIZE,
             output_names: None,
-            to_arrow: ToArrow::new(),
+            to_arrow: None,
             compression: Compression::SNAPPY,
         }
     }
@@ -92,7 +93,7 @@ impl Default for ParquetOptions {
 
 impl ParquetOptions {
     /// The defaults: [`DEFAULT_BATCH_SIZE`] rows per batch, outputs named `out0`, `out1`, ...,
-    /// the default [`ToArrow`] types (`LargeList`, `LargeUtf8`), Snappy compression.
+    /// lists and strings with the inputs' offset width, Snappy compression.
     pub fn new() -> Self {
         Self::default()
     }
@@ -109,9 +110,12 @@ impl ParquetOptions {
         self
     }
 
-    /// How outputs convert to Arrow arrays (offset width, strings as UTF-8 or binary).
+    /// How outputs convert to Arrow arrays (offset width, strings as UTF-8 or binary). Without
+    /// it, outputs keep the offset width of the inputs: `List` / `Utf8` when every input column
+    /// has 32-bit offsets at every level (what most writers produce), else `LargeList` /
+    /// `LargeUtf8`; a batch whose output needs 64-bit offsets then fails, naming this option.
     pub fn to_arrow(mut self, to_arrow: ToArrow) -> Self {
-        self.to_arrow = to_arrow;
+        self.to_arrow = Some(to_arrow);
         self
     }
 
@@ -362,6 +366,8 @@ pub struct ParquetRun<'f> {
     readers: Vec<InputReader>,
     output_names: Vec<String>,
     options: ParquetOptions,
+    /// How outputs convert: the options' choice, or the inputs' offset width.
+    to_arrow: ToArrow,
     total_rows: u64,
 }
 
@@ -378,6 +384,8 @@ struct InputReader {
     group_rows: Vec<u64>,
     /// The rows of a full batch.
     batch_size: u64,
+    /// Whether the column's lists and strings have 32-bit offsets at every level.
+    narrow_offsets: bool,
 }
 
 impl std::fmt::Debug for InputReader {
@@ -432,7 +440,11 @@ impl<'f> ParquetRun<'f> {
             let counts = readers.iter().map(|r| (r.label(), r.rows_in_file())).collect();
             return Err(ParquetError::RowCounts { first_row: 0, counts });
         }
-        Ok(ParquetRun { function, readers, output_names, options: options.clone(), total_rows })
+        let to_arrow = options.to_arrow.clone().unwrap_or_else(|| {
+            let narrow = !readers.is_empty() && readers.iter().all(|r| r.narrow_offsets);
+            ToArrow::new().offsets(if narrow { OffsetWidth::I32 } else { OffsetWidth::I64 })
+        });
+        Ok(ParquetRun { function, readers, output_names, options: options.clone(), to_arrow, total_rows })
     }
 
     /// The number of rows the run will process (every input has that many).
@@ -598,7 +610,7 @@ impl<'f> ParquetRun<'f> {
                         ),
                     ));
                 }
-                self.options.to_arrow.convert(value).map_err(|e| failure(k, e.to_string()))
+                self.to_arrow.convert(value).map_err(|e| failure(k, e.to_string()))
             })
             .collect()
     }
@@ -646,6 +658,16 @@ fn output_names(function: &Function, options: &ParquetOptions) -> Result<Vec<Str
         return Err(ParquetError::Usage(format!("output name \"{dup}\" is given twice (output {k})")));
     }
     Ok(names.clone())
+}
+
+/// Whether an Arrow type has 64-bit offsets (`LargeList`, `LargeUtf8`, `LargeBinary`) at any level.
+fn has_wide_offsets(ty: &DataType) -> bool {
+    match ty {
+        DataType::LargeList(_) | DataType::LargeUtf8 | DataType::LargeBinary | DataType::LargeListView(_) => true,
+        DataType::List(f) | DataType::FixedSizeList(f, _) | DataType::ListView(f) => has_wide_offsets(f.data_type()),
+        DataType::Dictionary(_, values) => has_wide_offsets(values),
+        _ => false,
+    }
 }
 
 /// The output file's schema: one non-null column per output, of the array's type.
@@ -748,7 +770,16 @@ impl InputReader {
             .map_err(|panic| corrupt(None, Some(&input.column), format!("the reader failed to start: {panic}")))?
             .map_err(parquet_error)?;
         let rows = group_rows.iter().sum();
-        Ok(InputReader { input: input.clone(), batches, empty, rows, group_rows, batch_size: batch_size as u64 })
+        let narrow_offsets = !has_wide_offsets(&arrow_type);
+        Ok(InputReader {
+            input: input.clone(),
+            batches,
+            empty,
+            rows,
+            group_rows,
+            batch_size: batch_size as u64,
+            narrow_offsets,
+        })
     }
 
     /// The rows of the file, from its metadata.

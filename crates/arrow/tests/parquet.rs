@@ -204,8 +204,31 @@ fn an_empty_file_gives_an_empty_output_with_the_outputs_types() {
     assert_eq!((summary.rows, summary.batches), (0, 0));
     let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(&output).unwrap()).unwrap();
     let types: Vec<String> = builder.schema().fields().iter().map(|f| f.data_type().to_string()).collect();
-    assert_eq!(types, ["LargeList(Float32)", "Float32"], "the types of the outputs of a call on zero rows");
+    assert_eq!(types, ["List(Float32)", "Float32"], "the types of the outputs of a call on zero rows (List input)");
     assert_eq!(builder.metadata().file_metadata().num_rows(), 0);
+}
+
+#[test]
+fn outputs_keep_the_offset_width_of_the_inputs() {
+    let dir = temp();
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F32, 1));
+    let f = compile(&[&x], &[&(&x * 2.0)]).unwrap();
+    let data = floats(50, 3);
+    for (width, expected) in [(OffsetWidth::I32, "List(Float32)"), (OffsetWidth::I64, "LargeList(Float32)")] {
+        let (input, output) = (dir.path().join("in.parquet"), dir.path().join("out.parquet"));
+        write_arrays(&input, vec![("x", ToArrow::new().offsets(width).convert(&data).unwrap())], 20);
+        run_parquet(&f, &[("x", &input, "x").into()], &output, &ParquetOptions::new()).unwrap();
+        let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(&output).unwrap()).unwrap();
+        assert_eq!(builder.schema().field(0).data_type().to_string(), expected, "input offsets {width:?}");
+    }
+    // An explicit choice wins.
+    let (input, output) = (dir.path().join("in.parquet"), dir.path().join("out.parquet"));
+    write_parquet(&input, &[("x", &data)], 20);
+    let options = ParquetOptions::new().to_arrow(ToArrow::new());
+    run_parquet(&f, &[("x", &input, "x").into()], &output, &options).unwrap();
+    let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(&output).unwrap()).unwrap();
+    assert_eq!(builder.schema().field(0).data_type().to_string(), "LargeList(Float32)");
 }
 
 /// A `List<Int64>` column with a null list at row 5 and a null value in row 2.
