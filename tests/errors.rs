@@ -275,3 +275,19 @@ fn an_empty_row_of_a_nested_tensor_is_named_at_every_level() {
     assert_kind(&err, ErrorKind::InvalidValue, "argmax");
     assert!(err.to_string().contains("row [1, 2] is empty"), "the row should be named per level: {err}");
 }
+
+#[test]
+fn an_elementwise_error_in_a_nested_tensor_names_the_row_at_every_level() {
+    // users -> sessions -> values; the zero divisor is in user 1's session 1 (flat element 3).
+    let x = ragged![[[4, 2]], [[9], [6], []]].unwrap();
+    let d = ragged![[[2, 1]], [[3], [0], []]].unwrap();
+    for mode in [Mode::FastRun, Mode::FastCompile, Mode::Debug] {
+        let g = Graph::new();
+        let xv = g.input("x", TensorType::of(&x));
+        let dv = g.input("d", TensorType::of(&d));
+        let f = g.compile_with(&[&xv, &dv], &[&xv.floordiv(&dv)], mode).unwrap();
+        let err = f.call(&[x.clone(), d.clone()]).unwrap_err();
+        assert_kind(&err, ErrorKind::InvalidArgument, "floordiv");
+        assert!(err.to_string().contains("row [1, 1] (flat element 3)"), "{mode:?}: {err}");
+    }
+}

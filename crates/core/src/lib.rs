@@ -23,5 +23,5 @@ pub use error::{Error, ErrorKind, Result};
 pub use literal::{Literal, TypedLiteral, ValuesDisplay};
 pub use nested::{Nested, NestedOut, Rows, Scalar, ScalarOut, StringRow, StringRows};
 pub use partition::RowPartition;
-pub use ragged::{Level, RaggedTensor};
+pub use ragged::{describe_element, Level, RaggedTensor};
 pub use types::{Dim, TensorType};

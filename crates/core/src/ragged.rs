@@ -190,31 +190,18 @@ impl RaggedTensor {
     /// for messages about a row of a nested tensor (`row [2, 5]`: user 2, session 5, rather than
     /// the flattened row 18). `None` when `index` is out of range.
     pub fn index_path(&self, dim: usize, index: usize) -> Option<Vec<usize>> {
-        let mut path = Vec::with_capacity(dim + 1);
-        let mut at = index;
-        if dim > 0 && at >= self.partitions.get(dim - 1)?.nvals() || dim == 0 && at >= self.nrows() {
+        if dim > 0 && index >= self.partitions.get(dim - 1)?.nvals() || dim == 0 && index >= self.nrows() {
             return None;
         }
-        for p in self.partitions[..dim].iter().rev() {
-            let parent = usize::try_from(*p.value_rowids().get(at)?).ok()?;
-            let start = usize::try_from(*p.row_splits().get(parent)?).ok()?;
-            path.push(at - start);
-            at = parent;
-        }
-        path.push(at);
-        path.reverse();
-        Some(path)
+        row_path(&self.partitions[..dim], index)
     }
 
     /// `row 7` for a row of dimension 0, `row [2, 5]` for a row nested in others: how messages
     /// name element `index` of dimension `dim` (see [`RaggedTensor::index_path`]).
     pub fn describe_row(&self, dim: usize, index: usize) -> String {
         match self.index_path(dim, index) {
-            Some(path) if path.len() > 1 => {
-                let parts: Vec<String> = path.iter().map(usize::to_string).collect();
-                format!("row [{}]", parts.join(", "))
-            }
-            _ => format!("row {index}"),
+            Some(path) => show_row(&path),
+            None => format!("row {index}"),
         }
     }
 
@@ -572,5 +559,52 @@ mod index_path_tests {
         assert_eq!(x.index_path(0, 3), None);
         assert_eq!(x.describe_row(1, 3), "row [1, 2]");
         assert_eq!(x.describe_row(0, 1), "row 1");
+    }
+}
+
+/// The index at every level of element `index` of the values of the last of `partitions` (the
+/// partitions of dimensions `1..=partitions.len()`, outermost first), by walking up the row ids.
+fn row_path(partitions: &[RowPartition], index: usize) -> Option<Vec<usize>> {
+    let mut path = Vec::with_capacity(partitions.len() + 1);
+    let mut at = index;
+    for p in partitions.iter().rev() {
+        let parent = usize::try_from(*p.value_rowids().get(at)?).ok()?;
+        let start = usize::try_from(*p.row_splits().get(parent)?).ok()?;
+        path.push(at - start);
+        at = parent;
+    }
+    path.push(at);
+    path.reverse();
+    Some(path)
+}
+
+/// `row 7`, or `row [2, 5]` for a path of several levels.
+fn show_row(path: &[usize]) -> String {
+    match path {
+        [row] => format!("row {row}"),
+        _ => format!("row [{}]", path.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")),
+    }
+}
+
+/// How messages name flat element `element` of values of shape `flat_shape` under `partitions`
+/// (outermost first): `row 3 (flat element 17)`, `row [1, 2] (flat element 17)` when rows are
+/// nested (the innermost row holding it, indexed at every level), `element 17` for a vector.
+pub fn describe_element(partitions: &[RowPartition], flat_shape: &[usize], element: usize) -> String {
+    if partitions.is_empty() && flat_shape.len() <= 1 {
+        return format!("element {element}");
+    }
+    let inner: usize = flat_shape.iter().skip(1).product();
+    let value = element / inner.max(1);
+    // The innermost row holding the value: a row of the last partition, or of the dense values.
+    let path = match partitions.split_last() {
+        Some((last, outer)) => {
+            let row = last.row_splits().partition_point(|&s| s as usize <= value).saturating_sub(1);
+            row_path(outer, row)
+        }
+        None => Some(vec![value]),
+    };
+    match path {
+        Some(path) => format!("{} (flat element {element})", show_row(&path)),
+        None => format!("element {element}"),
     }
 }

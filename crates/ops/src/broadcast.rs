@@ -50,20 +50,6 @@ impl Broadcast {
         }
         RaggedTensor::new(flat, self.partitions.clone())
     }
-
-    /// The outermost row (index along dimension 0) that holds flat element `element` of the
-    /// result, for error messages; `None` for a scalar result or an index past the end.
-    pub fn outer_row(&self, element: usize) -> Option<usize> {
-        let inner: usize = self.flat_shape.get(1..)?.iter().product();
-        let mut row = element.checked_div(inner)?;
-        if row >= *self.flat_shape.first()? {
-            return None;
-        }
-        for p in self.partitions.iter().rev() {
-            row = *p.value_rowids().get(row)? as usize;
-        }
-        Some(row)
-    }
 }
 
 /// The number of ragged dimensions of the broadcast result of operands with these
@@ -859,11 +845,23 @@ mod tests {
     }
 
     #[test]
-    fn outer_row_of_an_element() {
+    fn an_element_is_named_by_its_row_at_every_level() {
         let x = ragged![[[1, 2], [3]], [], [[4]]].unwrap();
         let b = broadcast_values("add", &[x]).unwrap();
-        assert_eq!((0..4).map(|e| b.outer_row(e)).collect::<Vec<_>>(), vec![Some(0), Some(0), Some(0), Some(2)]);
-        assert_eq!(b.outer_row(4), None);
+        let named: Vec<String> =
+            (0..4).map(|e| ragtime_core::describe_element(&b.partitions, &b.flat_shape, e)).collect();
+        assert_eq!(
+            named,
+            [
+                "row [0, 0] (flat element 0)",
+                "row [0, 0] (flat element 1)",
+                "row [0, 1] (flat element 2)",
+                "row [2, 0] (flat element 3)"
+            ]
+        );
+        let v = RaggedTensor::from(vec![1, 2, 3]);
+        let b = broadcast_values("add", &[v]).unwrap();
+        assert_eq!(ragtime_core::describe_element(&b.partitions, &b.flat_shape, 2), "element 2");
     }
 
     #[test]

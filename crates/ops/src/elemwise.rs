@@ -1067,12 +1067,7 @@ impl Op for Elemwise {
             return one(x.with_flat_values(flat)?);
         }
         let b = broadcast_values(op.name(), inputs)?;
-        let locate = |element: usize| match b.outer_row(element) {
-            Some(row) if !b.partitions.is_empty() || b.flat_shape.len() > 1 => {
-                format!("row {row} (flat element {element})")
-            }
-            _ => format!("element {element}"),
-        };
+        let locate = |element: usize| ragtime_core::describe_element(&b.partitions, &b.flat_shape, element);
         let flat = apply_aligned(op, &b.operands, b.flat_shape.clone(), out, &locate)?;
         one(b.finish(flat)?)
     }

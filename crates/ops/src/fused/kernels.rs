@@ -116,17 +116,7 @@ impl<'a> Layout<'a> {
 
     /// Names the row of flat element `e` for error messages, as the unfused ops do.
     fn locate(&self, e: usize) -> String {
-        let flat = self.reference.flat_values();
-        if self.reference.ragged_rank() == 0 && flat.rank() <= 1 {
-            return format!("element {e}");
-        }
-        let inner: usize = flat.shape().iter().skip(1).product();
-        let mut row = e / inner.max(1);
-        for p in self.reference.partitions().iter().rev() {
-            let splits = p.row_splits();
-            row = splits.partition_point(|&s| s as usize <= row).saturating_sub(1);
-        }
-        format!("row {row} (flat element {e})")
+        ragtime_core::describe_element(self.reference.partitions(), self.reference.flat_values().shape(), e)
     }
 }
 
