@@ -6,7 +6,7 @@ use std::process::Command;
 use serde_json::Value;
 
 /// Every workload, in the JSON object's (sorted) order.
-const KEYS: [&str; 10] = [
+const KEYS: [&str; 11] = [
     "W1_fused_elemwise",
     "W2_axpy",
     "W3_row_mean",
@@ -16,6 +16,7 @@ const KEYS: [&str; 10] = [
     "W5_compile",
     "W6_small_call",
     "W7_bigram",
+    "W7_bigram_variants",
     "W9_nested_attention",
 ];
 
@@ -45,6 +46,11 @@ fn json_has_every_workload_checked_and_timed() {
         let against: Vec<&str> = w["checked_against"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
         assert!(against.contains(&"fast_compile"), "{key} is checked against the interpreter: {w}");
         match key {
+            "W7_bigram_variants" => {
+                // Its baseline is the seed's spelling, timed in the same run.
+                assert!(w["baseline_s"].as_f64().is_some_and(|b| b > 0.0), "{key}: {w}");
+                assert!(against.contains(&"expected"), "{key}: every variant is checked against the seed: {w}");
+            }
             "W5_compile" | "W6_small_call" => {
                 assert!(w.get("baseline_s").is_none() && w.get("ratio").is_none(), "{key} has no baseline: {w}");
             }
@@ -83,6 +89,15 @@ fn json_has_every_workload_checked_and_timed() {
         (Some(512), Some(sessions), Some(events))
     );
     assert_eq!(w9["nodes_after"], 2, "{w9}");
+    // W1-W4 against the memory limit W2's loop sets: W2's limit is its own loop's time.
+    for key in ["W1_fused_elemwise", "W2_axpy", "W3_row_mean", "W4_row_softmax"] {
+        let (limit, ratio) = (v[key]["memory_limit_s"].as_f64(), v[key]["limit_ratio"].as_f64());
+        assert!(limit.is_some_and(|l| l > 0.0) && ratio.is_some_and(|r| r > 0.0), "{key}: {}", v[key]);
+    }
+    assert_eq!(v["W2_axpy"]["memory_limit_s"], v["W2_axpy"]["baseline_s"]);
+    // W7's spellings compile to the seed's three nodes.
+    let variants = &v["W7_bigram_variants"];
+    assert_eq!((variants["variants"].as_u64(), variants["nodes_after"].as_u64()), (Some(8), Some(3)), "{variants}");
 }
 
 #[test]
@@ -106,6 +121,7 @@ fn the_table_shows_ratios() {
     let line = stdout.lines().find(|l| l.starts_with("W2_axpy")).unwrap_or_else(|| panic!("{stdout}"));
     assert!(line.contains('x') && line.contains("yes (baseline, fast_compile)"), "{line}");
     assert!(stdout.lines().any(|l| l.starts_with("W6_small_call") && l.contains("µs")), "{stdout}");
+    assert!(stdout.lines().any(|l| l.starts_with("memory limit (W2's loop moved")), "{stdout}");
 }
 
 #[test]

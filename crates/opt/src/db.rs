@@ -15,7 +15,7 @@ use ragtime_ops::rows::Softmax;
 use ragtime_ops::strings::{HashedNgrams, Join, Ngrams, ToHashBucketFast};
 use ragtime_ops::structure::Concat;
 
-use crate::{canon, expand, fold, fusion, gather_reduce, merge, ngrams, pooling};
+use crate::{canon, expand, fold, fusion, gather_reduce, mean, merge, ngrams, pooling};
 
 /// How much the optimizer does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -216,6 +216,13 @@ pub const REWRITES: &[RewriteInfo] = &[
         tags: &["fast_run", "canonicalize", "local", "useless"],
         position: 10,
         doc: "concat of one input -> x",
+    },
+    RewriteInfo {
+        name: "local_mean_from_sum",
+        pass: Pass::Local(Tracks::Ops(&[TypeId::of::<Elemwise>]), mean::mean_from_sum),
+        tags: &["fast_run", "canonicalize", "local", APPROXIMATE],
+        position: 10,
+        doc: "reduce_sum(x, 1) / cast(row_lengths(x)) (as [n] or [n, 1]) -> reduce_mean(x, 1) (the count is exact below 2^24 values per row for float32)",
     },
     RewriteInfo {
         name: "merge_after_canonicalize",

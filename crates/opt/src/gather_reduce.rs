@@ -8,12 +8,16 @@
 //! Each replaced gather (and the concat) must have the reduction as its only client, so nothing
 //! is computed twice.
 
+use std::sync::LazyLock;
+
 use ragtime_core::{DType, Result};
-use ragtime_graph::{ApplyId, Client, FunctionGraph, VarId};
+use ragtime_graph::{ApplyId, FunctionGraph, VarId};
 use ragtime_ops::fused::{op_ref, GatherReduce, OriginalOps, OriginalRef, OriginalStep};
 use ragtime_ops::gather::Gather;
 use ragtime_ops::reduce::{Reduce, ReduceKind};
 use ragtime_ops::structure::Concat;
+
+use crate::pattern::{op, var, Pattern};
 
 type Rewrite = Result<Option<Vec<(VarId, VarId)>>>;
 
@@ -23,20 +27,19 @@ fn normalized(axis: i64, rank: usize) -> Option<usize> {
     usize::try_from(a).ok().filter(|&a| a < rank)
 }
 
-/// True when `v`'s only client is one input of `node`.
-fn only_feeds(fg: &FunctionGraph, v: VarId, node: ApplyId) -> bool {
-    matches!(fg.clients(v), [Client::Node { node: n, .. }] if *n == node)
-}
+/// A gather of table rows that only its consumer reads.
+static GATHER: LazyLock<Pattern> =
+    LazyLock::new(|| op::<Gather>().only_read_by_its_consumer().inputs([var("table"), var("indices")]));
+
+/// A concat that only its consumer reads.
+static CONCAT: LazyLock<Pattern> =
+    LazyLock::new(|| op::<Concat>().only_read_by_its_consumer().named("concat").any_inputs());
 
 /// The `(table, indices)` of a gather producing `v` that only `consumer` reads, when the table
 /// is a dense `dtype` tensor and the indices are ragged `[nrows, *]`.
 fn gather_source(fg: &FunctionGraph, v: VarId, consumer: ApplyId, dtype: DType) -> Option<(VarId, VarId)> {
-    let owner = fg.var(v)?.owner?;
-    let apply = fg.node(owner)?;
-    if !apply.op.as_any().is::<Gather>() || !only_feeds(fg, v, consumer) {
-        return None;
-    }
-    let (table, indices) = (apply.inputs[0], apply.inputs[1]);
+    let m = GATHER.matches(fg, v, Some(consumer))?;
+    let (table, indices) = (m.var("table"), m.var("indices"));
     let (tt, it) = (&fg.var(table)?.ty, &fg.var(indices)?.ty);
     (tt.ragged_rank() == 0 && tt.rank() >= 1 && tt.dtype() == dtype && it.ragged_rank() == 1 && it.rank() == 2)
         .then_some((table, indices))
@@ -57,14 +60,25 @@ pub(crate) fn gather_reduce(fg: &mut FunctionGraph, node: ApplyId) -> Rewrite {
     {
         return Ok(None);
     }
-    let Some(x_owner) = fg.var(x).and_then(|v| v.owner) else { return Ok(None) };
-    let Some(x_apply) = fg.node(x_owner) else { return Ok(None) };
     // The gathered operands: the concat's inputs, or `x` itself.
-    let (parts, concat) = match x_apply.op.as_any().downcast_ref::<Concat>() {
-        Some(c) if normalized(c.axis(), xt.rank()) == Some(1) && only_feeds(fg, x, node) => {
-            (x_apply.inputs.clone(), Some((x_apply.op.clone(), x_owner)))
+    let (parts, concat) = match CONCAT.matches(fg, x, Some(node)) {
+        Some(m) => {
+            let id = m.node("concat");
+            let Some(c) = m.op::<Concat>(fg, "concat") else { return Ok(None) };
+            if normalized(c.axis(), xt.rank()) != Some(1) {
+                return Ok(None);
+            }
+            let Some(apply) = fg.node(id) else { return Ok(None) };
+            (apply.inputs.clone(), Some((apply.op.clone(), id)))
         }
-        Some(_) => return Ok(None),
+        None if fg
+            .var(x)
+            .and_then(|v| v.owner)
+            .and_then(|id| fg.node(id))
+            .is_some_and(|a| a.op.as_any().is::<Concat>()) =>
+        {
+            return Ok(None)
+        }
         None => (vec![x], None),
     };
     let consumer = concat.as_ref().map_or(node, |&(_, id)| id);

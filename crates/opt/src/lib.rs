@@ -11,9 +11,11 @@ mod expand;
 mod fold;
 mod fusion;
 mod gather_reduce;
+mod mean;
 mod merge;
 mod ngrams;
 mod partition;
+mod pattern;
 mod pipeline;
 mod pooling;
 

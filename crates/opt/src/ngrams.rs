@@ -18,45 +18,49 @@
 //! every n-gram string first. Law: it hashes the same bytes with the same function, so the
 //! buckets are identical. The n-grams must have no other reader (else they would be built twice).
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use ragtime_core::{DType, Result};
 use ragtime_graph::{ApplyId, Client, FunctionGraph, OpRef, VarId};
+use ragtime_ops::elemwise::{Elemwise, ScalarOp};
 use ragtime_ops::index::{GetItem, KeyItem};
-use ragtime_ops::partition_ops::Nrows;
+use ragtime_ops::partition_ops::{FromRowLengths, FromUniformRowLength, Nrows, RowLengths, Size};
 use ragtime_ops::strings::{HashedNgrams, Join, Ngrams, ToHashBucketFast};
-use ragtime_ops::structure::{Concat, Fill, Stack};
+use ragtime_ops::structure::{Concat, ExpandDims, Fill, FilledLike, Stack};
+
+use crate::pattern::{any_of, int, int_vector, op, string, var, Pattern};
 
 type Rewrite = Result<Option<Vec<(VarId, VarId)>>>;
 
-/// Which slice of the ragged axis `v` is, when it is `x[:, a:b]` with the default step: `(x, a, b)`.
-fn ragged_slice(fg: &FunctionGraph, v: VarId) -> Option<(VarId, Option<i64>, Option<i64>)> {
-    let apply = fg.node(fg.var(v)?.owner?)?;
-    let get = apply.op.as_any().downcast_ref::<GetItem>()?;
+/// Is `get` the slice `[:, start:stop]` of the ragged axis with the default step?
+fn ragged_slice(get: &GetItem, start: Option<i64>, stop: Option<i64>) -> bool {
     let unit = |step: Option<i64>| matches!(step, None | Some(1));
+    // `0:` is `:` at the start of a row.
+    let start_of = |s: Option<i64>| if s == Some(0) { None } else { s };
     match get.key.items() {
-        [KeyItem::Slice { start: None, stop: None, step: outer }, KeyItem::Slice { start, stop, step }]
-            if unit(*outer) && unit(*step) =>
-        {
-            Some((apply.inputs[0], *start, *stop))
+        [KeyItem::Slice { start: None, stop: None, step: outer }, KeyItem::Slice { start: s, stop: e, step }] => {
+            unit(*outer) && unit(*step) && start_of(*s) == start_of(start) && *e == stop
         }
-        _ => None,
+        _ => false,
     }
 }
 
+/// `join([x[:, :-1], x[:, 1:]], sep)`.
+static ADJACENT_JOIN: LazyLock<Pattern> = LazyLock::new(|| {
+    op::<Join>().inputs([
+        op::<GetItem>().when(|g| ragged_slice(g, None, Some(-1))).inputs([var("x")]),
+        op::<GetItem>().when(|g| ragged_slice(g, Some(1), None)).inputs([var("x")]),
+    ])
+});
+
 /// The rewrite, on a `strings.join` node.
 pub(crate) fn join_adjacent(fg: &mut FunctionGraph, node: ApplyId) -> Rewrite {
-    let Some(apply) = fg.node(node) else { return Ok(None) };
-    let Some(join) = apply.op.as_any().downcast_ref::<Join>() else { return Ok(None) };
-    let (separator, out) = (join.separator().to_owned(), apply.outputs[0]);
-    let [left, right] = apply.inputs[..] else { return Ok(None) };
-    let (Some((x, None, Some(-1))), Some((y, Some(1), None))) = (ragged_slice(fg, left), ragged_slice(fg, right))
-    else {
-        return Ok(None);
-    };
-    let Some(ty) = fg.var(x).map(|v| v.ty.clone()) else { return Ok(None) };
+    let Some(m) = ADJACENT_JOIN.matches_node(fg, node) else { return Ok(None) };
+    let Some(join) = fg.node(node).and_then(|a| a.op.as_any().downcast_ref::<Join>()) else { return Ok(None) };
+    let (separator, out, x) = (join.separator().to_owned(), fg.node(node).map(|a| a.outputs[0]), m.var("x"));
+    let (Some(out), Some(ty)) = (out, fg.var(x).map(|v| v.ty.clone())) else { return Ok(None) };
     // Ragged rows of tokens `[n, *]`: the slices cut the ragged axis, and n-grams run along it.
-    if x != y || ty.dtype() != DType::String || ty.ragged_rank() != 1 || ty.rank() != 2 {
+    if ty.dtype() != DType::String || ty.ragged_rank() != 1 || ty.rank() != 2 {
         return Ok(None);
     }
     let op: OpRef = Arc::new(Ngrams::new(&[2])?.with_separator(&separator));
@@ -81,37 +85,54 @@ pub(crate) fn hash_ngrams(fg: &mut FunctionGraph, node: ApplyId) -> Rewrite {
     Ok(Some(vec![(out, buckets[0])]))
 }
 
-/// The constant scalar string `v` holds, if it is one.
-fn constant_string(fg: &FunctionGraph, v: VarId) -> Option<String> {
-    let dense = fg.var(v)?.constant.as_ref()?.as_dense()?;
-    let col = dense.as_strings().filter(|_| dense.rank() == 0)?;
-    String::from_utf8(col.get(0).to_vec()).ok()
+/// The number of rows of `x`, as `nrows(x)` (any out type, or cast to an integer) or as the size of
+/// `row_lengths(x)`.
+fn row_count() -> Pattern {
+    let nrows = || op::<Nrows>().inputs([var("x")]);
+    any_of([
+        nrows(),
+        op::<Elemwise>().when(|e| matches!(e.scalar, ScalarOp::Cast(d) if d.is_integer())).inputs([nrows()]),
+        op::<Size>().inputs([op::<RowLengths>().when(|r| *r == RowLengths::new(1)).inputs([var("x")])]),
+    ])
 }
 
-/// When `v` is `fill(stack([nrows(x), 1]), s)` (one string `s` per row of `x`, as a `[n, 1]`
-/// column): `s`.
-fn row_marker(fg: &FunctionGraph, v: VarId, x: VarId) -> Option<String> {
-    let producer = |v: VarId| fg.var(v).and_then(|var| var.owner).and_then(|id| fg.node(id));
-    let fill = producer(v)?;
-    if !fill.op.as_any().is::<Fill>() {
-        return None;
-    }
-    let (dims, value) = (fill.inputs[0], fill.inputs[1]);
-    let stack = producer(dims)?;
-    let [n, one] = stack.inputs[..] else { return None };
-    let stacked_rows = stack.op.as_any().downcast_ref::<Stack>().is_some_and(|s| s.axis() == 0);
-    let counts_rows = producer(n).is_some_and(|a| a.op.as_any().is::<Nrows>() && a.inputs[0] == x);
-    let is_one = fg
-        .var(one)
-        .and_then(|var| var.constant.as_ref())
-        .and_then(ragtime_ops::fused::ScalarConst::from_tensor)
-        .is_some_and(|c| !c.dtype().is_float() && c.as_f64() == 1.0);
-    (stacked_rows && counts_rows && is_one).then(|| constant_string(fg, value))?
+/// One string `s` (captured as `name`) per row of `x`, as a column that `concat(.., axis=1)` puts
+/// before or after each row: a dense `[n, 1]` column (`fill(stack([nrows(x), 1]), s)`, or with the
+/// dims as `concat([expand_dims(nrows(x), 0), [1]])`), or a ragged `[n, (1)]` one
+/// (`from_uniform_row_length(fill([nrows(x)], s), 1)`, or
+/// `from_row_lengths(fill([nrows(x)], s), ones_like(row_lengths(x)))`).
+fn row_marker(name: &'static str) -> Pattern {
+    let axis0 = |axis: i64| axis == 0;
+    let column_dims = any_of([
+        op::<Stack>().when(move |s| axis0(s.axis())).inputs([row_count(), int(1)]),
+        op::<Concat>()
+            .when(move |c| axis0(c.axis()))
+            .inputs([op::<ExpandDims>().when(|e| e.axis == 0).inputs([row_count()]), int_vector(&[1])]),
+    ]);
+    let vector_dims = any_of([
+        op::<Stack>().when(move |s| axis0(s.axis())).inputs([row_count()]),
+        op::<ExpandDims>().when(|e| e.axis == 0).inputs([row_count()]),
+    ]);
+    let per_row = || op::<Fill>().inputs([vector_dims.clone(), string(name)]);
+    let ones = op::<FilledLike>()
+        .when(|f| f.ones && f.dtype.is_none_or(|d| d.is_integer()))
+        .inputs([op::<RowLengths>().when(|r| *r == RowLengths::new(1)).inputs([var("x")])]);
+    any_of([
+        op::<Fill>().inputs([column_dims, string(name)]),
+        op::<FromUniformRowLength>().when(|f| *f == FromUniformRowLength::new(1, None)).inputs([per_row()]),
+        op::<FromRowLengths>().inputs([per_row(), ones]),
+    ])
 }
+
+/// `concat([marker a, x, marker b], axis=1)`: the tokens of `x` with a marker on each side.
+static PADDED_TOKENS: LazyLock<Pattern> = LazyLock::new(|| {
+    op::<Concat>().when(|c| matches!(c.axis(), 1 | -1)).inputs([row_marker("a"), var("x"), row_marker("b")])
+});
 
 /// `local_pad_ngrams`, on a `strings.ngrams` node (or a `HashedNgrams` one, whose n-grams it pads
 /// the same way): n-grams of width `w >= 2` of
-/// `concat([fill(stack([nrows(x), 1]), a), x, fill(stack([nrows(x), 1]), b)], axis=1)` are the
+/// `concat([fill(stack([nrows(x), 1]), a), x, fill(stack([nrows(x), 1]), b)], axis=1)` (or with
+/// the markers spelt another way: [`row_marker`]) are the
 /// n-grams of `x` padded once with `a` before and `b` after each row, padding rows even when `x`
 /// has no tokens at all (the concat always has some). Law: both see the row `[a, x..., b]`, so
 /// the n-grams (count `max(n + 2 - w + 1, 0)`, and bytes) are the same; the concat of pads is not
@@ -129,14 +150,12 @@ pub(crate) fn pad_ngrams(fg: &mut FunctionGraph, node: ApplyId) -> Rewrite {
         return Ok(None);
     };
     let (width, separator, padded, out) = (*width, ngrams.separator().to_owned(), apply.inputs[0], apply.outputs[0]);
-    let Some(concat) = fg.var(padded).and_then(|v| v.owner).and_then(|id| fg.node(id)) else { return Ok(None) };
-    let along_rows = concat.op.as_any().downcast_ref::<Concat>().is_some_and(|c| matches!(c.axis(), 1 | -1));
-    let [before, x, after] = concat.inputs[..] else { return Ok(None) };
+    let Some(m) = PADDED_TOKENS.matches(fg, padded, Some(node)) else { return Ok(None) };
+    let (x, a, b) = (m.var("x"), m.string("a").to_owned(), m.string("b").to_owned());
     let Some(ty) = fg.var(x).map(|v| v.ty.clone()) else { return Ok(None) };
-    if width < 2 || !along_rows || ty.dtype() != DType::String || ty.ragged_rank() != 1 || ty.rank() != 2 {
+    if width < 2 || ty.dtype() != DType::String || ty.ragged_rank() != 1 || ty.rank() != 2 {
         return Ok(None);
     }
-    let (Some(a), Some(b)) = (row_marker(fg, before, x), row_marker(fg, after, x)) else { return Ok(None) };
     let op =
         Ngrams::new(&[width])?.with_separator(&separator).with_padding(&a, &b, Some(1))?.with_padding_without_tokens();
     let op: OpRef = match hash {

@@ -59,6 +59,8 @@ const MAX_SWEEPS: usize = 16;
 struct GroupRule {
     name: &'static str,
     rewrite: LocalRewrite,
+    /// Not tagged [`APPROXIMATE`]: its result is bit-identical.
+    exact: bool,
 }
 
 /// Which rules of a group each op type is offered to, in table order: built once per group, so a
@@ -93,11 +95,14 @@ impl Dispatch {
     }
 }
 
+/// Runs an equilibrium group, calling `on_stage` after every application with the rule's name,
+/// so `Mode::Debug` can name the one rule that changed a result.
 fn run_local(
     fg: &mut FunctionGraph,
     rules: &[GroupRule],
     dispatch: &Dispatch,
     stats: &mut [RewriteStat],
+    on_stage: &mut dyn FnMut(&'static str, bool, &FunctionGraph),
 ) -> Result<()> {
     for _ in 0..MAX_SWEEPS {
         let mut changed = false;
@@ -119,8 +124,11 @@ fn run_local(
                     fg.replace_all(&pairs, rule.name).map_err(|e| rewrite_error(rule.name, fg, node, e))?;
                     stats[k].applied += 1;
                     changed = true;
+                    stats[k].time += start.elapsed();
+                    on_stage(rule.name, rule.exact, fg);
+                } else {
+                    stats[k].time += start.elapsed();
                 }
-                stats[k].time += start.elapsed();
             }
         }
         fg.remove_dead();
@@ -141,10 +149,10 @@ pub fn optimize(fg: &mut FunctionGraph, opts: &OptimizeOptions) -> Result<Rewrit
     optimize_staged(fg, opts, &mut |_, _, _| {})
 }
 
-/// [`optimize`], calling `on_stage(name, exact, graph)` after each pipeline stage that changed the
-/// graph (a rewrite, or the `canonicalize` equilibrium group), so `Mode::Debug` can check every
-/// stage against the one before it: bit for bit when `exact`, else within the conformance
-/// tolerance (a stage that applied a rewrite tagged [`APPROXIMATE`]).
+/// [`optimize`], calling `on_stage(name, exact, graph)` after each stage that changed the graph (a
+/// whole-graph pass that applied, or one application of a node rewrite), so `Mode::Debug` can
+/// check every stage against the one before it and name the rule that changed a result: bit for
+/// bit when `exact`, else within the conformance tolerance (a rewrite tagged [`APPROXIMATE`]).
 pub fn optimize_staged(
     fg: &mut FunctionGraph,
     opts: &OptimizeOptions,
@@ -167,21 +175,16 @@ pub fn optimize_staged(
                 let (rules, tracks): (Vec<GroupRule>, Vec<Tracks>) = group
                     .iter()
                     .filter_map(|r| match r.pass {
-                        Pass::Local(tracks, rewrite) => Some((GroupRule { name: r.name, rewrite }, tracks)),
+                        Pass::Local(tracks, rewrite) => {
+                            let exact = !r.tags.contains(&APPROXIMATE);
+                            Some((GroupRule { name: r.name, rewrite, exact }, tracks))
+                        }
                         Pass::Global(_) => None,
                     })
                     .unzip();
                 let mut stats: Vec<RewriteStat> =
                     rules.iter().map(|r| RewriteStat { name: r.name, applied: 0, time: Duration::ZERO }).collect();
-                run_local(fg, &rules, &Dispatch::new(&tracks), &mut stats)?;
-                let applied: Vec<&RewriteInfo> =
-                    group.iter().zip(&stats).filter(|(_, s)| s.applied > 0).map(|(r, _)| *r).collect();
-                if !applied.is_empty() {
-                    let approximate = applied.iter().any(|r| r.tags.contains(&APPROXIMATE));
-                    // One rule that applied is named; several are the group's stage.
-                    let stage = if applied.len() == 1 { applied[0].name } else { "canonicalize" };
-                    on_stage(stage, !approximate, fg);
-                }
+                run_local(fg, &rules, &Dispatch::new(&tracks), &mut stats, on_stage)?;
                 i += group.len();
                 report.stats.extend(stats);
             }

@@ -556,3 +556,27 @@ fn every_rewrite_name_tag_and_backend_stage_is_accepted() {
     options_excluding(&["jit"]).check(&["jit"]).expect("a backend stage name is accepted when declared");
     assert!(options_excluding(&["jit"]).check(&[]).is_err(), "`jit` is not a rewrite of the optimizer itself");
 }
+
+#[test]
+fn every_application_of_a_node_rewrite_is_its_own_named_stage() {
+    // x * 1 then -(-(that)): two rules of the canonicalize group apply, and `Mode::Debug` must be
+    // able to name either one, so each application is reported as a stage with its rule's name.
+    let mut g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F32, 1)).unwrap();
+    let one = f32c(&mut g, 1.0);
+    let a = apply(&mut g, ew(ScalarOp::Multiply), &[x, one]);
+    let b = apply(&mut g, ew(ScalarOp::Negative), &[a]);
+    let c = apply(&mut g, ew(ScalarOp::Negative), &[b]);
+    let y = apply(&mut g, ew(ScalarOp::Tanh), &[c]);
+    let mut fg = FunctionGraph::new(&g, &[x], &[y]).unwrap();
+    let mut stages = Vec::new();
+    ragtime_opt::optimize_staged(&mut fg, &OptimizeOptions::default(), &mut |name, exact, _| {
+        stages.push((name, exact))
+    })
+    .unwrap();
+    assert_eq!(
+        stages,
+        [("local_mul_one", true), ("local_double_negation", true), ("elemwise_fusion", true)],
+        "each application should be a stage named by its rule"
+    );
+}

@@ -6,8 +6,9 @@ use ragtime_core::{Error, ErrorKind, RaggedTensor, Result, TensorType};
 use ragtime_graph::{debugprint_function, FunctionGraph, Graph, Interpreter, PrintOptions, VarId};
 use ragtime_opt::{optimize, optimize_staged, Level, OptimizeOptions, RewriteReport};
 
-/// Compares the results of the graph after rewrite stage `rewrite` with those of the stage
-/// before it: the same values bit for bit (NaN-aware), or errors of the same kind.
+/// Compares the results of the graph after the stage `rewrite` (one application of a node
+/// rewrite, a whole-graph pass, or the JIT) with those of the stage before it: the same values bit
+/// for bit (NaN-aware), or errors of the same kind.
 fn compare_stage(
     rewrite: &str,
     before: &str,
@@ -16,7 +17,9 @@ fn compare_stage(
     exact: bool,
 ) -> Result<()> {
     let mismatch = |what: String| {
-        Err(Error::graph(format!("Mode::Debug: rewrite stage `{rewrite}` changed the result of `{before}`: {what}")))
+        Err(Error::graph(format!(
+            "Mode::Debug: rewrite `{rewrite}` (applied after `{before}`) changed the result: {what}"
+        )))
     };
     match (expected, got) {
         (Ok(a), Ok(b)) => {

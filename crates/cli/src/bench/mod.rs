@@ -11,6 +11,7 @@ pub mod check;
 pub mod data;
 pub mod report;
 pub mod run;
+pub mod variants;
 pub mod workloads;
 
 use std::io::Write;
@@ -118,11 +119,14 @@ fn run_table(settings: &Settings) -> Result<bool, BenchError> {
     let mut stdout = std::io::stdout();
     print!("{}", report::table_header(settings, bench.sizes()));
     let mut ok = true;
+    let mut outcomes = Vec::with_capacity(settings.only.len());
     for &id in &settings.only {
         let outcome = bench.run(id)?;
         ok &= outcome.check.is_ok();
         print!("{}", report::table_line(&outcome));
         let _ = stdout.flush();
+        outcomes.push(outcome);
     }
+    print!("{}", report::table_footer(settings, &outcomes));
     Ok(ok)
 }

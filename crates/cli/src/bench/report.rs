@@ -4,12 +4,39 @@
 use serde_json::{json, Map, Value};
 
 use super::run::{Outcome, Settings, Sizes};
+use super::WorkloadId;
+
+/// Bytes W2's loop moves per value (reads `x` and `z`, writes the output).
+const AXPY_BYTES_PER_VALUE: f64 = 12.0;
+
+/// The memory bandwidth in bytes per second that W2's baseline loop reached in this run (`../shared/
+/// BENCHMARKS.md`, "The memory limit"), when W2 ran and checked.
+pub fn bandwidth(outcomes: &[Outcome]) -> Option<f64> {
+    let w2 = outcomes.iter().find(|o| o.id == WorkloadId::Axpy && o.check.is_ok())?;
+    Some(AXPY_BYTES_PER_VALUE * w2.size_of("values")? as f64 / w2.baseline_s?)
+}
+
+/// The least time the memory system allows a workload of W1-W4 (and the rank 2 forms of W3, W4) at
+/// `bandwidth`: the bytes it must move (W1, W2: 12 per value; W3: 8 per value and 4 per row; W4: 8
+/// per value) over the bandwidth.
+pub fn memory_limit_s(o: &Outcome, bandwidth: f64) -> Option<f64> {
+    use WorkloadId::*;
+    let (values, rows) = (o.size_of("values")? as f64, o.size_of("rows")? as f64);
+    let bytes = match o.id {
+        FusedElemwise | Axpy => 12.0 * values,
+        RowMean | RowMeanRank2 => 8.0 * values + 4.0 * rows,
+        RowSoftmax | RowSoftmaxRank2 => 8.0 * values,
+        _ => return None,
+    };
+    Some(bytes / bandwidth)
+}
 
 /// The JSON entry of one workload: `ragtime_s`, `baseline_s` (where a baseline applies), `ratio`,
 /// `threads`, `baseline_threads`, `single_thread_baseline_s` and `single_thread_ratio` (when the
 /// baseline ran on several threads), `checked`, `checked_against`, `runs` and the input's size; on a failed
-/// check, `checked: false` and `mismatch` instead of the times.
-pub fn entry(settings: &Settings, o: &Outcome) -> Value {
+/// check, `checked: false` and `mismatch` instead of the times. With the run's `bandwidth`, W1-W4 also get
+/// `memory_limit_s` and `limit_ratio` (ragtime's time over it).
+pub fn entry(settings: &Settings, o: &Outcome, bandwidth: Option<f64>) -> Value {
     let mut m = Map::new();
     m.insert("checked".into(), json!(o.check.is_ok()));
     match &o.check {
@@ -22,6 +49,10 @@ pub fn entry(settings: &Settings, o: &Outcome) -> Value {
             if let Some(b) = o.single_thread_baseline_s {
                 m.insert("single_thread_baseline_s".into(), json!(b));
                 m.insert("single_thread_ratio".into(), json!(o.ragtime_s / b));
+            }
+            if let Some(limit) = bandwidth.and_then(|b| memory_limit_s(o, b)) {
+                m.insert("memory_limit_s".into(), json!(limit));
+                m.insert("limit_ratio".into(), json!(o.ragtime_s / limit));
             }
             m.insert("checked_against".into(), json!(against.iter().map(|a| a.name()).collect::<Vec<_>>()));
         }
@@ -45,6 +76,7 @@ pub fn entry(settings: &Settings, o: &Outcome) -> Value {
     }
     m.insert("runs".into(), json!(settings.runs));
     m.insert("freed_memory".into(), json!(if settings.memory_retained { "retained" } else { "returned" }));
+    m.insert("outputs".into(), json!(if o.recycled_outputs { "recycled" } else { "fresh" }));
     for (name, n) in &o.size {
         m.insert((*name).into(), json!(n));
     }
@@ -53,7 +85,25 @@ pub fn entry(settings: &Settings, o: &Outcome) -> Value {
 
 /// The one JSON object of `--json`, keyed by workload id.
 pub fn json(settings: &Settings, outcomes: &[Outcome]) -> Value {
-    Value::Object(outcomes.iter().map(|o| (o.id.name().to_string(), entry(settings, o))).collect())
+    let bandwidth = bandwidth(outcomes);
+    Value::Object(outcomes.iter().map(|o| (o.id.name().to_string(), entry(settings, o, bandwidth))).collect())
+}
+
+/// The table's footer: the settings that change timings, and W1-W4 against the memory limit.
+pub fn table_footer(settings: &Settings, outcomes: &[Outcome]) -> String {
+    let mut out = format!(
+        "freed memory {} to the system between calls (mallopt); outputs handed back with Function::recycle\n",
+        if settings.memory_retained { "kept, not returned" } else { "returned" }
+    );
+    if let Some(b) = bandwidth(outcomes) {
+        let ratios: Vec<String> = outcomes
+            .iter()
+            .filter(|o| o.check.is_ok())
+            .filter_map(|o| memory_limit_s(o, b).map(|limit| format!("{} {:.2}x", o.id.name(), o.ragtime_s / limit)))
+            .collect();
+        out += &format!("memory limit (W2's loop moved {:.1} GB/s): {}\n", b / 1e9, ratios.join(", "));
+    }
+    out
 }
 
 /// Seconds in a readable unit.
@@ -141,7 +191,8 @@ mod tests {
             baseline_threads: Some(2),
             single_thread_baseline_s: Some(0.04),
             check: Ok(vec![Against::Baseline, Against::Interpreter]),
-            size: vec![("rows", 8)],
+            size: vec![("rows", 8), ("values", 1_000_000)],
+            recycled_outputs: true,
         };
         let v = json(&settings(), std::slice::from_ref(&o));
         let e = &v["W2_axpy"];
@@ -152,6 +203,11 @@ mod tests {
         assert_eq!(e["single_thread_baseline_s"], 0.04);
         assert_eq!(e["single_thread_ratio"], 0.5);
         assert_eq!(e["rows"], 8);
+        assert_eq!(e["outputs"], "recycled");
+        // W2's own loop sets the bandwidth: 12 MB in 10 ms, so W2's limit is its baseline's time.
+        assert_eq!(e["memory_limit_s"], 0.01);
+        assert_eq!(e["limit_ratio"], 2.0);
+        assert!(table_footer(&settings(), std::slice::from_ref(&o)).contains("W2_axpy 2.00x"));
         assert!(table_line(&o).contains("2.00x"), "{}", table_line(&o));
         assert!(table_line(&o).contains("0.50x"), "{}", table_line(&o));
     }
@@ -173,8 +229,9 @@ mod tests {
                 want: Some(2.0),
             }),
             size: vec![],
+            recycled_outputs: true,
         };
-        let e = entry(&settings(), &o);
+        let e = entry(&settings(), &o, None);
         assert_eq!(e["checked"], false);
         assert_eq!(e["mismatch"]["index"], 7);
         assert!(e.get("ragtime_s").is_none() && e.get("ratio").is_none());

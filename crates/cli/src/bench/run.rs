@@ -9,6 +9,7 @@ use ragtime::{CompileOptions, Function, Mode, RaggedTensor};
 use super::baseline::{self, Parallel};
 use super::check::{self, Against, Mismatch};
 use super::data::{self, Data, Queries, Rank2, Sessions, DEFAULT_QUERIES, DEFAULT_ROWS, DEFAULT_USERS, DIM, FEATURES};
+use super::variants;
 use super::workloads::{self, WorkloadId};
 use super::{BenchArgs, BenchError};
 
@@ -82,6 +83,15 @@ pub struct Outcome {
     pub check: Result<Vec<Against>, Mismatch>,
     /// The input's size, as named counts (`rows`, `values`, `queries`, `words`, `calls_per_run`).
     pub size: Vec<(&'static str, usize)>,
+    /// Whether each timed call got the previous call's outputs back first (`Function::recycle`).
+    pub recycled_outputs: bool,
+}
+
+impl Outcome {
+    /// The count named `name` in [`Outcome::size`].
+    pub fn size_of(&self, name: &str) -> Option<usize> {
+        self.size.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
+    }
 }
 
 /// The best wall time in seconds of `runs` calls of `f` after one warm-up call, and the last result.
@@ -186,7 +196,7 @@ impl Bench {
             true => Some(Sessions::new(settings.users).map_err(data_error)?),
             false => None,
         };
-        let queries = match needs(&[Bigram]) {
+        let queries = match needs(&[Bigram, BigramVariants]) {
             true => Some(
                 Queries::new(settings.queries).map_err(|source| BenchError::Library { workload: "data", source })?,
             ),
@@ -213,8 +223,9 @@ impl Bench {
             (WorkloadId::Compile, _, _) => self.compile(),
             (WorkloadId::SmallCall, _, _) => self.small_call(),
             (WorkloadId::Bigram, _, Some(queries)) => self.bigram(queries),
+            (WorkloadId::BigramVariants, _, Some(queries)) => self.bigram_variants(queries),
             (WorkloadId::NestedAttention, _, _) if self.sessions.is_some() => self.nested_attention(),
-            (WorkloadId::Bigram | WorkloadId::NestedAttention, _, _) => {
+            (WorkloadId::Bigram | WorkloadId::BigramVariants | WorkloadId::NestedAttention, _, _) => {
                 let settings = Settings { only: vec![id], ..self.settings.clone() };
                 Bench::new(&settings)?.run(id)
             }
@@ -300,6 +311,7 @@ impl Bench {
             Ok(vec![Against::Baseline, Against::Interpreter])
         })();
         Ok(Outcome {
+            recycled_outputs: true,
             id,
             ragtime_s,
             baseline_s: Some(baseline_s),
@@ -344,6 +356,7 @@ impl Bench {
             Ok(vec![Against::Expected, Against::Interpreter])
         })();
         Ok(Outcome {
+            recycled_outputs: false,
             id,
             ragtime_s,
             baseline_s: None,
@@ -385,6 +398,7 @@ impl Bench {
             Ok(vec![Against::Expected, Against::Interpreter])
         })();
         Ok(Outcome {
+            recycled_outputs: false,
             id,
             ragtime_s: batch_s / SMALL_CALLS as f64,
             baseline_s: None,
@@ -435,6 +449,7 @@ impl Bench {
             Ok(vec![Against::Baseline, Against::Interpreter])
         })();
         Ok(Outcome {
+            recycled_outputs: true,
             id,
             ragtime_s,
             baseline_s: Some(baseline_s),
@@ -443,6 +458,40 @@ impl Bench {
             single_thread_baseline_s,
             check,
             size: vec![("queries", q.count()), ("words", q.words())],
+        })
+    }
+
+    /// W7's other spellings: each variant's time, the slowest reported against the seed's spelling
+    /// timed in the same run (`baseline_s`); the seed's output checked against the interpreter and
+    /// every variant's against the seed's.
+    fn bigram_variants(&self, q: &Queries) -> Result<Outcome, BenchError> {
+        let id = WorkloadId::BigramVariants;
+        let inputs = [q.queries.clone(), q.table.clone()];
+        let variants = variants::bigram_variants();
+        let mut timed = Vec::new();
+        for variant in &variants {
+            let (f, threads) = compiled(id, &variant.built, self.settings.threads)?;
+            let (seconds, out) = best_recycling(self.settings.runs, &f, &inputs).map_err(library(id))?;
+            timed.push((variant.time_key, seconds, single(id, out)?, threads, f.rewrite_report().nodes_after));
+        }
+        let (seed, rest) = timed.split_first().ok_or(BenchError::Outputs { workload: id.name(), count: 0 })?;
+        let slowest = rest.iter().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap_or(seed);
+        let want = reference(id, &variants[0].built, &inputs)?;
+        let check = check::tensors(Against::Interpreter, &seed.2, &want)
+            .and_then(|()| rest.iter().try_for_each(|v| check::tensors(Against::Expected, &v.2, &seed.2)))
+            .map(|()| vec![Against::Expected, Against::Interpreter]);
+        let mut size = vec![("queries", q.count()), ("variants", timed.len()), ("nodes_after", slowest.4)];
+        size.extend(timed.iter().map(|v| (v.0, (v.1 * 1e6).round() as usize)));
+        Ok(Outcome {
+            recycled_outputs: true,
+            id,
+            ragtime_s: slowest.1,
+            baseline_s: Some(seed.1),
+            threads: slowest.3,
+            baseline_threads: Some(seed.3),
+            single_thread_baseline_s: None,
+            check,
+            size,
         })
     }
 
@@ -488,6 +537,7 @@ impl Bench {
             Ok(vec![Against::Baseline, Against::Interpreter])
         })();
         Ok(Outcome {
+            recycled_outputs: true,
             id,
             ragtime_s,
             baseline_s: Some(baseline_s),

@@ -10,7 +10,7 @@ use ragtime_ops::strings::{
 
 use ragtime_ops::reduce::Axes;
 
-use crate::Var;
+use crate::{Result, Var};
 
 /// Splits each string on `sep` (on runs of whitespace when `None`), adding a ragged dimension.
 #[track_caller]
@@ -237,6 +237,74 @@ pub fn strip(x: &Var) -> Var {
 pub fn ngrams(x: &Var, width: i64, separator: &str) -> Var {
     match Ngrams::new(&[width]) {
         Ok(op) => x.apply1(op.with_separator(separator), &[]),
+        Err(e) => Var::error(e),
+    }
+}
+
+/// The arguments of `tf.strings.ngrams` beyond the input: widths, separator, padding and short
+/// sequences, for [`ngrams_with`].
+#[derive(Debug, Clone)]
+pub struct NgramOptions {
+    widths: Vec<i64>,
+    separator: String,
+    padding: Option<(String, String, Option<i64>)>,
+    preserve_short_sequences: bool,
+}
+
+impl NgramOptions {
+    /// N-grams of each of `widths` (at least 1 each), joined with a space, unpadded.
+    pub fn new(widths: &[i64]) -> Self {
+        NgramOptions { widths: widths.to_vec(), separator: " ".into(), padding: None, preserve_short_sequences: false }
+    }
+
+    /// Joins the tokens of an n-gram with `separator`.
+    pub fn separator(mut self, separator: &str) -> Self {
+        self.separator = separator.into();
+        self
+    }
+
+    /// Pads each row with `left` before and `right` after it (`pad_values`), `width` times each
+    /// side (`padding_width`; `None`: the n-gram width minus one).
+    pub fn pad(mut self, left: &str, right: &str, width: Option<i64>) -> Self {
+        self.padding = Some((left.into(), right.into(), width));
+        self
+    }
+
+    /// A row too short for any n-gram gives one n-gram of all its tokens
+    /// (`preserve_short_sequences`).
+    pub fn preserve_short_sequences(mut self) -> Self {
+        self.preserve_short_sequences = true;
+        self
+    }
+
+    fn op(&self) -> Result<Ngrams> {
+        let op = Ngrams::new(&self.widths)?.with_separator(&self.separator);
+        let op = match &self.padding {
+            Some((left, right, width)) => op.with_padding(left, right, *width)?,
+            None => op,
+        };
+        Ok(op.with_preserve_short_sequences(self.preserve_short_sequences))
+    }
+}
+
+/// `tf.strings.ngrams` with all its options: the n-grams of the innermost dimension.
+///
+/// ```
+/// use ragtime::prelude::*;
+/// use ragtime::ops::strings::{ngrams_with, NgramOptions};
+///
+/// let g = Graph::new();
+/// let words = g.input("words", TensorType::ragged(DType::String, 1));
+/// let bigrams = ngrams_with(&words, NgramOptions::new(&[2]).separator("+").pad("#", "#", Some(1)));
+/// let f = compile(&[&words], &[&bigrams])?;
+/// let out = f.call(&[ragged![["a", "b"], ["c"]]?])?;
+/// assert_eq!(out[0].to_nested::<Vec<Vec<String>>>()?, vec![vec!["#+a", "a+b", "b+#"], vec!["#+c", "c+#"]]);
+/// # Ok::<(), ragtime::Error>(())
+/// ```
+#[track_caller]
+pub fn ngrams_with(x: &Var, options: NgramOptions) -> Var {
+    match options.op() {
+        Ok(op) => x.apply1(op, &[]),
         Err(e) => Var::error(e),
     }
 }
