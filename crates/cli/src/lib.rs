@@ -1,7 +1,8 @@
 //! The library half of the `ragtime` command: the benchmark workloads of `ragtime bench`, shared with the
 //! criterion benches of the root package, the choice of cases by name (`--case`), and `ragtime run`'s
 //! Parquet streaming (`--input`).
-#![forbid(unsafe_code)]
+// `deny`, not `forbid`: the bench baselines let `multiversion` call their AVX2 clones (`bench/baseline.rs`).
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod bench;

@@ -1,14 +1,36 @@
 //! The same-run baselines: plain Rust loops over the same buffers ragtime reads, writing into buffers the
-//! caller allocates once and reuses, run on a rayon pool of `--threads` threads with the rows split into
-//! one contiguous chunk per thread, balanced by value count.
+//! caller allocates once and reuses, on the same footing as ragtime's kernels (`../shared/BENCHMARKS.md`):
+//! each loop is compiled for the instruction set the kernels use (AVX2 + FMA, chosen at run time by
+//! `multiversion`, with a plain x86-64 fallback), and runs on a rayon pool of `--threads` threads with the
+//! rows cut into four pieces per thread, balanced by value count and taken by the threads as they come
+//! free, as the executor does. W1 and W4 also have a loop with a vectorizable `tanh` / `exp` of ragtime's
+//! accuracy (`approx.rs`) beside the one calling libm.
+// `multiversion` calls the clone compiled for the detected instruction set through `unsafe`, after
+// checking at run time that the CPU has it; this module writes no `unsafe` itself.
+#![allow(unsafe_code)]
 
 use std::ops::Range;
+
+use multiversion::multiversion;
 
 use ragtime::StringTensor;
 use rayon::prelude::*;
 use rayon::{ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder};
 
+use super::approx;
 use super::data::{BUCKETS, DIM, FEATURES};
+
+/// Pieces of rows per thread, as the JIT executor cuts a large call (`ragtime_jit`'s `PIECES_PER_THREAD`).
+pub const PIECES_PER_THREAD: usize = 4;
+
+/// The instruction set the baseline loops run with on this CPU, in the order `multiversion` tries them.
+pub fn instruction_set() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        return "x86_64+avx2+fma";
+    }
+    "baseline"
+}
 
 /// Runs row-chunked loops on `threads` threads (a rayon pool; with one thread, on the caller's).
 #[derive(Debug)]
@@ -34,14 +56,15 @@ impl Parallel {
         self.threads
     }
 
-    /// Rows `0..nrows` (`splits` has `nrows + 1` entries) cut into one contiguous range per thread,
-    /// each holding about the same number of values.
+    /// Rows `0..nrows` (`splits` has `nrows + 1` entries) cut into [`PIECES_PER_THREAD`] contiguous
+    /// ranges per thread (one with one thread), each holding about the same number of values.
     pub fn row_chunks(&self, splits: &[i64]) -> Vec<Range<usize>> {
         let nrows = splits.len().saturating_sub(1);
         let total = splits.last().copied().unwrap_or(0).max(0) as u128;
+        let pieces = if self.threads > 1 { self.threads * PIECES_PER_THREAD } else { 1 };
         let mut bounds = vec![0usize];
-        for t in 1..self.threads {
-            let target = (total * t as u128 / self.threads as u128) as i64;
+        for t in 1..pieces {
+            let target = (total * t as u128 / pieces as u128) as i64;
             let row = splits.partition_point(|&s| s < target).min(nrows);
             bounds.push(row.max(*bounds.last().unwrap_or(&0)));
         }
@@ -78,6 +101,7 @@ impl Parallel {
 }
 
 /// W1 over aligned slices: `out = tanh(x * 2 + 1) * z - x`, with the scalar `f32::tanh` (libm's `tanhf`).
+#[multiversion(targets("x86_64+avx2+fma"))]
 pub fn fused_elemwise(x: &[f32], z: &[f32], out: &mut [f32]) {
     for ((o, &x), &z) in out.iter_mut().zip(x).zip(z) {
         *o = (x * 2.0 + 1.0).tanh() * z - x;
@@ -85,6 +109,7 @@ pub fn fused_elemwise(x: &[f32], z: &[f32], out: &mut [f32]) {
 }
 
 /// W2 over aligned slices: `out = x * 2 + z`.
+#[multiversion(targets("x86_64+avx2+fma"))]
 pub fn axpy(x: &[f32], z: &[f32], out: &mut [f32]) {
     for ((o, &x), &z) in out.iter_mut().zip(x).zip(z) {
         *o = x * 2.0 + z;
@@ -93,6 +118,7 @@ pub fn axpy(x: &[f32], z: &[f32], out: &mut [f32]) {
 
 /// W3 for the rows whose splits are `splits` (`rows + 1` entries, indexing `x` and `z`):
 /// `out[r] = sum(x * 2 + z over row r) / len(row r)` (NaN for an empty row, as `0 / 0`).
+#[multiversion(targets("x86_64+avx2+fma"))]
 pub fn row_mean(splits: &[i64], x: &[f32], z: &[f32], out: &mut [f32]) {
     for (o, w) in out.iter_mut().zip(splits.windows(2)) {
         let (s, e) = (w[0] as usize, w[1] as usize);
@@ -106,6 +132,7 @@ pub fn row_mean(splits: &[i64], x: &[f32], z: &[f32], out: &mut [f32]) {
 
 /// W4 for the rows whose splits are `splits`: each row of `x` -> `exp(x - max) / sum(exp(x - max))`,
 /// three passes per row with the scalar `f32::exp`; `out` starts at the first row's first value.
+#[multiversion(targets("x86_64+avx2+fma"))]
 pub fn row_softmax(splits: &[i64], x: &[f32], out: &mut [f32]) {
     let base = splits.first().copied().unwrap_or(0) as usize;
     for w in splits.windows(2) {
@@ -124,11 +151,54 @@ pub fn row_softmax(splits: &[i64], x: &[f32], out: &mut [f32]) {
     }
 }
 
+/// W1 with the vectorizable `tanh` of `approx.rs` (ragtime's accuracy) instead of libm's.
+#[multiversion(targets("x86_64+avx2+fma"))]
+pub fn fused_elemwise_approx(x: &[f32], z: &[f32], out: &mut [f32]) {
+    for ((o, &x), &z) in out.iter_mut().zip(x).zip(z) {
+        *o = approx::tanh(x * 2.0 + 1.0) * z - x;
+    }
+}
+
+/// W4 with the vectorizable `exp` of `approx.rs` instead of libm's; the same three passes per row.
+#[multiversion(targets("x86_64+avx2+fma"))]
+pub fn row_softmax_approx(splits: &[i64], x: &[f32], out: &mut [f32]) {
+    let base = splits.first().copied().unwrap_or(0) as usize;
+    for w in splits.windows(2) {
+        let (s, e) = (w[0] as usize, w[1] as usize);
+        let row = &x[s..e];
+        let o = &mut out[s - base..e - base];
+        let max = lanes(row, f32::NEG_INFINITY, f32::max);
+        for (o, &x) in o.iter_mut().zip(row) {
+            *o = approx::exp(x - max);
+        }
+        let sum = lanes(o, 0.0, |a, b| a + b);
+        for o in o.iter_mut() {
+            *o /= sum;
+        }
+    }
+}
+
+/// `values` folded with `op` in 16 independent lanes, then across them: the reassociated order that
+/// lets the compiler use vector registers (as ragtime's row kernels do).
+#[inline(always)]
+fn lanes(values: &[f32], identity: f32, op: impl Fn(f32, f32) -> f32) -> f32 {
+    let mut acc = [identity; 16];
+    let chunks = values.chunks_exact(16);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for (a, &v) in acc.iter_mut().zip(c) {
+            *a = op(*a, v);
+        }
+    }
+    tail.iter().chain(&acc).fold(identity, |a, &v| op(a, v))
+}
+
 /// W9 for the users whose splits (into the sessions) are `user_splits` (`users + 1` entries):
 /// for each session, the softmax of `2 d` over its events weighting its feature vectors (`e_k =
 /// exp(2 d_k - max)`, `p = sum(e_k f_k) / sum(e_k)`, zeros for an empty session), then the maximum of
 /// `p` over the user's sessions, feature by feature (the lowest float32 for a user without sessions);
 /// `out` holds 8 values per user.
+#[multiversion(targets("x86_64+avx2+fma"))]
 pub fn nested_attention(user_splits: &[i64], session_splits: &[i64], d: &[f32], f: &[f32], out: &mut [f32]) {
     for (o, u) in out.chunks_exact_mut(FEATURES).zip(user_splits.windows(2)) {
         let mut best = [f32::MIN; FEATURES];
@@ -166,6 +236,7 @@ pub fn bucket(s: &[u8]) -> usize {
 /// W7 for the queries whose splits (into `words`) are `splits`: for each query of words `w1 .. wn`,
 /// the mean of the table rows of the buckets of its words, then of its bigrams
 /// `#+w1, w1+w2, .., wn+#`; `out` holds `DIM` values per query.
+#[multiversion(targets("x86_64+avx2+fma"))]
 pub fn bigram(splits: &[i64], words: &StringTensor, table: &[f32], out: &mut [f32]) {
     let mut joined: Vec<u8> = Vec::with_capacity(64);
     let add = |acc: &mut [f32; DIM], s: &[u8]| {
@@ -206,7 +277,8 @@ mod tests {
         for threads in [1, 2, 3, 7] {
             let p = Parallel::new(threads).unwrap();
             let chunks = p.row_chunks(&splits);
-            assert_eq!(chunks.len(), threads);
+            let pieces = if threads > 1 { threads * PIECES_PER_THREAD } else { 1 };
+            assert_eq!(chunks.len(), pieces);
             assert_eq!(chunks.first().unwrap().start, 0);
             assert_eq!(chunks.last().unwrap().end, 1000);
             assert!(chunks.windows(2).all(|w| w[0].end == w[1].start));

@@ -14,6 +14,8 @@ pub enum Against {
     Interpreter,
     /// Values computed by hand in the check itself (W5, W6).
     Expected,
+    /// The baseline loop with a vectorized approximation of `tanh` / `exp` (W1, W4).
+    ApproxBaseline,
 }
 
 impl Against {
@@ -23,6 +25,7 @@ impl Against {
             Against::Baseline => "baseline",
             Against::Interpreter => "fast_compile",
             Against::Expected => "expected",
+            Against::ApproxBaseline => "approx_baseline",
         }
     }
 }

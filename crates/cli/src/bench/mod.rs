@@ -6,6 +6,7 @@
 //! - [`check`]: the output comparison (conformance tolerance, first differing index);
 //! - [`run`]: timing and checking one workload; [`report`]: the JSON object and the table.
 
+pub mod approx;
 pub mod baseline;
 pub mod check;
 pub mod data;

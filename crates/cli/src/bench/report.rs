@@ -46,6 +46,10 @@ pub fn entry(settings: &Settings, o: &Outcome, bandwidth: Option<f64>) -> Value 
                 m.insert("baseline_s".into(), json!(b));
                 m.insert("ratio".into(), json!(o.ragtime_s / b));
             }
+            if let Some(b) = o.approx_baseline_s {
+                m.insert("approx_baseline_s".into(), json!(b));
+                m.insert("approx_ratio".into(), json!(o.ragtime_s / b));
+            }
             if let Some(b) = o.single_thread_baseline_s {
                 m.insert("single_thread_baseline_s".into(), json!(b));
                 m.insert("single_thread_ratio".into(), json!(o.ragtime_s / b));
@@ -77,6 +81,10 @@ pub fn entry(settings: &Settings, o: &Outcome, bandwidth: Option<f64>) -> Value 
     m.insert("runs".into(), json!(settings.runs));
     m.insert("freed_memory".into(), json!(if settings.memory_retained { "retained" } else { "returned" }));
     m.insert("outputs".into(), json!(if o.recycled_outputs { "recycled" } else { "fresh" }));
+    if o.baseline_s.is_some() {
+        m.insert("baseline_isa".into(), json!(super::baseline::instruction_set()));
+        m.insert("baseline_pieces_per_thread".into(), json!(super::baseline::PIECES_PER_THREAD));
+    }
     for (name, n) in &o.size {
         m.insert((*name).into(), json!(n));
     }
@@ -193,6 +201,7 @@ mod tests {
             check: Ok(vec![Against::Baseline, Against::Interpreter]),
             size: vec![("rows", 8), ("values", 1_000_000)],
             recycled_outputs: true,
+            approx_baseline_s: None,
         };
         let v = json(&settings(), std::slice::from_ref(&o));
         let e = &v["W2_axpy"];
@@ -230,6 +239,7 @@ mod tests {
             }),
             size: vec![],
             recycled_outputs: true,
+            approx_baseline_s: None,
         };
         let e = entry(&settings(), &o, None);
         assert_eq!(e["checked"], false);

@@ -79,6 +79,9 @@ pub struct Outcome {
     /// The same baseline's best time on one thread, when `baseline_s` used more than one: the plain
     /// single-threaded loop the multi-core targets are stated against.
     pub single_thread_baseline_s: Option<f64>,
+    /// W1, W4: the best time of the baseline with a vectorized `tanh` / `exp` of ragtime's accuracy
+    /// instead of libm's (same threads as `baseline_s`).
+    pub approx_baseline_s: Option<f64>,
     /// What the output was checked against, or the first difference.
     pub check: Result<Vec<Against>, Mismatch>,
     /// The input's size, as named counts (`rows`, `values`, `queries`, `words`, `calls_per_run`).
@@ -289,6 +292,28 @@ impl Bench {
             })
         };
         let single_thread_baseline_s = self.single.as_ref().map(|one| time_baseline(one, &mut buf));
+        // The vectorized approximations beside libm (W1, W4), checked against the libm loop below.
+        let mut approx_buf = vec![0f32; buf.len()];
+        let approx_baseline_s = match id {
+            FusedElemwise => {
+                let chunks = self.parallel.row_chunks(splits);
+                Some(best_loop(runs, || {
+                    self.parallel.run(&chunks, &mut approx_buf, at, |rows, o| {
+                        let v = at(rows.start)..at(rows.end);
+                        baseline::fused_elemwise_approx(&xs[v.clone()], &zs[v], o)
+                    })
+                }))
+            }
+            RowSoftmax | RowSoftmaxRank2 => {
+                let chunks = self.parallel.row_chunks(splits);
+                Some(best_loop(runs, || {
+                    self.parallel.run(&chunks, &mut approx_buf, at, |rows, o| {
+                        baseline::row_softmax_approx(&splits[rows.start..=rows.end], xs, o)
+                    })
+                }))
+            }
+            _ => None,
+        };
         // The multi-threaded run goes last, so `buf` holds its output for the check.
         let baseline_s = time_baseline(&self.parallel, &mut buf);
 
@@ -308,10 +333,15 @@ impl Bench {
             }
             check::values(Against::Baseline, check::float_values(Against::Baseline, &out)?, &buf)?;
             check::tensors(Against::Interpreter, &out, &want)?;
+            if approx_baseline_s.is_some() {
+                check::values(Against::ApproxBaseline, &approx_buf, &buf)?;
+                return Ok(vec![Against::Baseline, Against::ApproxBaseline, Against::Interpreter]);
+            }
             Ok(vec![Against::Baseline, Against::Interpreter])
         })();
         Ok(Outcome {
             recycled_outputs: true,
+            approx_baseline_s,
             id,
             ragtime_s,
             baseline_s: Some(baseline_s),
@@ -356,6 +386,7 @@ impl Bench {
             Ok(vec![Against::Expected, Against::Interpreter])
         })();
         Ok(Outcome {
+            approx_baseline_s: None,
             recycled_outputs: false,
             id,
             ragtime_s,
@@ -398,6 +429,7 @@ impl Bench {
             Ok(vec![Against::Expected, Against::Interpreter])
         })();
         Ok(Outcome {
+            approx_baseline_s: None,
             recycled_outputs: false,
             id,
             ragtime_s: batch_s / SMALL_CALLS as f64,
@@ -449,6 +481,7 @@ impl Bench {
             Ok(vec![Against::Baseline, Against::Interpreter])
         })();
         Ok(Outcome {
+            approx_baseline_s: None,
             recycled_outputs: true,
             id,
             ragtime_s,
@@ -483,6 +516,7 @@ impl Bench {
         let mut size = vec![("queries", q.count()), ("variants", timed.len()), ("nodes_after", slowest.4)];
         size.extend(timed.iter().map(|v| (v.0, (v.1 * 1e6).round() as usize)));
         Ok(Outcome {
+            approx_baseline_s: None,
             recycled_outputs: true,
             id,
             ragtime_s: slowest.1,
@@ -537,6 +571,7 @@ impl Bench {
             Ok(vec![Against::Baseline, Against::Interpreter])
         })();
         Ok(Outcome {
+            approx_baseline_s: None,
             recycled_outputs: true,
             id,
             ragtime_s,
