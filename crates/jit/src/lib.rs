@@ -96,9 +96,5 @@ pub use plan::{KernelPlan, Target};
 pub use spec::{lowered_op, vector_op, Elem, KernelSpec};
 pub use vmath::{
     emit_cos, emit_exp, emit_log, emit_pow, emit_sigmoid, emit_sin, emit_tanh, emit_unary, Float, Lanes, UnaryMath,
+    SIN_COS_MAX_ARG_F32, SIN_COS_MAX_ARG_F64,
 };
-
-/// Largest |x| for which f32 `sin`/`cos` meet the documented error bound.
-pub const SIN_COS_MAX_ARG_F32: f32 = 1.0e5;
-/// Largest |x| for which f64 `sin`/`cos` meet the documented error bound.
-pub const SIN_COS_MAX_ARG_F64: f64 = 1.0e9;

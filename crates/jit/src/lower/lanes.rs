@@ -182,8 +182,8 @@ fn emit_trig(b: &mut FunctionBuilder, op: UnaryMath, x: Value) -> Value {
     let ty = b.func.dfg.value_type(x);
     let lanes = Lanes::of(ty).expect("trig on a float lane shape");
     let bound = match lanes.float {
-        Float::F32 => b.ins().f32const(crate::SIN_COS_MAX_ARG_F32),
-        Float::F64 => b.ins().f64const(crate::SIN_COS_MAX_ARG_F64),
+        Float::F32 => b.ins().f32const(vmath::SIN_COS_MAX_ARG_F32),
+        Float::F64 => b.ins().f64const(vmath::SIN_COS_MAX_ARG_F64),
     };
     let bound = if lanes.vector { b.ins().splat(ty, bound) } else { bound };
     let magnitude = b.ins().fabs(x);
