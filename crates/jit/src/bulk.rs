@@ -12,7 +12,8 @@
 // Calling precompiled AVX2 code through raw pointers; each block says why it is sound.
 #![allow(unsafe_code)]
 
-/// `fn(data, n)`: replaces `data[..n]` by a function of each value.
+/// `fn(data, n)`: replaces `data[..n]` by a function of each value. Kernels reach these entries
+/// only through [`crate::callees`], whose contract says what they are called with.
 pub(crate) type InPlaceFn = unsafe extern "C" fn(*mut f32, usize);
 
 /// The in-place float32 `op` for this CPU, bit for bit what `vmath` emits, for the functions
@@ -23,6 +24,11 @@ pub(crate) fn unary_f32(op: UnaryMath) -> Option<InPlaceFn> {
 }
 
 use crate::vmath::UnaryMath;
+
+/// True when this CPU runs the bulk functions (AVX2 and FMA, detected at run time).
+pub(crate) fn supported() -> bool {
+    imp::supported()
+}
 
 /// `fn(a, b, out, n)`: `out[i] = exp(a[i] - b[i])` for `i < n`.
 pub(crate) type ExpSubFn = unsafe extern "C" fn(*const f32, *const f32, *mut f32, usize);
@@ -84,7 +90,7 @@ mod imp {
     use super::{ExpSubFn, InPlaceFn};
     use crate::vmath::{explog, hyper, Arith, Float, UnaryMath};
 
-    fn supported() -> bool {
+    pub(super) fn supported() -> bool {
         std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
     }
 
@@ -198,8 +204,8 @@ mod imp {
         }
     }
 
-    // SAFETY (every block below): an `Avx2F32` exists only where `Avx2F32::new`'s contract
-    // holds, so the AVX2 / FMA instructions are available.
+    // Every block below: an `Avx2F32` exists only where `Avx2F32::new`'s contract holds, so the
+    // AVX2 / FMA instructions are available.
     impl Arith for Avx2F32 {
         type V = __m256;
         #[inline(always)]
@@ -208,70 +214,86 @@ mod imp {
         }
         #[inline(always)]
         fn c(&mut self, v: f64) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
             unsafe { _mm256_set1_ps(v as f32) }
         }
         #[inline(always)]
         fn ic(&mut self, v: i64) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
             unsafe { _mm256_castsi256_ps(_mm256_set1_epi32(v as i32)) }
         }
         #[inline(always)]
         fn add(&mut self, a: __m256, b: __m256) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
             unsafe { _mm256_add_ps(a, b) }
         }
         #[inline(always)]
         fn sub(&mut self, a: __m256, b: __m256) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
             unsafe { _mm256_sub_ps(a, b) }
         }
         #[inline(always)]
         fn mul(&mut self, a: __m256, b: __m256) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
             unsafe { _mm256_mul_ps(a, b) }
         }
         #[inline(always)]
         fn div(&mut self, a: __m256, b: __m256) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
             unsafe { _mm256_div_ps(a, b) }
         }
         #[inline(always)]
         fn abs(&mut self, a: __m256) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
             unsafe { _mm256_andnot_ps(_mm256_set1_ps(-0.0), a) }
         }
         #[inline(always)]
         fn fma(&mut self, a: __m256, b: __m256, c: __m256) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
             unsafe { _mm256_fmadd_ps(a, b, c) }
         }
         #[inline(always)]
         fn fnma(&mut self, a: __m256, b: __m256, c: __m256) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
             unsafe { _mm256_fnmadd_ps(a, b, c) }
         }
         #[inline(always)]
         fn neg(&mut self, a: __m256) -> __m256 {
             // The sign bit flipped, NaNs included, as Cranelift's `fneg`.
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
             unsafe { _mm256_xor_ps(a, _mm256_set1_ps(-0.0)) }
         }
         #[inline(always)]
         fn lt(&mut self, a: __m256, b: __m256) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
             unsafe { _mm256_cmp_ps::<_CMP_LT_OQ>(a, b) }
         }
         #[inline(always)]
         fn ordered(&mut self, a: __m256, b: __m256) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
             unsafe { _mm256_cmp_ps::<_CMP_ORD_Q>(a, b) }
         }
         #[inline(always)]
         fn sel(&mut self, mask: __m256, a: __m256, b: __m256) -> __m256 {
             // Masks are whole lanes, so blending by the sign bit is selecting by the mask.
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
             unsafe { _mm256_blendv_ps(b, a, mask) }
         }
         #[inline(always)]
         fn min_pick(&mut self, a: __m256, b: __m256) -> __m256 {
             // `minps` is `a < b ? a : b`, the trait's definition.
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
             unsafe { _mm256_min_ps(a, b) }
         }
         #[inline(always)]
         fn max_pick(&mut self, a: __m256, b: __m256) -> __m256 {
             // `maxps` is `a > b ? a : b`, the trait's definition.
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
             unsafe { _mm256_max_ps(a, b) }
         }
         #[inline(always)]
         fn mask_or(&mut self, a: __m256, b: __m256) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
             unsafe { _mm256_or_ps(a, b) }
         }
         #[inline(always)]
@@ -284,14 +306,17 @@ mod imp {
         }
         #[inline(always)]
         fn isub(&mut self, a: __m256, b: __m256) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
             unsafe { _mm256_castsi256_ps(_mm256_sub_epi32(_mm256_castps_si256(a), _mm256_castps_si256(b))) }
         }
         #[inline(always)]
         fn ishl(&mut self, a: __m256, n: i64) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
             unsafe { _mm256_castsi256_ps(_mm256_sll_epi32(_mm256_castps_si256(a), _mm_cvtsi32_si128(n as i32))) }
         }
         #[inline(always)]
         fn ushr(&mut self, a: __m256, n: i64) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
             unsafe { _mm256_castsi256_ps(_mm256_srl_epi32(_mm256_castps_si256(a), _mm_cvtsi32_si128(n as i32))) }
         }
     }
@@ -299,6 +324,9 @@ mod imp {
 
 #[cfg(not(target_arch = "x86_64"))]
 mod imp {
+    pub(super) fn supported() -> bool {
+        false
+    }
     pub(super) fn unary_f32(_: crate::vmath::UnaryMath) -> Option<super::InPlaceFn> {
         None
     }

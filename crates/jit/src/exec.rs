@@ -15,7 +15,9 @@ use ragtime_ops::fused::{Composite, Layout, OperandKind, RowKernel, RowOutput};
 use rayon::prelude::*;
 
 use crate::kernel::{FusedKernel, Jit};
-use crate::lower::{emit_kernel, KernelSpec};
+use crate::lower::emit_kernel;
+use crate::plan::{KernelPlan, Split, Target};
+use crate::spec::KernelSpec;
 
 /// Below this many values (plus rows) per piece, work is not split further (below it once, a
 /// kernel runs on the calling thread only): splitting smaller work costs more in
@@ -29,8 +31,11 @@ const MIN_WORK_PER_PIECE: usize = 1 << 16;
 /// same either way.
 const PIECES_PER_THREAD: usize = 4;
 
-fn cache() -> &'static Mutex<HashMap<KernelSpec, FusedKernel>> {
-    static CACHE: OnceLock<Mutex<HashMap<KernelSpec, FusedKernel>>> = OnceLock::new();
+/// A compiled kernel with the plan it was emitted from.
+type Compiled = (FusedKernel, Arc<KernelPlan>);
+
+fn cache() -> &'static Mutex<HashMap<KernelSpec, Compiled>> {
+    static CACHE: OnceLock<Mutex<HashMap<KernelSpec, Compiled>>> = OnceLock::new();
     CACHE.get_or_init(Default::default)
 }
 
@@ -151,9 +156,19 @@ pub fn cached_kernels() -> usize {
 /// The compiled kernel of `spec`, from the process-wide cache (keyed by the spec: scalar graph,
 /// operand kinds, reductions, outputs and dtype) or compiled now.
 pub fn kernel_for(spec: &KernelSpec) -> Result<FusedKernel> {
+    compiled(spec).map(|(kernel, _)| kernel)
+}
+
+/// The kernel of `spec` and its plan for this machine, from the cache or planned and compiled
+/// now (`RAGTIME_JIT_PLAN=1` prints each plan compiled to stderr).
+fn compiled(spec: &KernelSpec) -> Result<Compiled> {
     let mut cache = cache().lock().map_err(|_| Error::graph("the JIT kernel cache is poisoned"))?;
     if let Some(k) = cache.get(spec) {
-        return Ok(*k);
+        return Ok(k.clone());
+    }
+    let plan = Arc::new(KernelPlan::new(spec, Target::host()));
+    if std::env::var_os("RAGTIME_JIT_PLAN").is_some() {
+        eprintln!("{plan}");
     }
     let kernel = JIT.with(|cell| -> Result<FusedKernel> {
         let mut slot = cell.borrow_mut();
@@ -161,10 +176,10 @@ pub fn kernel_for(spec: &KernelSpec) -> Result<FusedKernel> {
             *slot = Some(Jit::new().map_err(|e| Error::graph(format!("JIT: {e}")))?);
         }
         let jit = slot.as_mut().ok_or_else(|| Error::graph("JIT: no module"))?;
-        jit.compile_fused(|b, p| emit_kernel(b, p, spec)).map_err(|e| Error::graph(format!("JIT: {e}")))
+        jit.compile_fused(|b, p| emit_kernel(b, p, &plan)).map_err(|e| Error::graph(format!("JIT: {e}")))
     })?;
-    cache.insert(spec.clone(), kernel);
-    Ok(kernel)
+    cache.insert(spec.clone(), (kernel, plan.clone()));
+    Ok((kernel, plan))
 }
 
 /// The thread count a function uses when none is given: `RAGTIME_THREADS`, else every core.
@@ -183,7 +198,8 @@ pub struct JitKernel {
     inner: OpRef,
     /// `Jit` + the fused op's name, built once: errors and printouts use it, calls never format.
     name: String,
-    spec: Arc<KernelSpec>,
+    /// The plan the kernel was emitted from (its spec included).
+    plan: Arc<KernelPlan>,
     kernel: FusedKernel,
     threads: usize,
     /// `Mode::Debug`: run the reference implementation too and compare on every call.
@@ -225,13 +241,18 @@ impl JitKernel {
 
     /// The spec the kernel was compiled from.
     pub fn spec(&self) -> &KernelSpec {
-        &self.spec
+        self.plan.spec()
+    }
+
+    /// The plan the kernel was emitted from.
+    pub fn plan(&self) -> &KernelPlan {
+        &self.plan
     }
 
     /// Runs the kernel; `None` when an op faulted (the caller then runs the reference, which
     /// reports the error as the interpreter does).
     fn run(&self, layout: &Layout<'_>) -> Result<Option<Vec<RaggedTensor>>> {
-        let spec = &self.spec;
+        let spec = self.plan.spec();
         let reference = layout.reference;
         let total = reference.flat_values().len();
         let rows = spec.rows();
@@ -292,7 +313,10 @@ impl JitKernel {
             outputs: outputs.iter_mut().map(|o| o.as_mut_ptr()).collect(),
             splits: if rows { splits.as_ptr() } else { std::ptr::null() },
         };
-        let ranges = if rows { row_ranges(splits, self.threads) } else { flat_ranges(total, self.threads) };
+        let ranges = match self.plan.split {
+            Split::Rows => row_ranges(splits, self.threads),
+            Split::Elements => flat_ranges(total, self.threads),
+        };
         let launch = |&(begin, end): &(usize, usize)| {
             // SAFETY: every input pointer addresses a buffer of the dtype the kernel reads (checked
             // above against the spec's graph) with the length the kernel indexes (full operands
@@ -407,7 +431,7 @@ impl Op for JitKernel {
     }
 
     fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
-        let Some(layout) = Layout::new(self.spec.operands(), inputs, self.spec.rows())? else {
+        let Some(layout) = Layout::new(self.spec().operands(), inputs, self.spec().rows())? else {
             return self.inner.perform(inputs);
         };
         let Some(outputs) = self.run(&layout)? else {
@@ -464,9 +488,9 @@ pub fn lower_fused(fg: &mut FunctionGraph, threads: usize, check: bool) -> Resul
         let Some(apply) = fg.node(node) else { continue };
         let Some(spec) = spec_of(&apply.op) else { continue };
         let (inner, inputs, outputs) = (apply.op.clone(), apply.inputs.clone(), apply.outputs.clone());
-        let kernel = kernel_for(&spec)?;
+        let (kernel, plan) = compiled(&spec)?;
         let name = format!("Jit{}", inner.name());
-        let op = JitKernel { inner, name, spec: Arc::new(spec), kernel, threads: threads.max(1), check };
+        let op = JitKernel { inner, name, plan, kernel, threads: threads.max(1), check };
         let new = fg.add_node(Arc::new(op), &inputs)?;
         let pairs: Vec<_> = outputs.into_iter().zip(new).collect();
         fg.replace_all(&pairs, "jit")?;

@@ -21,6 +21,11 @@
 //!   calls the machine code. `RAGTIME_JIT_DISASM=1` prints each kernel's machine code;
 //!   `RAGTIME_PERF_MAP=1` writes `/tmp/perf-<pid>.map` so `perf report` names the kernels, and
 //!   each kernel's machine code to `/tmp/perf-<pid>-<name>.bin`.
+//! - Fused kernels go spec → plan → emit: a [`KernelSpec`] (what a fused op computes), its
+//!   [`KernelPlan`] ([`plan`]: every loop, block, fold, scratch and bulk-call decision, printable
+//!   with `RAGTIME_JIT_PLAN=1`), then Cranelift IR written from the plan (`lower/`). Every
+//!   function address written into machine code comes from `callees.rs`, under one safety
+//!   contract.
 //! - [`bulk`]: `vmath`'s `exp`, `sigmoid` and float32 `tanh` evaluated with AVX2 + FMA in
 //!   precompiled code, which flat blocks of row kernels and chunks of map kernels call on
 //!   scratch buffers (same bits as the IR functions).
@@ -68,15 +73,18 @@
 //! - Results assume a fused `fma` (x86 FMA / AArch64); without hardware FMA Cranelift calls
 //!   the libm `fma`, which is correct but slow.
 #![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
 
 mod alloc;
 pub mod bulk;
+mod callees;
 mod exec;
 mod kernel;
 mod lower;
 mod perf_map;
-mod scalar;
+pub mod plan;
+mod spec;
 pub mod vmath;
 
 pub use alloc::retain_freed_memory;
@@ -84,12 +92,9 @@ pub use exec::{
     cached_kernels, clear_kernel_cache, default_threads, kernel_for, lower_fused, recycle, spec_of, JitKernel,
 };
 pub use kernel::{FusedFn, FusedKernel, FusedParams, Jit, JitError, JitFloat, MapKernel};
-pub use lower::{lowered_op, vector_op, Elem, KernelSpec};
+pub use plan::{KernelPlan, Target};
+pub use spec::{lowered_op, vector_op, Elem, KernelSpec};
 pub use vmath::{
     emit_cos, emit_exp, emit_log, emit_pow, emit_sigmoid, emit_sin, emit_tanh, emit_unary, Float, Lanes, UnaryMath,
+    SIN_COS_MAX_ARG_F32, SIN_COS_MAX_ARG_F64,
 };
-
-/// Largest |x| for which f32 `sin`/`cos` meet the documented error bound.
-pub const SIN_COS_MAX_ARG_F32: f32 = 1.0e5;
-/// Largest |x| for which f64 `sin`/`cos` meet the documented error bound.
-pub const SIN_COS_MAX_ARG_F64: f64 = 1.0e9;

@@ -259,6 +259,45 @@ fn functions_share_compiled_kernels() {
     assert!(first.call(std::slice::from_ref(&v)).unwrap()[0].equals(&second.call(&[v]).unwrap()[0]));
 }
 
+/// The plans of the workloads' kernels as the optimizer builds them are the ones
+/// `crates/jit/tests/plans` holds (written there from hand-built specs), for a CPU with the bulk
+/// functions; each kernel's own plan is the plan of its spec for this machine.
+#[test]
+fn the_workloads_kernels_have_the_golden_plans() {
+    use ragtime::ir::jit::{JitKernel, KernelPlan, Target};
+    let ragged = |g: &Graph, name: &str| g.input(name, TensorType::ragged(DType::F32, 1));
+    let w1 = {
+        let g = Graph::new();
+        let (x, z) = (ragged(&g, "x"), ragged(&g, "z"));
+        let y = (&x * 2.0 + 1.0).tanh() * &z - &x;
+        compile(&[&x, &z], &[&y]).unwrap()
+    };
+    let w4 = {
+        let g = Graph::new();
+        let x = ragged(&g, "x");
+        let e = (&x - x.reduce_max(keepdims(1))).exp();
+        let y = &e / e.reduce_sum(keepdims(1));
+        compile(&[&x], &[&y]).unwrap()
+    };
+    let golden = [
+        (w1, include_str!("../../jit/tests/plans/w1_elementwise.txt")),
+        (w4, include_str!("../../jit/tests/plans/w4_row_softmax.txt")),
+    ];
+    for (f, want) in golden {
+        let fg = f.fgraph();
+        let kernels: Vec<&JitKernel> = fg
+            .toposort()
+            .unwrap()
+            .into_iter()
+            .filter_map(|n| fg.node(n).unwrap().op.as_any().downcast_ref::<JitKernel>())
+            .collect();
+        assert_eq!(kernels.len(), 1, "one fused kernel");
+        let spec = kernels[0].spec();
+        assert_eq!(KernelPlan::new(spec, Target::with_bulk(true)).to_string(), want);
+        assert_eq!(kernels[0].plan(), &KernelPlan::new(spec, Target::host()));
+    }
+}
+
 #[test]
 fn pow_over_a_grid_of_special_and_huge_values_matches_the_reference() {
     // Found by the property test: pow(0.5, 1e300) gave inf (the rounding error of the huge

@@ -3,7 +3,7 @@
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{InstBuilder, Value};
 
-use super::{Arith, Emit, Float, Lanes};
+use super::arith::{Arith, Emit, Float, Lanes};
 
 /// `e^(x + lo)`; `lo` is an optional low-order correction (|lo| ≤ ulp(x)) that `pow` uses to
 /// carry the rounding error of `y * ln x` into the reduced argument.

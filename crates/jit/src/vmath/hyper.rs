@@ -3,7 +3,8 @@
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::Value;
 
-use super::{explog, Arith, Emit, Float};
+use super::arith::{Arith, Emit, Float};
+use super::explog;
 
 // Cephes' coefficients are kept with the digits it publishes, beyond f64 precision.
 #[allow(clippy::excessive_precision)]

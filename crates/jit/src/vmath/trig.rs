@@ -3,7 +3,7 @@
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::Value;
 
-use super::{Arith, Emit, Float};
+use super::arith::{Arith, Emit, Float};
 
 /// `sin x` (`cos == false`) or `cos x` (`cos == true`).
 ///

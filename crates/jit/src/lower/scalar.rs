@@ -7,7 +7,7 @@
 //!
 //! The rare transcendental functions (`expm1`, `erf`, inverse trigonometry, ...) and the float
 //! remainders are calls to extern "C" shims around the very kernels the interpreter runs
-//! ([`Kernels::unary`] / [`Kernels::binary`]), so they are bit-identical to it.
+//! (`Kernels::unary` / `Kernels::binary`, in [`crate::callees`]), so they are bit-identical to it.
 //!
 //! Values of a scalar loop: floats in `F32` / `F64`, integers in the integer type of their width
 //! (signedness lives in the ops), bool in `I8` holding 0 or 1 — every op producing a bool
@@ -15,12 +15,14 @@
 //! valid `bool` bytes.
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{types, AbiParam, InstBuilder, Signature, Type, Value};
+use cranelift_codegen::ir::{types, InstBuilder, Type, Value};
 use cranelift_frontend::FunctionBuilder;
-use ragtime_core::{DType, Element};
-use ragtime_ops::elemwise::{Kernels, ScalarOp, NAMED_SCALAR_OPS};
+use ragtime_core::DType;
+use ragtime_ops::elemwise::ScalarOp;
 
-use crate::lower::{emit_op, Elem};
+use super::lanes::{emit_op, float_cc, int_cc};
+use crate::callees;
+use crate::spec::Elem;
 
 /// The Cranelift type holding one value of `dtype` in a scalar loop (bool: `I8`, 0 or 1).
 /// Strings are never lowered (`KernelSpec::new` refuses them); they map to the offset type.
@@ -57,97 +59,6 @@ fn signed_min(bits: u32) -> i64 {
     i64::MIN >> (64 - bits)
 }
 
-/// Index of an op in [`NAMED_SCALAR_OPS`], evaluated at compile time: the const argument that
-/// tells a shim which kernel to call.
-macro_rules! op_index {
-    ($op:ident) => {{
-        const INDEX: usize = {
-            let mut i = 0;
-            while !matches!(NAMED_SCALAR_OPS[i], ScalarOp::$op) {
-                i += 1;
-            }
-            i
-        };
-        INDEX
-    }};
-}
-
-/// The interpreter's unary kernel `NAMED_SCALAR_OPS[OP]` on `T`, callable from machine code.
-/// Only instantiated for ops defined on `T` (the fallback is never taken).
-extern "C" fn unary_shim<T: Kernels, const OP: usize>(x: T) -> T {
-    T::unary(NAMED_SCALAR_OPS[OP]).map_or(x, |k| k(x))
-}
-
-/// The interpreter's binary kernel `NAMED_SCALAR_OPS[OP]` on float `T` (float kernels never
-/// fault).
-extern "C" fn binary_shim<T: Kernels, const OP: usize>(x: T, y: T) -> T {
-    T::binary(NAMED_SCALAR_OPS[OP]).map_or(x, |k| k(x, y).unwrap_or(x))
-}
-
-/// The interpreter's binary kernel `NAMED_SCALAR_OPS[OP]` on integer `T`, with the operands
-/// and result passed as `i64` (the C ABI leaves the upper bits of narrow integer arguments
-/// unspecified; `from_i64` / `to_i64` convert losslessly for every integer width). A faulting
-/// operand pair is detected by the kernel's IR before the call; its result is not used.
-extern "C" fn int_binary_shim<T: Kernels, const OP: usize>(x: i64, y: i64) -> i64 {
-    let (a, c) = (T::from_i64(x), T::from_i64(y));
-    T::binary(NAMED_SCALAR_OPS[OP]).map_or(0, |k| k(a, c).map_or(0, Element::to_i64))
-}
-
-/// The shim computing the float op `op` on `T`, if it is one called out of line.
-fn float_shim<T: Kernels>(op: ScalarOp) -> Option<usize> {
-    macro_rules! unary {
-        ($($name:ident)*) => {
-            match op {
-                $(ScalarOp::$name => return Some(unary_shim::<T, { op_index!($name) }> as extern "C" fn(T) -> T as usize),)*
-                _ => {}
-            }
-        };
-    }
-    macro_rules! binary {
-        ($($name:ident)*) => {
-            match op {
-                $(ScalarOp::$name => return Some(binary_shim::<T, { op_index!($name) }> as extern "C" fn(T, T) -> T as usize),)*
-                _ => {}
-            }
-        };
-    }
-    unary!(Acos Acosh Asin Asinh Atan Atanh Cosh Sinh Tan Erf Erfc Expm1 Log1p LogSigmoid Softplus);
-    binary!(FloorMod TruncateMod Atan2 Xlogy);
-    None
-}
-
-/// The integer `pow` shim of `dtype`.
-fn int_pow_shim(dtype: DType) -> usize {
-    type Shim = extern "C" fn(i64, i64) -> i64;
-    const POW: usize = op_index!(Pow);
-    match dtype {
-        DType::I8 => int_binary_shim::<i8, POW> as Shim as usize,
-        DType::I16 => int_binary_shim::<i16, POW> as Shim as usize,
-        DType::I32 => int_binary_shim::<i32, POW> as Shim as usize,
-        DType::U8 => int_binary_shim::<u8, POW> as Shim as usize,
-        DType::U16 => int_binary_shim::<u16, POW> as Shim as usize,
-        DType::U32 => int_binary_shim::<u32, POW> as Shim as usize,
-        DType::U64 => int_binary_shim::<u64, POW> as Shim as usize,
-        _ => int_binary_shim::<i64, POW> as Shim as usize,
-    }
-}
-
-/// Calls the function at `address` (C calling convention) with `args`, returning its one
-/// result of type `ret`.
-pub(crate) fn emit_call(b: &mut FunctionBuilder, address: usize, args: &[Value], ret: Type) -> Value {
-    let ptr = b.func.signature.params[0].value_type;
-    let mut sig = Signature::new(b.func.signature.call_conv);
-    for &a in args {
-        let ty = b.func.dfg.value_type(a);
-        sig.params.push(AbiParam::new(ty));
-    }
-    sig.returns.push(AbiParam::new(ret));
-    let sigref = b.import_signature(sig);
-    let callee = b.ins().iconst(ptr, address as i64);
-    let call = b.ins().call_indirect(sigref, callee, args);
-    b.inst_results(call)[0]
-}
-
 /// One scalar op of a scalar loop on values of `arg_dtypes`, giving a value of `out` (the
 /// node's dtype). The second result is a fault condition (nonzero when the reference refuses
 /// the operands: integer division or modulo by zero, a negative integer exponent).
@@ -175,35 +86,6 @@ pub(crate) fn emit_scalar_op(
         _ => return emit_int_op(b, op, d, a),
     };
     (value, None)
-}
-
-/// The float condition of a comparison: ordered, except `!=`, true when either is NaN (as
-/// Rust's operators).
-pub(crate) fn float_cc(op: ScalarOp) -> FloatCC {
-    match op {
-        ScalarOp::Equal => FloatCC::Equal,
-        ScalarOp::NotEqual => FloatCC::NotEqual,
-        ScalarOp::Less => FloatCC::LessThan,
-        ScalarOp::LessEqual => FloatCC::LessThanOrEqual,
-        ScalarOp::Greater => FloatCC::GreaterThan,
-        _ => FloatCC::GreaterThanOrEqual,
-    }
-}
-
-/// The integer condition of a comparison, signed or unsigned.
-pub(crate) fn int_cc(op: ScalarOp, signed: bool) -> IntCC {
-    match (op, signed) {
-        (ScalarOp::Equal, _) => IntCC::Equal,
-        (ScalarOp::NotEqual, _) => IntCC::NotEqual,
-        (ScalarOp::Less, true) => IntCC::SignedLessThan,
-        (ScalarOp::Less, false) => IntCC::UnsignedLessThan,
-        (ScalarOp::LessEqual, true) => IntCC::SignedLessThanOrEqual,
-        (ScalarOp::LessEqual, false) => IntCC::UnsignedLessThanOrEqual,
-        (ScalarOp::Greater, true) => IntCC::SignedGreaterThan,
-        (ScalarOp::Greater, false) => IntCC::UnsignedGreaterThan,
-        (_, true) => IntCC::SignedGreaterThanOrEqual,
-        (_, false) => IntCC::UnsignedGreaterThanOrEqual,
-    }
 }
 
 /// `a op b` of two values of `dtype`, as 0 or 1.
@@ -304,9 +186,8 @@ pub(crate) fn emit_cast(b: &mut FunctionBuilder, v: Value, from: DType, to: DTyp
 /// (`sign`, `truncatediv`, `xdivy`, `divide_no_nan`, the predicates) and calls to the
 /// interpreter's kernels for the rest.
 fn emit_float_op(b: &mut FunctionBuilder, op: ScalarOp, dtype: DType, a: &[Value]) -> Value {
-    let shim = if dtype == DType::F32 { float_shim::<f32>(op) } else { float_shim::<f64>(op) };
-    if let Some(address) = shim {
-        return emit_call(b, address, a, ir_type(dtype));
+    if let Some(shim) = callees::float_shim(op, dtype) {
+        return callees::emit_call(b, shim, a).expect("float shims return a value");
     }
     match op {
         ScalarOp::Sign => {
@@ -419,7 +300,7 @@ fn emit_int_op(b: &mut FunctionBuilder, op: ScalarOp, dtype: DType, a: &[Value])
                 (false, false) => b.ins().uextend(types::I64, v),
             };
             let (x, y) = (widen(b, a[0]), widen(b, a[1]));
-            let r = emit_call(b, int_pow_shim(dtype), &[x, y], types::I64);
+            let r = callees::emit_call(b, callees::int_pow_shim(dtype), &[x, y]).expect("integer shims return a value");
             let r = if ty == types::I64 { r } else { b.ins().ireduce(ty, r) };
             let fault = signed.then(|| b.ins().icmp_imm_s(IntCC::SignedLessThan, a[1], 0));
             return (r, fault);

@@ -1,0 +1,266 @@
+//! Row walks: the loop over rows `begin..end` of a row kernel, one pass per row or in blocks
+//! pass by pass, small blocks running their expensive passes flat with per-row values expanded
+//! over the block's elements, as the plan's [`Rows`] says.
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, InstBuilder, StackSlot, Type, Value};
+use cranelift_frontend::FunctionBuilder;
+use ragtime_ops::fused::{OperandKind, RowOutput};
+
+use super::expr::{mem, Both, Emitter, RowValue};
+use super::flat::{emit_elements, emit_flat_node};
+use super::fold::emit_reduction;
+use super::loops::{emit_blocks, emit_loop};
+use super::scalar::ir_type;
+use crate::kernel::FusedParams;
+use crate::plan::{Rows, EXPAND_VECTORS, ROW_VALUE_BYTES};
+
+/// Stores the splat `vector` at elements `start..end` of the buffer whose element 0 is at
+/// `base`, [`EXPAND_VECTORS`] vectors at a time, so up to that many vectors' elements past `end`
+/// are written too (scratch buffers have room for them; the next row overwrites them).
+pub(super) fn emit_expand(
+    b: &mut FunctionBuilder,
+    e: &Emitter<'_>,
+    vector: Value,
+    base: Value,
+    start: Value,
+    end: Value,
+) {
+    let elem = e.spec.simd().expect("flat blocks are vector kernels");
+    let lanes = elem.lanes();
+    let step = EXPAND_VECTORS * lanes;
+    let n = b.ins().isub(end, start);
+    let rounded = b.ins().iadd_imm_s(n, step - 1);
+    let whole = b.ins().band_imm_s(rounded, !(step - 1));
+    let limit = b.ins().iadd(start, whole);
+    let _ = emit_loop(b, e.ptr, start, limit, step, &[], &mut |b, i, _| {
+        let off = b.ins().imul_imm_s(i, elem.bytes() as i64);
+        let at = b.ins().iadd(base, off);
+        for v in 0..EXPAND_VECTORS {
+            b.ins().store(mem(), vector, at, (v * lanes * elem.bytes() as i64) as i32);
+        }
+        Vec::new()
+    });
+}
+
+/// The row loop. With one pass per row (a row map, or one reduction alone), row after row. With
+/// more, rows go in blocks ([`Rows::Blocked`]): each reduction makes one pass over the block's rows,
+/// keeping each row's result (scalar and splat vector) in a stack slot, then one pass computes
+/// the element outputs. A row's passes form one dependency chain (softmax: max, then
+/// `exp(x - max)` and its sum, then the division), so a row at a time runs at the chain's
+/// latency on short rows; within a pass the block's rows are independent and the core overlaps
+/// them. The block's values stay in L1 between passes. Keeping per-row values in memory also
+/// pins where they are computed: Cranelift places pure instructions at their uses and does not
+/// hoist them back out of the next pass's loops, so a lane fold or splat held as an SSA value
+/// would be redone at every vector.
+///
+/// A block small enough (its rows are contiguous in the flat values) runs its expensive passes
+/// *flat* ([`crate::plan::FlatBlocks`]): one vector loop over all the block's elements,
+/// with the per-row values it reads expanded over each row's elements in scratch buffers, so
+/// short rows cost no scalar tail of `exp` or division each, and no loop exit each. An
+/// expensive reduction argument goes to a scratch buffer that the row's fold and the element
+/// pass read. Every element gets the same operations as row by row, and the folds the same
+/// order, so the results are the same bits.
+pub(super) fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_>, rows: &Rows, slots: &[StackSlot]) {
+    let (spec, plan) = (e.spec, e.plan);
+    let n_ops = spec.operands().len();
+    let n_inputs = spec.graph().inputs().len();
+    let split = |b: &mut FunctionBuilder, r: Value| {
+        let off = b.ins().imul_imm_s(r, 8);
+        let at = b.ins().iadd(p.splits, off);
+        b.ins().load(types::I64, mem(), at, 0)
+    };
+    // The row's offsets and per-row operands.
+    let row_start = |b: &mut FunctionBuilder, r: Value| {
+        let off = b.ins().imul_imm_s(r, 8);
+        let at = b.ins().iadd(p.splits, off);
+        let start = b.ins().load(types::I64, mem(), at, 0);
+        let end = b.ins().load(types::I64, mem(), at, 8);
+        let mut row_values: Vec<RowValue> = vec![RowValue::Absent; n_inputs];
+        for (k, kind) in spec.operands().iter().enumerate() {
+            if *kind == OperandKind::PerRow {
+                let dtype = spec.graph().inputs()[k];
+                let a = e.addr(b, e.in_ptrs[k], r, dtype);
+                let s = b.ins().load(ir_type(dtype), mem(), a, 0);
+                row_values[k] = RowValue::Row(e.both(b, s));
+            }
+        }
+        (start, end, row_values)
+    };
+    let store_results = |b: &mut FunctionBuilder, r: Value, k: usize, value: Value| {
+        let dtype = spec.graph().inputs()[n_ops + k];
+        for (j, o) in spec.outputs().iter().enumerate() {
+            if matches!(*o, RowOutput::Reduction { index, .. } if index == k) {
+                let a = e.addr(b, e.out_ptrs[j], r, dtype);
+                b.ins().store(mem(), value, a, 0);
+            }
+        }
+    };
+    let out_stash = e.out_stash();
+    let Rows::Blocked { rows: row_block, flat } = rows else {
+        // One pass per row (a row reduction, or a row map): nothing to overlap.
+        let _ = emit_loop(b, e.ptr, p.begin, p.end, 1, &[], &mut |b, r, _| {
+            let (start, end, row_values) = row_start(b, r);
+            if let Some(red) = plan.reductions.first() {
+                let value = emit_reduction(b, e, red, start, end, &row_values, &[], None);
+                store_results(b, r, 0, value);
+            } else {
+                emit_elements(b, e, start, end, &row_values, &out_stash);
+            }
+            Vec::new()
+        });
+        return;
+    };
+    let row_block = *row_block;
+    // The row-value slots come first in the plan's scratch list, one per reduction.
+    let slots_rows: &[StackSlot] = &slots[..plan.reductions.len()];
+    let result_types: Vec<(Type, Type)> = (0..plan.reductions.len())
+        .map(|k| {
+            let dtype = spec.graph().inputs()[n_ops + k];
+            (e.ty(dtype, false), e.ty(dtype, true))
+        })
+        .collect();
+    // The entry of row `r` (of the block starting at `first`) in `slot`.
+    let entry = |b: &mut FunctionBuilder, slot: StackSlot, first: Value, r: Value| {
+        let base = b.ins().stack_addr(e.ptr, slot, 0);
+        let k = b.ins().isub(r, first);
+        let off = b.ins().imul_imm_s(k, ROW_VALUE_BYTES);
+        b.ins().iadd(base, off)
+    };
+    // The results of reductions `..upto` for row `r`, read back from their slots.
+    let earlier = |b: &mut FunctionBuilder, row_values: &mut [RowValue], first: Value, r: Value, upto: usize| {
+        for k in 0..upto {
+            let at = entry(b, slots_rows[k], first, r);
+            let (scalar_ty, vector_ty) = result_types[k];
+            let scalar = b.ins().load(scalar_ty, mem(), at, 0);
+            let vector = b.ins().load(vector_ty, mem(), at, 16);
+            row_values[n_ops + k] = RowValue::Row(Both { scalar, vector });
+        }
+    };
+    // Keeps reduction `k`'s result for row `r`: in its outputs and its slot; returns the splat.
+    let keep_result = |b: &mut FunctionBuilder, first: Value, r: Value, k: usize, value: Value| {
+        store_results(b, r, k, value);
+        let both = e.both(b, value);
+        let at = entry(b, slots_rows[k], first, r);
+        b.ins().store(mem(), both.scalar, at, 0);
+        b.ins().store(mem(), both.vector, at, 16);
+        both.vector
+    };
+    // The block's rows one by one, pass by pass.
+    let by_rows = |b: &mut FunctionBuilder, first: Value, last: Value| {
+        for (k, red) in plan.reductions.iter().enumerate() {
+            let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
+                let (start, end, mut row_values) = row_start(b, r);
+                earlier(b, &mut row_values, first, r, k);
+                let keep = red.keep.map(|j| e.out_ptrs[j]);
+                let value = emit_reduction(b, e, red, start, end, &row_values, &[], keep);
+                keep_result(b, first, r, k, value);
+                Vec::new()
+            });
+        }
+        let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
+            let (start, end, mut row_values) = row_start(b, r);
+            earlier(b, &mut row_values, first, r, plan.reductions.len());
+            emit_elements(b, e, start, end, &row_values, &out_stash);
+            Vec::new()
+        });
+    };
+    // Where the block of rows starting at `first` ends.
+    let block_bounds = |b: &mut FunctionBuilder, first: Value| {
+        let past = b.ins().iadd_imm_s(first, row_block);
+        let short = b.ins().icmp(IntCC::UnsignedLessThan, past, p.end);
+        b.ins().select(short, past, p.end)
+    };
+    let Some(flat) = flat else {
+        let _ = emit_loop(b, e.ptr, p.begin, p.end, row_block, &[], &mut |b, first, _| {
+            let last = block_bounds(b, first);
+            by_rows(b, first, last);
+            Vec::new()
+        });
+        return;
+    };
+    let elem = spec.simd().expect("flat blocks are for vector kernels");
+    let mut expanded_slots: Vec<Option<StackSlot>> = vec![None; n_inputs];
+    for &(i, s) in &flat.expanded {
+        expanded_slots[i] = Some(slots[s]);
+    }
+    let flat_pass = |b: &mut FunctionBuilder, first: Value, last: Value, s0: Value, s1: Value| {
+        // `base - s0`: the block's element `s0` is the scratch buffer's first.
+        let bias = |b: &mut FunctionBuilder, slot: StackSlot| {
+            let base = b.ins().stack_addr(e.ptr, slot, 0);
+            let off = b.ins().imul_imm_s(s0, elem.bytes() as i64);
+            b.ins().isub(base, off)
+        };
+        let expanded: Vec<Option<Value>> = expanded_slots.iter().map(|s| s.map(|s| bias(b, s))).collect();
+        let expanded_values: Vec<RowValue> =
+            expanded.iter().map(|x| x.map_or(RowValue::Absent, RowValue::Expanded)).collect();
+        if expanded[..n_ops].iter().any(Option::is_some) {
+            let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
+                let (start, end, row_values) = row_start(b, r);
+                for (i, base) in expanded[..n_ops].iter().enumerate() {
+                    if let (Some(base), RowValue::Row(v)) = (base, row_values[i]) {
+                        emit_expand(b, e, v.vector, *base, start, end);
+                    }
+                }
+                Vec::new()
+            });
+        }
+        let mut stash: Vec<(usize, Value)> = Vec::new();
+        for (k, red) in plan.reductions.iter().enumerate() {
+            if let Some(node) = &flat.args[k] {
+                let slot = slots[node.scratch];
+                let base = bias(b, slot);
+                let scratch = b.ins().stack_addr(e.ptr, slot, 0);
+                emit_flat_node(b, e, node, (s0, s1), (base, scratch), &expanded_values, &stash);
+                stash.push((node.node, base));
+            }
+            let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
+                let (start, end, mut row_values) = row_start(b, r);
+                earlier(b, &mut row_values, first, r, k);
+                let value = emit_reduction(b, e, red, start, end, &row_values, &stash, None);
+                let vector = keep_result(b, first, r, k, value);
+                if let Some(base) = expanded[n_ops + k] {
+                    emit_expand(b, e, vector, base, start, end);
+                }
+                Vec::new()
+            });
+        }
+        if flat.outputs {
+            emit_elements(b, e, s0, s1, &expanded_values, &stash);
+        } else {
+            let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
+                let (start, end, mut row_values) = row_start(b, r);
+                earlier(b, &mut row_values, first, r, plan.reductions.len());
+                emit_elements(b, e, start, end, &row_values, &stash);
+                Vec::new()
+            });
+        }
+    };
+    // A flat block takes up to `max_rows` rows while they hold at most `max_values` values
+    // (short rows: fewer, longer calls into the bulk functions), else `row_block` rows.
+    let (max_rows, max_values) = (flat.max_rows, flat.max_values);
+    emit_blocks(b, e.ptr, p.begin, p.end, &mut |b, first| {
+        let s0 = split(b, first);
+        let wide = b.ins().iadd_imm_s(first, max_rows);
+        let wide_short = b.ins().icmp(IntCC::UnsignedLessThan, wide, p.end);
+        let wide = b.ins().select(wide_short, wide, p.end);
+        let s_wide = split(b, wide);
+        let n_wide = b.ins().isub(s_wide, s0);
+        let fits = b.ins().icmp_imm_s(IntCC::UnsignedLessThanOrEqual, n_wide, max_values);
+        let narrow = block_bounds(b, first);
+        let last = b.ins().select(fits, wide, narrow);
+        let s1 = split(b, last);
+        let n = b.ins().isub(s1, s0);
+        let small = b.ins().icmp_imm_s(IntCC::UnsignedLessThanOrEqual, n, max_values);
+        let (flat_path, rows_path, join) = (b.create_block(), b.create_block(), b.create_block());
+        b.ins().brif(small, flat_path, &[], rows_path, &[]);
+        b.switch_to_block(flat_path);
+        flat_pass(b, first, last, s0, s1);
+        b.ins().jump(join, &[]);
+        b.switch_to_block(rows_path);
+        by_rows(b, first, last);
+        b.ins().jump(join, &[]);
+        b.switch_to_block(join);
+        last
+    });
+}

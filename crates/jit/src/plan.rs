@@ -1,0 +1,589 @@
+//! The kernel plan: every decision about how a [`KernelSpec`] becomes machine code (loop shape,
+//! block sizes, passes and folds, scratch buffers, expansions, bulk calls, thread split), made
+//! from the spec before any IR is written. Emission (`crate::lower`) only translates a plan; its
+//! `Display` is the stable, human-readable form the golden tests compare.
+//!
+//! The tuning constants live here with the measurements that chose them.
+
+use std::fmt;
+
+use ragtime_core::DType;
+use ragtime_ops::elemwise::ScalarOp;
+use ragtime_ops::fused::{OperandKind, RowOutput, ScalarGraph, ScalarRef};
+use ragtime_ops::reduce::ReduceKind;
+
+use crate::spec::{Elem, KernelSpec};
+use crate::vmath::UnaryMath;
+
+/// Vectors per iteration of the main loops.
+pub(crate) const UNROLL: i64 = 2;
+
+/// Rows per block of a row kernel with several passes (see [`Rows::Blocked`]). W4, one thread,
+/// perf samples of kernel and baseline in one process: 0.61 → 0.54 of the baseline's time with
+/// blocks of 8; 4 and 8 rows were best, 2 and 64 worse.
+const ROW_BLOCK: i64 = 8;
+
+/// Elements per chunk of a map kernel that calls bulk functions (see [`Chunked`]). W1, one
+/// thread, medians of 5: 0.076 with 128, 0.075 with 256 and 512, 0.089 with 1,024, 0.105 with
+/// 2,048 values.
+const MAP_CHUNK: i64 = 256;
+
+/// Most rows of a block evaluated flat (see [`FlatBlocks`]), when they hold at most
+/// [`FLAT_BLOCK`] values: W4, one thread, 0.411 with 8 rows, 0.402 with 16, 0.386 with 32, 0.399
+/// with 64 (and 2,048-value blocks).
+const FLAT_ROWS: i64 = 32;
+
+/// Most values a block may hold to be evaluated flat (see [`FlatBlocks`]): the size of each
+/// scratch buffer, in elements.
+const FLAT_BLOCK: i64 = 1024;
+
+/// Bytes per row of a block's per-row value slot: the scalar at 0, the vector at 16.
+pub(crate) const ROW_VALUE_BYTES: i64 = 32;
+
+/// Vectors stored per iteration when a row's value is expanded over its elements: one
+/// iteration covers the short rows, so its exit branch is predictable.
+pub(crate) const EXPAND_VECTORS: i64 = 4;
+
+/// What the machine offers that plans depend on: whether [`crate::bulk`]'s AVX2 + FMA functions
+/// run on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Target {
+    bulk: bool,
+}
+
+impl Target {
+    /// This machine (AVX2 and FMA detected at run time).
+    pub fn host() -> Target {
+        Target { bulk: crate::bulk::supported() }
+    }
+
+    /// A machine with or without the bulk functions: plans for another CPU (tests, printouts).
+    pub const fn with_bulk(bulk: bool) -> Target {
+        Target { bulk }
+    }
+
+    /// Whether the bulk functions run.
+    pub const fn bulk(&self) -> bool {
+        self.bulk
+    }
+}
+
+/// How the work of one call is cut into ranges for the threads (`exec.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Split {
+    /// Ranges of elements of equal size.
+    Elements,
+    /// Ranges of rows balanced by values plus rows.
+    Rows,
+}
+
+/// How a reduction folds a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fold {
+    /// Scalar kernels: in order, from the reference's identity, with the reference's combining
+    /// op, so the reference's bits.
+    Ordered,
+    /// Vector kernels: two vector accumulators, then one vector per step, then one vector ending
+    /// at the row's end (lanes already folded replaced by the identity), lanes folded by vector
+    /// shuffles; rows shorter than a vector one by one.
+    Vector,
+    /// Float max / min of vector kernels: one NaN-dropping `maxps` / `minps` per vector and a
+    /// NaN flag, the last vector overlapping the row's end; a row that held a NaN or whose result
+    /// is a zero folds again with the exact ops, so every row has the exact fold's bits.
+    DroppingNans,
+}
+
+/// A precompiled function of [`crate::bulk`] a kernel calls on a scratch buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BulkCall {
+    /// The node's argument is evaluated (in IR) into the scratch buffer, then `op` replaces each
+    /// value in place.
+    InPlace {
+        /// The function (`exp`, `tanh`, `sigmoid`).
+        op: UnaryMath,
+        /// Its argument.
+        arg: ScalarRef,
+    },
+    /// `exp(x - y)` of graph inputs `x` and `y`, each read flat (a full operand, or a per-row
+    /// value expanded over the block), written into the scratch buffer by one call.
+    ExpSub {
+        /// The minuend's graph input.
+        x: usize,
+        /// The subtrahend's graph input.
+        y: usize,
+    },
+}
+
+/// A node evaluated over a flat range into a scratch buffer, which later evaluations read
+/// instead of computing it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlatNode {
+    /// The node.
+    pub node: usize,
+    /// Its scratch buffer (index into [`KernelPlan::scratch`]).
+    pub scratch: usize,
+    /// The bulk call computing it, or `None` for a vector loop in IR.
+    pub bulk: Option<BulkCall>,
+}
+
+/// What a scratch buffer holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScratchUse {
+    /// Reduction `k`'s result (scalar and splat) for each row of a block.
+    RowValues(usize),
+    /// A map chunk's values of node `n`.
+    Chunk(usize),
+    /// A flat block's values of reduction `k`'s argument.
+    FlatArg(usize),
+    /// Graph input `i` (a per-row operand or a reduction result) expanded over a flat block's
+    /// elements.
+    Expanded(usize),
+}
+
+/// A stack buffer of the kernel's frame (16-byte aligned).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scratch {
+    /// Its size.
+    pub bytes: i64,
+    /// What it holds.
+    pub holds: ScratchUse,
+}
+
+/// A map kernel whose outputs need bulk functions: the elements go in chunks, each bulk node
+/// evaluated by one call into its scratch buffer (in order), then the outputs read them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chunked {
+    /// Elements per chunk.
+    pub values: i64,
+    /// The bulk nodes, in evaluation order.
+    pub nodes: Vec<FlatNode>,
+}
+
+/// How a block of a multi-pass vector row kernel runs its expensive passes flat: one vector loop
+/// over all the block's elements, with the per-row values it reads expanded over each row's
+/// elements into scratch buffers. Every element gets the same operations as row by row, and the
+/// folds the same order, so the results are the same bits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlatBlocks {
+    /// Most rows of a flat block.
+    pub max_rows: i64,
+    /// Most values of a flat block (the scratch buffers' size in elements).
+    pub max_values: i64,
+    /// Per reduction: its argument computed flat into a scratch buffer (it has an expensive op),
+    /// which the row's fold and later passes read.
+    pub args: Vec<Option<FlatNode>>,
+    /// The element outputs are computed flat (one of them has an expensive op).
+    pub outputs: bool,
+    /// Per-row graph inputs a flat pass reads, each expanded into its scratch buffer:
+    /// `(input, scratch)`; per-row operands at the block's start, reduction results after
+    /// their fold.
+    pub expanded: Vec<(usize, usize)>,
+}
+
+/// The row loop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rows {
+    /// One pass per row (a row map, or one reduction alone): row after row.
+    OnePass,
+    /// Several passes: blocks of rows, each pass over the block's rows (a row's passes are one
+    /// dependency chain; a block's rows are independent work the core overlaps), each row's
+    /// reduction results kept in a stack slot that later passes load.
+    Blocked {
+        /// Rows per block run row by row.
+        rows: i64,
+        /// Blocks small enough run their expensive passes flat.
+        flat: Option<FlatBlocks>,
+    },
+}
+
+/// The loop shape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shape {
+    /// One loop over the elements `begin..end`, in chunks when bulk functions are called.
+    Flat(Option<Chunked>),
+    /// A loop over the rows `begin..end`.
+    Rows(Rows),
+}
+
+/// One reduction's plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReductionPlan {
+    /// What it computes.
+    pub kind: ReduceKind,
+    /// The value reduced.
+    pub arg: ScalarRef,
+    /// How the row is folded.
+    pub fold: Fold,
+    /// The element output whose buffer keeps the argument's values (row-by-row passes; see
+    /// [`KernelPlan::stash`]).
+    pub keep: Option<usize>,
+}
+
+/// Every decision of one kernel, from its spec. Built only by [`KernelPlan::new`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelPlan {
+    spec: KernelSpec,
+    /// The lane type of the vector loops (`None`: scalar loops).
+    pub simd: Option<Elem>,
+    /// The loop shape.
+    pub shape: Shape,
+    /// The reductions, in pass order.
+    pub reductions: Vec<ReductionPlan>,
+    /// Expensive reduction arguments that an element output also needs, kept in that output's
+    /// buffer by the reduction's pass and read back by the output pass instead of being computed
+    /// twice (softmax's `exp(x - max)`): `(node, output)`.
+    pub stash: Vec<(usize, usize)>,
+    /// The stack buffers, in frame order.
+    pub scratch: Vec<Scratch>,
+    /// How the threads share a call.
+    pub split: Split,
+}
+
+impl KernelPlan {
+    /// The plan of `spec` on `target`.
+    pub fn new(spec: &KernelSpec, target: Target) -> KernelPlan {
+        let simd = spec.simd();
+        let mut scratch = Vec::new();
+        let stash = if spec.reductions().is_empty() { Vec::new() } else { stash_plan(spec) };
+        let reductions = spec
+            .reductions()
+            .iter()
+            .map(|red| {
+                let float = simd.and_then(Elem::float).is_some();
+                let fold = match (simd, red.kind) {
+                    (None, _) => Fold::Ordered,
+                    (Some(_), ReduceKind::Max | ReduceKind::Min) if float => Fold::DroppingNans,
+                    _ => Fold::Vector,
+                };
+                let keep = match red.arg {
+                    ScalarRef::Node(n) => stash.iter().find(|(m, _)| *m == n).map(|&(_, j)| j),
+                    _ => None,
+                };
+                ReductionPlan { kind: red.kind, arg: red.arg, fold, keep }
+            })
+            .collect();
+        let shape = if spec.rows() {
+            Shape::Rows(rows_plan(spec, target, &mut scratch))
+        } else {
+            Shape::Flat(chunked_plan(spec, target, &mut scratch))
+        };
+        let split = if spec.rows() { Split::Rows } else { Split::Elements };
+        KernelPlan { spec: spec.clone(), simd, shape, reductions, stash, scratch, split }
+    }
+
+    /// The spec planned.
+    pub fn spec(&self) -> &KernelSpec {
+        &self.spec
+    }
+}
+
+/// The chunks of a map kernel, when its outputs need functions the target evaluates in bulk.
+fn chunked_plan(spec: &KernelSpec, target: Target, scratch: &mut Vec<Scratch>) -> Option<Chunked> {
+    let (needed, _) = expression(spec.graph(), &RowOutput::elements(spec.outputs()), &[]);
+    let flat_inputs = |i: usize| spec.operands().get(i) == Some(&OperandKind::Full);
+    let nodes: Vec<FlatNode> = (0..needed.len())
+        .filter(|&n| needed[n])
+        .filter_map(|n| {
+            let bulk = bulk_call(spec, target, n, &flat_inputs)?;
+            scratch.push(Scratch { bytes: MAP_CHUNK * 4, holds: ScratchUse::Chunk(n) });
+            Some(FlatNode { node: n, scratch: scratch.len() - 1, bulk: Some(bulk) })
+        })
+        .collect();
+    (!nodes.is_empty()).then_some(Chunked { values: MAP_CHUNK, nodes })
+}
+
+/// The row loop of `spec`.
+fn rows_plan(spec: &KernelSpec, target: Target, scratch: &mut Vec<Scratch>) -> Rows {
+    let passes = spec.reductions().len() + usize::from(!RowOutput::elements(spec.outputs()).is_empty());
+    if passes <= 1 {
+        return Rows::OnePass;
+    }
+    for k in 0..spec.reductions().len() {
+        scratch.push(Scratch { bytes: ROW_BLOCK.max(FLAT_ROWS) * ROW_VALUE_BYTES, holds: ScratchUse::RowValues(k) });
+    }
+    Rows::Blocked { rows: ROW_BLOCK, flat: flat_blocks(spec, target, scratch) }
+}
+
+/// Which passes of a multi-pass vector row kernel run flat over a block's elements, or `None`
+/// when none is worth it (or the kernel is scalar, whose loops stay row by row).
+fn flat_blocks(spec: &KernelSpec, target: Target, scratch: &mut Vec<Scratch>) -> Option<FlatBlocks> {
+    let elem = spec.simd()?;
+    let graph = spec.graph();
+    let mut computed: Vec<usize> = Vec::new();
+    let mut read = vec![false; graph.inputs().len()];
+    let mut reads = |roots: &[ScalarRef], stop: &[usize]| {
+        for (i, r) in expression(graph, roots, stop).1.into_iter().enumerate() {
+            read[i] |= r;
+        }
+    };
+    let mut flat_args = Vec::new();
+    for red in spec.reductions() {
+        let flat = matches!(red.arg, ScalarRef::Node(_)) && expensive(graph, &[red.arg], &computed);
+        match (flat, red.arg) {
+            (true, ScalarRef::Node(n)) => {
+                reads(&[red.arg], &computed);
+                computed.push(n);
+                flat_args.push(Some(n));
+            }
+            _ => flat_args.push(None),
+        }
+    }
+    let elements = RowOutput::elements(spec.outputs());
+    let outputs = !elements.is_empty() && expensive(graph, &elements, &computed);
+    if outputs {
+        reads(&elements, &computed);
+    }
+    if !flat_args.iter().any(Option::is_some) && !outputs {
+        return None;
+    }
+    // Full and scalar operands are read as they are; per-row operands and reduction results are
+    // expanded.
+    let expanded: Vec<usize> = (0..read.len())
+        .filter(|&i| read[i] && spec.operands().get(i).is_none_or(|kind| *kind == OperandKind::PerRow))
+        .collect();
+    // Scratch buffers: one per flat reduction argument and per expanded input, with room for the
+    // vectors an expansion writes past a row's end.
+    let bytes = (FLAT_BLOCK + EXPAND_VECTORS * elem.lanes()) * elem.bytes() as i64;
+    let flat_input = |i: usize| spec.operands().get(i) == Some(&OperandKind::Full) || expanded.contains(&i);
+    let args = flat_args
+        .iter()
+        .enumerate()
+        .map(|(k, n)| {
+            let n = (*n)?;
+            scratch.push(Scratch { bytes, holds: ScratchUse::FlatArg(k) });
+            Some(FlatNode { node: n, scratch: scratch.len() - 1, bulk: bulk_call(spec, target, n, &flat_input) })
+        })
+        .collect();
+    let expanded = expanded
+        .into_iter()
+        .map(|i| {
+            scratch.push(Scratch { bytes, holds: ScratchUse::Expanded(i) });
+            (i, scratch.len() - 1)
+        })
+        .collect();
+    Some(FlatBlocks { max_rows: FLAT_ROWS, max_values: FLAT_BLOCK, args, outputs, expanded })
+}
+
+/// The bulk call evaluating node `n` over a flat range, when `target` has one for it: a float32
+/// `exp`, `tanh` or `sigmoid` of a float32 vector kernel. `exp(x - y)` of graph inputs that the
+/// range reads flat (`flat_input`) is one `exp_sub` call; anything else is evaluated in place.
+fn bulk_call(spec: &KernelSpec, target: Target, n: usize, flat_input: &dyn Fn(usize) -> bool) -> Option<BulkCall> {
+    let node = &spec.graph().nodes()[n];
+    let op = match node.op {
+        ScalarOp::Exp => UnaryMath::Exp,
+        ScalarOp::Tanh => UnaryMath::Tanh,
+        ScalarOp::Sigmoid => UnaryMath::Sigmoid,
+        _ => return None,
+    };
+    if !target.bulk || node.dtype != DType::F32 || spec.simd() != Some(Elem::F32) {
+        return None;
+    }
+    let arg = node.args[0];
+    if let (UnaryMath::Exp, ScalarRef::Node(d)) = (op, arg) {
+        let difference = &spec.graph().nodes()[d];
+        let flat = |r: ScalarRef| match r {
+            ScalarRef::Input(i) if spec.graph().inputs()[i] == DType::F32 && flat_input(i) => Some(i),
+            _ => None,
+        };
+        if difference.op == ScalarOp::Subtract {
+            if let (Some(x), Some(y)) = (flat(difference.args[0]), flat(difference.args[1])) {
+                return Some(BulkCall::ExpSub { x, y });
+            }
+        }
+    }
+    Some(BulkCall::InPlace { op, arg })
+}
+
+/// What the expressions `roots` read, not looking below the nodes in `stop` (whose values are
+/// read from a buffer): `(nodes, inputs)`, one flag per node and per graph input.
+pub(crate) fn expression(graph: &ScalarGraph, roots: &[ScalarRef], stop: &[usize]) -> (Vec<bool>, Vec<bool>) {
+    let mut nodes = vec![false; graph.nodes().len()];
+    let mut inputs = vec![false; graph.inputs().len()];
+    let mut stack = roots.to_vec();
+    while let Some(r) = stack.pop() {
+        match r {
+            ScalarRef::Node(j) => {
+                let first_visit = !std::mem::replace(&mut nodes[j], true);
+                if first_visit && !stop.contains(&j) {
+                    stack.extend(graph.nodes()[j].args.iter().copied());
+                }
+            }
+            ScalarRef::Input(i) => inputs[i] = true,
+            ScalarRef::Const(_) => {}
+        }
+    }
+    (nodes, inputs)
+}
+
+/// True when computing the expressions `roots` (not below the nodes in `stop`) takes an
+/// expensive op (a division, a square root, a transcendental function).
+fn expensive(graph: &ScalarGraph, roots: &[ScalarRef], stop: &[usize]) -> bool {
+    let (nodes, _) = expression(graph, roots, stop);
+    let cost = |j: usize| graph.nodes()[j].op.cost() == ragtime_graph::Cost::Expensive;
+    (0..nodes.len()).any(|j| nodes[j] && !stop.contains(&j) && cost(j))
+}
+
+/// Which reduction arguments to keep in an output buffer (see [`KernelPlan::stash`]): those
+/// whose expression has an expensive op and that an element output of the same dtype reads.
+fn stash_plan(spec: &KernelSpec) -> Vec<(usize, usize)> {
+    let graph = spec.graph();
+    let mut plan: Vec<(usize, usize)> = Vec::new();
+    for red in spec.reductions() {
+        let ScalarRef::Node(n) = red.arg else { continue };
+        if plan.iter().any(|(m, _)| *m == n) || !expensive(graph, &[red.arg], &[]) {
+            continue;
+        }
+        let reader = spec.outputs().iter().enumerate().find_map(|(j, o)| match o {
+            // The buffer holds the node's values, so it must have the node's dtype.
+            RowOutput::Elements(r)
+                if expression(graph, &[*r], &[]).0[n]
+                    && graph.dtype(*r) == graph.nodes()[n].dtype
+                    && !plan.iter().any(|(_, k)| *k == j) =>
+            {
+                Some(j)
+            }
+            _ => None,
+        });
+        if let Some(j) = reader {
+            plan.push((n, j));
+        }
+    }
+    plan
+}
+
+/// `i0`, `%3`, `2:float32`.
+fn name(r: ScalarRef) -> String {
+    match r {
+        ScalarRef::Input(i) => format!("i{i}"),
+        ScalarRef::Node(j) => format!("%{j}"),
+        ScalarRef::Const(c) => format!("{c}:{}", c.dtype()),
+    }
+}
+
+impl fmt::Display for BulkCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            BulkCall::InPlace { op, arg } => {
+                write!(f, "bulk {} in place, argument {} written first", format!("{op:?}").to_lowercase(), name(arg))
+            }
+            BulkCall::ExpSub { x, y } => write!(f, "bulk exp_sub(i{x}, i{y})"),
+        }
+    }
+}
+
+impl fmt::Display for FlatNode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "%{} into s{}: ", self.node, self.scratch)?;
+        match &self.bulk {
+            Some(call) => write!(f, "{call}"),
+            None => f.write_str("vector loop"),
+        }
+    }
+}
+
+impl fmt::Display for KernelPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let spec = &self.spec;
+        match self.simd {
+            Some(elem) => writeln!(
+                f,
+                "kernel: vector {} ({}, {UNROLL} vectors per iteration, then 1, then scalars)",
+                elem.dtype(),
+                elem.vector_ty().to_string().to_lowercase()
+            )?,
+            None => writeln!(f, "kernel: scalar (one element per iteration)")?,
+        }
+        writeln!(f, "graph:")?;
+        for line in spec.graph().listing().lines().filter(|l| !l.starts_with("outputs:")) {
+            writeln!(f, "  {line}")?;
+        }
+        let operands: Vec<String> = spec
+            .operands()
+            .iter()
+            .enumerate()
+            .map(|(i, kind)| format!("i{i} {}", format!("{kind:?}").to_lowercase()))
+            .collect();
+        writeln!(f, "operands: {}", if operands.is_empty() { "none".to_string() } else { operands.join(", ") })?;
+        let n_ops = spec.operands().len();
+        for (k, red) in self.reductions.iter().enumerate() {
+            let fold = match red.fold {
+                Fold::Ordered => "ordered",
+                Fold::Vector => "vector",
+                Fold::DroppingNans => "vector dropping NaNs, exact refold of rows with a NaN or a zero result",
+            };
+            write!(f, "reduction r{k}: {} of {} -> i{}, fold {fold}", red.kind.name(), name(red.arg), n_ops + k)?;
+            if red.kind == ReduceKind::Mean {
+                write!(f, ", sum divided by the count in float64")?;
+            }
+            writeln!(f)?;
+        }
+        for (j, out) in spec.outputs().iter().enumerate() {
+            match *out {
+                RowOutput::Elements(r) => writeln!(f, "output o{j}: elements {}", name(r))?,
+                RowOutput::Reduction { index, keepdims } => {
+                    writeln!(f, "output o{j}: r{index} per row{}", if keepdims { ", keepdims" } else { "" })?
+                }
+            }
+        }
+        for &(n, j) in &self.stash {
+            writeln!(f, "stash: %{n} kept in o{j}'s buffer by its reduction's row-by-row pass")?;
+        }
+        match &self.shape {
+            Shape::Flat(None) => writeln!(f, "loop: flat over elements, one pass")?,
+            Shape::Flat(Some(chunked)) => {
+                writeln!(f, "loop: flat over elements in chunks of {}", chunked.values)?;
+                for node in &chunked.nodes {
+                    writeln!(f, "  chunk pass: {node}")?;
+                }
+                writeln!(f, "  chunk pass: element outputs")?;
+            }
+            Shape::Rows(Rows::OnePass) => writeln!(f, "loop: rows, one pass per row")?,
+            Shape::Rows(Rows::Blocked { rows, flat }) => {
+                match flat {
+                    None => writeln!(f, "loop: rows in blocks of {rows}, pass by pass")?,
+                    Some(flat) => writeln!(
+                        f,
+                        "loop: rows in blocks: up to {} rows holding at most {} values run flat, else {rows} rows pass by pass",
+                        flat.max_rows, flat.max_values
+                    )?,
+                }
+                if let Some(flat) = flat {
+                    // In the order a flat block runs them.
+                    let expand = |i: usize| flat.expanded.iter().find(|&&(j, _)| j == i).map(|&(_, s)| s);
+                    for i in 0..n_ops {
+                        if let Some(s) = expand(i) {
+                            writeln!(f, "  flat block: expand i{i} into s{s}")?;
+                        }
+                    }
+                    for (k, arg) in flat.args.iter().enumerate() {
+                        write!(f, "  flat block: r{k}: ")?;
+                        if let Some(node) = arg {
+                            write!(f, "{node}; ")?;
+                        }
+                        write!(f, "fold row by row")?;
+                        if let Some(s) = expand(n_ops + k) {
+                            write!(f, "; expand i{} into s{s}", n_ops + k)?;
+                        }
+                        writeln!(f)?;
+                    }
+                    let outputs = if flat.outputs { "flat over the block" } else { "row by row" };
+                    writeln!(f, "  flat block: element outputs {outputs}")?;
+                }
+            }
+        }
+        for (s, scratch) in self.scratch.iter().enumerate() {
+            let what = match scratch.holds {
+                ScratchUse::RowValues(k) => format!("r{k}'s row values"),
+                ScratchUse::Chunk(n) => format!("%{n} over a chunk"),
+                ScratchUse::FlatArg(k) => format!("r{k}'s argument over a flat block"),
+                ScratchUse::Expanded(i) => format!("i{i} expanded over a flat block"),
+            };
+            writeln!(f, "scratch s{s}: {} bytes, {what}", scratch.bytes)?;
+        }
+        let split = match self.split {
+            Split::Elements => "ranges of elements",
+            Split::Rows => "ranges of rows balanced by values plus rows",
+        };
+        writeln!(f, "threads: {split}")
+    }
+}

@@ -1,0 +1,307 @@
+//! The kernel spec: what a fused op compiles from (its scalar graph, operand kinds, row
+//! reductions, outputs, and the vector lane type when it has one), checked to be lowerable; the
+//! kernel cache's key and the input of the plan.
+//!
+//! Two kinds of kernels:
+//! - **vector** kernels ([`KernelSpec::simd`]): every value has one dtype (float32, float64,
+//!   int32 or int64) but for bools computed inside (comparisons, logical ops, `where`
+//!   conditions: lane masks), and every op a vector lowering ([`vector_op`]); loops run `f32x4` /
+//!   `f64x2` / `i32x4` / `i64x2` vectors, two per iteration, then one, then a scalar tail
+//!   computed by the same emitter. Vector reductions reassociate sums and products (lanes are
+//!   summed separately, then combined), so results may differ from the sequential reference in
+//!   the last bits; max and min are exact.
+//! - **scalar** kernels, for everything else the interpreter defines ([`lowered_op`]): mixed
+//!   dtypes, casts, comparisons, `where`, bool, 8/16-bit and unsigned integers, integer
+//!   division, the rare math functions. They compute what the reference kernels compute, element
+//!   by element and reductions in order. An op that faults (integer division by zero, negative
+//!   integer exponent) makes the kernel return 1 and the caller run the reference
+//!   implementation, which reports the error.
+//!
+//! Reductions lowered: sum, prod, max and min of numbers, all / any of bools (scalar kernels), mean
+//! of floats. Anything else keeps running on the chunked reference implementation.
+
+use cranelift_codegen::ir::{types, Type};
+use ragtime_core::DType;
+use ragtime_ops::elemwise::ScalarOp;
+use ragtime_ops::fused::{OperandKind, RowOutput, RowReduction, ScalarGraph, ScalarNode, ScalarRef};
+use ragtime_ops::reduce::ReduceKind;
+
+use crate::vmath::Float;
+
+/// The element type of a vector kernel (every input, constant and node has it), and of row
+/// reductions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Elem {
+    /// float32, `f32x4` vectors.
+    F32,
+    /// float64, `f64x2` vectors.
+    F64,
+    /// int32, `i32x4` vectors (wrapping arithmetic, as the reference).
+    I32,
+    /// int64, `i64x2` vectors (wrapping arithmetic, as the reference).
+    I64,
+}
+
+impl Elem {
+    /// The element type of `dtype`, if kernels exist for it.
+    pub fn of(dtype: DType) -> Option<Elem> {
+        Some(match dtype {
+            DType::F32 => Elem::F32,
+            DType::F64 => Elem::F64,
+            DType::I32 => Elem::I32,
+            DType::I64 => Elem::I64,
+            _ => return None,
+        })
+    }
+
+    /// The dtype of the elements.
+    pub fn dtype(self) -> DType {
+        match self {
+            Elem::F32 => DType::F32,
+            Elem::F64 => DType::F64,
+            Elem::I32 => DType::I32,
+            Elem::I64 => DType::I64,
+        }
+    }
+
+    /// The float precision, for floats.
+    pub fn float(self) -> Option<Float> {
+        match self {
+            Elem::F32 => Some(Float::F32),
+            Elem::F64 => Some(Float::F64),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn scalar_ty(self) -> Type {
+        match self {
+            Elem::F32 => types::F32,
+            Elem::F64 => types::F64,
+            Elem::I32 => types::I32,
+            Elem::I64 => types::I64,
+        }
+    }
+
+    pub(crate) fn vector_ty(self) -> Type {
+        match self {
+            Elem::F32 => types::F32X4,
+            Elem::F64 => types::F64X2,
+            Elem::I32 => types::I32X4,
+            Elem::I64 => types::I64X2,
+        }
+    }
+
+    /// Lanes of a 128-bit vector.
+    pub(crate) fn lanes(self) -> i64 {
+        match self {
+            Elem::F32 | Elem::I32 => 4,
+            Elem::F64 | Elem::I64 => 2,
+        }
+    }
+
+    /// Bytes per element.
+    pub fn bytes(self) -> usize {
+        match self {
+            Elem::F32 | Elem::I32 => 4,
+            Elem::F64 | Elem::I64 => 8,
+        }
+    }
+}
+
+/// Everything a fused kernel is compiled from; the kernel cache's key (the scalar graph holds
+/// the dtype of every input, constant and node). Only [`KernelSpec::new`] builds one, after
+/// checking that every part can be lowered, so the fields are read through accessors.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct KernelSpec {
+    /// The scalar computation. Inputs: the op's operands, then one per reduction.
+    graph: ScalarGraph,
+    /// How each op input lines up with the iteration space.
+    operands: Vec<OperandKind>,
+    /// Row reductions, in pass order (empty for a `Composite`).
+    reductions: Vec<RowReduction>,
+    /// The outputs.
+    outputs: Vec<RowOutput>,
+    /// The lane type of the vector loops, when every value of the kernel has this one dtype and
+    /// every op has a vector lowering ([`vector_op`]); `None` when the loops are scalar (mixed
+    /// dtypes, bool, 8/16-bit or unsigned integers, calls to the interpreter's kernels,
+    /// operations that can fault).
+    simd: Option<Elem>,
+}
+
+impl KernelSpec {
+    /// The scalar computation. Inputs: the op's operands, then one per reduction.
+    pub fn graph(&self) -> &ScalarGraph {
+        &self.graph
+    }
+
+    /// How each op input lines up with the iteration space.
+    pub fn operands(&self) -> &[OperandKind] {
+        &self.operands
+    }
+
+    /// Row reductions, in pass order (empty for a `Composite`).
+    pub fn reductions(&self) -> &[RowReduction] {
+        &self.reductions
+    }
+
+    /// The outputs.
+    pub fn outputs(&self) -> &[RowOutput] {
+        &self.outputs
+    }
+
+    /// The lane type of the vector loops, when every value of the kernel has one dtype with
+    /// vector kernels and every op a vector lowering ([`vector_op`]); `None` for scalar loops.
+    pub fn simd(&self) -> Option<Elem> {
+        self.simd
+    }
+
+    /// True when the kernel loops over rows (reductions or per-row operands), false for a flat
+    /// loop over elements.
+    pub fn rows(&self) -> bool {
+        !self.reductions.is_empty() || self.operands.contains(&OperandKind::PerRow)
+    }
+
+    /// The dtype of output `j`.
+    pub fn output_dtype(&self, j: usize) -> DType {
+        match self.outputs.get(j) {
+            Some(RowOutput::Elements(r)) => self.graph.dtype(*r),
+            Some(RowOutput::Reduction { index, .. }) => self.graph.dtype(ScalarRef::Input(self.operands.len() + index)),
+            None => DType::Bool,
+        }
+    }
+
+    /// The spec of a fused computation, if every part of it can be lowered: every node an op
+    /// [`lowered_op`] accepts on its operands' dtypes (strings never), every reduction one the
+    /// reference defines without changing the dtype (sum, prod, max, min of numbers, all / any
+    /// of bools, mean of floats).
+    pub fn new(
+        graph: &ScalarGraph,
+        operands: &[OperandKind],
+        reductions: &[RowReduction],
+        outputs: &[RowOutput],
+    ) -> Option<KernelSpec> {
+        if graph.inputs().len() != operands.len() + reductions.len() || graph.inputs().contains(&DType::String) {
+            return None;
+        }
+        for node in graph.nodes() {
+            let dtypes: Vec<DType> = node.args.iter().map(|&a| graph.dtype(a)).collect();
+            if !node_lowered(node.op, &dtypes) || node.op.output_dtype(&dtypes).ok() != Some(node.dtype) {
+                return None;
+            }
+        }
+        for (k, red) in reductions.iter().enumerate() {
+            let dtype = graph.dtype(red.arg);
+            // Folds with the op the reference folds with; the result (graph input
+            // `operands.len() + k`) has the argument's dtype (so integer means, which give
+            // floats, are left to the reference).
+            let lowered = match red.kind {
+                ReduceKind::Mean => dtype.is_float(),
+                kind => lowered_op(kind.combine(), dtype),
+            };
+            if !lowered || graph.inputs()[operands.len() + k] != dtype {
+                return None;
+            }
+        }
+        Some(KernelSpec {
+            graph: graph.clone(),
+            operands: operands.to_vec(),
+            reductions: reductions.to_vec(),
+            outputs: outputs.to_vec(),
+            simd: simd_elem(graph, reductions, outputs),
+        })
+    }
+}
+
+/// The vector lane type of a kernel whose inputs, constants, outputs and non-bool nodes all have
+/// one dtype with vector kernels, whose ops all have vector lowerings, and whose bools are
+/// computed inside (comparisons of that dtype, logical ops, `where` conditions; in vector loops
+/// they are lane masks, so they are never loaded, stored or constant). Reductions: sums,
+/// products, max, min and float means.
+fn simd_elem(graph: &ScalarGraph, reductions: &[RowReduction], outputs: &[RowOutput]) -> Option<Elem> {
+    let dtype = *graph.inputs().first()?;
+    let elem = Elem::of(dtype)?;
+    let computed_bool = |a: &ScalarRef| matches!(a, ScalarRef::Node(_)) && graph.dtype(*a) == DType::Bool;
+    let of_dtype = |a: &ScalarRef| graph.dtype(*a) == dtype;
+    let node_ok = |n: &ScalarNode| match n.op {
+        op if op.is_comparison() => n.args.iter().all(of_dtype),
+        ScalarOp::Where => computed_bool(&n.args[0]) && n.args[1..].iter().all(of_dtype),
+        ScalarOp::LogicalAnd | ScalarOp::LogicalOr | ScalarOp::LogicalXor | ScalarOp::LogicalNot => {
+            n.args.iter().all(computed_bool)
+        }
+        op => n.dtype == dtype && vector_op(op, dtype) && n.args.iter().all(of_dtype),
+    };
+    let uniform = graph.inputs().iter().all(|&d| d == dtype)
+        && graph.nodes().iter().all(node_ok)
+        && RowOutput::elements(outputs).iter().all(of_dtype)
+        && reductions.iter().all(|r| !matches!(r.kind, ReduceKind::All | ReduceKind::Any) && of_dtype(&r.arg));
+    uniform.then_some(elem)
+}
+
+/// True when the JIT lowers `op` on operands of `dtype` (`where`: a bool condition and two
+/// operands of `dtype`): exactly when the interpreter defines it, strings aside.
+pub fn lowered_op(op: ScalarOp, dtype: DType) -> bool {
+    let dtypes = if op == ScalarOp::Where { vec![DType::Bool, dtype, dtype] } else { vec![dtype; op.arity()] };
+    node_lowered(op, &dtypes)
+}
+
+fn node_lowered(op: ScalarOp, dtypes: &[DType]) -> bool {
+    !dtypes.contains(&DType::String) && op.output_dtype(dtypes).is_ok_and(|out| out != DType::String)
+}
+
+/// The ops with a vector lowering on `dtype` (used when a whole kernel has that one dtype): on
+/// float32 and float64 the arithmetic, rounding and math functions below; on int32 and int64
+/// wrapping arithmetic, maximum / minimum, abs, square, the bitwise ops and the rounding ops
+/// (which are the identity on integers). The other ops run in scalar loops.
+pub fn vector_op(op: ScalarOp, dtype: DType) -> bool {
+    if matches!(dtype, DType::I32 | DType::I64) {
+        return matches!(
+            op,
+            ScalarOp::Add
+                | ScalarOp::Subtract
+                | ScalarOp::Multiply
+                | ScalarOp::Maximum
+                | ScalarOp::Minimum
+                | ScalarOp::Negative
+                | ScalarOp::Abs
+                | ScalarOp::Square
+                | ScalarOp::BitwiseAnd
+                | ScalarOp::BitwiseOr
+                | ScalarOp::BitwiseXor
+                | ScalarOp::BitwiseInvert
+                | ScalarOp::SquaredDifference
+                | ScalarOp::Floor
+                | ScalarOp::Ceil
+                | ScalarOp::Round
+        );
+    }
+    matches!(dtype, DType::F32 | DType::F64)
+        && matches!(
+            op,
+            ScalarOp::Add
+                | ScalarOp::Subtract
+                | ScalarOp::Multiply
+                | ScalarOp::Divide
+                | ScalarOp::FloorDiv
+                | ScalarOp::Pow
+                | ScalarOp::Maximum
+                | ScalarOp::Minimum
+                | ScalarOp::Negative
+                | ScalarOp::Abs
+                | ScalarOp::Square
+                | ScalarOp::Sqrt
+                | ScalarOp::Exp
+                | ScalarOp::Log
+                | ScalarOp::Sin
+                | ScalarOp::Cos
+                | ScalarOp::Tanh
+                | ScalarOp::Sigmoid
+                | ScalarOp::Floor
+                | ScalarOp::Ceil
+                | ScalarOp::Round
+                | ScalarOp::Rint
+                | ScalarOp::Reciprocal
+                | ScalarOp::Rsqrt
+                | ScalarOp::Softsign
+                | ScalarOp::SquaredDifference
+        )
+}
