@@ -158,7 +158,7 @@ impl Graph {
     /// let de = ragtime::grad(&cost, &[&e])?.remove(0);
     /// let step = &e - &(&de * 0.5f32);
     /// let f = g.compile_with_updates(&[&ids], &[&cost], &[(&table, &step)], Mode::FastRun)?;
-    /// assert_eq!(f.describe_updates(), ["table <- row scatter-subtract in place"]);
+    /// assert_eq!(f.describe_updates(), ["table <- embedding-bag (mean) scatter-subtract in place"]);
     /// f.call(&[RaggedTensor::try_from(vec![vec![0i64, 2], vec![2]])?])?;
     /// // Row 0 got 1/2 of one bag's gradient, row 2 1/2 + 1, row 1 nothing.
     /// assert_eq!(table.get().to_vec::<f32>()?, [0.75, 1.75, 3.0, 4.0, 4.25, 5.25]);

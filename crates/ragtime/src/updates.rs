@@ -21,11 +21,13 @@
 
 use std::borrow::Cow;
 
-use ragtime_core::{DType, DenseTensor, Element, Error, RaggedTensor, Result, TensorType};
+use ragtime_core::{DType, DenseTensor, Element, Error, RaggedTensor, Result, RowPartition, TensorType};
 use ragtime_graph::{Graph, VarId};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
 use ragtime_ops::gather::Gather;
-use ragtime_ops::grad::{FlatPositions, ScatterAdd};
+use ragtime_ops::grad::{FlatPositions, ScatterAdd, Unreduce};
+use ragtime_ops::reduce::{Reduce, ReduceKind};
+use ragtime_ops::structure::FilledLike;
 
 use crate::state::{Locked, State};
 
@@ -40,6 +42,9 @@ pub(crate) enum Form {
     ScatterSub { scale: Option<usize>, positions: usize, updates: usize },
     /// Row `ids[j]` of a dense table minus `scale` times row `j` of `rows`.
     RowScatterSub { scale: Option<usize>, ids: usize, rows: usize },
+    /// Each row `ids[b][j]` of a dense table minus `scale` times row `b` of `grads` (divided by
+    /// the bag's size when `mean`): the gradient of an embedding bag, applied bag by bag.
+    BagScatterSub { scale: Option<usize>, ids: usize, grads: usize, mean: bool },
 }
 
 /// One `(state, new value)` pair of a compiled function.
@@ -56,6 +61,8 @@ impl Update {
             Form::Replace { .. } => "replace",
             Form::ScatterSub { .. } => "scatter-subtract in place",
             Form::RowScatterSub { .. } => "row scatter-subtract in place",
+            Form::BagScatterSub { mean: false, .. } => "embedding-bag (sum) scatter-subtract in place",
+            Form::BagScatterSub { mean: true, .. } => "embedding-bag (mean) scatter-subtract in place",
         };
         format!("{} <- {form}", self.state.name())
     }
@@ -80,6 +87,54 @@ pub(crate) struct InPlace {
     pub(crate) rows: bool,
     pub(crate) index: VarId,
     pub(crate) values: VarId,
+    /// `Some(mean)` when `values` is a bag gradient: then it is the bags' gradient `g`.
+    pub(crate) bag: Option<bool>,
+}
+
+/// `v` is `unreduce(gather(s, ids), g)` over axis 1 of ragged `[bags, (n), ...]` rows: `g`.
+fn spread_over_bags(graph: &Graph, v: VarId, state_var: VarId, ids: VarId) -> Option<VarId> {
+    let (apply, _) = owner(graph, v)?;
+    let unreduce = apply.op.as_any().downcast_ref::<Unreduce>()?;
+    let [x, g] = apply.inputs[..] else { return None };
+    let xt = &graph.var(x)?.ty;
+    let axis = unreduce.axis.single()?;
+    let on_bags = axis == 1 || axis == 1 - xt.rank() as i64;
+    let (gather, _) = owner(graph, x)?;
+    gather.op.as_any().downcast_ref::<Gather>()?;
+    let ids_ty = &graph.var(ids)?.ty;
+    let bags = ids_ty.ragged_rank() == 1 && ids_ty.rank() == 2 && xt.ragged_rank() == 1;
+    (on_bags && !unreduce.keepdims && bags && gather.inputs[..] == [state_var, ids]).then_some(g)
+}
+
+/// The bag sizes spread over the bags' features: `unreduce(x, reduce_sum(ones_like(x), 1))`.
+fn bag_sizes(graph: &Graph, v: VarId, state_var: VarId, ids: VarId) -> bool {
+    let sizes = || -> Option<()> {
+        let n = spread_over_bags(graph, v, state_var, ids)?;
+        let (sum, _) = owner(graph, n)?;
+        let reduce = sum.op.as_any().downcast_ref::<Reduce>()?;
+        let (ones, _) = owner(graph, sum.inputs[0])?;
+        let filled = ones.op.as_any().downcast_ref::<FilledLike>()?;
+        let x = graph.node(graph.var(v)?.owner?)?.inputs[0];
+        let ok = reduce.kind == ReduceKind::Sum
+            && !reduce.keepdims
+            && reduce.axis.single() == Some(1)
+            && filled.ones
+            && filled.dtype.is_none()
+            && ones.inputs[..] == [x];
+        ok.then_some(())
+    };
+    sizes().is_some()
+}
+
+/// The bags' gradient `g` when `values` is the gradient of `reduce_sum` (`unreduce(x, g)`) or
+/// `reduce_mean` (`unreduce(x, g) / bag sizes`) of `x = gather(s, ids)`, with whether it is a mean.
+fn bag_gradient(graph: &Graph, values: VarId, state_var: VarId, ids: VarId) -> Option<(VarId, bool)> {
+    if let Some(g) = spread_over_bags(graph, values, state_var, ids) {
+        return Some((g, false));
+    }
+    let [spread, sizes] = is_scalar_op(graph, values, ScalarOp::Divide)?[..] else { return None };
+    let g = spread_over_bags(graph, spread, state_var, ids)?;
+    bag_sizes(graph, sizes, state_var, ids).then_some((g, true))
 }
 
 /// Recognizes `new = s - c * scatter_add(s, positions, u)` (either operand order of the
@@ -120,15 +175,26 @@ pub(crate) fn in_place(graph: &Graph, state_var: VarId, new: VarId) -> Option<In
         (flat.fill.is_none() && fp.inputs[..] == [state_var] && dense_table).then_some(ids)
     });
     Some(match rows {
-        Some(ids) => InPlace { scale, rows: true, index: ids, values },
-        None => InPlace { scale, rows: false, index: positions, values },
+        Some(ids) => match bag_gradient(graph, values, state_var, ids) {
+            Some((g, mean)) => InPlace { scale, rows: true, index: ids, values: g, bag: Some(mean) },
+            None => InPlace { scale, rows: true, index: ids, values, bag: None },
+        },
+        None => InPlace { scale, rows: false, index: positions, values, bag: None },
     })
 }
 
 /// An update checked against the call's outputs and the state's current value, ready to commit.
 enum Pending {
     Replace(RaggedTensor),
-    Scatter { scale: f64, targets: Vec<usize>, width: usize, values: RaggedTensor },
+    /// Target row `targets[j]` (`usize::MAX`: none) minus `scale` times values row `j`, or, with
+    /// `bags`, values row `b` (divided by the bag's size when `mean`) for every `j` of bag `b`.
+    Scatter {
+        scale: f64,
+        targets: Vec<usize>,
+        width: usize,
+        values: RaggedTensor,
+        bags: Option<(RowPartition, bool)>,
+    },
 }
 
 /// The scale of an in-place form: the scalar output, as float64 (exact for both dtypes).
@@ -158,14 +224,15 @@ fn indices<'a>(index: &'a RaggedTensor, what: &str) -> Result<Cow<'a, [i64]>> {
 fn prepare(update: &Update, current: &RaggedTensor, outputs: &[RaggedTensor]) -> Result<Pending> {
     let state = &update.state;
     let dtype = state.ty().dtype();
-    let (scale, index, values, rows) = match update.form {
+    let (scale, index, values, rows, mean) = match update.form {
         Form::Replace { value } => {
             let value = output(outputs, value)?.clone();
             state.ty().check(&value, &format!("the new value of state `{}`", state.name()))?;
             return Ok(Pending::Replace(value));
         }
-        Form::ScatterSub { scale, positions, updates } => (scale, positions, updates, false),
-        Form::RowScatterSub { scale, ids, rows } => (scale, ids, rows, true),
+        Form::ScatterSub { scale, positions, updates } => (scale, positions, updates, false, None),
+        Form::RowScatterSub { scale, ids, rows } => (scale, ids, rows, true, None),
+        Form::BagScatterSub { scale, ids, grads, mean } => (scale, ids, grads, true, Some(mean)),
     };
     let scale = scale_of(outputs, scale, dtype)?;
     let (index, values) = (output(outputs, index)?, output(outputs, values)?.clone());
@@ -183,14 +250,19 @@ fn prepare(update: &Update, current: &RaggedTensor, outputs: &[RaggedTensor]) ->
     } else {
         (flat_len, 1)
     };
-    if values.flat_values().len() != ids.len() * width {
+    let bags = match (mean, index.partitions()) {
+        (Some(mean), [bags]) => Some((bags.clone(), mean)),
+        (Some(_), _) => return Err(Error::shapes(UPDATE, "the ids of an embedding bag must be ragged [bags, (n)]")),
+        (None, _) => None,
+    };
+    let rows_given = bags.as_ref().map_or(ids.len(), |(b, _)| b.nrows());
+    if values.flat_values().len() != rows_given * width {
         return Err(Error::shapes(
             UPDATE,
             format!(
-                "state `{}`: {} update values for {} positions of {width} values each",
+                "state `{}`: {} update values for {rows_given} rows of {width} values each",
                 state.name(),
                 values.flat_values().len(),
-                ids.len()
             ),
         ));
     }
@@ -211,7 +283,7 @@ fn prepare(update: &Update, current: &RaggedTensor, outputs: &[RaggedTensor]) ->
             }
         }
     }
-    Ok(Pending::Scatter { scale, targets: checked, width, values })
+    Ok(Pending::Scatter { scale, targets: checked, width, values, bags })
 }
 
 /// `value`'s flat buffer, owned for writing: its own memory when nothing else holds it, else a
@@ -236,18 +308,60 @@ fn writable<T: Element>(value: RaggedTensor) -> std::result::Result<Vec<T>, Box<
     })
 }
 
-/// `buf[t * width + i] -= scale * values[j * width + i]` for each target `t = targets[j]`.
-fn scatter_sub<T>(buf: &mut [T], targets: &[usize], width: usize, values: &[T], scale: T)
-where
-    T: Copy + std::ops::Sub<Output = T> + std::ops::Mul<Output = T>,
+/// The float element types of in-place updates.
+trait UpdateFloat:
+    Element + Copy + std::ops::Sub<Output = Self> + std::ops::Mul<Output = Self> + std::ops::Div<Output = Self>
 {
-    for (&t, src) in targets.iter().zip(values.chunks_exact(width.max(1))) {
-        if t == usize::MAX {
-            continue;
+    fn of(v: f64) -> Self;
+}
+
+impl UpdateFloat for f32 {
+    fn of(v: f64) -> Self {
+        v as f32
+    }
+}
+
+impl UpdateFloat for f64 {
+    fn of(v: f64) -> Self {
+        v
+    }
+}
+
+/// `buf[t * width + i] -= scale * values[j * width + i]` for each target `t = targets[j]`
+/// (`usize::MAX`: none); with `bags`, values row `b` serves every target `j` of bag `b`, divided
+/// by the bag's size first when `mean` (as the graph computes `(g / n) * scale`).
+fn scatter_sub<T: UpdateFloat>(
+    buf: &mut [T],
+    targets: &[usize],
+    width: usize,
+    values: &[T],
+    scale: T,
+    bags: Option<&(RowPartition, bool)>,
+) {
+    let mut subtract = |t: usize, src: &[T]| {
+        if t != usize::MAX {
+            for (e, &u) in buf[t * width..(t + 1) * width].iter_mut().zip(src) {
+                *e = *e - scale * u;
+            }
         }
-        let row = &mut buf[t * width..(t + 1) * width];
-        for (e, &u) in row.iter_mut().zip(src) {
-            *e = *e - scale * u;
+    };
+    match bags {
+        None => {
+            for (&t, src) in targets.iter().zip(values.chunks_exact(width.max(1))) {
+                subtract(t, src);
+            }
+        }
+        Some((bags, mean)) => {
+            let mut row: Vec<T> = Vec::with_capacity(width);
+            for (span, g) in bags.row_splits().windows(2).zip(values.chunks_exact(width.max(1))) {
+                let members = &targets[span[0] as usize..span[1] as usize];
+                let n = T::of(members.len() as f64);
+                row.clear();
+                row.extend(g.iter().map(|&v| if *mean { v / n } else { v }));
+                for &t in members {
+                    subtract(t, &row);
+                }
+            }
         }
     }
 }
@@ -314,19 +428,19 @@ pub(crate) fn apply(updates: &[Update], outputs: &[RaggedTensor], locked: &mut L
         let slot = locked.value(&u.state)?;
         match p {
             Pending::Replace(value) => ragtime_jit::recycle(std::mem::replace(slot, value)),
-            Pending::Scatter { scale, targets, width, values } => {
+            Pending::Scatter { scale, targets, width, values, bags } => {
                 let Some((_, layout, buffer)) = taken.next() else {
                     return Err(Error::graph("update: an in-place buffer went missing"));
                 };
                 *slot = match buffer {
                     Buffer::F32(mut b) => {
                         let v = values.flat_slice::<f32>().unwrap_or(&[]);
-                        scatter_sub(&mut b, &targets, width, v, scale as f32);
+                        scatter_sub(&mut b, &targets, width, v, scale as f32, bags.as_ref());
                         layout.rebuilt(b)?
                     }
                     Buffer::F64(mut b) => {
                         let v = values.flat_slice::<f64>().unwrap_or(&[]);
-                        scatter_sub(&mut b, &targets, width, v, scale);
+                        scatter_sub(&mut b, &targets, width, v, scale, bags.as_ref());
                         layout.rebuilt(b)?
                     }
                 };
@@ -410,9 +524,10 @@ pub(crate) fn plan(
             Some(p) => {
                 let scale = p.scale.map(&mut extra);
                 let (index, values) = (extra(p.index), extra(p.values));
-                match p.rows {
-                    true => Form::RowScatterSub { scale, ids: index, rows: values },
-                    false => Form::ScatterSub { scale, positions: index, updates: values },
+                match (p.rows, p.bag) {
+                    (true, Some(mean)) => Form::BagScatterSub { scale, ids: index, grads: values, mean },
+                    (true, None) => Form::RowScatterSub { scale, ids: index, rows: values },
+                    (false, _) => Form::ScatterSub { scale, positions: index, updates: values },
                 }
             }
             None => Form::Replace { value: extra(*new) },

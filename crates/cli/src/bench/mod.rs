@@ -11,6 +11,7 @@ pub mod check;
 pub mod data;
 pub mod report;
 pub mod run;
+pub mod w8;
 pub mod workloads;
 
 use std::io::Write;

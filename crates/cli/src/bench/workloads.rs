@@ -32,6 +32,9 @@ pub enum WorkloadId {
     /// The bigram-embedding pipeline.
     #[value(name = "W7_bigram")]
     Bigram,
+    /// One SGD step of a fastText-style classifier on W7's queries (`w8.rs`).
+    #[value(name = "W8_train_step")]
+    TrainStep,
     /// Attention pooling over users -> sessions -> events with 8 features per event.
     #[value(name = "W9_nested_attention")]
     NestedAttention,
@@ -45,7 +48,7 @@ pub enum WorkloadId {
 
 impl WorkloadId {
     /// Every workload, in order.
-    pub const ALL: [WorkloadId; 10] = [
+    pub const ALL: [WorkloadId; 11] = [
         WorkloadId::FusedElemwise,
         WorkloadId::Axpy,
         WorkloadId::RowMean,
@@ -53,6 +56,7 @@ impl WorkloadId {
         WorkloadId::Compile,
         WorkloadId::SmallCall,
         WorkloadId::Bigram,
+        WorkloadId::TrainStep,
         WorkloadId::NestedAttention,
         WorkloadId::RowMeanRank2,
         WorkloadId::RowSoftmaxRank2,
@@ -68,6 +72,7 @@ impl WorkloadId {
             WorkloadId::Compile => "W5_compile",
             WorkloadId::SmallCall => "W6_small_call",
             WorkloadId::Bigram => "W7_bigram",
+            WorkloadId::TrainStep => "W8_train_step",
             WorkloadId::NestedAttention => "W9_nested_attention",
             WorkloadId::RowMeanRank2 => "W3_row_mean_rank2",
             WorkloadId::RowSoftmaxRank2 => "W4_row_softmax_rank2",
@@ -201,6 +206,7 @@ pub fn build(id: WorkloadId) -> Built {
         WorkloadId::RowMean | WorkloadId::SmallCall => row_mean(),
         WorkloadId::RowSoftmax | WorkloadId::Compile => row_softmax(),
         WorkloadId::Bigram => bigram(),
+        WorkloadId::TrainStep => super::w8::built(),
         WorkloadId::NestedAttention => nested_attention(),
         WorkloadId::RowMeanRank2 => row_mean_rank2(),
         WorkloadId::RowSoftmaxRank2 => row_softmax_rank2(),
