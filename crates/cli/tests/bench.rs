@@ -6,7 +6,7 @@ use std::process::Command;
 use serde_json::Value;
 
 /// Every workload, in the JSON object's (sorted) order.
-const KEYS: [&str; 11] = [
+const KEYS: [&str; 12] = [
     "W1_fused_elemwise",
     "W2_axpy",
     "W3_row_mean",
@@ -17,6 +17,7 @@ const KEYS: [&str; 11] = [
     "W6_small_call",
     "W7_bigram",
     "W7_bigram_variants",
+    "W8_train_step",
     "W9_nested_attention",
 ];
 

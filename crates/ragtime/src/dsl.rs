@@ -12,12 +12,14 @@ use std::rc::Rc;
 use ragtime_core::{DType, Error, Literal, RaggedTensor, Result, TensorType};
 use ragtime_graph::{debugprint, Op, OpRef, PrintOptions, VarId};
 
-use crate::{CompileOptions, Function, Mode};
+use crate::{CompileOptions, Function, Mode, State};
 
 /// A graph under construction. Cheap to clone (a shared handle).
 #[derive(Clone, Default)]
 pub struct Graph {
     inner: Rc<RefCell<ragtime_graph::Graph>>,
+    /// The variables standing for states in this graph (one per state).
+    states: Rc<RefCell<Vec<(VarId, State)>>>,
 }
 
 impl fmt::Debug for Graph {
@@ -53,6 +55,22 @@ impl Graph {
     pub fn input(&self, name: &str, ty: TensorType) -> Var {
         let location = Location::caller();
         let id = self.inner.borrow_mut().input(name, ty).map_err(|e| e.built_at(location));
+        Var { graph: self.clone(), id }
+    }
+
+    /// The variable standing for `state` in this graph (the same one on every call): a free
+    /// variable named after the state, of its type, which compiled functions bind to the state's
+    /// value on each call. The state's name must differ from the graph's inputs' names.
+    #[track_caller]
+    pub fn state(&self, state: &State) -> Var {
+        if let Some((id, _)) = self.states.borrow().iter().find(|(_, s)| s.same(state)) {
+            return Var { graph: self.clone(), id: Ok(*id) };
+        }
+        let location = Location::caller();
+        let id = self.inner.borrow_mut().input(state.name(), state.ty().clone()).map_err(|e| e.built_at(location));
+        if let Ok(id) = id {
+            self.states.borrow_mut().push((id, state.clone()));
+        }
         Var { graph: self.clone(), id }
     }
 
@@ -110,9 +128,63 @@ impl Graph {
         if let Some(e) = Error::combine(inputs.iter().chain(outputs).filter_map(|v| v.id.clone().err())) {
             return Err(e);
         }
+        self.compile_with_updates(inputs, outputs, &[], options)
+    }
+
+    /// Compiles as [`Graph::compile_with`], with updates (Theano's `updates=`): after each call
+    /// that succeeds, each `(state, new_value)` pair sets the state to `new_value` as computed
+    /// by that call (from the states' values before it), all or none: a call that fails, or
+    /// whose new values do not fit their states' types, changes no state. States the outputs or
+    /// new values read are bound by the function, never passed to `call`.
+    ///
+    /// A new value of the form `s - c * scatter_add(s, ..)` (what [`crate::grad`] gives for a
+    /// table read by `gather` / `embedding_lookup`, times a scalar learning rate) is applied in
+    /// place: only the positions the gradient reaches are written, and the state's buffer is not
+    /// copied unless a value returned earlier still shares it. Other new values replace the old
+    /// one, whose buffer the next call reuses. Concurrent calls of a function with updates are
+    /// serialized (see [`Function`]).
+    ///
+    /// ```
+    /// use ragtime::prelude::*;
+    ///
+    /// // One SGD step per call on an embedding table: the mean of the looked-up rows is the
+    /// // output, and the table moves against the gradient of its sum.
+    /// let table = State::new("table", RaggedTensor::from(ndarray::array![[1.0f32, 2.0], [3.0, 4.0], [5.0, 6.0]]))?;
+    /// let g = Graph::new();
+    /// let ids = g.input("ids", TensorType::ragged(DType::I64, 1));
+    /// let e = g.state(&table);
+    /// let bag = ragtime::ops::embedding_lookup(&e, &ids).reduce_mean(1);
+    /// let cost = bag.reduce_sum(None);
+    /// let de = ragtime::grad(&cost, &[&e])?.remove(0);
+    /// let step = &e - &(&de * 0.5f32);
+    /// let f = g.compile_with_updates(&[&ids], &[&cost], &[(&table, &step)], Mode::FastRun)?;
+    /// assert_eq!(f.describe_updates(), ["table <- embedding-bag (mean) scatter-subtract in place"]);
+    /// f.call(&[RaggedTensor::try_from(vec![vec![0i64, 2], vec![2]])?])?;
+    /// // Row 0 got 1/2 of one bag's gradient, row 2 1/2 + 1, row 1 nothing.
+    /// assert_eq!(table.get().to_vec::<f32>()?, [0.75, 1.75, 3.0, 4.0, 4.25, 5.25]);
+    /// # Ok::<(), ragtime::Error>(())
+    /// ```
+    pub fn compile_with_updates(
+        &self,
+        inputs: &[&Var],
+        outputs: &[&Var],
+        updates: &[(&State, &Var)],
+        options: impl Into<CompileOptions>,
+    ) -> Result<Function> {
+        let new_values: Vec<&Var> = updates.iter().map(|(_, v)| *v).collect();
+        if let Some(e) =
+            Error::combine(inputs.iter().chain(outputs).chain(&new_values).filter_map(|v| v.id.clone().err()))
+        {
+            return Err(e);
+        }
+        if inputs.iter().chain(outputs).chain(&new_values).any(|v| !v.graph.same_graph(self)) {
+            return Err(Error::graph("compile: every input, output and new value must belong to this graph"));
+        }
         let ids = |vars: &[&Var]| vars.iter().map(|v| v.id()).collect::<Result<Vec<_>>>();
         let (inputs, outputs) = (ids(inputs)?, ids(outputs)?);
-        Function::from_graph(&self.inner.borrow(), &inputs, &outputs, options)
+        let updates = updates.iter().map(|(s, v)| Ok(((*s).clone(), v.id()?))).collect::<Result<Vec<_>>>()?;
+        let states = self.states.borrow().clone();
+        Function::with_state(&self.inner.borrow(), &inputs, &outputs, &states, &updates, options.into())
     }
 
     /// True when `other` is a handle to this same graph.

@@ -6,6 +6,9 @@ use ragtime_core::{Error, ErrorKind, RaggedTensor, Result, TensorType};
 use ragtime_graph::{debugprint_function, FunctionGraph, Graph, Interpreter, PrintOptions, VarId};
 use ragtime_opt::{optimize, optimize_staged, Level, OptimizeOptions, RewriteReport};
 
+use crate::state::{Locked, State};
+use crate::updates::{self, Update};
+
 /// Compares the results of the graph after the stage `rewrite` (one application of a node
 /// rewrite, a whole-graph pass, or the JIT) with those of the stage before it: the same values bit
 /// for bit (NaN-aware), or errors of the same kind.
@@ -128,10 +131,20 @@ struct Stage {
     interpreter: Interpreter,
 }
 
-/// A compiled graph: call it on values. `Function` is `Send + Sync`; calls share nothing mutable.
+/// A compiled graph: call it on values. `Function` is `Send + Sync`; calls of a function without
+/// state share nothing mutable. A function reading [`State`]s binds their current values on each
+/// call; a function with updates holds the locks of every state it reads or updates for the
+/// whole call, so concurrent calls of it (or of any function updating the same states) are
+/// serialized, and each call sees the states as the previous one left them.
 #[derive(Clone)]
 pub struct Function {
     fg: FunctionGraph,
+    /// The states bound after the caller's inputs, in the graph's input order.
+    states: Vec<State>,
+    /// The updates applied after each call, from the outputs after the caller's.
+    updates: Vec<Update>,
+    /// How many outputs the caller gets (the others feed the updates).
+    user_outputs: usize,
     interpreter: Interpreter,
     input_types: Vec<TensorType>,
     input_names: Vec<String>,
@@ -171,9 +184,23 @@ impl Function {
         outputs: &[VarId],
         options: impl Into<CompileOptions>,
     ) -> Result<Self> {
-        let options = options.into();
+        Function::with_state(graph, inputs, outputs, &[], &[], options.into())
+    }
+
+    /// [`Function::from_graph`] with states: `bound` maps the graph's state variables to their
+    /// states (those the outputs or updates read are bound on each call), `updates` are the
+    /// `(state, new value)` pairs applied after each call.
+    pub(crate) fn with_state(
+        graph: &Graph,
+        inputs: &[VarId],
+        outputs: &[VarId],
+        bound: &[(VarId, State)],
+        new_values: &[(State, VarId)],
+        options: CompileOptions,
+    ) -> Result<Self> {
         let mode = options.mode;
-        let mut fg = FunctionGraph::new(graph, inputs, outputs)?;
+        let plan = crate::updates::plan(graph, inputs, outputs, bound, new_values)?;
+        let mut fg = FunctionGraph::new(graph, &plan.inputs, &plan.outputs)?;
         // The verifier is cheap next to running a graph: debug builds always run it.
         let verify = mode == Mode::Debug || cfg!(debug_assertions);
         if verify {
@@ -216,8 +243,7 @@ impl Function {
             verified(&fg, "after optimizing")?;
         }
         let interpreter = Interpreter::new(&fg)?.checking_types(check_types);
-        let (input_types, input_names) = fg
-            .inputs()
+        let (input_types, input_names) = fg.inputs()[..inputs.len()]
             .iter()
             .enumerate()
             .map(|(i, &v)| {
@@ -229,6 +255,9 @@ impl Function {
             .unzip();
         Ok(Function {
             fg,
+            states: plan.states,
+            updates: plan.updates,
+            user_outputs: outputs.len(),
             interpreter,
             input_types,
             input_names,
@@ -261,6 +290,30 @@ impl Function {
                 ty.check(value, &format!("input {i} (\"{}\")", self.input_names[i]))?;
             }
         }
+        if self.states.is_empty() && self.updates.is_empty() {
+            return self.run(inputs);
+        }
+        let mut locked = Locked::new(self.states.iter().chain(self.updates.iter().map(|u| &u.state)));
+        let mut all = Vec::with_capacity(inputs.len() + self.states.len());
+        all.extend_from_slice(inputs);
+        for s in &self.states {
+            all.push(locked.value(s)?.clone());
+        }
+        if self.updates.is_empty() {
+            drop(locked);
+            return self.run(&all);
+        }
+        let mut outputs = self.run(&all)?;
+        // The call's references to the old values go before the updates, so a value no one
+        // else holds is changed in place.
+        drop(all);
+        let extra = outputs.split_off(self.user_outputs);
+        updates::apply(&self.updates, &extra, &mut locked)?;
+        Ok(outputs)
+    }
+
+    /// Runs the graph on the caller's inputs followed by the bound states' values.
+    fn run(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         // Every data-sized buffer of this call is charged to its memory budget.
         let budget = self.memory_budget.unwrap_or_else(ragtime_core::limits::default_call_budget);
         let _budget = ragtime_core::limits::enter_budget(budget);
@@ -373,13 +426,26 @@ impl Function {
 
     /// How many values a call returns.
     pub fn num_outputs(&self) -> usize {
-        self.fg.outputs().len()
+        self.user_outputs
+    }
+
+    /// The states a call binds (read by the outputs or the updates), in the graph's input order
+    /// after the caller's inputs.
+    pub fn states(&self) -> &[State] {
+        &self.states
+    }
+
+    /// The updates applied after each call, one line each: the state and how its new value is
+    /// applied (`replace`, `row scatter-subtract in place`, `scatter-subtract in place`).
+    pub fn describe_updates(&self) -> Vec<String> {
+        self.updates.iter().map(Update::describe).collect()
     }
 
     /// The output types the compiled graph records, in the order a call returns the outputs:
     /// every call's values meet them.
     pub fn output_types(&self) -> Vec<TensorType> {
-        self.fg.outputs().iter().filter_map(|&v| self.fg.var(v)).map(|var| var.ty.clone()).collect()
+        let outputs = &self.fg.outputs()[..self.user_outputs];
+        outputs.iter().filter_map(|&v| self.fg.var(v)).map(|var| var.ty.clone()).collect()
     }
 
     /// The same function with a per-call memory budget of `bytes`: an op whose output or scratch

@@ -26,6 +26,8 @@ mod dsl;
 mod function;
 mod grad;
 pub mod ops;
+mod state;
+mod updates;
 
 pub use dsl::{compile, Graph, Var};
 pub use function::{CompileOptions, Function, Mode};
@@ -36,6 +38,7 @@ pub use ragtime_core::{
     RaggedTensor, Result, RowPartition, Rows, Scalar, ScalarOut, StringBuilder, StringRow, StringRows, StringTensor,
     TensorType, TypedLiteral,
 };
+pub use state::State;
 
 pub use ragtime_ops::index::{Key, KeyItem};
 pub use ragtime_ops::s;
@@ -76,6 +79,6 @@ pub mod prelude {
     pub use crate::s;
     pub use crate::{
         compile, ragged, CompileOptions, DType, DenseTensor, Error, ErrorKind, Function, Graph, KeyItem, Literal, Mode,
-        RaggedTensor, RowPartition, StringTensor, TensorType, Var,
+        RaggedTensor, RowPartition, State, StringTensor, TensorType, Var,
     };
 }

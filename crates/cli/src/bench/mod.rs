@@ -13,6 +13,7 @@ pub mod data;
 pub mod report;
 pub mod run;
 pub mod variants;
+pub mod w8;
 pub mod workloads;
 
 use std::io::Write;

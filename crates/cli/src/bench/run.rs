@@ -225,6 +225,7 @@ impl Bench {
         match (id, &self.data, &self.queries) {
             (WorkloadId::Compile, _, _) => self.compile(),
             (WorkloadId::SmallCall, _, _) => self.small_call(),
+            (WorkloadId::TrainStep, _, _) => super::w8::run(&self.settings),
             (WorkloadId::Bigram, _, Some(queries)) => self.bigram(queries),
             (WorkloadId::BigramVariants, _, Some(queries)) => self.bigram_variants(queries),
             (WorkloadId::NestedAttention, _, _) if self.sessions.is_some() => self.nested_attention(),

@@ -35,6 +35,9 @@ pub enum WorkloadId {
     /// W7 in other spellings (`variants.rs`): the slowest against the seed's spelling.
     #[value(name = "W7_bigram_variants")]
     BigramVariants,
+    /// One SGD step of a fastText-style classifier on W7's queries (`w8.rs`).
+    #[value(name = "W8_train_step")]
+    TrainStep,
     /// Attention pooling over users -> sessions -> events with 8 features per event.
     #[value(name = "W9_nested_attention")]
     NestedAttention,
@@ -48,7 +51,7 @@ pub enum WorkloadId {
 
 impl WorkloadId {
     /// Every workload, in order.
-    pub const ALL: [WorkloadId; 11] = [
+    pub const ALL: [WorkloadId; 12] = [
         WorkloadId::FusedElemwise,
         WorkloadId::Axpy,
         WorkloadId::RowMean,
@@ -57,6 +60,7 @@ impl WorkloadId {
         WorkloadId::SmallCall,
         WorkloadId::Bigram,
         WorkloadId::BigramVariants,
+        WorkloadId::TrainStep,
         WorkloadId::NestedAttention,
         WorkloadId::RowMeanRank2,
         WorkloadId::RowSoftmaxRank2,
@@ -73,6 +77,7 @@ impl WorkloadId {
             WorkloadId::SmallCall => "W6_small_call",
             WorkloadId::Bigram => "W7_bigram",
             WorkloadId::BigramVariants => "W7_bigram_variants",
+            WorkloadId::TrainStep => "W8_train_step",
             WorkloadId::NestedAttention => "W9_nested_attention",
             WorkloadId::RowMeanRank2 => "W3_row_mean_rank2",
             WorkloadId::RowSoftmaxRank2 => "W4_row_softmax_rank2",
@@ -206,6 +211,7 @@ pub fn build(id: WorkloadId) -> Built {
         WorkloadId::RowMean | WorkloadId::SmallCall => row_mean(),
         WorkloadId::RowSoftmax | WorkloadId::Compile => row_softmax(),
         WorkloadId::Bigram | WorkloadId::BigramVariants => bigram(),
+        WorkloadId::TrainStep => super::w8::built(),
         WorkloadId::NestedAttention => nested_attention(),
         WorkloadId::RowMeanRank2 => row_mean_rank2(),
         WorkloadId::RowSoftmaxRank2 => row_softmax_rank2(),

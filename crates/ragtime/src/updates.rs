@@ -1,0 +1,547 @@
+//! Updates (Theano's `function(..., updates=...)`): after a call of a compiled function has
+//! computed everything, each `(state, new_value)` pair replaces the state's value, all or none.
+//!
+//! Two forms, chosen when compiling:
+//! - **replace**: the graph computes the new value as one more output, which is moved into the
+//!   state (the old value's buffer goes back to the kernels' pool, so a dense step such as
+//!   `W - lr * dW` reuses the previous step's memory);
+//! - **scatter-subtract in place**: a new value of the form `s - c * scatter_add(s, positions,
+//!   u)` (or `s - scatter_add(..)`, `c` a scalar), which is what `grad` builds for a table read
+//!   by `gather` / `embedding_lookup`, is not computed: the graph outputs `c`, the positions and
+//!   the updates, and the state's own buffer is changed where the positions point (`s[p] -= c *
+//!   u` for each update in turn; equal to the graph's value up to the rounding of the sum of
+//!   duplicates). When the positions are `gather(flat_positions(s), ids)` (the gradient of
+//!   `gather(s, ids)` for a dense table), the graph outputs the row ids instead and whole rows
+//!   are updated: an SGD step on a large embedding table touches only the rows a feature read
+//!   and copies nothing (the buffer is copied once only when something else still holds it,
+//!   e.g. a value returned by `State::get`).
+//!
+//! All or none: every update is checked (types, positions in range, sizes) and every buffer
+//! made writable before the first state changes; the changes themselves cannot fail.
+
+use std::borrow::Cow;
+
+use ragtime_core::{DType, DenseTensor, Element, Error, RaggedTensor, Result, RowPartition, TensorType};
+use ragtime_graph::{Graph, VarId};
+use ragtime_ops::elemwise::{Elemwise, ScalarOp};
+use ragtime_ops::gather::Gather;
+use ragtime_ops::grad::{FlatPositions, ScatterAdd, Unreduce};
+use ragtime_ops::reduce::{Reduce, ReduceKind};
+use ragtime_ops::structure::FilledLike;
+
+use crate::state::{Locked, State};
+
+const UPDATE: &str = "update";
+
+/// How a state's new value is obtained from a call's extra outputs (indices into them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// Output `value` is the new value.
+    Replace { value: usize },
+    /// `s[positions[k]] -= scale * updates[k]` over the flat values.
+    ScatterSub { scale: Option<usize>, positions: usize, updates: usize },
+    /// Row `ids[j]` of a dense table minus `scale` times row `j` of `rows`.
+    RowScatterSub { scale: Option<usize>, ids: usize, rows: usize },
+    /// Each row `ids[b][j]` of a dense table minus `scale` times row `b` of `grads` (divided by
+    /// the bag's size when `mean`): the gradient of an embedding bag, applied bag by bag.
+    BagScatterSub { scale: Option<usize>, ids: usize, grads: usize, mean: bool },
+}
+
+/// One `(state, new value)` pair of a compiled function.
+#[derive(Debug, Clone)]
+pub(crate) struct Update {
+    pub(crate) state: State,
+    pub(crate) form: Form,
+}
+
+impl Update {
+    /// The form's name, for printouts (`debugprint` of a function lists its updates).
+    pub(crate) fn describe(&self) -> String {
+        let form = match self.form {
+            Form::Replace { .. } => "replace",
+            Form::ScatterSub { .. } => "scatter-subtract in place",
+            Form::RowScatterSub { .. } => "row scatter-subtract in place",
+            Form::BagScatterSub { mean: false, .. } => "embedding-bag (sum) scatter-subtract in place",
+            Form::BagScatterSub { mean: true, .. } => "embedding-bag (mean) scatter-subtract in place",
+        };
+        format!("{} <- {form}", self.state.name())
+    }
+}
+
+/// The node computing `v`: its op and inputs.
+fn owner(graph: &Graph, v: VarId) -> Option<(&ragtime_graph::Apply, usize)> {
+    let var = graph.var(v)?;
+    Some((graph.node(var.owner?)?, var.index))
+}
+
+fn is_scalar_op(graph: &Graph, v: VarId, scalar: ScalarOp) -> Option<Vec<VarId>> {
+    let (apply, _) = owner(graph, v)?;
+    let e = apply.op.as_any().downcast_ref::<Elemwise>()?;
+    (e.scalar == scalar).then(|| apply.inputs.clone())
+}
+
+/// The pieces of an in-place form, as graph variables: `(scale, form, index var, update var)`
+/// where `form` says whether the index var holds flat positions (`false`) or row ids (`true`).
+pub(crate) struct InPlace {
+    pub(crate) scale: Option<VarId>,
+    pub(crate) rows: bool,
+    pub(crate) index: VarId,
+    pub(crate) values: VarId,
+    /// `Some(mean)` when `values` is a bag gradient: then it is the bags' gradient `g`.
+    pub(crate) bag: Option<bool>,
+}
+
+/// `v` is `unreduce(gather(s, ids), g)` over axis 1 of ragged `[bags, (n), ...]` rows: `g`.
+fn spread_over_bags(graph: &Graph, v: VarId, state_var: VarId, ids: VarId) -> Option<VarId> {
+    let (apply, _) = owner(graph, v)?;
+    let unreduce = apply.op.as_any().downcast_ref::<Unreduce>()?;
+    let [x, g] = apply.inputs[..] else { return None };
+    let xt = &graph.var(x)?.ty;
+    let axis = unreduce.axis.single()?;
+    let on_bags = axis == 1 || axis == 1 - xt.rank() as i64;
+    let (gather, _) = owner(graph, x)?;
+    gather.op.as_any().downcast_ref::<Gather>()?;
+    let ids_ty = &graph.var(ids)?.ty;
+    let bags = ids_ty.ragged_rank() == 1 && ids_ty.rank() == 2 && xt.ragged_rank() == 1;
+    (on_bags && !unreduce.keepdims && bags && gather.inputs[..] == [state_var, ids]).then_some(g)
+}
+
+/// The bag sizes spread over the bags' features: `unreduce(x, reduce_sum(ones_like(x), 1))`.
+fn bag_sizes(graph: &Graph, v: VarId, state_var: VarId, ids: VarId) -> bool {
+    let sizes = || -> Option<()> {
+        let n = spread_over_bags(graph, v, state_var, ids)?;
+        let (sum, _) = owner(graph, n)?;
+        let reduce = sum.op.as_any().downcast_ref::<Reduce>()?;
+        let (ones, _) = owner(graph, sum.inputs[0])?;
+        let filled = ones.op.as_any().downcast_ref::<FilledLike>()?;
+        let x = graph.node(graph.var(v)?.owner?)?.inputs[0];
+        let ok = reduce.kind == ReduceKind::Sum
+            && !reduce.keepdims
+            && reduce.axis.single() == Some(1)
+            && filled.ones
+            && filled.dtype.is_none()
+            && ones.inputs[..] == [x];
+        ok.then_some(())
+    };
+    sizes().is_some()
+}
+
+/// The bags' gradient `g` when `values` is the gradient of `reduce_sum` (`unreduce(x, g)`) or
+/// `reduce_mean` (`unreduce(x, g) / bag sizes`) of `x = gather(s, ids)`, with whether it is a mean.
+fn bag_gradient(graph: &Graph, values: VarId, state_var: VarId, ids: VarId) -> Option<(VarId, bool)> {
+    if let Some(g) = spread_over_bags(graph, values, state_var, ids) {
+        return Some((g, false));
+    }
+    let [spread, sizes] = is_scalar_op(graph, values, ScalarOp::Divide)?[..] else { return None };
+    let g = spread_over_bags(graph, spread, state_var, ids)?;
+    bag_sizes(graph, sizes, state_var, ids).then_some((g, true))
+}
+
+/// Recognizes `new = s - c * scatter_add(s, positions, u)` (either operand order of the
+/// product, or no product) where `s` is the state's variable, `c` a scalar and `u` of the
+/// state's dtype.
+pub(crate) fn in_place(graph: &Graph, state_var: VarId, new: VarId) -> Option<InPlace> {
+    let [s, subtrahend] = is_scalar_op(graph, new, ScalarOp::Subtract)?[..] else { return None };
+    if s != state_var {
+        return None;
+    }
+    let state_ty = &graph.var(state_var)?.ty;
+    let scatter_of = |v: VarId| -> Option<[VarId; 2]> {
+        let (apply, _) = owner(graph, v)?;
+        apply.op.as_any().downcast_ref::<ScatterAdd>()?;
+        let [like, positions, updates] = apply.inputs[..] else { return None };
+        let same_dtype = graph.var(updates)?.ty.dtype() == state_ty.dtype();
+        (like == state_var && same_dtype).then_some([positions, updates])
+    };
+    let (scale, [positions, values]) = match scatter_of(subtrahend) {
+        Some(parts) => (None, parts),
+        None => {
+            let [a, b] = is_scalar_op(graph, subtrahend, ScalarOp::Multiply)?[..] else { return None };
+            let scalar = |v: VarId| graph.var(v).is_some_and(|x| x.ty.rank() == 0 && x.ty.dtype() == state_ty.dtype());
+            match (scatter_of(a), scatter_of(b)) {
+                (Some(parts), _) if scalar(b) => (Some(b), parts),
+                (_, Some(parts)) if scalar(a) => (Some(a), parts),
+                _ => return None,
+            }
+        }
+    };
+    // `gather(flat_positions(s), ids)` on a dense table: whole rows, named by `ids`.
+    let rows = owner(graph, positions).and_then(|(apply, _)| {
+        apply.op.as_any().downcast_ref::<Gather>()?;
+        let [table_positions, ids] = apply.inputs[..] else { return None };
+        let (fp, _) = owner(graph, table_positions)?;
+        let flat = fp.op.as_any().downcast_ref::<FlatPositions>()?;
+        let dense_table = state_ty.ragged_rank() == 0 && state_ty.rank() >= 1;
+        (flat.fill.is_none() && fp.inputs[..] == [state_var] && dense_table).then_some(ids)
+    });
+    Some(match rows {
+        Some(ids) => match bag_gradient(graph, values, state_var, ids) {
+            Some((g, mean)) => InPlace { scale, rows: true, index: ids, values: g, bag: Some(mean) },
+            None => InPlace { scale, rows: true, index: ids, values, bag: None },
+        },
+        None => InPlace { scale, rows: false, index: positions, values, bag: None },
+    })
+}
+
+/// An update checked against the call's outputs and the state's current value, ready to commit.
+enum Pending {
+    Replace(RaggedTensor),
+    /// Target row `targets[j]` (`usize::MAX`: none) minus `scale` times values row `j`, or, with
+    /// `bags`, values row `b` (divided by the bag's size when `mean`) for every `j` of bag `b`.
+    Scatter {
+        scale: f64,
+        targets: Vec<usize>,
+        width: usize,
+        values: RaggedTensor,
+        bags: Option<(RowPartition, bool)>,
+    },
+}
+
+/// The scale of an in-place form: the scalar output, as float64 (exact for both dtypes).
+fn scale_of(outputs: &[RaggedTensor], scale: Option<usize>, dtype: DType) -> Result<f64> {
+    let Some(at) = scale else { return Ok(1.0) };
+    let c = output(outputs, at)?;
+    let c = c.flat_values().cast(DType::F64)?;
+    match (c.as_slice::<f64>(), dtype.is_float()) {
+        (Some([v]), true) => Ok(*v),
+        _ => Err(Error::shapes(UPDATE, "the scale of an in-place update must be one float")),
+    }
+}
+
+fn output(outputs: &[RaggedTensor], at: usize) -> Result<&RaggedTensor> {
+    outputs.get(at).ok_or_else(|| Error::graph("an update's output is missing"))
+}
+
+/// The flat indices of `index` (int32 or int64), read in place when int64.
+fn indices<'a>(index: &'a RaggedTensor, what: &str) -> Result<Cow<'a, [i64]>> {
+    Ok(match index.flat_slice::<i64>() {
+        Some(v) => Cow::Borrowed(v),
+        None => Cow::Owned(index.flat_values().to_i64_vec(UPDATE, what)?),
+    })
+}
+
+/// Checks one update against `current` (the state's value) and the call's extra outputs.
+fn prepare(update: &Update, current: &RaggedTensor, outputs: &[RaggedTensor]) -> Result<Pending> {
+    let state = &update.state;
+    let dtype = state.ty().dtype();
+    let (scale, index, values, rows, mean) = match update.form {
+        Form::Replace { value } => {
+            let value = output(outputs, value)?.clone();
+            state.ty().check(&value, &format!("the new value of state `{}`", state.name()))?;
+            return Ok(Pending::Replace(value));
+        }
+        Form::ScatterSub { scale, positions, updates } => (scale, positions, updates, false, None),
+        Form::RowScatterSub { scale, ids, rows } => (scale, ids, rows, true, None),
+        Form::BagScatterSub { scale, ids, grads, mean } => (scale, ids, grads, true, Some(mean)),
+    };
+    let scale = scale_of(outputs, scale, dtype)?;
+    let (index, values) = (output(outputs, index)?, output(outputs, values)?.clone());
+    if values.dtype() != dtype {
+        return Err(Error::dtype(
+            UPDATE,
+            format!("state `{}` is {dtype}, its updates {}", state.name(), values.dtype()),
+        ));
+    }
+    let ids = indices(index, "the positions of an update")?;
+    let flat_len = current.flat_values().len();
+    let (targets, width) = if rows {
+        let nrows = current.flat_values().shape().first().copied().unwrap_or(0);
+        (nrows, flat_len.checked_div(nrows).unwrap_or(0))
+    } else {
+        (flat_len, 1)
+    };
+    let bags = match (mean, index.partitions()) {
+        (Some(mean), [bags]) => Some((bags.clone(), mean)),
+        (Some(_), _) => return Err(Error::shapes(UPDATE, "the ids of an embedding bag must be ragged [bags, (n)]")),
+        (None, _) => None,
+    };
+    let rows_given = bags.as_ref().map_or(ids.len(), |(b, _)| b.nrows());
+    if values.flat_values().len() != rows_given * width {
+        return Err(Error::shapes(
+            UPDATE,
+            format!(
+                "state `{}`: {} update values for {rows_given} rows of {width} values each",
+                state.name(),
+                values.flat_values().len(),
+            ),
+        ));
+    }
+    let mut checked = ragtime_core::limits::try_vec::<usize>(UPDATE, ids.len())?;
+    for (k, &p) in ids.iter().enumerate() {
+        match usize::try_from(p) {
+            Ok(p) if p < targets => checked.push(p),
+            // `scatter_add` drops negative positions (from no element); rows never are negative.
+            _ if p < 0 && !rows => checked.push(usize::MAX),
+            _ => {
+                return Err(Error::out_of_range_at(
+                    UPDATE,
+                    p,
+                    0,
+                    targets,
+                    format!("position {k} of the update of state `{}`", state.name()),
+                ))
+            }
+        }
+    }
+    Ok(Pending::Scatter { scale, targets: checked, width, values, bags })
+}
+
+/// `value`'s flat buffer, owned for writing: its own memory when nothing else holds it, else a
+/// copy (the only allocation an in-place update can make, done before anything changes). On
+/// failure the value comes back unchanged with the error.
+fn writable<T: Element>(value: RaggedTensor) -> std::result::Result<Vec<T>, Box<(RaggedTensor, Error)>> {
+    let partitions = value.partitions().to_vec();
+    let shared = match value.into_flat_values().try_into_buffer::<T>() {
+        Ok(v) => return Ok(v),
+        Err(shared) => shared,
+    };
+    let copy = match shared.as_slice::<T>() {
+        Some(data) => ragtime_core::limits::try_vec::<T>(UPDATE, data.len()).map(|mut v| {
+            v.extend_from_slice(data);
+            v
+        }),
+        None => Err(Error::dtype(UPDATE, "a state changed its dtype")),
+    };
+    copy.map_err(|e| match RaggedTensor::new(shared, partitions) {
+        Ok(back) => Box::new((back, e)),
+        Err(broken) => Box::new((RaggedTensor::dense(DenseTensor::scalar(0u8)), broken)),
+    })
+}
+
+/// The float element types of in-place updates.
+trait UpdateFloat:
+    Element + Copy + std::ops::Sub<Output = Self> + std::ops::Mul<Output = Self> + std::ops::Div<Output = Self>
+{
+    fn of(v: f64) -> Self;
+}
+
+impl UpdateFloat for f32 {
+    fn of(v: f64) -> Self {
+        v as f32
+    }
+}
+
+impl UpdateFloat for f64 {
+    fn of(v: f64) -> Self {
+        v
+    }
+}
+
+/// `buf[t * width + i] -= scale * values[j * width + i]` for each target `t = targets[j]`
+/// (`usize::MAX`: none); with `bags`, values row `b` serves every target `j` of bag `b`, divided
+/// by the bag's size first when `mean` (as the graph computes `(g / n) * scale`).
+fn scatter_sub<T: UpdateFloat>(
+    buf: &mut [T],
+    targets: &[usize],
+    width: usize,
+    values: &[T],
+    scale: T,
+    bags: Option<&(RowPartition, bool)>,
+) {
+    let mut subtract = |t: usize, src: &[T]| {
+        if t != usize::MAX {
+            for (e, &u) in buf[t * width..(t + 1) * width].iter_mut().zip(src) {
+                *e = *e - scale * u;
+            }
+        }
+    };
+    match bags {
+        None => {
+            for (&t, src) in targets.iter().zip(values.chunks_exact(width.max(1))) {
+                subtract(t, src);
+            }
+        }
+        Some((bags, mean)) => {
+            let mut row: Vec<T> = Vec::with_capacity(width);
+            for (span, g) in bags.row_splits().windows(2).zip(values.chunks_exact(width.max(1))) {
+                let members = &targets[span[0] as usize..span[1] as usize];
+                let n = T::of(members.len() as f64);
+                row.clear();
+                row.extend(g.iter().map(|&v| if *mean { v / n } else { v }));
+                for &t in members {
+                    subtract(t, &row);
+                }
+            }
+        }
+    }
+}
+
+/// The layout of a value taken out of its state: `buf` goes back in it.
+struct Layout {
+    shape: Vec<usize>,
+    partitions: Vec<ragtime_core::RowPartition>,
+}
+
+impl Layout {
+    fn of(value: &RaggedTensor) -> Layout {
+        Layout { shape: value.flat_values().shape().to_vec(), partitions: value.partitions().to_vec() }
+    }
+
+    fn rebuilt<T: Element>(self, buf: Vec<T>) -> Result<RaggedTensor> {
+        RaggedTensor::new(DenseTensor::from_vec(self.shape, buf)?, self.partitions)
+    }
+}
+
+/// Applies `updates` to their (locked) states from `outputs`, the call's extra outputs: all or
+/// none.
+pub(crate) fn apply(updates: &[Update], outputs: &[RaggedTensor], locked: &mut Locked<'_>) -> Result<()> {
+    let mut pending = Vec::with_capacity(updates.len());
+    for u in updates {
+        pending.push(prepare(u, locked.value(&u.state)?, outputs)?);
+    }
+    // Take each in-place target out of its state so that its buffer has one owner, then make
+    // it writable; on failure every taken value goes back as it was.
+    let mut taken: Vec<(usize, Layout, Buffer)> = Vec::new();
+    for (k, (u, p)) in updates.iter().zip(&pending).enumerate() {
+        if !matches!(p, Pending::Scatter { .. }) {
+            continue;
+        }
+        let slot = locked.value(&u.state)?;
+        let value = std::mem::replace(slot, RaggedTensor::dense(DenseTensor::scalar(0u8)));
+        let layout = Layout::of(&value);
+        let buffer = match value.dtype() {
+            DType::F32 => writable::<f32>(value).map(Buffer::F32),
+            DType::F64 => writable::<f64>(value).map(Buffer::F64),
+            other => Err(Box::new((
+                value,
+                Error::dtype(UPDATE, format!("an in-place update needs a float state, not {other}")),
+            ))),
+        };
+        match buffer {
+            Ok(b) => taken.push((k, layout, b)),
+            Err(failed) => {
+                let (value, e) = *failed;
+                *locked.value(&u.state)? = value;
+                for (k, layout, b) in taken {
+                    *locked.value(&updates[k].state)? = match b {
+                        Buffer::F32(b) => layout.rebuilt(b)?,
+                        Buffer::F64(b) => layout.rebuilt(b)?,
+                    };
+                }
+                return Err(e);
+            }
+        }
+    }
+    // Commit: nothing below fails except on a broken internal invariant.
+    let mut taken = taken.into_iter();
+    for (u, p) in updates.iter().zip(pending) {
+        let slot = locked.value(&u.state)?;
+        match p {
+            Pending::Replace(value) => ragtime_jit::recycle(std::mem::replace(slot, value)),
+            Pending::Scatter { scale, targets, width, values, bags } => {
+                let Some((_, layout, buffer)) = taken.next() else {
+                    return Err(Error::graph("update: an in-place buffer went missing"));
+                };
+                *slot = match buffer {
+                    Buffer::F32(mut b) => {
+                        let v = values.flat_slice::<f32>().unwrap_or(&[]);
+                        scatter_sub(&mut b, &targets, width, v, scale as f32, bags.as_ref());
+                        layout.rebuilt(b)?
+                    }
+                    Buffer::F64(mut b) => {
+                        let v = values.flat_slice::<f64>().unwrap_or(&[]);
+                        scatter_sub(&mut b, &targets, width, v, scale, bags.as_ref());
+                        layout.rebuilt(b)?
+                    }
+                };
+            }
+        }
+    }
+    Ok(())
+}
+
+enum Buffer {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+/// Refuses an update whose new value can never have the state's type.
+pub(crate) fn check_type(state: &State, new: &TensorType) -> Result<()> {
+    let ty = state.ty();
+    if ty.dtype() == new.dtype() && ty.ragged_rank() == new.ragged_rank() && ty.rank() == new.rank() {
+        return Ok(());
+    }
+    Err(Error::dtype(UPDATE, format!("state `{}` has type {ty}; its new value would be {new}", state.name())))
+}
+
+/// What a function with state computes: the graph's inputs (the caller's, then the bound
+/// states'), its outputs (the caller's, then what the updates need), the bound states and the
+/// updates.
+pub(crate) struct Plan {
+    pub(crate) inputs: Vec<VarId>,
+    pub(crate) outputs: Vec<VarId>,
+    pub(crate) states: Vec<State>,
+    pub(crate) updates: Vec<Update>,
+}
+
+/// The free variables `roots` depend on.
+fn free_vars(graph: &Graph, roots: &[VarId]) -> std::collections::HashSet<VarId> {
+    let mut seen = std::collections::HashSet::new();
+    let mut free = std::collections::HashSet::new();
+    let mut stack = roots.to_vec();
+    while let Some(v) = stack.pop() {
+        if !seen.insert(v) {
+            continue;
+        }
+        match owner(graph, v) {
+            Some((apply, _)) => stack.extend(apply.inputs.iter().copied()),
+            None => {
+                free.insert(v);
+            }
+        }
+    }
+    free
+}
+
+/// Plans a function with states: which states it binds and how each update is applied.
+pub(crate) fn plan(
+    graph: &Graph,
+    inputs: &[VarId],
+    outputs: &[VarId],
+    bound: &[(VarId, State)],
+    new_values: &[(State, VarId)],
+) -> Result<Plan> {
+    if let Some((_, s)) = bound.iter().find(|(v, _)| inputs.contains(v)) {
+        return Err(Error::graph(format!(
+            "state `{}` is listed among the inputs: a compiled function binds its states itself",
+            s.name()
+        )));
+    }
+    let mut all_outputs = outputs.to_vec();
+    let mut updates = Vec::with_capacity(new_values.len());
+    for (k, (state, new)) in new_values.iter().enumerate() {
+        if new_values[..k].iter().any(|(s, _)| s.same(state)) {
+            return Err(Error::graph(format!("state `{}` has two updates", state.name())));
+        }
+        let new_ty = &graph.var(*new).ok_or_else(|| Error::graph("an update's value is not in the graph"))?.ty;
+        check_type(state, new_ty)?;
+        let state_var = bound.iter().find(|(_, s)| s.same(state)).map(|&(v, _)| v);
+        let mut extra = |v: VarId| {
+            all_outputs.push(v);
+            all_outputs.len() - 1 - outputs.len()
+        };
+        let form = match state_var.and_then(|sv| in_place(graph, sv, *new)) {
+            Some(p) => {
+                let scale = p.scale.map(&mut extra);
+                let (index, values) = (extra(p.index), extra(p.values));
+                match (p.rows, p.bag) {
+                    (true, Some(mean)) => Form::BagScatterSub { scale, ids: index, grads: values, mean },
+                    (true, None) => Form::RowScatterSub { scale, ids: index, rows: values },
+                    (false, _) => Form::ScatterSub { scale, positions: index, updates: values },
+                }
+            }
+            None => Form::Replace { value: extra(*new) },
+        };
+        updates.push(Update { state: state.clone(), form });
+    }
+    let reached = free_vars(graph, &all_outputs);
+    let mut all_inputs = inputs.to_vec();
+    let mut states = Vec::new();
+    for (v, s) in bound {
+        if reached.contains(v) {
+            all_inputs.push(*v);
+            states.push(s.clone());
+        }
+    }
+    Ok(Plan { inputs: all_inputs, outputs: all_outputs, states, updates })
+}
