@@ -30,6 +30,10 @@
 //!   platform's `sin` / `cos` are reentrant), so kernels may call them from any number of
 //!   threads at once. No callee panics (a panic in an `extern "C"` function would abort): the
 //!   shims turn an op the interpreter does not define into a neutral result instead.
+//!
+//! Cranelift's own libcalls (`fma`, and `floor` / `ceil` / `nearest` on CPUs without SSE4.1) are
+//! not addresses of ours: `cranelift-jit` resolves them by name against the process's C library
+//! (`default_libcall_names`, `kernel.rs`).
 
 use cranelift_codegen::ir::{types, AbiParam, InstBuilder, Signature, Type, Value};
 use cranelift_frontend::FunctionBuilder;
