@@ -1,8 +1,11 @@
-//! `ragtime bench`: the workloads of `docs/benchmarks.md` (W1-W7, W9, and the ragged rank 2 forms of W3 and W4), each timed in ragtime's default mode next to
-//! a plain Rust baseline measured in the same run, every output checked before its time is reported.
+//! `ragtime bench`: the workloads of `docs/benchmarks.md` (W1-W9, W7 in other spellings, and the ragged
+//! rank 2 forms of W3 and W4), each timed in ragtime's default mode next to a plain Rust baseline
+//! measured in the same run, every output checked before its time is reported.
 //!
 //! - [`data`]: the deterministic inputs; [`workloads`]: the graphs, built with the public DSL;
-//! - [`baseline`]: the plain Rust loops, on a rayon pool of `--threads` threads;
+//!   [`variants`]: W7's other spellings; [`w8`]: the training step and its hand-written step;
+//! - [`baseline`]: the plain Rust loops on the same footing as the kernels (instruction set,
+//!   threads), and [`approx`]: the vectorizable `tanh` / `exp` of W1's and W4's second baselines;
 //! - [`check`]: the output comparison (conformance tolerance, first differing index);
 //! - [`run`]: timing and checking one workload; [`report`]: the JSON object and the table.
 

@@ -1,4 +1,4 @@
-//! The workloads of `docs/benchmarks.md` (W1-W7, W7's other spellings, W9, and the ragged rank 2 forms of W3 and W4): their ids, and their graphs built with the public DSL
+//! The workloads of `docs/benchmarks.md` (W1-W9; W7's other spellings are in `variants.rs`, W8's step in `w8.rs`; and the ragged rank 2 forms of W3 and W4): their ids, and their graphs built with the public DSL
 //! (`ragtime::prelude`), ready for `compile`. Shared by `ragtime bench` and the criterion benches.
 
 use clap::ValueEnum;
