@@ -23,8 +23,8 @@ use std::sync::Arc;
 use ragtime_core::{DType, Result};
 use ragtime_graph::{ApplyId, Client, FunctionGraph, OpRef, VarId};
 use ragtime_ops::index::{GetItem, KeyItem};
-use ragtime_ops::partition_ops::Nrows;
 use ragtime_ops::strings::{HashedNgrams, Join, Ngrams, ToHashBucketFast};
+use ragtime_ops::structure::Nrows;
 use ragtime_ops::structure::{Concat, Fill, Stack};
 
 type Rewrite = Result<Option<Vec<(VarId, VarId)>>>;
