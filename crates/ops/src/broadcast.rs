@@ -27,6 +27,7 @@
 //! (same `Arc`) whenever its rows are that input's rows.
 
 use ragtime_core::{dispatch_dtype, DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, TensorType};
+use ragtime_graph::{Graph, VarId};
 
 /// Operands broadcast to one common shape.
 #[derive(Debug, Clone)]
@@ -542,17 +543,14 @@ pub fn broadcast_axes(operand: &TensorType, out: &TensorType) -> Result<(usize, 
 /// columns against ragged rows, `keepdims` reductions, per-feature vectors over uniform inner
 /// dims, `[nrows, 1, 1]` against ragged rank 2), so the result has the operand's shape. The
 /// size-1 axes are summed with `keepdims`, then the missing leading ones are summed away.
-pub fn sum_to_operand(
-    graph: &mut ragtime_graph::Graph,
-    grad: ragtime_graph::VarId,
-    operand: &TensorType,
-) -> Result<ragtime_graph::VarId> {
-    use crate::reduce::{Reduce, ReduceKind};
+pub fn sum_to_operand(graph: &mut Graph, grad: VarId, operand: &TensorType) -> Result<VarId> {
+    use crate::reduce::fold::Reduce;
+    use crate::reduce::fold::ReduceKind;
     let grad_ty =
         graph.var(grad).map(|v| v.ty.clone()).ok_or_else(|| Error::graph("sum_to_operand: unknown variable"))?;
     let (lead, repeated) = broadcast_axes(operand, &grad_ty)?;
     let mut sum = grad;
-    let apply = |graph: &mut ragtime_graph::Graph, x, axes: Vec<i64>, keepdims| -> Result<ragtime_graph::VarId> {
+    let apply = |graph: &mut Graph, x, axes: Vec<i64>, keepdims| -> Result<VarId> {
         let op = Reduce::with_axes(ReduceKind::Sum, axes, keepdims);
         Ok(graph.apply(std::sync::Arc::new(op), &[x])?[0])
     };

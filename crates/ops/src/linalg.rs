@@ -6,9 +6,10 @@ use std::any::Any;
 
 use ndarray::{ArrayView2, Ix2};
 use ragtime_core::{DType, DenseTensor, Dim, Element, Error, RaggedTensor, Result, TensorType};
-use ragtime_graph::{expect_arity, Attrs, Cost, Op, OpProperties, OpRef};
+use ragtime_graph::{expect_arity, Attrs, Cost, Graph, Op, OpProperties, OpRef, VarId};
 
-use crate::elemwise::{Kernels, ScalarOp};
+use crate::elemwise::kernels::Kernels;
+use crate::elemwise::scalar_op::ScalarOp;
 use crate::util::{dense_input, fixed_inputs, one, shared};
 
 const MATMUL: &str = "matmul";
@@ -114,11 +115,11 @@ impl Op for MatMul {
 
     fn vjp(
         &self,
-        graph: &mut ragtime_graph::Graph,
-        inputs: &[ragtime_graph::VarId],
-        _outputs: &[ragtime_graph::VarId],
-        output_grads: &[Option<ragtime_graph::VarId>],
-    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        graph: &mut Graph,
+        inputs: &[VarId],
+        _outputs: &[VarId],
+        output_grads: &[Option<VarId>],
+    ) -> Result<Vec<Option<VarId>>> {
         crate::grad::structure::matmul_vjp(graph, inputs, output_grads)
     }
 }

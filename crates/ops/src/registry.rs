@@ -179,10 +179,9 @@ type Lookup = fn(&str, &Attrs) -> Option<Result<OpRef>>;
 
 /// The op called `name` in graph files, configured by `attrs`.
 pub fn op_from_name(name: &str, attrs: &Attrs) -> Result<OpRef> {
-    let lookups: [Lookup; 14] = [
+    let lookups: [Lookup; 11] = [
         crate::elemwise::lookup,
         crate::reduce::lookup,
-        crate::partition_ops::lookup,
         crate::structure::lookup,
         crate::index::lookup,
         crate::gather::lookup,
@@ -190,8 +189,6 @@ pub fn op_from_name(name: &str, attrs: &Attrs) -> Result<OpRef> {
         crate::rows::lookup,
         crate::linalg::lookup,
         crate::cross::lookup,
-        crate::string_hash::lookup,
-        crate::string_regex::lookup,
         crate::with_flat_values::lookup,
         crate::bincount::lookup,
     ];

@@ -6,7 +6,7 @@
 use std::any::Any;
 
 use ragtime_core::{Error, RaggedTensor, Result, TensorType};
-use ragtime_graph::{expect_arity, Attrs, Cost, Op, OpProperties, OpRef};
+use ragtime_graph::{expect_arity, Attrs, Cost, Graph, Op, OpProperties, OpRef, VarId};
 
 use crate::util::{one, shared};
 
@@ -116,14 +116,15 @@ impl Op for WithFlatValues {
     /// gradient's flat values. `x` and the other inputs give only partitions (no gradient).
     fn vjp(
         &self,
-        graph: &mut ragtime_graph::Graph,
-        inputs: &[ragtime_graph::VarId],
-        _outputs: &[ragtime_graph::VarId],
-        output_grads: &[Option<ragtime_graph::VarId>],
-    ) -> Result<Vec<Option<ragtime_graph::VarId>>> {
+        graph: &mut Graph,
+        inputs: &[VarId],
+        _outputs: &[VarId],
+        output_grads: &[Option<VarId>],
+    ) -> Result<Vec<Option<VarId>>> {
         let mut grads = vec![None; inputs.len()];
         if let Some(&Some(g)) = output_grads.first() {
-            grads[1] = Some(graph.apply(std::sync::Arc::new(crate::partition_ops::FlatValues::new()), &[g])?[0]);
+            grads[1] =
+                Some(graph.apply(std::sync::Arc::new(crate::structure::read_partitions::FlatValues::new()), &[g])?[0]);
         }
         Ok(grads)
     }

@@ -6,9 +6,9 @@ use ragtime_core::{DType, Result};
 use ragtime_graph::{ApplyId, FunctionGraph, VarId};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
 use ragtime_ops::fused::ScalarConst;
-use ragtime_ops::partition_ops::Identity;
 use ragtime_ops::reduce::{Reduce, ReduceKind};
 use ragtime_ops::structure::Concat;
+use ragtime_ops::structure::Identity;
 
 type Rewrite = Result<Option<Vec<(VarId, VarId)>>>;
 

@@ -9,11 +9,11 @@ use std::any::TypeId;
 use ragtime_core::{Error, Result};
 use ragtime_graph::{ApplyId, FunctionGraph, VarId};
 use ragtime_ops::elemwise::Elemwise;
-use ragtime_ops::partition_ops::Identity;
 use ragtime_ops::reduce::{Reduce, Statistic};
 use ragtime_ops::rows::Softmax;
 use ragtime_ops::strings::{HashedNgrams, Join, Ngrams, ToHashBucketFast};
 use ragtime_ops::structure::Concat;
+use ragtime_ops::structure::Identity;
 
 use crate::{canon, expand, fold, fusion, gather_reduce, mean, merge, ngrams, pooling};
 

@@ -13,9 +13,9 @@ use std::sync::{Arc, LazyLock};
 use ragtime_core::{Dim, Result};
 use ragtime_graph::{ApplyId, FunctionGraph, OpRef, VarId};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
-use ragtime_ops::partition_ops::RowLengths;
 use ragtime_ops::reduce::{Reduce, ReduceKind};
 use ragtime_ops::structure::ExpandDims;
+use ragtime_ops::structure::RowLengths;
 
 use crate::pattern::{any_of, op, var, Pattern};
 

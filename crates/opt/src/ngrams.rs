@@ -24,9 +24,10 @@ use ragtime_core::{DType, Result};
 use ragtime_graph::{ApplyId, Client, FunctionGraph, OpRef, VarId};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
 use ragtime_ops::index::{GetItem, KeyItem};
-use ragtime_ops::partition_ops::{FromRowLengths, FromUniformRowLength, Nrows, RowLengths, Size};
 use ragtime_ops::strings::{HashedNgrams, Join, Ngrams, ToHashBucketFast};
-use ragtime_ops::structure::{Concat, ExpandDims, Fill, FilledLike, Stack};
+use ragtime_ops::structure::{
+    Concat, ExpandDims, Fill, FilledLike, FromRowLengths, FromUniformRowLength, Nrows, RowLengths, Size, Stack,
+};
 
 use crate::pattern::{any_of, int, int_vector, op, string, var, Pattern};
 

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use ragtime_core::Result;
 use ragtime_graph::{FunctionGraph, VarId};
-use ragtime_ops::partition_ops::{FromRowLengths, FromRowSplits};
+use ragtime_ops::structure::{FromRowLengths, FromRowSplits};
 
 /// Union-find classes of ragged variables with the same row partitions.
 #[derive(Debug, Clone, Default)]

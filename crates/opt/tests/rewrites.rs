@@ -8,12 +8,12 @@ use ragtime_graph::{FunctionGraph, Graph, Interpreter, OpRef, VarId};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
 use ragtime_ops::gather::Gather;
 use ragtime_ops::index::{GetItem, Key};
-use ragtime_ops::partition_ops::{Identity, Nrows};
 use ragtime_ops::reduce::{Reduce, ReduceKind};
 use ragtime_ops::rows::Softmax;
 use ragtime_ops::s;
 use ragtime_ops::strings::{Join, Ngrams, ToHashBucketFast};
 use ragtime_ops::structure::{Concat, Fill, Stack};
+use ragtime_ops::structure::{Identity, Nrows};
 use ragtime_opt::{optimize, Level, OptimizeOptions};
 
 fn ew(op: ScalarOp) -> OpRef {

@@ -15,7 +15,9 @@ use ragtime_core::{DenseTensor, Element, RaggedTensor, Result, TensorType};
 use ragtime_graph::{Cost, Op, OpProperties};
 
 use super::OriginalOps;
-use crate::reduce::{add_item, ReduceKind, RowSum};
+use crate::reduce::fold::add_item;
+use crate::reduce::fold::ReduceKind;
+use crate::reduce::fold::RowSum;
 
 /// The fused gather-then-reduce op; inputs are `(table_0, indices_0, table_1, indices_1, ...)`.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,7 +10,8 @@ use ragtime_graph::{Cost, Op, OpProperties};
 
 use super::scalar_graph::{Chunk, ScalarGraph, ScalarRef};
 use super::OriginalOps;
-use crate::reduce::{fold_rows, ReduceKind};
+use crate::reduce::fold::fold_rows;
+use crate::reduce::fold::ReduceKind;
 
 /// About this many elements are evaluated at a time: small enough that a chunk's intermediates
 /// stay in the L1/L2 cache, large enough to amortize the per-node dispatch.

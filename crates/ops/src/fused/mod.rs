@@ -8,7 +8,7 @@
 //! operand of one structure, scalars, per-row values), evaluating the scalar graph chunk by
 //! chunk so intermediates stay in cache and no broadcast is materialized; otherwise it runs the
 //! original ops, which define the semantics (broadcasting, errors). Both paths use the same
-//! scalar kernels ([`crate::elemwise::apply_aligned`], [`crate::reduce::fold_rows`]), so results
+//! scalar kernels ([`crate::elemwise::op::apply_aligned`], [`crate::reduce::fold::fold_rows`]), so results
 //! are bit-identical to the unfused graph.
 
 mod gather_reduce;

@@ -17,8 +17,9 @@ use ragtime_core::{DType, DenseTensor, Error, RaggedTensor, Result, TensorType};
 use ragtime_graph::{Cost, Op, OpProperties};
 
 use super::OriginalOps;
-use crate::elemwise::IeeeExtremes;
-use crate::reduce::{ReduceKind, RowSum};
+use crate::elemwise::kernels::IeeeExtremes;
+use crate::reduce::fold::ReduceKind;
+use crate::reduce::fold::RowSum;
 
 /// The fused weighted row sum (and optional outer reduction) of the module docs. Inputs: `w`
 /// (ragged rank `k >= 1`, scalar items) and `f` (the same partitions, items of `width` values).

@@ -7,7 +7,8 @@ use ragtime_graph::{Graph, VarId};
 
 use super::{binary, scalar, scale, select, single, ty, unary, zeros_like};
 use crate::broadcast::sum_to_operand;
-use crate::elemwise::{Elemwise, ScalarOp};
+use crate::elemwise::op::Elemwise;
+use crate::elemwise::scalar_op::ScalarOp;
 
 use ScalarOp::*;
 

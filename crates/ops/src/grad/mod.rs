@@ -18,8 +18,9 @@ use std::sync::Arc;
 use ragtime_core::{DType, DenseTensor, Error, RaggedTensor, Result, TensorType};
 use ragtime_graph::{ApplyId, Graph, Op, VarId};
 
-use crate::elemwise::{Elemwise, ScalarOp};
-use crate::structure::FilledLike;
+use crate::elemwise::op::Elemwise;
+use crate::elemwise::scalar_op::ScalarOp;
+use crate::structure::fill::FilledLike;
 
 pub use ops::{ContractRows, FlatPositions, ProdOthers, ScatterAdd, Transpose, Unreduce};
 

@@ -7,7 +7,9 @@ use std::any::Any;
 use ragtime_core::{DType, DenseTensor, Dim, Error, RaggedTensor, Result, TensorType};
 use ragtime_graph::{expect_arity, Cost, Graph, Op, OpProperties, VarId};
 
-use crate::reduce::{plan_reduction, reduced_type, Axes};
+use crate::reduce::axes::Axes;
+use crate::reduce::plan::plan_reduction;
+use crate::reduce::plan::reduced_type;
 use crate::util::{fixed_inputs, one};
 
 /// A float tensor's flat values as float64 (exact for both float dtypes).

@@ -13,10 +13,18 @@ use ragtime_graph::{Graph, OpRef, VarId};
 use super::ops::{ProdOthers, Unreduce};
 use super::{apply1, binary, scale, single, ty, unary};
 use crate::elemwise::ScalarOp::{self, *};
-use crate::gather::{Gather, SegmentReduce, SegmentReduction, UnsortedSegmentReduce};
-use crate::reduce::{Axes, Reduce, ReduceKind, Statistic, StatisticKind};
-use crate::rows::{Cumulative, Softmax};
-use crate::structure::FilledLike;
+use crate::gather::gather_op::Gather;
+use crate::gather::segments::SegmentReduce;
+use crate::gather::segments::SegmentReduction;
+use crate::gather::segments::UnsortedSegmentReduce;
+use crate::reduce::axes::Axes;
+use crate::reduce::fold::Reduce;
+use crate::reduce::fold::ReduceKind;
+use crate::reduce::statistics::Statistic;
+use crate::reduce::statistics::StatisticKind;
+use crate::rows::cumulative::Cumulative;
+use crate::rows::softmax::Softmax;
+use crate::structure::fill::FilledLike;
 
 /// A reduction's grouping: which axes, and whether the result kept them.
 struct Grouping {
@@ -50,6 +58,22 @@ impl Grouping {
     }
 }
 
+/// The input `x`, output gradient `g` and output `y` of a one-input reduction whose gradient
+/// flows into a float input; `None` when no gradient flows (no output gradient, or `x` is not
+/// float), the prologue shared by [`reduce_vjp`] and [`statistic_vjp`].
+fn float_reduction(
+    graph: &Graph,
+    inputs: &[VarId],
+    outputs: &[VarId],
+    output_grads: &[Option<VarId>],
+) -> Result<Option<(VarId, VarId, VarId)>> {
+    let (Some(g), [x]) = (single(output_grads), inputs) else { return Ok(None) };
+    if !ty(graph, *x)?.dtype().is_float() {
+        return Ok(None);
+    }
+    Ok(Some((*x, g, outputs[0])))
+}
+
 /// The VJP of `reduce_*`.
 pub fn reduce_vjp(
     op: &Reduce,
@@ -58,12 +82,9 @@ pub fn reduce_vjp(
     outputs: &[VarId],
     output_grads: &[Option<VarId>],
 ) -> Result<Vec<Option<VarId>>> {
-    let (Some(g), [x]) = (single(output_grads), inputs) else { return Ok(vec![None; inputs.len()]) };
-    let x = *x;
-    if !ty(graph, x)?.dtype().is_float() {
-        return Ok(vec![None]);
-    }
-    let y = outputs[0];
+    let Some((x, g, y)) = float_reduction(graph, inputs, outputs, output_grads)? else {
+        return Ok(vec![None; inputs.len()]);
+    };
     let groups = Grouping { axis: op.axis.clone(), keepdims: op.keepdims };
     let dx = match op.kind {
         ReduceKind::Sum => groups.spread(graph, x, g)?,
@@ -101,12 +122,9 @@ pub fn statistic_vjp(
     outputs: &[VarId],
     output_grads: &[Option<VarId>],
 ) -> Result<Vec<Option<VarId>>> {
-    let (Some(g), [x]) = (single(output_grads), inputs) else { return Ok(vec![None; inputs.len()]) };
-    let x = *x;
-    if !ty(graph, x)?.dtype().is_float() {
-        return Ok(vec![None]);
-    }
-    let y = outputs[0];
+    let Some((x, g, y)) = float_reduction(graph, inputs, outputs, output_grads)? else {
+        return Ok(vec![None; inputs.len()]);
+    };
     let groups = Grouping { axis: op.axis.clone(), keepdims: op.keepdims };
     let dx = match op.kind {
         StatisticKind::Variance => {

@@ -82,6 +82,6 @@ pub fn picked_by_value_vjp(graph: &mut Graph, x: VarId, indices: VarId, g: VarId
     let rank = ty(graph, x)?.rank() as i64;
     let last = rank - 1;
     let positions = apply1(graph, FlatPositions { fill: None }, &[x])?;
-    let picked = apply1(graph, crate::gather::GatherAxis::new(last, last), &[positions, indices])?;
+    let picked = apply1(graph, crate::gather::gather_op::GatherAxis::new(last, last), &[positions, indices])?;
     apply1(graph, ScatterAdd, &[x, picked, g])
 }

@@ -1,12 +1,12 @@
 //! String functions of the DSL, named like `tf.strings.*`: `ragtime::ops::strings::split(&s, Some(" "))`,
 //! and the same as methods of [`Var`]: `s.split(Some(" "))`, `s.lower()`, `s.to_hash_bucket_fast(1000)`.
 
-use ragtime_ops::string_hash::{Lookup, StringHash, ToHashBucket};
-use ragtime_ops::string_regex::{RegexFullMatch, RegexReplace};
 use ragtime_ops::strings::{
     AsString, CharUnit, Join, Length, Lower, Ngrams, ReduceJoin, Split, Strip, Substr, ToHashBucketFast, ToNumber,
     UnicodeDecode, UnicodeEncode, Upper,
 };
+use ragtime_ops::strings::{Lookup, StringHash, ToHashBucket};
+use ragtime_ops::strings::{RegexFullMatch, RegexReplace};
 
 use ragtime_ops::reduce::Axes;
 

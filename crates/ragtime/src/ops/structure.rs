@@ -9,7 +9,7 @@ use ragtime_ops::gather::{
 };
 use ragtime_ops::index::{GetItem, Key};
 use ragtime_ops::linalg::MatMul;
-use ragtime_ops::partition_ops::{
+use ragtime_ops::structure::{
     BoundingAxes, BoundingShape, FlatValues, FromNestedRowSplits, FromRowBounds, FromRowLengths, FromRowSplits,
     FromUniformRowLength, FromValueRowids, Identity, NestedRowSplits, Nrows, Rank, RowBounds, RowLengths, RowSplits,
     SegmentIdsToRowSplits, Size, ValueRowids, Values,

@@ -1,20 +1,92 @@
-//! String hashing beyond FarmHash: `strings.to_hash_bucket` (TensorFlow's `Hash64`, MurmurHash64A),
-//! `strings.to_hash_bucket_strong` (SipHash-2-4 with a key), and `strings.lookup` (a static
-//! vocabulary with FarmHash out-of-vocabulary buckets, as `tf.lookup.StaticVocabularyTable`).
-//! Each hash is bit-exact with TensorFlow's; every op maps the string column to one int64 vector.
+//! String hashing: [`ToHashBucketFast`] (farmhash), [`ToHashBucket`] (`to_hash_bucket`,
+//! `to_hash_bucket_strong`), [`Lookup`] (a vocabulary lookup) and the hash functions.
 
 use std::any::Any;
 use std::collections::HashMap;
 
-use ragtime_core::{DType, Error, RaggedTensor, Result, TensorType};
-use ragtime_graph::{Attr, Attrs, Cost, Op, OpProperties, OpRef};
+use ragtime_core::{limits, DType, DenseTensor, Error, RaggedTensor, Result, TensorType};
+use ragtime_graph::{Attr, Attrs, Cost, Op, OpProperties};
 
-use crate::strings::{infer_same_structure, map_to_numbers};
-use crate::util::{fixed_inputs, one, shared};
+use crate::strings::common::{infer_same_structure, map_to_numbers, string_column, HASH};
+use crate::util::{fixed_inputs, one};
 
-const TO_HASH_BUCKET: &str = "strings.to_hash_bucket";
-const TO_HASH_BUCKET_STRONG: &str = "strings.to_hash_bucket_strong";
-const LOOKUP: &str = "strings.lookup";
+/// `tf.strings.to_hash_bucket_fast`: FarmHash Fingerprint64 of every string's bytes modulo
+/// `num_buckets`, as int64 (the same buckets as TensorFlow).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToHashBucketFast {
+    num_buckets: u64,
+}
+
+impl ToHashBucketFast {
+    /// Hashes into `num_buckets` buckets; `num_buckets < 1` is an `invalid_argument`.
+    pub fn new(num_buckets: i64) -> Result<Self> {
+        if num_buckets < 1 {
+            return Err(Error::argument(HASH, format!("num_buckets must be at least 1, got {num_buckets}")));
+        }
+        Ok(ToHashBucketFast { num_buckets: num_buckets as u64 })
+    }
+
+    /// From graph-file attributes: `num_buckets` (integer).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["num_buckets"])?;
+        ToHashBucketFast::new(attrs.int("num_buckets")?)
+    }
+
+    /// The number of buckets.
+    pub fn num_buckets(&self) -> u64 {
+        self.num_buckets
+    }
+
+    /// The bucket of one string.
+    #[inline]
+    pub fn bucket(&self, s: &[u8]) -> i64 {
+        // `num_buckets` came from a positive i64, so the remainder fits an i64.
+        let hash = farmhash::fingerprint64(s);
+        if self.num_buckets.is_power_of_two() {
+            // The same remainder, without a 64-bit division.
+            (hash & (self.num_buckets - 1)) as i64
+        } else {
+            (hash % self.num_buckets) as i64
+        }
+    }
+}
+
+impl Op for ToHashBucketFast {
+    fn name(&self) -> String {
+        format!("StringsToHashBucketFast{{num_buckets={}}}", self.num_buckets)
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        infer_same_structure(HASH, inputs, DType::I64)
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let [x] = fixed_inputs::<1>(HASH, inputs)?;
+        let col = string_column(HASH, 0, x)?;
+        let (bytes, offsets) = (col.bytes(), col.offsets());
+        let mut buckets = limits::try_vec(HASH, col.len())?;
+        buckets.resize(col.len(), 0i64);
+        crate::parallel::fill_chunks(&mut buckets, 1, |first, chunk| {
+            let offsets = &offsets[first..=first + chunk.len()];
+            for (b, w) in chunk.iter_mut().zip(offsets.windows(2)) {
+                *b = self.bucket(&bytes[w[0] as usize..w[1] as usize]);
+            }
+        })?;
+        one(x.with_flat_values(DenseTensor::from_vec(col.shape().to_vec(), buckets)?)?)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// strings.ngrams
+// ---------------------------------------------------------------------------------------------
+
+pub(crate) const TO_HASH_BUCKET: &str = "strings.to_hash_bucket";
+pub(crate) const TO_HASH_BUCKET_STRONG: &str = "strings.to_hash_bucket_strong";
+pub(crate) const LOOKUP: &str = "strings.lookup";
 
 /// The seed of TensorFlow's `Hash64` (`tensorflow/core/lib/hash/hash.h`).
 const HASH64_SEED: u64 = 0x00DE_CAFC_AFFE;
@@ -270,44 +342,5 @@ impl Op for Lookup {
 
     fn properties(&self) -> OpProperties {
         OpProperties { elementwise: true, keeps_partitions_of: Some(0), can_fail: false, cost: Cost::Expensive }
-    }
-}
-
-/// The op of this module called `name`, if any.
-pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<OpRef>> {
-    Some(match name {
-        TO_HASH_BUCKET => shared(ToHashBucket::from_attrs(false, attrs)),
-        TO_HASH_BUCKET_STRONG => shared(ToHashBucket::from_attrs(true, attrs)),
-        LOOKUP => shared(Lookup::from_attrs(attrs)),
-        _ => return None,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    #[allow(deprecated)]
-    fn siphash_matches_the_standard_library_reference() {
-        use std::hash::{Hasher, SipHasher};
-        for (k0, k1) in [(0u64, 0u64), (1, 2), (987654321, 42), (u64::MAX, 12345)] {
-            for data in [&b""[..], b"a", b"hello", b"exactly8", b"fifteen bytes!!", "世界🙂".as_bytes()] {
-                let mut reference = SipHasher::new_with_keys(k0, k1);
-                reference.write(data);
-                assert_eq!(siphash24(k0, k1, data), reference.finish(), "key ({k0}, {k1}), {data:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn lookup_refuses_duplicates_and_zero_buckets() {
-        let e = Lookup::new(vec![b"a".to_vec(), b"b".to_vec(), b"a".to_vec()], 1).unwrap_err();
-        assert_eq!(e.kind(), ragtime_core::ErrorKind::InvalidValue);
-        assert!(e.to_string().contains("vocab[2]"), "{e}");
-        assert_eq!(Lookup::new(vec![], 0).unwrap_err().kind(), ragtime_core::ErrorKind::InvalidArgument);
-        let table = Lookup::new(vec![b"x".to_vec()], 3).unwrap();
-        assert_eq!(table.id(b"x"), 0);
-        assert_eq!(table.id(b"y"), 1 + (farmhash::fingerprint64(b"y") % 3) as i64);
     }
 }

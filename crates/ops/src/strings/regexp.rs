@@ -1,19 +1,16 @@
-//! Regular expressions over strings: `strings.regex_full_match` and `strings.regex_replace`
-//! (`tf.strings.*`, which use RE2), with the `regex` crate. Its syntax is RE2's except for a few
-//! corners; a pattern it cannot compile (RE2 refuses look-around too) is `invalid_value`. Patterns
-//! are compiled once, when the op is built; matching works on bytes, so strings need not be UTF-8.
+//! [`RegexFullMatch`] and [`RegexReplace`] with RE2 syntax (the `regex` crate).
 
 use std::any::Any;
 
 use ragtime_core::{DType, Error, RaggedTensor, Result, TensorType};
-use ragtime_graph::{Attrs, Cost, Op, OpProperties, OpRef};
+use ragtime_graph::{Attrs, Cost, Op, OpProperties};
 use regex::bytes::{Captures, Regex};
 
-use crate::strings::{infer_same_structure, map_to_numbers, map_to_strings};
-use crate::util::{fixed_inputs, one, shared};
+use crate::strings::common::{infer_same_structure, map_to_numbers, map_to_strings};
+use crate::util::{fixed_inputs, one};
 
-const FULL_MATCH: &str = "strings.regex_full_match";
-const REPLACE: &str = "strings.regex_replace";
+pub(crate) const FULL_MATCH: &str = "strings.regex_full_match";
+pub(crate) const REPLACE: &str = "strings.regex_replace";
 
 /// Compiles `pattern` (anchored at both ends when `full`), or `invalid_value` naming `op`.
 fn compile(op: &str, pattern: &str, full: bool) -> Result<Regex> {
@@ -194,38 +191,5 @@ impl Op for RegexReplace {
 
     fn properties(&self) -> OpProperties {
         OpProperties { elementwise: false, keeps_partitions_of: Some(0), can_fail: false, cost: Cost::Expensive }
-    }
-}
-
-/// The op of this module called `name`, if any.
-pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<OpRef>> {
-    Some(match name {
-        FULL_MATCH => shared(RegexFullMatch::from_attrs(attrs)),
-        REPLACE => shared(RegexReplace::from_attrs(attrs)),
-        _ => return None,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use ragtime_core::{ragged, ErrorKind};
-
-    fn texts(x: &RaggedTensor) -> Vec<String> {
-        x.flat_values().as_strings().unwrap().iter().map(|s| String::from_utf8_lossy(s).into_owned()).collect()
-    }
-
-    #[test]
-    fn rewrites_use_backslash_groups_and_keep_dollars() {
-        let x = ragged![["ab cd", "x"]].unwrap();
-        let op = RegexReplace::new("([a-z]+) ([a-z]+)", r"\2-\1 \\ $1", true).unwrap();
-        assert_eq!(texts(&op.perform(std::slice::from_ref(&x)).unwrap()[0]), ["cd-ab \\ $1", "x"]);
-        let first = RegexReplace::new("[a-z]", "_", false).unwrap();
-        assert_eq!(texts(&first.perform(std::slice::from_ref(&x)).unwrap()[0]), ["_b cd", "_"]);
-        assert_eq!(RegexReplace::new("(a)", r"\2", true).unwrap_err().kind(), ErrorKind::InvalidValue);
-        assert_eq!(RegexReplace::new("(?=a)", "x", true).unwrap_err().kind(), ErrorKind::InvalidValue);
-        let full = RegexFullMatch::new("a|ab").unwrap();
-        let y = full.perform(&[ragged![["ab", "abc"]].unwrap()]).unwrap().remove(0);
-        assert_eq!(y.flat_slice::<bool>(), Some(&[true, false][..]), "alternatives are anchored as a group");
     }
 }

@@ -1,0 +1,524 @@
+//! The segment reductions: [`SegmentReduce`] (sorted segment ids) and
+//! [`UnsortedSegmentReduce`], with their per-dtype combining kernels.
+
+use std::any::Any;
+
+use ragtime_core::{
+    dispatch_dtype, DType, DenseTensor, Dim, Element, Error, RaggedTensor, Result, RowPartition, TensorType,
+};
+use ragtime_graph::{expect_arity, Attrs, Cost, Graph, Op, OpProperties, VarId};
+
+use crate::gather::take::{align_prefix, check_prefix_dims, position_of, Aligned, INDEX_DTYPES};
+use crate::util::{expect_dense_rank, expect_dtype, one};
+
+/// How a segment reduction combines the rows of one segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SegmentReduction {
+    /// `segment_sum` (integers wrap, as in TensorFlow).
+    Sum,
+    /// `segment_mean`, in the data's dtype (integer means truncate toward zero, as in TensorFlow);
+    /// `unsorted_segment_mean` divides in the true-division float type.
+    Mean,
+    /// `segment_max` (NaN wins).
+    Max,
+    /// `segment_min` (NaN wins).
+    Min,
+    /// `segment_prod` (integers wrap).
+    Prod,
+    /// `unsorted_segment_sqrt_n`: the sum divided by the square root of the count (floats only).
+    SqrtN,
+}
+
+impl SegmentReduction {
+    /// TensorFlow's (and the graph files') name of the sorted op: `segment_sum`, ...
+    pub fn tf_name(self) -> &'static str {
+        match self {
+            SegmentReduction::Sum => "segment_sum",
+            SegmentReduction::Mean => "segment_mean",
+            SegmentReduction::Max => "segment_max",
+            SegmentReduction::Min => "segment_min",
+            SegmentReduction::Prod => "segment_prod",
+            SegmentReduction::SqrtN => "segment_sqrt_n",
+        }
+    }
+
+    /// TensorFlow's (and the graph files') name of the unsorted op: `unsorted_segment_sum`, ...
+    pub fn unsorted_name(self) -> &'static str {
+        match self {
+            SegmentReduction::Sum => "unsorted_segment_sum",
+            SegmentReduction::Mean => "unsorted_segment_mean",
+            SegmentReduction::Max => "unsorted_segment_max",
+            SegmentReduction::Min => "unsorted_segment_min",
+            SegmentReduction::Prod => "unsorted_segment_prod",
+            SegmentReduction::SqrtN => "unsorted_segment_sqrt_n",
+        }
+    }
+
+    fn op_name(self) -> &'static str {
+        match self {
+            SegmentReduction::Sum => "SegmentSum",
+            SegmentReduction::Mean => "SegmentMean",
+            SegmentReduction::Max => "SegmentMax",
+            SegmentReduction::Min => "SegmentMin",
+            SegmentReduction::Prod => "SegmentProd",
+            SegmentReduction::SqrtN => "SegmentSqrtN",
+        }
+    }
+
+    /// The combination the kernel folds a segment with (means and square-root means divide the
+    /// sum afterwards).
+    fn fold(self) -> SegmentReduction {
+        match self {
+            SegmentReduction::Mean | SegmentReduction::SqrtN => SegmentReduction::Sum,
+            other => other,
+        }
+    }
+}
+
+/// `segment_sum` / `segment_mean` / `segment_max` / `segment_min(data, segment_ids)` (TensorFlow's
+/// `tf.math.segment_*`): combines the rows of `data` that share a segment id.
+///
+/// `segment_ids` is a sorted, non-negative int32 / int64 vector with one id per row of `data`; the
+/// result has `max id + 1` rows, and a segment without rows gives 0 (for every reduction, as
+/// TensorFlow documents). Ragged `data` is combined position by position as in TensorFlow's ragged
+/// segment ops: row `s` of the result is as long as the longest row of segment `s` (empty when the
+/// segment has no rows) and each of its items combines the items at that position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SegmentReduce {
+    /// The combination.
+    pub reduction: SegmentReduction,
+}
+
+impl SegmentReduce {
+    /// The sorted segment reduction `reduction`.
+    pub fn new(reduction: SegmentReduction) -> Self {
+        SegmentReduce { reduction }
+    }
+
+    /// From graph-file attributes (none).
+    pub fn from_attrs(reduction: SegmentReduction, attrs: &Attrs) -> Result<Self> {
+        attrs.only(&[])?;
+        Ok(SegmentReduce { reduction })
+    }
+}
+
+/// Checks the data input of a segment reduction: numeric, rank >= 1.
+fn check_segment_data(op: &str, data: &TensorType) -> Result<()> {
+    if !data.dtype().is_numeric() {
+        return Err(Error::dtype(op, format!("input 0 (data) must be numeric, got {}", data.dtype())));
+    }
+    if data.rank() == 0 {
+        return Err(Error::shapes(op, "input 0 (data) must have rank >= 1, got a scalar"));
+    }
+    Ok(())
+}
+
+impl Op for SegmentReduce {
+    fn name(&self) -> String {
+        self.reduction.op_name().into()
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        let op = self.reduction.tf_name();
+        if self.reduction == SegmentReduction::SqrtN {
+            return Err(Error::argument(op, "TensorFlow has no sorted segment_sqrt_n: use unsorted_segment_sqrt_n"));
+        }
+        expect_arity(op, inputs, 2..=2)?;
+        let (data, ids) = (&inputs[0], &inputs[1]);
+        check_segment_data(op, data)?;
+        expect_dtype(op, 1, ids, &INDEX_DTYPES, "int32 or int64 (segment_ids)")?;
+        expect_dense_rank(op, 1, ids, 1)?;
+        check_prefix_dims(op, data, ids, 1, "input 1 (segment_ids)")?;
+        Ok(vec![data.clone().with_dim(0, Dim::Unknown)?])
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let op = self.reduction.tf_name();
+        let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
+        self.output_types(&types)?;
+        let (data, ids) = (&inputs[0], &inputs[1]);
+        let ids = ids.flat_values().to_i64_vec(op, "input 1 (segment_ids)")?;
+        if ids.len() != data.nrows() {
+            return Err(Error::shapes(
+                op,
+                format!("input 1 (segment_ids) has {} ids for the {} rows of input 0 (data)", ids.len(), data.nrows()),
+            ));
+        }
+        let mut segments = Vec::with_capacity(ids.len());
+        for (i, &id) in ids.iter().enumerate() {
+            if id < 0 {
+                return Err(Error::argument(op, format!("segment_ids[{i}] = {id} is negative")));
+            }
+            if i > 0 && id < ids[i - 1] {
+                return Err(Error::argument(
+                    op,
+                    format!(
+                        "segment_ids must be sorted, but segment_ids[{i}] = {id} follows segment_ids[{}] = {}",
+                        i - 1,
+                        ids[i - 1]
+                    ),
+                ));
+            }
+            segments.push(Some(id as usize));
+        }
+        let nsegments = ids.last().map_or(0, |&id| id as usize + 1);
+        let (partitions, values, _) =
+            aggregate(op, data.partitions(), data.flat_values(), &segments, nsegments, self.reduction, false)?;
+        one(RaggedTensor::new(values, partitions)?)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn vjp(
+        &self,
+        graph: &mut Graph,
+        inputs: &[VarId],
+        outputs: &[VarId],
+        output_grads: &[Option<VarId>],
+    ) -> Result<Vec<Option<VarId>>> {
+        crate::grad::reduce::sorted_segment_vjp(self, graph, inputs, outputs, output_grads)
+    }
+}
+
+/// `unsorted_segment_sum` / `_max` / `_min` / `_prod` / `_mean` / `_sqrt_n(data, segment_ids)`
+/// with attribute `num_segments` (TensorFlow's `tf.math.unsorted_segment_*`): combines the items of
+/// `data` that share a segment id, in any order.
+///
+/// `segment_ids` (int32 / int64, dense or ragged) has a shape that is a prefix of `data`'s; the result
+/// has shape `[num_segments] + data.shape[rank(segment_ids):]`. Negative ids drop their items (as
+/// TensorFlow documents); ids `>= num_segments` are `index_out_of_range`. Ragged items combine
+/// position by position, as in [`SegmentReduce`], so an empty segment is an empty row. A segment
+/// without items in a dense result holds 0 (sum), the dtype's lowest finite value (max), highest
+/// (min), 1 (prod), and for mean and sqrt_n 0 with dense segment ids but NaN with ragged ones
+/// (TensorFlow's ragged path divides by the zero count). Means of integers divide in the
+/// true-division float type (float32 for 8/16-bit integers, float64 for wider ones); sqrt_n takes
+/// floats only.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnsortedSegmentReduce {
+    /// The combination.
+    pub reduction: SegmentReduction,
+    /// The number of rows of the result.
+    pub num_segments: usize,
+}
+
+impl UnsortedSegmentReduce {
+    /// `unsorted_segment_<reduction>(data, segment_ids, num_segments)`.
+    pub fn new(reduction: SegmentReduction, num_segments: usize) -> Self {
+        UnsortedSegmentReduce { reduction, num_segments }
+    }
+
+    /// From graph-file attributes: `num_segments` (a non-negative integer).
+    pub fn from_attrs(reduction: SegmentReduction, attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["num_segments"])?;
+        let n = attrs.int("num_segments")?;
+        let num_segments = usize::try_from(n)
+            .map_err(|_| Error::argument(reduction.unsorted_name(), format!("num_segments must be >= 0, got {n}")))?;
+        Ok(UnsortedSegmentReduce { reduction, num_segments })
+    }
+
+    /// The result dtype for data of `dtype` (already checked numeric).
+    fn output_dtype(&self, dtype: DType) -> Result<DType> {
+        match self.reduction {
+            SegmentReduction::Mean => Ok(dtype.true_division_type().unwrap_or(dtype)),
+            SegmentReduction::SqrtN if !dtype.is_float() => Err(Error::dtype(
+                self.reduction.unsorted_name(),
+                format!("input 0 (data) must be float32 or float64, got {dtype}"),
+            )),
+            _ => Ok(dtype),
+        }
+    }
+}
+
+impl Op for UnsortedSegmentReduce {
+    fn name(&self) -> String {
+        format!("Unsorted{}{{num_segments={}}}", self.reduction.op_name(), self.num_segments)
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        let op = self.reduction.unsorted_name();
+        expect_arity(op, inputs, 2..=2)?;
+        let (data, ids) = (&inputs[0], &inputs[1]);
+        check_segment_data(op, data)?;
+        let dtype = self.output_dtype(data.dtype())?;
+        expect_dtype(op, 1, ids, &INDEX_DTYPES, "int32 or int64 (segment_ids)")?;
+        let k = ids.rank();
+        if k == 0 || k > data.rank() {
+            return Err(Error::shapes(
+                op,
+                format!(
+                    "the shape of input 1 (segment_ids, {ids}) must be a prefix of the shape of input 0 (data, {data})"
+                ),
+            ));
+        }
+        check_prefix_dims(op, data, ids, k, "input 1 (segment_ids)")?;
+        let mut dims = vec![Dim::Known(self.num_segments)];
+        dims.extend_from_slice(&data.dims()[k..]);
+        let ragged_rank = data.ragged_rank().saturating_sub(k - 1);
+        Ok(vec![TensorType::new(dtype, ragged_rank, dims)?])
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let op = self.reduction.unsorted_name();
+        let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
+        self.output_types(&types)?;
+        let ids = &inputs[1];
+        let Aligned { items, prefix, .. } = align_prefix(op, &inputs[0], ids, "input 1 (segment_ids)")?;
+        let n = self.num_segments;
+        let segments = prefix
+            .to_i64_vec(op, "input 1 (segment_ids)")?
+            .into_iter()
+            .enumerate()
+            .map(|(pos, id)| match usize::try_from(id) {
+                Err(_) => Ok(None),
+                Ok(s) if s < n => Ok(Some(s)),
+                Ok(_) => Err(Error::out_of_range_at(
+                    op,
+                    id,
+                    0,
+                    n,
+                    format!("segment_ids{} of input 1, with num_segments = {n}", position_of(ids, pos)),
+                )),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let (partitions, values, counts) =
+            aggregate(op, items.partitions(), items.flat_values(), &segments, n, self.reduction, true)?;
+        let values = match self.reduction {
+            SegmentReduction::Mean | SegmentReduction::SqrtN => {
+                divide_by_counts(op, values, &counts, self.reduction, ids.ragged_rank() > 0)?
+            }
+            _ => values,
+        };
+        one(RaggedTensor::new(values, partitions)?)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn properties(&self) -> OpProperties {
+        OpProperties { elementwise: false, keeps_partitions_of: None, can_fail: true, cost: Cost::Cheap }
+    }
+
+    fn vjp(
+        &self,
+        graph: &mut Graph,
+        inputs: &[VarId],
+        outputs: &[VarId],
+        output_grads: &[Option<VarId>],
+    ) -> Result<Vec<Option<VarId>>> {
+        crate::grad::reduce::unsorted_segment_vjp(self, graph, inputs, outputs, output_grads)
+    }
+}
+
+/// Divides each item of the segment sums `values` (shape `[n, inner...]`) by its count
+/// (`Mean`) or the count's square root (`SqrtN`), in the true-division float type. A zero
+/// count gives NaN when the segment ids were ragged (TensorFlow's ragged path divides 0 by 0),
+/// else 0 (its dense kernels divide by `max(count, 1)`).
+fn divide_by_counts(
+    op: &str,
+    values: DenseTensor,
+    counts: &[usize],
+    reduction: SegmentReduction,
+    ragged_ids: bool,
+) -> Result<DenseTensor> {
+    let dtype = values.dtype().true_division_type().ok_or_else(|| Error::dtype(op, "takes numeric data"))?;
+    let shape = values.shape().to_vec();
+    let row = values.row_size();
+    let sums = values.cast(DType::F64)?;
+    let sums = sums.as_slice::<f64>().ok_or_else(|| Error::dtype(op, "the sums are not float64"))?;
+    let mut out = ragtime_core::limits::try_vec::<f64>(op, sums.len())?;
+    for (i, &sum) in sums.iter().enumerate() {
+        let count = counts[i / row.max(1)] as f64;
+        out.push(match (count == 0.0, ragged_ids) {
+            (true, true) => f64::NAN,
+            (true, false) => 0.0,
+            _ if reduction == SegmentReduction::SqrtN => sum / count.sqrt(),
+            _ => sum / count,
+        });
+    }
+    DenseTensor::from_vec(shape, out)?.cast(dtype)
+}
+
+/// A vector of `n` copies of `value`, or an `invalid_argument` error (instead of an abort or a
+/// machine-filling allocation) when `n` exceeds [`DenseTensor::MAX_ELEMENTS`] or cannot be
+/// allocated: segment ids choose the output size, so a huge id must not take the process down.
+fn filled<T: Clone>(op: &str, n: usize, value: T) -> Result<Vec<T>> {
+    DenseTensor::checked_len(op, &[n])?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| Error::argument(op, format!("the output needs {n} elements, more than fit in memory")))?;
+    v.resize(n, value);
+    Ok(v)
+}
+
+/// Combines the rows at one level (rows of `partitions[0]`, or of `values` when there is no
+/// partition left) into `nsegments` segments; `segments[i]` is row i's segment (`None`: dropped).
+/// A ragged level's output row is as long as the longest row of its segment, and its items are the
+/// segments of the next level, so the recursion combines items position by position.
+/// Also gives how many rows of the innermost level each output row combined. `unsorted`: an
+/// empty segment holds the reduction's identity (see [`UnsortedSegmentReduce`]), not 0.
+fn aggregate(
+    op: &str,
+    partitions: &[RowPartition],
+    values: &DenseTensor,
+    segments: &[Option<usize>],
+    nsegments: usize,
+    reduction: SegmentReduction,
+    unsorted: bool,
+) -> Result<(Vec<RowPartition>, DenseTensor, Vec<usize>)> {
+    let Some((rows, inner)) = partitions.split_first() else {
+        let (combined, counts) = dispatch_dtype!(values.dtype(),
+            T => combine_rows::<T>(op, values, segments, nsegments, reduction, unsorted)?,
+            string => return Err(Error::dtype(op, "input 0 (data) must be numeric, got string")));
+        return Ok((Vec::new(), combined, counts));
+    };
+    let lengths = rows.row_lengths();
+    let mut out_lengths = filled(op, nsegments, 0i64)?;
+    for (row, segment) in segments.iter().enumerate() {
+        if let Some(s) = *segment {
+            out_lengths[s] = out_lengths[s].max(lengths[row]);
+        }
+    }
+    let out_rows = RowPartition::from_row_lengths(&out_lengths)?;
+    let out_splits = out_rows.row_splits();
+    let mut item_segments = vec![None; rows.nvals()];
+    for (row, segment) in segments.iter().enumerate() {
+        if let Some(s) = *segment {
+            for (position, item) in rows.row_range(row).enumerate() {
+                item_segments[item] = Some(out_splits[s] as usize + position);
+            }
+        }
+    }
+    let (mut out_partitions, out_values, counts) =
+        aggregate(op, inner, values, &item_segments, out_rows.nvals(), reduction, unsorted)?;
+    out_partitions.insert(0, out_rows);
+    Ok((out_partitions, out_values, counts))
+}
+
+/// Element arithmetic of the segment reductions. Implemented for every non-string element type so
+/// that `dispatch_dtype!` can instantiate the kernel; `bool` data is refused before it gets here.
+trait SegmentElement: Element {
+    /// `self + other`, wrapping for integers (as TensorFlow's kernels do).
+    fn plus(self, other: Self) -> Self;
+    /// `self * other`, wrapping for integers.
+    fn times(self, other: Self) -> Self;
+    /// `self / count` (integers truncate toward zero).
+    fn divided_by(self, count: usize) -> Self;
+}
+
+macro_rules! segment_element_int {
+    ($($t:ty),*) => {$(
+        impl SegmentElement for $t {
+            fn plus(self, other: Self) -> Self {
+                self.wrapping_add(other)
+            }
+            fn times(self, other: Self) -> Self {
+                self.wrapping_mul(other)
+            }
+            fn divided_by(self, count: usize) -> Self {
+                (self as i128 / count as i128) as $t
+            }
+        }
+    )*};
+}
+segment_element_int!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+macro_rules! segment_element_float {
+    ($($t:ty),*) => {$(
+        impl SegmentElement for $t {
+            fn plus(self, other: Self) -> Self {
+                self + other
+            }
+            fn times(self, other: Self) -> Self {
+                self * other
+            }
+            fn divided_by(self, count: usize) -> Self {
+                self / count as $t
+            }
+        }
+    )*};
+}
+segment_element_float!(f32, f64);
+
+impl SegmentElement for bool {
+    fn plus(self, other: Self) -> Self {
+        self | other
+    }
+    fn times(self, other: Self) -> Self {
+        self & other
+    }
+    fn divided_by(self, _count: usize) -> Self {
+        self
+    }
+}
+
+/// True for NaN (the one value not equal to itself).
+fn is_nan<T: PartialOrd>(v: T) -> bool {
+    v.partial_cmp(&v).is_none()
+}
+
+/// The dense kernel: combines the rows of `values` (shape `[n, inner...]`) by segment into
+/// `[nsegments, inner...]`, and counts the rows of each segment. Empty segments stay 0, or with
+/// `unsorted` hold the identity of max (lowest finite), min (highest finite) and prod (1).
+fn combine_rows<T: SegmentElement>(
+    op: &str,
+    values: &DenseTensor,
+    segments: &[Option<usize>],
+    nsegments: usize,
+    reduction: SegmentReduction,
+    unsorted: bool,
+) -> Result<(DenseTensor, Vec<usize>)> {
+    let src = values.as_slice::<T>().ok_or_else(|| Error::dtype(op, "input 0 (data) has an unexpected dtype"))?;
+    let row = values.row_size();
+    let size = nsegments
+        .checked_mul(row)
+        .ok_or_else(|| Error::argument(op, format!("{nsegments} segments of {row} elements overflow")))?;
+    let mut out = filled(op, size, T::default())?;
+    let mut counts = filled(op, nsegments, 0usize)?;
+    for (i, segment) in segments.iter().enumerate() {
+        let Some(s) = *segment else { continue };
+        let source = &src[i * row..(i + 1) * row];
+        let target = &mut out[s * row..(s + 1) * row];
+        if counts[s] == 0 {
+            target.copy_from_slice(source);
+        } else {
+            for (acc, &v) in target.iter_mut().zip(source) {
+                *acc = match reduction.fold() {
+                    SegmentReduction::Sum | SegmentReduction::Mean | SegmentReduction::SqrtN => acc.plus(v),
+                    SegmentReduction::Prod => acc.times(v),
+                    // NaN wins: once the accumulator is NaN it stays NaN.
+                    SegmentReduction::Max | SegmentReduction::Min if is_nan(*acc) => *acc,
+                    SegmentReduction::Max if v > *acc || is_nan(v) => v,
+                    SegmentReduction::Min if v < *acc || is_nan(v) => v,
+                    SegmentReduction::Max | SegmentReduction::Min => *acc,
+                };
+            }
+        }
+        counts[s] += 1;
+    }
+    if reduction == SegmentReduction::Mean && !unsorted {
+        for (s, &count) in counts.iter().enumerate().filter(|(_, &c)| c > 1) {
+            for v in &mut out[s * row..(s + 1) * row] {
+                *v = v.divided_by(count);
+            }
+        }
+    }
+    if unsorted {
+        let identity = match reduction {
+            SegmentReduction::Max => Some(crate::reduce::fold::finite_extreme::<T>(false)),
+            SegmentReduction::Min => Some(crate::reduce::fold::finite_extreme::<T>(true)),
+            SegmentReduction::Prod => Some(T::from_i64(1)),
+            _ => None,
+        };
+        if let Some(identity) = identity {
+            for (s, _) in counts.iter().enumerate().filter(|(_, &c)| c == 0) {
+                out[s * row..(s + 1) * row].fill(identity);
+            }
+        }
+    }
+    let mut shape = vec![nsegments];
+    shape.extend_from_slice(&values.shape()[1..]);
+    Ok((DenseTensor::from_vec(shape, out)?, counts))
+}

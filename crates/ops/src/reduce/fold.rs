@@ -1,0 +1,402 @@
+//! [`Reduce`] (`reduce_sum`, `reduce_mean`, `reduce_max`, `reduce_min`, `reduce_prod`, `reduce_all`,
+//! `reduce_any`) and the group folds that implement it.
+
+use std::any::Any;
+
+use ragtime_core::{dispatch_dtype, DType, DenseTensor, Element, Error, RaggedTensor, Result, TensorType};
+use ragtime_graph::{expect_arity, Attrs, Graph, Op, VarId};
+
+use crate::elemwise::kernels::Kernels;
+use crate::elemwise::scalar_op::ScalarOp;
+use crate::reduce::axes::Axes;
+use crate::reduce::plan::{plan_reduction, reduced_type, ReductionPlan};
+use crate::util::one;
+
+/// What a reduction computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceKind {
+    /// Sum (0 for an empty group).
+    Sum,
+    /// Arithmetic mean (NaN for an empty group; float64 for integers).
+    Mean,
+    /// Maximum (the dtype's lowest value for an empty group).
+    Max,
+    /// Minimum (the dtype's highest value for an empty group).
+    Min,
+    /// Product (1 for an empty group).
+    Prod,
+    /// Logical and of booleans (true for an empty group).
+    All,
+    /// Logical or of booleans (false for an empty group).
+    Any,
+}
+
+impl ReduceKind {
+    /// Every kind.
+    pub const ALL: [ReduceKind; 7] = [
+        ReduceKind::Sum,
+        ReduceKind::Mean,
+        ReduceKind::Max,
+        ReduceKind::Min,
+        ReduceKind::Prod,
+        ReduceKind::All,
+        ReduceKind::Any,
+    ];
+
+    /// The graph-file (TensorFlow) name: `reduce_sum`, ...
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceKind::Sum => "reduce_sum",
+            ReduceKind::Mean => "reduce_mean",
+            ReduceKind::Max => "reduce_max",
+            ReduceKind::Min => "reduce_min",
+            ReduceKind::Prod => "reduce_prod",
+            ReduceKind::All => "reduce_all",
+            ReduceKind::Any => "reduce_any",
+        }
+    }
+
+    /// The kind whose graph-file name is `name`.
+    pub fn from_name(name: &str) -> Option<ReduceKind> {
+        ReduceKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    fn op_name(self) -> &'static str {
+        match self {
+            ReduceKind::Sum => "ReduceSum",
+            ReduceKind::Mean => "ReduceMean",
+            ReduceKind::Max => "ReduceMax",
+            ReduceKind::Min => "ReduceMin",
+            ReduceKind::Prod => "ReduceProd",
+            ReduceKind::All => "ReduceAll",
+            ReduceKind::Any => "ReduceAny",
+        }
+    }
+
+    /// The result dtype for an input of `dtype`: numeric kinds take integers and floats
+    /// (`Mean` of integers gives float64), `All` / `Any` take bool; others are `type_mismatch`.
+    pub fn output_dtype(self, dtype: DType) -> Result<DType> {
+        let ok = match self {
+            ReduceKind::All | ReduceKind::Any => dtype == DType::Bool,
+            _ => dtype.is_numeric(),
+        };
+        if !ok {
+            let want = if matches!(self, ReduceKind::All | ReduceKind::Any) { "bool" } else { "integer or float" };
+            return Err(Error::dtype(self.name(), format!("takes a {want} tensor, got {dtype}")));
+        }
+        Ok(match self {
+            ReduceKind::Mean => dtype.true_division_type().unwrap_or(dtype),
+            _ => dtype,
+        })
+    }
+
+    /// The elementwise op that folds two values.
+    pub fn combine(self) -> ScalarOp {
+        match self {
+            ReduceKind::Sum | ReduceKind::Mean => ScalarOp::Add,
+            ReduceKind::Max => ScalarOp::Maximum,
+            ReduceKind::Min => ScalarOp::Minimum,
+            ReduceKind::Prod => ScalarOp::Multiply,
+            ReduceKind::All => ScalarOp::LogicalAnd,
+            ReduceKind::Any => ScalarOp::LogicalOr,
+        }
+    }
+
+    /// The value of an empty group (`ragged_axis`: the reduced axis is ragged, see the module doc).
+    pub fn identity<T: Element>(self, ragged_axis: bool) -> T {
+        match self {
+            ReduceKind::Sum | ReduceKind::Mean | ReduceKind::Any => T::from_i64(0),
+            ReduceKind::Prod | ReduceKind::All => T::from_i64(1),
+            ReduceKind::Max if ragged_axis => finite_extreme::<T>(false),
+            ReduceKind::Min if ragged_axis => finite_extreme::<T>(true),
+            ReduceKind::Max => T::lowest(),
+            ReduceKind::Min => T::highest(),
+        }
+    }
+}
+
+/// The largest (`highest`) or smallest finite value of `T` (equal to `Element::highest` /
+/// `lowest` except for floats).
+pub(crate) fn finite_extreme<T: Element>(highest: bool) -> T {
+    let sign = if highest { 1.0 } else { -1.0 };
+    match T::DTYPE {
+        DType::F32 => T::from_f64(sign * f64::from(f32::MAX)),
+        DType::F64 => T::from_f64(sign * f64::MAX),
+        _ if highest => T::highest(),
+        _ => T::lowest(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The op
+// ---------------------------------------------------------------------------------------------
+
+/// A reduction op: `kind` along `axis` (every axis, one, or several), optionally keeping the
+/// reduced dims with size 1.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Reduce {
+    /// What is computed.
+    pub kind: ReduceKind,
+    /// The reduced axes.
+    pub axis: Axes,
+    /// Keep a size-1 dimension where each reduced axis was.
+    pub keepdims: bool,
+}
+
+impl Reduce {
+    /// `kind` along one `axis` (`None`: all axes).
+    pub fn new(kind: ReduceKind, axis: Option<i64>, keepdims: bool) -> Self {
+        Self::with_axes(kind, axis, keepdims)
+    }
+
+    /// `kind` along `axes`: `Axes::All`, an axis (`1`), or a list (`vec![0, 2]`, `[0, -1]`).
+    pub fn with_axes(kind: ReduceKind, axes: impl Into<Axes>, keepdims: bool) -> Self {
+        Reduce { kind, axis: axes.into(), keepdims }
+    }
+
+    /// From a graph file's node: the kind named by `attrs.op()`, attributes `axis` (int, list
+    /// of ints, or null) and `keepdims` (default false).
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
+        let kind = ReduceKind::from_name(attrs.op())
+            .ok_or_else(|| Error::argument(attrs.op(), format!("`{}` is not a reduction", attrs.op())))?;
+        Self::from_kind_and_attrs(kind, attrs)
+    }
+
+    pub(crate) fn from_kind_and_attrs(kind: ReduceKind, attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["axis", "keepdims"])?;
+        Ok(Reduce::with_axes(kind, Axes::from_attr(attrs, "axis")?, attrs.bool_opt("keepdims")?.unwrap_or(false)))
+    }
+}
+
+impl Op for Reduce {
+    fn name(&self) -> String {
+        format!("{}{{axis={}, keepdims={}}}", self.kind.op_name(), self.axis, self.keepdims)
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        let name = self.kind.name();
+        expect_arity(name, inputs, 1..=1)?;
+        let out = self.kind.output_dtype(inputs[0].dtype())?;
+        Ok(vec![reduced_type(name, &inputs[0], &self.axis, self.keepdims)?.with_dtype(out)])
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let name = self.kind.name();
+        let [x] = inputs else {
+            return Err(Error::argument(name, format!("takes 1 input, got {}", inputs.len())));
+        };
+        self.kind.output_dtype(x.dtype())?;
+        let values = x.flat_values();
+        // Fast path: the rows of a ragged rank 1 tensor without inner dims are contiguous.
+        if x.ragged_rank() == 1 && values.rank() == 1 && matches!(self.axis.single(), Some(1 | -1)) {
+            let flat = fold_rows(self.kind, values, x.partitions()[0].row_splits(), self.keepdims)?;
+            return one(RaggedTensor::dense(flat));
+        }
+        // Fast path: ragged rank 1 with uniform inner dims folded along axis 1: each row is a
+        // contiguous block of `inner`-wide items, folded column by column in row order (the
+        // plan's grouping, without building it).
+        if x.ragged_rank() == 1 && values.rank() >= 2 && self.axis.resolve(name, x.rank())?.as_deref() == Some(&[1]) {
+            let inner_shape = &values.shape()[1..];
+            let splits = x.partitions()[0].row_splits();
+            let mut shape = vec![splits.len() - 1];
+            if self.keepdims {
+                shape.push(1);
+            }
+            shape.extend_from_slice(inner_shape);
+            DenseTensor::checked_len(name, &shape)?;
+            let inner = inner_shape.iter().product();
+            return one(RaggedTensor::dense(fold(self.kind, &Groups::Rows { splits, inner }, values, shape)?));
+        }
+        let plan = plan_reduction(name, x, &self.axis, self.keepdims)?;
+        let flat = fold(self.kind, &Groups::Plan(&plan), values, plan.flat_shape.clone())?;
+        one(plan.finish(flat)?)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn vjp(
+        &self,
+        graph: &mut Graph,
+        inputs: &[VarId],
+        outputs: &[VarId],
+        output_grads: &[Option<VarId>],
+    ) -> Result<Vec<Option<VarId>>> {
+        crate::grad::reduce::reduce_vjp(self, graph, inputs, outputs, output_grads)
+    }
+}
+
+/// Folds each row `splits[r]..splits[r + 1]` of the 1-d `values` with `kind` (an empty row gives
+/// the ragged-axis identity): the reduction of a ragged rank 1 tensor along axis 1, shared by
+/// [`Reduce`] and the fused row kernels so both compute bit-identical results. The result has
+/// shape `[nrows]`, or `[nrows, 1]` with `keepdims`. `splits` must be non-decreasing and within
+/// `values` (a validated partition's, or a slice of one rebased to start at 0).
+pub fn fold_rows(kind: ReduceKind, values: &DenseTensor, splits: &[i64], keepdims: bool) -> Result<DenseTensor> {
+    let nrows = splits.len().saturating_sub(1);
+    let shape = if keepdims { vec![nrows, 1] } else { vec![nrows] };
+    fold(kind, &Groups::Rows { splits, inner: 1 }, values, shape)
+}
+
+/// The groups to fold: contiguous rows (a ragged axis), or a plan's stages.
+pub(crate) enum Groups<'a> {
+    /// Items `splits[r]..splits[r + 1]` of `inner` elements each: group `r * inner + s` folds
+    /// element `s` of each item of row `r`, in order.
+    Rows { splits: &'a [i64], inner: usize },
+    /// The groups of `plan`, stage after stage.
+    Plan(&'a ReductionPlan),
+}
+
+impl Groups<'_> {
+    /// Folds each group of `data`, starting from `init(ragged_axis)` and adding members with
+    /// `step`.
+    fn fold<T: Copy>(
+        &self,
+        op: &str,
+        data: &[T],
+        init: impl Fn(bool) -> T,
+        step: impl Fn(T, T) -> T,
+    ) -> Result<Vec<T>> {
+        match *self {
+            Groups::Rows { splits, inner: 1 } => Ok(splits
+                .windows(2)
+                .map(|w| data[w[0] as usize..w[1] as usize].iter().fold(init(true), |acc, &v| step(acc, v)))
+                .collect()),
+            // Items without elements: nothing to fold (and no chunks to walk).
+            Groups::Rows { inner: 0, .. } => Ok(Vec::new()),
+            Groups::Rows { splits, inner } => {
+                let mut out = ragtime_core::limits::try_vec(op, (splits.len() - 1) * inner)?;
+                for w in splits.windows(2) {
+                    let start = out.len();
+                    out.resize(start + inner, init(true));
+                    let acc = &mut out[start..];
+                    for item in data[w[0] as usize * inner..w[1] as usize * inner].chunks_exact(inner) {
+                        for (a, &v) in acc.iter_mut().zip(item) {
+                            *a = step(*a, v);
+                        }
+                    }
+                }
+                Ok(out)
+            }
+            Groups::Plan(plan) => plan.fold(op, data, |stage| init(stage.ragged_axis()), step),
+        }
+    }
+
+    /// The number of input values in each group.
+    fn counts(&self) -> Vec<usize> {
+        match *self {
+            Groups::Rows { splits, inner } => {
+                splits.windows(2).flat_map(|w| std::iter::repeat_n((w[1] - w[0]) as usize, inner)).collect()
+            }
+            Groups::Plan(plan) => plan.counts(),
+        }
+    }
+}
+
+/// The float types of the row-sum fast paths, with the one definition of their sums and means
+/// that every path shares (the generic fold, `row_sums`, `fused::GatherReduce`): sums start at
+/// zero and add items in order; a mean divides the sum in f64, as `fold_typed` does.
+pub trait RowSum: Copy + std::ops::AddAssign + 'static {
+    /// The sum of no values.
+    const ZERO: Self;
+    /// `sum / n`, computed in f64 and rounded back.
+    fn mean(sum: Self, n: usize) -> Self;
+}
+
+impl RowSum for f32 {
+    const ZERO: Self = 0.0;
+    fn mean(sum: Self, n: usize) -> Self {
+        (f64::from(sum) / n as f64) as f32
+    }
+}
+
+impl RowSum for f64 {
+    const ZERO: Self = 0.0;
+    fn mean(sum: Self, n: usize) -> Self {
+        sum / n as f64
+    }
+}
+
+/// `acc += item`, element by element: the step of every float row sum.
+#[inline]
+pub fn add_item<T: RowSum>(acc: &mut [T], item: &[T]) {
+    for (a, &v) in acc.iter_mut().zip(item) {
+        *a += v;
+    }
+}
+
+/// Sums (or averages) rows of `inner`-wide float items: [`Groups::Rows`] for `f32` / `f64` sums
+/// and means, with the addition inlined so the columns vectorize. Bit-identical to the generic
+/// fold (same start, same order, same adds).
+fn row_sums<T: RowSum>(op: &str, splits: &[i64], inner: usize, data: &[T], mean: bool) -> Result<Vec<T>> {
+    let mut out: Vec<T> = ragtime_core::limits::try_vec(op, (splits.len() - 1) * inner)?;
+    for w in splits.windows(2) {
+        let start = out.len();
+        out.resize(start + inner, T::ZERO);
+        let acc = &mut out[start..];
+        for item in data[w[0] as usize * inner..w[1] as usize * inner].chunks_exact(inner) {
+            add_item(acc, item);
+        }
+        if mean {
+            let n = (w[1] - w[0]) as usize;
+            for a in acc.iter_mut() {
+                *a = T::mean(*a, n);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Folds `values` group by group into a tensor of `shape`.
+pub(crate) fn fold(
+    kind: ReduceKind,
+    groups: &Groups<'_>,
+    values: &DenseTensor,
+    shape: Vec<usize>,
+) -> Result<DenseTensor> {
+    dispatch_dtype!(values.dtype(),
+        T => fold_typed::<T>(kind, groups, values, shape),
+        string => Err(Error::dtype(kind.name(), "takes a numeric or bool tensor, got string")))
+}
+
+fn fold_typed<T: Kernels>(
+    kind: ReduceKind,
+    groups: &Groups<'_>,
+    values: &DenseTensor,
+    shape: Vec<usize>,
+) -> Result<DenseTensor> {
+    let data = values
+        .as_slice::<T>()
+        .ok_or_else(|| Error::dtype(kind.name(), format!("expected {} values, got {}", T::DTYPE, values.dtype())))?;
+    if let (&Groups::Rows { splits, inner }, ReduceKind::Sum | ReduceKind::Mean) = (groups, kind) {
+        if inner > 1 {
+            let mean = kind == ReduceKind::Mean;
+            if let Some(data) = values.as_slice::<f32>() {
+                return DenseTensor::from_vec(shape, row_sums(kind.name(), splits, inner, data, mean)?);
+            }
+            if let Some(data) = values.as_slice::<f64>() {
+                return DenseTensor::from_vec(shape, row_sums(kind.name(), splits, inner, data, mean)?);
+            }
+        }
+    }
+    let combine =
+        T::binary(kind.combine()).ok_or_else(|| Error::dtype(kind.name(), format!("not defined on {}", T::DTYPE)))?;
+    // Addition, multiplication, maximum, minimum and logical and / or never fault.
+    let folded = groups.fold(
+        kind.name(),
+        data,
+        |ragged_axis| kind.identity::<T>(ragged_axis),
+        |acc, v| combine(acc, v).unwrap_or(acc),
+    )?;
+    match kind {
+        ReduceKind::Mean => {
+            // The sum over every reduced axis divided by the number of values folded into it.
+            // Integers divide in their true-division float type (float32 for 8/16-bit, as TF).
+            let means: Vec<f64> =
+                folded.into_iter().zip(groups.counts()).map(|(sum, n)| sum.to_f64() / n as f64).collect();
+            let out = T::DTYPE.true_division_type().unwrap_or(T::DTYPE);
+            DenseTensor::from_vec(shape, means)?.cast(out)
+        }
+        _ => DenseTensor::from_vec(shape, folded),
+    }
+}

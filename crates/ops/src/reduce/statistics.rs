@@ -1,0 +1,243 @@
+//! [`Statistic`]: reductions that are not a single fold (variance, standard deviation,
+//! logsumexp, ...), computed in f64 per group.
+
+use std::any::Any;
+
+use ragtime_core::{dispatch_dtype, DType, DenseTensor, Error, RaggedTensor, Result, TensorType};
+use ragtime_graph::{expect_arity, Attrs, Cost, Graph, Op, OpProperties, VarId};
+
+use crate::elemwise::kernels::Kernels;
+use crate::elemwise::scalar_op::ScalarOp;
+use crate::reduce::axes::Axes;
+use crate::reduce::plan::{plan_reduction, reduced_type, ReductionStage};
+use crate::util::one;
+
+// ---------------------------------------------------------------------------------------------
+// Statistics: reductions that are not folds of one binary op
+// ---------------------------------------------------------------------------------------------
+
+/// What a [`Statistic`] computes over each group of a [`ReductionPlan`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StatisticKind {
+    /// Population variance (`tf.math.reduce_variance`).
+    Variance,
+    /// Population standard deviation (`tf.math.reduce_std`).
+    Std,
+    /// `log Σ exp(x)` with the maximum subtracted first (`tf.math.reduce_logsumexp`).
+    LogSumExp,
+    /// `sqrt(Σ x²)` (`tf.math.reduce_euclidean_norm`).
+    EuclideanNorm,
+}
+
+impl StatisticKind {
+    /// Every kind.
+    pub const ALL: [StatisticKind; 4] =
+        [StatisticKind::Variance, StatisticKind::Std, StatisticKind::LogSumExp, StatisticKind::EuclideanNorm];
+
+    /// The graph-file (TensorFlow) name: `reduce_variance`, ...
+    pub fn name(self) -> &'static str {
+        match self {
+            StatisticKind::Variance => "reduce_variance",
+            StatisticKind::Std => "reduce_std",
+            StatisticKind::LogSumExp => "reduce_logsumexp",
+            StatisticKind::EuclideanNorm => "reduce_euclidean_norm",
+        }
+    }
+
+    /// The kind whose graph-file name is `name`.
+    pub fn from_name(name: &str) -> Option<StatisticKind> {
+        StatisticKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    fn op_name(self) -> &'static str {
+        match self {
+            StatisticKind::Variance => "ReduceVariance",
+            StatisticKind::Std => "ReduceStd",
+            StatisticKind::LogSumExp => "ReduceLogSumExp",
+            StatisticKind::EuclideanNorm => "ReduceEuclideanNorm",
+        }
+    }
+
+    /// The result dtype for an input of `dtype`: variance and std take integers (giving their
+    /// true-division float type) and floats; log-sum-exp takes floats; the Euclidean norm takes
+    /// integers and floats and keeps the dtype. Anything else is `type_mismatch`.
+    pub fn output_dtype(self, dtype: DType) -> Result<DType> {
+        let (ok, want) = match self {
+            StatisticKind::LogSumExp => (dtype.is_float(), "float"),
+            _ => (dtype.is_numeric(), "integer or float"),
+        };
+        if !ok {
+            return Err(Error::dtype(self.name(), format!("takes a {want} tensor, got {dtype}")));
+        }
+        Ok(match self {
+            StatisticKind::Variance | StatisticKind::Std => dtype.true_division_type().unwrap_or(dtype),
+            _ => dtype,
+        })
+    }
+}
+
+/// `reduce_variance`, `reduce_std`, `reduce_logsumexp` and `reduce_euclidean_norm` along `axis`:
+/// the groups of [`plan_reduction`] (so the result has the structure of `reduce_sum` over the
+/// same axes), each computed in two passes over its members.
+///
+/// - Floats are accumulated in float64. Variance is two-pass (mean, then the mean of squared
+///   deviations), never TensorFlow's `E[x²] − E[x]²`, which cancels catastrophically; the two
+///   agree within the conformance tolerance where TensorFlow's is accurate. An empty group is
+///   NaN; ±inf in a group gives NaN.
+/// - Integers follow TensorFlow's ragged kernel exactly, wrapping like `reduce_sum`: variance is
+///   `max(E[x²] − E[x]², 0)` with `x²` and the sums in the integer dtype, divided in the
+///   true-division float type; the Euclidean norm is the square root of the wrapped sum of
+///   squares, truncated (a sum of squares that wrapped below zero gives 0).
+/// - Log-sum-exp subtracts the group's maximum first when it is finite; an empty group (or one
+///   of only `-inf`) gives `-inf`, as padding with `-inf` would.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Statistic {
+    /// What is computed.
+    pub kind: StatisticKind,
+    /// The reduced axes.
+    pub axis: Axes,
+    /// Keep a size-1 dimension where each reduced axis was.
+    pub keepdims: bool,
+}
+
+impl Statistic {
+    /// `kind` along `axes`: `Axes::All`, an axis (`1`), or a list.
+    pub fn new(kind: StatisticKind, axes: impl Into<Axes>, keepdims: bool) -> Self {
+        Statistic { kind, axis: axes.into(), keepdims }
+    }
+
+    /// From a graph file's node: attributes `axis` (int, list of ints, or null) and `keepdims`.
+    pub fn from_kind_and_attrs(kind: StatisticKind, attrs: &Attrs) -> Result<Self> {
+        attrs.only(&["axis", "keepdims"])?;
+        Ok(Statistic::new(kind, Axes::from_attr(attrs, "axis")?, attrs.bool_opt("keepdims")?.unwrap_or(false)))
+    }
+}
+
+impl Op for Statistic {
+    fn name(&self) -> String {
+        format!("{}{{axis={}, keepdims={}}}", self.kind.op_name(), self.axis, self.keepdims)
+    }
+
+    fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        let name = self.kind.name();
+        expect_arity(name, inputs, 1..=1)?;
+        let out = self.kind.output_dtype(inputs[0].dtype())?;
+        Ok(vec![reduced_type(name, &inputs[0], &self.axis, self.keepdims)?.with_dtype(out)])
+    }
+
+    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let name = self.kind.name();
+        let [x] = crate::util::fixed_inputs::<1>(name, inputs)?;
+        let out_dtype = self.kind.output_dtype(x.dtype())?;
+        let plan = plan_reduction(name, x, &self.axis, self.keepdims)?;
+        let groups = plan.flattened();
+        let values = x.flat_values();
+        let flat: Vec<f64> = dispatch_dtype!(values.dtype(),
+            T => statistic_typed::<T>(self.kind, &groups, values)?,
+            string => return Err(Error::dtype(name, "takes a numeric tensor, got string")));
+        one(plan.finish(DenseTensor::from_vec(plan.flat_shape.clone(), flat)?.cast(out_dtype)?)?)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn properties(&self) -> OpProperties {
+        OpProperties { elementwise: false, keeps_partitions_of: None, can_fail: false, cost: Cost::Expensive }
+    }
+
+    fn vjp(
+        &self,
+        graph: &mut Graph,
+        inputs: &[VarId],
+        outputs: &[VarId],
+        output_grads: &[Option<VarId>],
+    ) -> Result<Vec<Option<VarId>>> {
+        crate::grad::reduce::statistic_vjp(self, graph, inputs, outputs, output_grads)
+    }
+}
+
+/// Each group's statistic, as float64 (exact for the integer Euclidean norm, which is a
+/// truncated square root of a value of the input's dtype).
+fn statistic_typed<T: Kernels>(kind: StatisticKind, groups: &ReductionStage, values: &DenseTensor) -> Result<Vec<f64>> {
+    let name = kind.name();
+    let data = values
+        .as_slice::<T>()
+        .ok_or_else(|| Error::dtype(name, format!("expected {} values, got {}", T::DTYPE, values.dtype())))?;
+    let mut out = ragtime_core::limits::try_vec::<f64>(name, groups.len())?;
+    if T::DTYPE.is_float() {
+        for o in 0..groups.len() {
+            let group = || groups.group(o).iter().map(|&m| data[m].to_f64());
+            out.push(match kind {
+                StatisticKind::Variance | StatisticKind::Std => {
+                    let n = groups.group(o).len() as f64;
+                    let mean = group().sum::<f64>() / n;
+                    let variance = group().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+                    if kind == StatisticKind::Std {
+                        variance.sqrt()
+                    } else {
+                        variance
+                    }
+                }
+                StatisticKind::LogSumExp => {
+                    // NaN wins over everything (`maximum` propagates it).
+                    let max = group().fold(f64::NEG_INFINITY, |m, v| if v.is_nan() || v > m { v } else { m });
+                    let shift = if max.is_finite() { max } else { 0.0 };
+                    group().map(|v| (v - shift).exp()).sum::<f64>().ln() + shift
+                }
+                StatisticKind::EuclideanNorm => group().map(|v| v * v).sum::<f64>().sqrt(),
+            });
+        }
+        return Ok(out);
+    }
+    // Integers: TensorFlow's arithmetic in the input's dtype, wrapping.
+    let add = T::binary(ScalarOp::Add).ok_or_else(|| Error::dtype(name, format!("not defined on {}", T::DTYPE)))?;
+    let mul =
+        T::binary(ScalarOp::Multiply).ok_or_else(|| Error::dtype(name, format!("not defined on {}", T::DTYPE)))?;
+    let zero = T::from_i64(0);
+    // Wrapping integer addition and multiplication never fail.
+    let sum = |members: &[usize], f: &dyn Fn(T) -> T| {
+        members.iter().fold(zero, |acc, &m| add(acc, f(data[m])).unwrap_or(acc))
+    };
+    let square = |v: T| mul(v, v).unwrap_or(v);
+    let single = T::DTYPE.true_division_type() == Some(DType::F32);
+    for o in 0..groups.len() {
+        let members = groups.group(o);
+        out.push(match kind {
+            StatisticKind::EuclideanNorm => {
+                let s = sum(members, &square).to_f64();
+                if s > 0.0 {
+                    s.sqrt().trunc()
+                } else {
+                    0.0
+                }
+            }
+            _ => {
+                let (sum_sq, total, n) = (sum(members, &square).to_f64(), sum(members, &|v| v).to_f64(), members.len());
+                // TensorFlow divides in the true-division type: float32 for 8/16-bit integers.
+                let variance = if single {
+                    let mean = total as f32 / n as f32;
+                    f64::from(clip_negative(sum_sq as f32 / n as f32 - mean * mean))
+                } else {
+                    let mean = total / n as f64;
+                    clip_negative(sum_sq / n as f64 - mean * mean)
+                };
+                if kind == StatisticKind::Std {
+                    variance.sqrt()
+                } else {
+                    variance
+                }
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// `max(v, 0)` keeping NaN (TensorFlow's clip of a variance that cancelled below zero).
+fn clip_negative<F: PartialOrd + Default>(v: F) -> F {
+    if v < F::default() {
+        F::default()
+    } else {
+        v
+    }
+}
