@@ -3,6 +3,7 @@
 //! (`ragtime_ops::op_from_name`), so Python graphs and graph files build identical nodes.
 
 use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
 use std::sync::{Mutex, MutexGuard};
 
 use pyo3::basic::CompareOp;
@@ -243,9 +244,10 @@ impl PyVar {
     }
 
     fn __hash__(&self) -> u64 {
-        // Variables are identified by their graph and id (`==` is identity, as for any object).
-        let (graph, id) = (self.graph.as_ptr() as usize as u64, format!("{:?}", self.id));
-        id.bytes().fold(graph, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)))
+        // Consistent with `==` (identity): equal objects have the same graph and id.
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        (self.graph.as_ptr() as usize, self.id).hash(&mut hasher);
+        hasher.finish()
     }
 }
 
