@@ -159,7 +159,9 @@ pub fn fused_elemwise_approx(x: &[f32], z: &[f32], out: &mut [f32]) {
     }
 }
 
-/// W4 with the vectorizable `exp` of `approx.rs` instead of libm's; the same three passes per row.
+/// W4 with the vectorizable `exp` of `approx.rs` instead of libm's: per row, the maximum, then the
+/// `exp` pass alone (so the compiler vectorizes it), then the sum and the division. W4's rows are
+/// short (10 values on average), so the folds stay in order, as in the libm loop.
 #[multiversion(targets("x86_64+avx2+fma"))]
 pub fn row_softmax_approx(splits: &[i64], x: &[f32], out: &mut [f32]) {
     let base = splits.first().copied().unwrap_or(0) as usize;
@@ -167,30 +169,15 @@ pub fn row_softmax_approx(splits: &[i64], x: &[f32], out: &mut [f32]) {
         let (s, e) = (w[0] as usize, w[1] as usize);
         let row = &x[s..e];
         let o = &mut out[s - base..e - base];
-        let max = lanes(row, f32::NEG_INFINITY, f32::max);
+        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         for (o, &x) in o.iter_mut().zip(row) {
             *o = approx::exp(x - max);
         }
-        let sum = lanes(o, 0.0, |a, b| a + b);
+        let sum: f32 = o.iter().sum();
         for o in o.iter_mut() {
             *o /= sum;
         }
     }
-}
-
-/// `values` folded with `op` in 16 independent lanes, then across them: the reassociated order that
-/// lets the compiler use vector registers (as ragtime's row kernels do).
-#[inline(always)]
-fn lanes(values: &[f32], identity: f32, op: impl Fn(f32, f32) -> f32) -> f32 {
-    let mut acc = [identity; 16];
-    let chunks = values.chunks_exact(16);
-    let tail = chunks.remainder();
-    for c in chunks {
-        for (a, &v) in acc.iter_mut().zip(c) {
-            *a = op(*a, v);
-        }
-    }
-    tail.iter().chain(&acc).fold(identity, |a, &v| op(a, v))
 }
 
 /// W9 for the users whose splits (into the sessions) are `user_splits` (`users + 1` entries):
