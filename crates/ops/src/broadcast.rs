@@ -544,8 +544,8 @@ pub fn broadcast_axes(operand: &TensorType, out: &TensorType) -> Result<(usize, 
 /// dims, `[nrows, 1, 1]` against ragged rank 2), so the result has the operand's shape. The
 /// size-1 axes are summed with `keepdims`, then the missing leading ones are summed away.
 pub fn sum_to_operand(graph: &mut Graph, grad: VarId, operand: &TensorType) -> Result<VarId> {
-    use crate::reduce::fold::Reduce;
-    use crate::reduce::fold::ReduceKind;
+    use crate::reduce::defs::Reduce;
+    use crate::reduce::defs::ReduceKind;
     let grad_ty =
         graph.var(grad).map(|v| v.ty.clone()).ok_or_else(|| Error::graph("sum_to_operand: unknown variable"))?;
     let (lead, repeated) = broadcast_axes(operand, &grad_ty)?;

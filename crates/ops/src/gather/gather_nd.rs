@@ -5,7 +5,7 @@ use std::any::Any;
 use ragtime_core::{DType, DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, TensorType};
 use ragtime_graph::{expect_arity, Attrs, Cost, Graph, Op, OpProperties, VarId};
 
-use crate::gather::gather_op::Gather;
+use crate::gather::defs::Gather;
 use crate::gather::take::{position_of, INDEX_DTYPES};
 use crate::util::expect_dtype;
 

@@ -8,7 +8,7 @@ use ragtime_core::{DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, 
 use ragtime_graph::{expect_arity, Attr, Attrs, Graph, Op, VarId};
 
 use crate::gather::take::{take_rows, take_spans};
-use crate::index::key::{Key, KeyItem, OP};
+use crate::index::key::{check_key_len, Key, KeyItem, OP};
 use crate::util::one;
 
 /// `getitem` (`x[key]`): indexing and slicing with TensorFlow's semantics on dense and ragged tensors.
@@ -75,21 +75,6 @@ impl Op for GetItem {
     ) -> Result<Vec<Option<VarId>>> {
         crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
     }
-}
-
-/// The most items a key may have: each item consumes an input dim or adds an output dim, both
-/// at most [`MAX_RANK`](ragtime_core::limits::MAX_RANK), plus one `...`. Longer keys are refused
-/// before they are walked (the walk recurses once per item).
-pub const MAX_KEY_ITEMS: usize = 2 * ragtime_core::limits::MAX_RANK + 1;
-
-fn check_key_len(key: &Key) -> Result<()> {
-    if key.0.len() > MAX_KEY_ITEMS {
-        return Err(Error::argument(
-            OP,
-            format!("the key has {} items, more than the limit of {MAX_KEY_ITEMS}", key.0.len()),
-        ));
-    }
-    Ok(())
 }
 
 /// A slice with its step resolved (never 0).

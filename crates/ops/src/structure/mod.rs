@@ -5,6 +5,7 @@
 
 pub(crate) mod build_partitions;
 pub(crate) mod concat;
+pub(crate) mod defs;
 pub(crate) mod dense;
 pub(crate) mod dims;
 pub(crate) mod fill;
@@ -26,9 +27,10 @@ pub use build_partitions::{
     SegmentIdsToRowSplits,
 };
 pub use concat::{expand_dims, Concat, Stack};
+pub use defs::FilledLike;
 pub use dense::{FromSparse, FromTensor, ToSparse, ToTensor};
 pub use dims::{ExpandDims, MergeDims};
-pub use fill::{Fill, FilledLike, OneHot, RaggedRange};
+pub use fill::{Fill, OneHot, RaggedRange};
 pub use read_partitions::{
     BoundingAxes, BoundingShape, FlatValues, NestedRowSplits, Nrows, Rank, RowBounds, RowLengths, RowSplits, Size,
     ValueRowids, Values,
