@@ -4,7 +4,7 @@
 use std::any::Any;
 
 use ragtime_core::{DType, DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, TensorType};
-use ragtime_graph::{expect_arity, Cost, Graph, Op, OpProperties, VarId};
+use ragtime_graph::{expect_arity, Cost, Op, OpProperties};
 
 use crate::gather::defs::{Gather, GatherAxis};
 use crate::gather::gather_nd::{nd_view, nd_view_type};
@@ -77,15 +77,7 @@ impl Op for Gather {
         true
     }
 
-    fn vjp(
-        &self,
-        graph: &mut Graph,
-        inputs: &[VarId],
-        _outputs: &[VarId],
-        output_grads: &[Option<VarId>],
-    ) -> Result<Vec<Option<VarId>>> {
-        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
-    }
+    crate::grad::structure::movement_vjp_method!();
 }
 
 /// The type of `gather(p, i, axis, batch)` (resolved), following the reduction of [`GatherAxis`].
@@ -274,13 +266,5 @@ impl Op for GatherAxis {
         OpProperties { elementwise: false, keeps_partitions_of: None, can_fail: true, cost: Cost::Cheap }
     }
 
-    fn vjp(
-        &self,
-        graph: &mut Graph,
-        inputs: &[VarId],
-        _outputs: &[VarId],
-        output_grads: &[Option<VarId>],
-    ) -> Result<Vec<Option<VarId>>> {
-        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
-    }
+    crate::grad::structure::movement_vjp_method!();
 }

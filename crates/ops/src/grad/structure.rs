@@ -59,6 +59,23 @@ pub fn same_movement_vjp<O: Op + Clone>(
     movement_vjp(Arc::new(op.clone()), graph, inputs, output_grads)
 }
 
+/// The `Op::vjp` of a data-movement op that runs on positions as it is ([`same_movement_vjp`]),
+/// written once and expanded into each such op's `impl Op` block.
+macro_rules! movement_vjp_method {
+    () => {
+        fn vjp(
+            &self,
+            graph: &mut ragtime_graph::Graph,
+            inputs: &[ragtime_graph::VarId],
+            _outputs: &[ragtime_graph::VarId],
+            output_grads: &[Option<ragtime_graph::VarId>],
+        ) -> ragtime_core::Result<Vec<Option<ragtime_graph::VarId>>> {
+            $crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
+        }
+    };
+}
+pub(crate) use movement_vjp_method;
+
 /// The VJP of an op that picks elements of each innermost line of `x` by value (`sort`,
 /// `top_k`): `indices` (the op's own, or `argsort`'s) say which element of its line each output
 /// element is, so a batched gather of `x`'s positions by them says where it came from, and the

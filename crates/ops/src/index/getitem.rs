@@ -5,7 +5,7 @@ use std::any::Any;
 use std::ops::Range;
 
 use ragtime_core::{DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, TensorType};
-use ragtime_graph::{expect_arity, Attr, Attrs, Graph, Op, VarId};
+use ragtime_graph::{expect_arity, Attr, Attrs, Op};
 
 use crate::gather::take::{take_rows, take_spans};
 use crate::index::key::{check_key_len, Key, KeyItem, OP};
@@ -66,15 +66,7 @@ impl Op for GetItem {
         true
     }
 
-    fn vjp(
-        &self,
-        graph: &mut Graph,
-        inputs: &[VarId],
-        _outputs: &[VarId],
-        output_grads: &[Option<VarId>],
-    ) -> Result<Vec<Option<VarId>>> {
-        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
-    }
+    crate::grad::structure::movement_vjp_method!();
 }
 
 /// A slice with its step resolved (never 0).
