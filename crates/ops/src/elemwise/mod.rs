@@ -1,7 +1,7 @@
 //! The elementwise op family: one op type, [`Elemwise`], for every scalar function of the
 //! conformance vocabulary ([`ScalarOp`]), its scalar kernels written once, generically
 //! ([`Kernels`]), and `add_n`. `scalar_op` is the op table, `kernels` the scalar algorithms,
-//! `op` the graph ops that apply them over broadcast operands.
+//! `defs` the [`Elemwise`] type, `op` the graph ops that apply them over broadcast operands.
 
 pub(crate) mod defs;
 pub(crate) mod kernels;

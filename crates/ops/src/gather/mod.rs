@@ -1,5 +1,6 @@
 //! The gather family: [`Gather`], [`GatherAxis`], [`GatherNd`], [`BooleanMask`] and the segment
-//! reductions ([`SegmentReduce`], [`UnsortedSegmentReduce`]), over the row-moving kernels of `take`.
+//! reductions ([`SegmentReduce`], [`UnsortedSegmentReduce`]), over the row-moving kernels of `take`;
+//! `defs` declares the op types gradients build.
 
 pub(crate) mod boolean_mask;
 pub(crate) mod defs;

@@ -1,7 +1,7 @@
 //! The reduction family: `reduce_*` over any axes ([`Reduce`], in `fold`), the statistics
 //! (`reduce_variance`, `reduce_std`, `reduce_logsumexp`.. in `statistics`), the [`Axes`] a reduction
 //! folds (`axes`) and the [`ReductionPlan`] that says which elements fold into which result
-//! element (`plan`), shared with string `reduce_join`.
+//! element (`plan`), shared with string `reduce_join`. The op types are declared in `defs`.
 
 pub(crate) mod axes;
 pub(crate) mod defs;

@@ -1,6 +1,6 @@
 //! Row ops: ops that compute along the innermost rows (lines) of a tensor: [`Softmax`],
 //! [`Cumulative`], [`Sort`], [`Argsort`], [`TopK`], [`ArgExtreme`], over the line walk of
-//! `lines`.
+//! `lines`; `defs` declares the two that gradients build.
 
 pub(crate) mod arg_extreme;
 pub(crate) mod cumulative;

@@ -1,7 +1,8 @@
 //! The structure family: ops that build, join, reshape and convert ragged tensors without
 //! computing on values: concat/stack (`concat`), tile/reverse (`tile`), fill/range/one_hot
 //! (`fill`), expand/merge dims (`dims`), dense and sparse conversions (`dense`), and the row
-//! partition constructors (`build_partitions`) and accessors (`read_partitions`).
+//! partition constructors (`build_partitions`) and accessors (`read_partitions`); `defs`
+//! declares `FilledLike`, which gradients build.
 
 pub(crate) mod build_partitions;
 pub(crate) mod concat;
