@@ -10,6 +10,8 @@ use ragtime_graph::{expect_arity, Attrs, Cost, Graph, Op, OpProperties, OpRef, V
 
 use crate::elemwise::kernels::Kernels;
 use crate::elemwise::scalar_op::ScalarOp;
+use crate::grad::nodes::{apply1, single, ty};
+use crate::grad::ops::{ContractRows, Transpose};
 use crate::util::{dense_input, fixed_inputs, one, shared};
 
 const MATMUL: &str = "matmul";
@@ -120,7 +122,7 @@ impl Op for MatMul {
         _outputs: &[VarId],
         output_grads: &[Option<VarId>],
     ) -> Result<Vec<Option<VarId>>> {
-        crate::grad::structure::matmul_vjp(graph, inputs, output_grads)
+        matmul_vjp(graph, inputs, output_grads)
     }
 }
 
@@ -172,6 +174,19 @@ fn wrapping_product<T: Kernels>(
         }
     }
     DenseTensor::from_vec(out_shape, out)
+}
+
+/// The VJP of `matmul(x, w)` (`x` of any ragged rank, `w` a dense `[D, K]`): `g wᵀ` for `x`
+/// (it keeps `g`'s partitions, which are `x`'s) and `xᵀ g` over every row for `w`.
+fn matmul_vjp(graph: &mut Graph, inputs: &[VarId], output_grads: &[Option<VarId>]) -> Result<Vec<Option<VarId>>> {
+    let (Some(g), [x, w]) = (single(output_grads), inputs) else { return Ok(vec![None; inputs.len()]) };
+    if !ty(graph, *x)?.dtype().is_float() {
+        return Ok(vec![None, None]);
+    }
+    let wt = apply1(graph, Transpose, &[*w])?;
+    let dx = apply1(graph, MatMul::new(), &[g, wt])?;
+    let dw = apply1(graph, ContractRows, &[*x, g])?;
+    Ok(vec![Some(dx), Some(dw)])
 }
 
 /// The op of this module called `name`, if any.

@@ -1,8 +1,9 @@
 //! The elementwise op family: one op type, [`Elemwise`], for every scalar function of the
 //! conformance vocabulary ([`ScalarOp`]), its scalar kernels written once, generically
 //! ([`Kernels`]), and `add_n`. `scalar_op` is the op table, `kernels` the scalar algorithms,
-//! `op` the graph ops that apply them over broadcast operands.
+//! `defs` the [`Elemwise`] type, `op` the graph ops that apply them over broadcast operands.
 
+pub(crate) mod defs;
 pub(crate) mod kernels;
 pub(crate) mod op;
 pub(crate) mod scalar_op;
@@ -10,8 +11,9 @@ pub(crate) mod scalar_op;
 #[cfg(test)]
 mod tests;
 
+pub use defs::Elemwise;
 pub use kernels::{comparison, BinaryKernel, Fault, IeeeExtremes, Kernels, UnaryKernel};
-pub use op::{apply_aligned, AddN, Elemwise};
+pub use op::{apply_aligned, AddN};
 pub use scalar_op::{ScalarOp, NAMED_SCALAR_OPS};
 
 use std::sync::Arc;

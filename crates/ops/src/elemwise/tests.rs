@@ -6,8 +6,9 @@ use ragtime_core::{ragged, ErrorKind, Literal, RowPartition};
 use ragtime_core::{DType, DenseTensor, Element, RaggedTensor, Result, TensorType};
 use ragtime_graph::{Attrs, Op};
 
+use crate::elemwise::defs::Elemwise;
 use crate::elemwise::lookup;
-use crate::elemwise::op::{AddN, Elemwise};
+use crate::elemwise::op::AddN;
 use crate::elemwise::scalar_op::{Accepts, ScalarOp, NAMED_SCALAR_OPS};
 
 fn run(op: ScalarOp, inputs: &[RaggedTensor]) -> Result<RaggedTensor> {

@@ -14,9 +14,9 @@ use std::borrow::Cow;
 use ragtime_core::{DenseTensor, Element, RaggedTensor, Result, TensorType};
 use ragtime_graph::{Cost, Op, OpProperties};
 
-use super::OriginalOps;
+use super::original::OriginalOps;
+use crate::reduce::defs::ReduceKind;
 use crate::reduce::fold::add_item;
-use crate::reduce::fold::ReduceKind;
 use crate::reduce::fold::RowSum;
 
 /// The fused gather-then-reduce op; inputs are `(table_0, indices_0, table_1, indices_1, ...)`.

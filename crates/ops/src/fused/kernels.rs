@@ -8,10 +8,10 @@ use std::cell::RefCell;
 use ragtime_core::{dispatch_dtype, DenseTensor, Error, RaggedTensor, Result};
 use ragtime_graph::{Cost, Op, OpProperties};
 
+use super::original::OriginalOps;
 use super::scalar_graph::{Chunk, ScalarGraph, ScalarRef};
-use super::OriginalOps;
+use crate::reduce::defs::ReduceKind;
 use crate::reduce::fold::fold_rows;
-use crate::reduce::fold::ReduceKind;
 
 /// About this many elements are evaluated at a time: small enough that a chunk's intermediates
 /// stay in the L1/L2 cache, large enough to amortize the per-node dispatch.

@@ -16,9 +16,9 @@ use std::any::Any;
 use ragtime_core::{DType, DenseTensor, Error, RaggedTensor, Result, TensorType};
 use ragtime_graph::{Cost, Op, OpProperties};
 
-use super::OriginalOps;
+use super::original::OriginalOps;
 use crate::elemwise::kernels::IeeeExtremes;
-use crate::reduce::fold::ReduceKind;
+use crate::reduce::defs::ReduceKind;
 use crate::reduce::fold::RowSum;
 
 /// The fused weighted row sum (and optional outer reduction) of the module docs. Inputs: `w`

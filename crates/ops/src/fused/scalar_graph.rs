@@ -169,7 +169,7 @@ impl ScalarGraph {
     }
 
     /// Appends `op(args)`, checking that each operand is an input, an earlier node or a constant,
-    /// and the operand dtypes as [`crate::elemwise::op::Elemwise`] does.
+    /// and the operand dtypes as [`crate::elemwise::defs::Elemwise`] does.
     pub fn push(&mut self, op: ScalarOp, args: Vec<ScalarRef>) -> Result<ScalarRef> {
         args.iter().try_for_each(|&r| self.check_ref(r))?;
         let dtypes: Vec<DType> = args.iter().map(|&a| self.dtype(a)).collect();

@@ -3,7 +3,7 @@
 use std::any::Any;
 
 use ragtime_core::{DType, Dim, Error, RaggedTensor, Result, RowPartition, TensorType};
-use ragtime_graph::{expect_arity, Attrs, Graph, Op, VarId};
+use ragtime_graph::{expect_arity, Attrs, Op};
 
 use crate::gather::take::{align_prefix, check_prefix_dims, take_rows, Aligned, BOOLEAN_MASK};
 use crate::util::{expect_dtype, one};
@@ -81,13 +81,5 @@ impl Op for BooleanMask {
         self
     }
 
-    fn vjp(
-        &self,
-        graph: &mut Graph,
-        inputs: &[VarId],
-        _outputs: &[VarId],
-        output_grads: &[Option<VarId>],
-    ) -> Result<Vec<Option<VarId>>> {
-        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
-    }
+    crate::grad::structure::movement_vjp_method!();
 }

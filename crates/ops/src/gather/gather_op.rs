@@ -4,36 +4,14 @@
 use std::any::Any;
 
 use ragtime_core::{DType, DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, TensorType};
-use ragtime_graph::{expect_arity, Attrs, Cost, Graph, Op, OpProperties, VarId};
+use ragtime_graph::{expect_arity, Cost, Op, OpProperties};
 
+use crate::gather::defs::{Gather, GatherAxis};
 use crate::gather::gather_nd::{nd_view, nd_view_type};
 use crate::gather::take::{position_of, row_of, split_outer, take_rows, GATHER, INDEX_DTYPES};
 use crate::index::getitem::row_type;
 use crate::structure::dims::MergeDims;
 use crate::util::{expect_dtype, one};
-
-/// `gather(params, indices)` (TensorFlow's `tf.gather` on axis 0 and `tf.nn.embedding_lookup`):
-/// the rows of `params` named by `indices`.
-///
-/// The result has shape `indices.shape + params.shape[1:]`: ragged indices keep their partitions
-/// (each index replaced by its row of `params`); dense indices of rank > 1 over ragged params become
-/// uniform partitions, as in TensorFlow's ragged gather. Indices are int32 or int64 and must lie in
-/// `[0, params.nrows())` (negative indices are out of range, as in TensorFlow).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Gather;
-
-impl Gather {
-    /// `gather(params, indices)`.
-    pub fn new() -> Self {
-        Gather
-    }
-
-    /// From graph-file attributes (none).
-    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
-        attrs.only(&[])?;
-        Ok(Gather)
-    }
-}
 
 impl Op for Gather {
     fn name(&self) -> String {
@@ -99,61 +77,7 @@ impl Op for Gather {
         true
     }
 
-    fn vjp(
-        &self,
-        graph: &mut Graph,
-        inputs: &[VarId],
-        _outputs: &[VarId],
-        output_grads: &[Option<VarId>],
-    ) -> Result<Vec<Option<VarId>>> {
-        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
-    }
-}
-
-/// `gather(params, indices, axis=, batch_dims=)` (`tf.gather` with its `axis` and `batch_dims`):
-/// `result[b..., p..., i..., rest...] = params[b..., p..., indices[b..., i...], rest...]` where the
-/// first `batch_dims` dims (`b`) are shared by `params` and `indices` and gathering happens along
-/// `axis` of `params`. Axis 0 without batch dims is [`Gather`]. Negative `axis` counts from the end
-/// of `params`, negative `batch_dims` from the end of `indices`; `0 <= batch_dims <= axis < rank`.
-///
-/// It reduces, as TensorFlow's ragged gather does, to one primitive: with one batch dim and
-/// axis 1, every index is moved to the global position of its item among `params`' dim-1 items
-/// and one [`Gather`] takes them. Other forms get there by repeating `indices` over the dims of
-/// `params` before `axis` (a new batch dim) and by merging shared batch dims (which must have
-/// equal rows in both). Indices into ragged rows are bounds-checked (`index_out_of_range`).
-/// Dense `params` with dense `indices` give a dense result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct GatherAxis {
-    /// The gathered axis of `params`.
-    pub axis: i64,
-    /// How many leading dims `params` and `indices` share.
-    pub batch_dims: i64,
-}
-
-impl GatherAxis {
-    /// `gather` along `axis` with `batch_dims`.
-    pub fn new(axis: i64, batch_dims: i64) -> Self {
-        GatherAxis { axis, batch_dims }
-    }
-
-    /// `(axis, batch_dims)` resolved against the ranks.
-    fn resolve(&self, params_rank: usize, indices_rank: usize) -> Result<(usize, usize)> {
-        let axis = if self.axis < 0 { self.axis + params_rank as i64 } else { self.axis };
-        let batch = if self.batch_dims < 0 { self.batch_dims + indices_rank as i64 } else { self.batch_dims };
-        if batch < 0 || batch as usize > indices_rank {
-            return Err(Error::argument(
-                GATHER,
-                format!("batch_dims {} is out of range for indices of rank {indices_rank}", self.batch_dims),
-            ));
-        }
-        if axis < batch || axis as usize >= params_rank {
-            return Err(Error::argument(
-                GATHER,
-                format!("axis {} must lie in batch_dims..rank ({batch}..{params_rank}) of params", self.axis),
-            ));
-        }
-        Ok((axis as usize, batch as usize))
-    }
+    crate::grad::structure::movement_vjp_method!();
 }
 
 /// The type of `gather(p, i, axis, batch)` (resolved), following the reduction of [`GatherAxis`].
@@ -342,13 +266,5 @@ impl Op for GatherAxis {
         OpProperties { elementwise: false, keeps_partitions_of: None, can_fail: true, cost: Cost::Cheap }
     }
 
-    fn vjp(
-        &self,
-        graph: &mut Graph,
-        inputs: &[VarId],
-        _outputs: &[VarId],
-        output_grads: &[Option<VarId>],
-    ) -> Result<Vec<Option<VarId>>> {
-        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
-    }
+    crate::grad::structure::movement_vjp_method!();
 }

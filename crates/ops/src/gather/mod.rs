@@ -1,7 +1,9 @@
 //! The gather family: [`Gather`], [`GatherAxis`], [`GatherNd`], [`BooleanMask`] and the segment
-//! reductions ([`SegmentReduce`], [`UnsortedSegmentReduce`]), over the row-moving kernels of `take`.
+//! reductions ([`SegmentReduce`], [`UnsortedSegmentReduce`]), over the row-moving kernels of `take`;
+//! `defs` declares the op types gradients build.
 
 pub(crate) mod boolean_mask;
+pub(crate) mod defs;
 pub(crate) mod gather_nd;
 pub(crate) mod gather_op;
 pub(crate) mod segments;
@@ -11,9 +13,9 @@ pub(crate) mod take;
 mod tests;
 
 pub use boolean_mask::BooleanMask;
+pub use defs::{Gather, GatherAxis, SegmentReduce, SegmentReduction, UnsortedSegmentReduce};
 pub use gather_nd::GatherNd;
-pub use gather_op::{Gather, GatherAxis};
-pub use segments::{SegmentReduce, SegmentReduction, UnsortedSegmentReduce};
+
 pub use take::{raise_ragged_rank, take_rows, take_spans};
 
 use ragtime_core::Result;

@@ -6,101 +6,11 @@ use std::any::Any;
 use ragtime_core::{
     dispatch_dtype, DType, DenseTensor, Dim, Element, Error, RaggedTensor, Result, RowPartition, TensorType,
 };
-use ragtime_graph::{expect_arity, Attrs, Cost, Graph, Op, OpProperties, VarId};
+use ragtime_graph::{expect_arity, Cost, Graph, Op, OpProperties, VarId};
 
+use crate::gather::defs::{SegmentReduce, SegmentReduction, UnsortedSegmentReduce};
 use crate::gather::take::{align_prefix, check_prefix_dims, position_of, Aligned, INDEX_DTYPES};
 use crate::util::{expect_dense_rank, expect_dtype, one};
-
-/// How a segment reduction combines the rows of one segment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SegmentReduction {
-    /// `segment_sum` (integers wrap, as in TensorFlow).
-    Sum,
-    /// `segment_mean`, in the data's dtype (integer means truncate toward zero, as in TensorFlow);
-    /// `unsorted_segment_mean` divides in the true-division float type.
-    Mean,
-    /// `segment_max` (NaN wins).
-    Max,
-    /// `segment_min` (NaN wins).
-    Min,
-    /// `segment_prod` (integers wrap).
-    Prod,
-    /// `unsorted_segment_sqrt_n`: the sum divided by the square root of the count (floats only).
-    SqrtN,
-}
-
-impl SegmentReduction {
-    /// TensorFlow's (and the graph files') name of the sorted op: `segment_sum`, ...
-    pub fn tf_name(self) -> &'static str {
-        match self {
-            SegmentReduction::Sum => "segment_sum",
-            SegmentReduction::Mean => "segment_mean",
-            SegmentReduction::Max => "segment_max",
-            SegmentReduction::Min => "segment_min",
-            SegmentReduction::Prod => "segment_prod",
-            SegmentReduction::SqrtN => "segment_sqrt_n",
-        }
-    }
-
-    /// TensorFlow's (and the graph files') name of the unsorted op: `unsorted_segment_sum`, ...
-    pub fn unsorted_name(self) -> &'static str {
-        match self {
-            SegmentReduction::Sum => "unsorted_segment_sum",
-            SegmentReduction::Mean => "unsorted_segment_mean",
-            SegmentReduction::Max => "unsorted_segment_max",
-            SegmentReduction::Min => "unsorted_segment_min",
-            SegmentReduction::Prod => "unsorted_segment_prod",
-            SegmentReduction::SqrtN => "unsorted_segment_sqrt_n",
-        }
-    }
-
-    fn op_name(self) -> &'static str {
-        match self {
-            SegmentReduction::Sum => "SegmentSum",
-            SegmentReduction::Mean => "SegmentMean",
-            SegmentReduction::Max => "SegmentMax",
-            SegmentReduction::Min => "SegmentMin",
-            SegmentReduction::Prod => "SegmentProd",
-            SegmentReduction::SqrtN => "SegmentSqrtN",
-        }
-    }
-
-    /// The combination the kernel folds a segment with (means and square-root means divide the
-    /// sum afterwards).
-    fn fold(self) -> SegmentReduction {
-        match self {
-            SegmentReduction::Mean | SegmentReduction::SqrtN => SegmentReduction::Sum,
-            other => other,
-        }
-    }
-}
-
-/// `segment_sum` / `segment_mean` / `segment_max` / `segment_min(data, segment_ids)` (TensorFlow's
-/// `tf.math.segment_*`): combines the rows of `data` that share a segment id.
-///
-/// `segment_ids` is a sorted, non-negative int32 / int64 vector with one id per row of `data`; the
-/// result has `max id + 1` rows, and a segment without rows gives 0 (for every reduction, as
-/// TensorFlow documents). Ragged `data` is combined position by position as in TensorFlow's ragged
-/// segment ops: row `s` of the result is as long as the longest row of segment `s` (empty when the
-/// segment has no rows) and each of its items combines the items at that position.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SegmentReduce {
-    /// The combination.
-    pub reduction: SegmentReduction,
-}
-
-impl SegmentReduce {
-    /// The sorted segment reduction `reduction`.
-    pub fn new(reduction: SegmentReduction) -> Self {
-        SegmentReduce { reduction }
-    }
-
-    /// From graph-file attributes (none).
-    pub fn from_attrs(reduction: SegmentReduction, attrs: &Attrs) -> Result<Self> {
-        attrs.only(&[])?;
-        Ok(SegmentReduce { reduction })
-    }
-}
 
 /// Checks the data input of a segment reduction: numeric, rank >= 1.
 fn check_segment_data(op: &str, data: &TensorType) -> Result<()> {
@@ -179,55 +89,6 @@ impl Op for SegmentReduce {
         output_grads: &[Option<VarId>],
     ) -> Result<Vec<Option<VarId>>> {
         crate::grad::reduce::sorted_segment_vjp(self, graph, inputs, outputs, output_grads)
-    }
-}
-
-/// `unsorted_segment_sum` / `_max` / `_min` / `_prod` / `_mean` / `_sqrt_n(data, segment_ids)`
-/// with attribute `num_segments` (TensorFlow's `tf.math.unsorted_segment_*`): combines the items of
-/// `data` that share a segment id, in any order.
-///
-/// `segment_ids` (int32 / int64, dense or ragged) has a shape that is a prefix of `data`'s; the result
-/// has shape `[num_segments] + data.shape[rank(segment_ids):]`. Negative ids drop their items (as
-/// TensorFlow documents); ids `>= num_segments` are `index_out_of_range`. Ragged items combine
-/// position by position, as in [`SegmentReduce`], so an empty segment is an empty row. A segment
-/// without items in a dense result holds 0 (sum), the dtype's lowest finite value (max), highest
-/// (min), 1 (prod), and for mean and sqrt_n 0 with dense segment ids but NaN with ragged ones
-/// (TensorFlow's ragged path divides by the zero count). Means of integers divide in the
-/// true-division float type (float32 for 8/16-bit integers, float64 for wider ones); sqrt_n takes
-/// floats only.
-#[derive(Debug, Clone, PartialEq)]
-pub struct UnsortedSegmentReduce {
-    /// The combination.
-    pub reduction: SegmentReduction,
-    /// The number of rows of the result.
-    pub num_segments: usize,
-}
-
-impl UnsortedSegmentReduce {
-    /// `unsorted_segment_<reduction>(data, segment_ids, num_segments)`.
-    pub fn new(reduction: SegmentReduction, num_segments: usize) -> Self {
-        UnsortedSegmentReduce { reduction, num_segments }
-    }
-
-    /// From graph-file attributes: `num_segments` (a non-negative integer).
-    pub fn from_attrs(reduction: SegmentReduction, attrs: &Attrs) -> Result<Self> {
-        attrs.only(&["num_segments"])?;
-        let n = attrs.int("num_segments")?;
-        let num_segments = usize::try_from(n)
-            .map_err(|_| Error::argument(reduction.unsorted_name(), format!("num_segments must be >= 0, got {n}")))?;
-        Ok(UnsortedSegmentReduce { reduction, num_segments })
-    }
-
-    /// The result dtype for data of `dtype` (already checked numeric).
-    fn output_dtype(&self, dtype: DType) -> Result<DType> {
-        match self.reduction {
-            SegmentReduction::Mean => Ok(dtype.true_division_type().unwrap_or(dtype)),
-            SegmentReduction::SqrtN if !dtype.is_float() => Err(Error::dtype(
-                self.reduction.unsorted_name(),
-                format!("input 0 (data) must be float32 or float64, got {dtype}"),
-            )),
-            _ => Ok(dtype),
-        }
     }
 }
 
@@ -507,8 +368,8 @@ fn combine_rows<T: SegmentElement>(
     }
     if unsorted {
         let identity = match reduction {
-            SegmentReduction::Max => Some(crate::reduce::fold::finite_extreme::<T>(false)),
-            SegmentReduction::Min => Some(crate::reduce::fold::finite_extreme::<T>(true)),
+            SegmentReduction::Max => Some(crate::reduce::defs::finite_extreme::<T>(false)),
+            SegmentReduction::Min => Some(crate::reduce::defs::finite_extreme::<T>(true)),
             SegmentReduction::Prod => Some(T::from_i64(1)),
             _ => None,
         };

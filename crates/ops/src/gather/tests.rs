@@ -5,9 +5,9 @@ use ragtime_core::{DType, DenseTensor, Error, RaggedTensor, Result, TensorType};
 use ragtime_graph::{Attrs, Op};
 
 use crate::gather::boolean_mask::BooleanMask;
-use crate::gather::gather_op::Gather;
+use crate::gather::defs::Gather;
+use crate::gather::defs::{SegmentReduce, SegmentReduction, UnsortedSegmentReduce};
 use crate::gather::lookup;
-use crate::gather::segments::{SegmentReduce, SegmentReduction, UnsortedSegmentReduce};
 use crate::gather::take::{raise_ragged_rank, take_rows};
 
 /// Runs `op` through both `infer` and `perform`, checking that they agree on the type.

@@ -5,10 +5,10 @@
 use ragtime_core::Result;
 use ragtime_graph::{Graph, VarId};
 
-use super::{binary, scalar, scale, select, single, ty, unary, zeros_like};
 use crate::broadcast::sum_to_operand;
-use crate::elemwise::op::Elemwise;
+use crate::elemwise::defs::Elemwise;
 use crate::elemwise::scalar_op::ScalarOp;
+use crate::grad::nodes::{binary, scalar, scale, select, single, ty, unary, zeros_like};
 
 use ScalarOp::*;
 

@@ -7,7 +7,9 @@ use std::any::Any;
 use ragtime_core::{DType, DenseTensor, Dim, Error, RaggedTensor, Result, TensorType};
 use ragtime_graph::{expect_arity, Cost, Graph, Op, OpProperties, VarId};
 
+use crate::grad::nodes::{apply1, single};
 use crate::reduce::axes::Axes;
+use crate::reduce::defs::{Reduce, ReduceKind};
 use crate::reduce::plan::plan_reduction;
 use crate::reduce::plan::reduced_type;
 use crate::util::{fixed_inputs, one};
@@ -106,7 +108,7 @@ impl Op for Unreduce {
         _outputs: &[VarId],
         output_grads: &[Option<VarId>],
     ) -> Result<Vec<Option<VarId>>> {
-        super::reduce::unreduce_vjp(self, graph, inputs, output_grads)
+        unreduce_vjp(self, graph, inputs, output_grads)
     }
 }
 
@@ -406,6 +408,18 @@ impl Op for ContractRows {
     fn as_any(&self) -> &dyn Any {
         self
     }
+}
+
+/// The VJP of [`Unreduce`] (linear in its second input): the reduction's sum.
+pub fn unreduce_vjp(
+    op: &Unreduce,
+    graph: &mut Graph,
+    inputs: &[VarId],
+    output_grads: &[Option<VarId>],
+) -> Result<Vec<Option<VarId>>> {
+    let Some(g) = single(output_grads) else { return Ok(vec![None; inputs.len()]) };
+    let sum = apply1(graph, Reduce::with_axes(ReduceKind::Sum, op.axis.clone(), op.keepdims), &[g])?;
+    Ok(vec![None, Some(sum)])
 }
 
 #[cfg(test)]

@@ -11,20 +11,20 @@ use ragtime_core::Result;
 use ragtime_graph::{Graph, OpRef, VarId};
 
 use super::ops::{ProdOthers, Unreduce};
-use super::{apply1, binary, scale, single, ty, unary};
 use crate::elemwise::ScalarOp::{self, *};
-use crate::gather::gather_op::Gather;
-use crate::gather::segments::SegmentReduce;
-use crate::gather::segments::SegmentReduction;
-use crate::gather::segments::UnsortedSegmentReduce;
+use crate::gather::defs::Gather;
+use crate::gather::defs::SegmentReduce;
+use crate::gather::defs::SegmentReduction;
+use crate::gather::defs::UnsortedSegmentReduce;
+use crate::grad::nodes::{apply1, binary, scale, single, ty, unary};
 use crate::reduce::axes::Axes;
-use crate::reduce::fold::Reduce;
-use crate::reduce::fold::ReduceKind;
-use crate::reduce::statistics::Statistic;
-use crate::reduce::statistics::StatisticKind;
-use crate::rows::cumulative::Cumulative;
-use crate::rows::softmax::Softmax;
-use crate::structure::fill::FilledLike;
+use crate::reduce::defs::Reduce;
+use crate::reduce::defs::ReduceKind;
+use crate::reduce::defs::Statistic;
+use crate::reduce::defs::StatisticKind;
+use crate::rows::defs::Cumulative;
+use crate::rows::defs::Softmax;
+use crate::structure::defs::FilledLike;
 
 /// A reduction's grouping: which axes, and whether the result kept them.
 struct Grouping {
@@ -161,18 +161,6 @@ pub fn statistic_vjp(
         }
     };
     Ok(vec![Some(dx)])
-}
-
-/// The VJP of [`Unreduce`] (linear in its second input): the reduction's sum.
-pub fn unreduce_vjp(
-    op: &Unreduce,
-    graph: &mut Graph,
-    inputs: &[VarId],
-    output_grads: &[Option<VarId>],
-) -> Result<Vec<Option<VarId>>> {
-    let Some(g) = single(output_grads) else { return Ok(vec![None; inputs.len()]) };
-    let sum = apply1(graph, Reduce::with_axes(ReduceKind::Sum, op.axis.clone(), op.keepdims), &[g])?;
-    Ok(vec![None, Some(sum)])
 }
 
 /// The VJP of `softmax` / `log_softmax` along the last axis.

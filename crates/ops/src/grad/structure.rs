@@ -4,16 +4,15 @@
 //! index inputs and attributes only, never by the values moved. So running the same op on the
 //! input's flat positions ([`FlatPositions`]) says where every output element came from, and
 //! the VJP is one [`ScatterAdd`] of the output gradient back to those positions, laid out in
-//! the input's own partitions: one piece of code for every such op. Also `matmul`'s VJP.
+//! the input's own partitions: one piece of code for every such op.
 
 use std::sync::Arc;
 
 use ragtime_core::{Error, Result};
 use ragtime_graph::{Graph, Op, OpRef, VarId};
 
-use super::ops::{ContractRows, FlatPositions, ScatterAdd, Transpose};
-use super::{apply1, single, ty};
-use crate::linalg::MatMul;
+use super::ops::{FlatPositions, ScatterAdd};
+use crate::grad::nodes::{apply1, single, ty};
 
 /// The VJP of a data-movement op `op` (see the module doc): every float input is data moved by
 /// the op, the others (indices, masks, splits) say where. `twin` is the op to run on int64
@@ -60,18 +59,22 @@ pub fn same_movement_vjp<O: Op + Clone>(
     movement_vjp(Arc::new(op.clone()), graph, inputs, output_grads)
 }
 
-/// The VJP of `matmul(x, w)` (`x` of any ragged rank, `w` a dense `[D, K]`): `g wᵀ` for `x`
-/// (it keeps `g`'s partitions, which are `x`'s) and `xᵀ g` over every row for `w`.
-pub fn matmul_vjp(graph: &mut Graph, inputs: &[VarId], output_grads: &[Option<VarId>]) -> Result<Vec<Option<VarId>>> {
-    let (Some(g), [x, w]) = (single(output_grads), inputs) else { return Ok(vec![None; inputs.len()]) };
-    if !ty(graph, *x)?.dtype().is_float() {
-        return Ok(vec![None, None]);
-    }
-    let wt = apply1(graph, Transpose, &[*w])?;
-    let dx = apply1(graph, MatMul::new(), &[g, wt])?;
-    let dw = apply1(graph, ContractRows, &[*x, g])?;
-    Ok(vec![Some(dx), Some(dw)])
+/// The `Op::vjp` of a data-movement op that runs on positions as it is ([`same_movement_vjp`]),
+/// written once and expanded into each such op's `impl Op` block.
+macro_rules! movement_vjp_method {
+    () => {
+        fn vjp(
+            &self,
+            graph: &mut ragtime_graph::Graph,
+            inputs: &[ragtime_graph::VarId],
+            _outputs: &[ragtime_graph::VarId],
+            output_grads: &[Option<ragtime_graph::VarId>],
+        ) -> ragtime_core::Result<Vec<Option<ragtime_graph::VarId>>> {
+            $crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
+        }
+    };
 }
+pub(crate) use movement_vjp_method;
 
 /// The VJP of an op that picks elements of each innermost line of `x` by value (`sort`,
 /// `top_k`): `indices` (the op's own, or `argsort`'s) say which element of its line each output
@@ -82,6 +85,6 @@ pub fn picked_by_value_vjp(graph: &mut Graph, x: VarId, indices: VarId, g: VarId
     let rank = ty(graph, x)?.rank() as i64;
     let last = rank - 1;
     let positions = apply1(graph, FlatPositions { fill: None }, &[x])?;
-    let picked = apply1(graph, crate::gather::gather_op::GatherAxis::new(last, last), &[positions, indices])?;
+    let picked = apply1(graph, crate::gather::defs::GatherAxis::new(last, last), &[positions, indices])?;
     apply1(graph, ScatterAdd, &[x, picked, g])
 }

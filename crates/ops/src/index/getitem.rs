@@ -5,10 +5,10 @@ use std::any::Any;
 use std::ops::Range;
 
 use ragtime_core::{DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, TensorType};
-use ragtime_graph::{expect_arity, Attr, Attrs, Graph, Op, VarId};
+use ragtime_graph::{expect_arity, Attr, Attrs, Op};
 
 use crate::gather::take::{take_rows, take_spans};
-use crate::index::key::{Key, KeyItem, OP};
+use crate::index::key::{check_key_len, Key, KeyItem, OP};
 use crate::util::one;
 
 /// `getitem` (`x[key]`): indexing and slicing with TensorFlow's semantics on dense and ragged tensors.
@@ -66,30 +66,7 @@ impl Op for GetItem {
         true
     }
 
-    fn vjp(
-        &self,
-        graph: &mut Graph,
-        inputs: &[VarId],
-        _outputs: &[VarId],
-        output_grads: &[Option<VarId>],
-    ) -> Result<Vec<Option<VarId>>> {
-        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
-    }
-}
-
-/// The most items a key may have: each item consumes an input dim or adds an output dim, both
-/// at most [`MAX_RANK`](ragtime_core::limits::MAX_RANK), plus one `...`. Longer keys are refused
-/// before they are walked (the walk recurses once per item).
-pub const MAX_KEY_ITEMS: usize = 2 * ragtime_core::limits::MAX_RANK + 1;
-
-fn check_key_len(key: &Key) -> Result<()> {
-    if key.0.len() > MAX_KEY_ITEMS {
-        return Err(Error::argument(
-            OP,
-            format!("the key has {} items, more than the limit of {MAX_KEY_ITEMS}", key.0.len()),
-        ));
-    }
-    Ok(())
+    crate::grad::structure::movement_vjp_method!();
 }
 
 /// A slice with its step resolved (never 0).

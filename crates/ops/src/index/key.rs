@@ -7,8 +7,6 @@ use std::str::FromStr;
 
 use ragtime_core::{Error, Result};
 
-use crate::index::getitem::MAX_KEY_ITEMS;
-
 pub(crate) const OP: &str = "getitem";
 
 /// What a [`Key`] takes along one dimension.
@@ -232,4 +230,19 @@ macro_rules! s {
     ($($items:tt)*) => {
         $crate::s!(@items [] $($items)*)
     };
+}
+
+/// The most items a key may have: each item consumes an input dim or adds an output dim, both
+/// at most [`MAX_RANK`](ragtime_core::limits::MAX_RANK), plus one `...`. Longer keys are refused
+/// before they are walked (the walk recurses once per item).
+pub const MAX_KEY_ITEMS: usize = 2 * ragtime_core::limits::MAX_RANK + 1;
+
+pub(crate) fn check_key_len(key: &Key) -> Result<()> {
+    if key.0.len() > MAX_KEY_ITEMS {
+        return Err(Error::argument(
+            OP,
+            format!("the key has {} items, more than the limit of {MAX_KEY_ITEMS}", key.0.len()),
+        ));
+    }
+    Ok(())
 }

@@ -7,7 +7,8 @@ pub(crate) mod key;
 #[cfg(test)]
 mod tests;
 
-pub use getitem::{GetItem, MAX_KEY_ITEMS};
+pub use getitem::GetItem;
+pub use key::MAX_KEY_ITEMS;
 pub use key::{Key, KeyItem};
 
 use ragtime_core::Result;

@@ -3,170 +3,17 @@
 
 use std::any::Any;
 
-use ragtime_core::{dispatch_dtype, DType, DenseTensor, Element, Error, RaggedTensor, Result, TensorType};
-use ragtime_graph::{expect_arity, Attrs, Graph, Op, VarId};
+use ragtime_core::{dispatch_dtype, DenseTensor, Error, RaggedTensor, Result, TensorType};
+use ragtime_graph::{expect_arity, Graph, Op, VarId};
 
 use crate::elemwise::kernels::Kernels;
-use crate::elemwise::scalar_op::ScalarOp;
-use crate::reduce::axes::Axes;
+use crate::reduce::defs::{Reduce, ReduceKind};
 use crate::reduce::plan::{plan_reduction, reduced_type, ReductionPlan};
 use crate::util::one;
-
-/// What a reduction computes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ReduceKind {
-    /// Sum (0 for an empty group).
-    Sum,
-    /// Arithmetic mean (NaN for an empty group; float64 for integers).
-    Mean,
-    /// Maximum (the dtype's lowest value for an empty group).
-    Max,
-    /// Minimum (the dtype's highest value for an empty group).
-    Min,
-    /// Product (1 for an empty group).
-    Prod,
-    /// Logical and of booleans (true for an empty group).
-    All,
-    /// Logical or of booleans (false for an empty group).
-    Any,
-}
-
-impl ReduceKind {
-    /// Every kind.
-    pub const ALL: [ReduceKind; 7] = [
-        ReduceKind::Sum,
-        ReduceKind::Mean,
-        ReduceKind::Max,
-        ReduceKind::Min,
-        ReduceKind::Prod,
-        ReduceKind::All,
-        ReduceKind::Any,
-    ];
-
-    /// The graph-file (TensorFlow) name: `reduce_sum`, ...
-    pub fn name(self) -> &'static str {
-        match self {
-            ReduceKind::Sum => "reduce_sum",
-            ReduceKind::Mean => "reduce_mean",
-            ReduceKind::Max => "reduce_max",
-            ReduceKind::Min => "reduce_min",
-            ReduceKind::Prod => "reduce_prod",
-            ReduceKind::All => "reduce_all",
-            ReduceKind::Any => "reduce_any",
-        }
-    }
-
-    /// The kind whose graph-file name is `name`.
-    pub fn from_name(name: &str) -> Option<ReduceKind> {
-        ReduceKind::ALL.into_iter().find(|k| k.name() == name)
-    }
-
-    fn op_name(self) -> &'static str {
-        match self {
-            ReduceKind::Sum => "ReduceSum",
-            ReduceKind::Mean => "ReduceMean",
-            ReduceKind::Max => "ReduceMax",
-            ReduceKind::Min => "ReduceMin",
-            ReduceKind::Prod => "ReduceProd",
-            ReduceKind::All => "ReduceAll",
-            ReduceKind::Any => "ReduceAny",
-        }
-    }
-
-    /// The result dtype for an input of `dtype`: numeric kinds take integers and floats
-    /// (`Mean` of integers gives float64), `All` / `Any` take bool; others are `type_mismatch`.
-    pub fn output_dtype(self, dtype: DType) -> Result<DType> {
-        let ok = match self {
-            ReduceKind::All | ReduceKind::Any => dtype == DType::Bool,
-            _ => dtype.is_numeric(),
-        };
-        if !ok {
-            let want = if matches!(self, ReduceKind::All | ReduceKind::Any) { "bool" } else { "integer or float" };
-            return Err(Error::dtype(self.name(), format!("takes a {want} tensor, got {dtype}")));
-        }
-        Ok(match self {
-            ReduceKind::Mean => dtype.true_division_type().unwrap_or(dtype),
-            _ => dtype,
-        })
-    }
-
-    /// The elementwise op that folds two values.
-    pub fn combine(self) -> ScalarOp {
-        match self {
-            ReduceKind::Sum | ReduceKind::Mean => ScalarOp::Add,
-            ReduceKind::Max => ScalarOp::Maximum,
-            ReduceKind::Min => ScalarOp::Minimum,
-            ReduceKind::Prod => ScalarOp::Multiply,
-            ReduceKind::All => ScalarOp::LogicalAnd,
-            ReduceKind::Any => ScalarOp::LogicalOr,
-        }
-    }
-
-    /// The value of an empty group (`ragged_axis`: the reduced axis is ragged, see the module doc).
-    pub fn identity<T: Element>(self, ragged_axis: bool) -> T {
-        match self {
-            ReduceKind::Sum | ReduceKind::Mean | ReduceKind::Any => T::from_i64(0),
-            ReduceKind::Prod | ReduceKind::All => T::from_i64(1),
-            ReduceKind::Max if ragged_axis => finite_extreme::<T>(false),
-            ReduceKind::Min if ragged_axis => finite_extreme::<T>(true),
-            ReduceKind::Max => T::lowest(),
-            ReduceKind::Min => T::highest(),
-        }
-    }
-}
-
-/// The largest (`highest`) or smallest finite value of `T` (equal to `Element::highest` /
-/// `lowest` except for floats).
-pub(crate) fn finite_extreme<T: Element>(highest: bool) -> T {
-    let sign = if highest { 1.0 } else { -1.0 };
-    match T::DTYPE {
-        DType::F32 => T::from_f64(sign * f64::from(f32::MAX)),
-        DType::F64 => T::from_f64(sign * f64::MAX),
-        _ if highest => T::highest(),
-        _ => T::lowest(),
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The op
 // ---------------------------------------------------------------------------------------------
-
-/// A reduction op: `kind` along `axis` (every axis, one, or several), optionally keeping the
-/// reduced dims with size 1.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Reduce {
-    /// What is computed.
-    pub kind: ReduceKind,
-    /// The reduced axes.
-    pub axis: Axes,
-    /// Keep a size-1 dimension where each reduced axis was.
-    pub keepdims: bool,
-}
-
-impl Reduce {
-    /// `kind` along one `axis` (`None`: all axes).
-    pub fn new(kind: ReduceKind, axis: Option<i64>, keepdims: bool) -> Self {
-        Self::with_axes(kind, axis, keepdims)
-    }
-
-    /// `kind` along `axes`: `Axes::All`, an axis (`1`), or a list (`vec![0, 2]`, `[0, -1]`).
-    pub fn with_axes(kind: ReduceKind, axes: impl Into<Axes>, keepdims: bool) -> Self {
-        Reduce { kind, axis: axes.into(), keepdims }
-    }
-
-    /// From a graph file's node: the kind named by `attrs.op()`, attributes `axis` (int, list
-    /// of ints, or null) and `keepdims` (default false).
-    pub fn from_attrs(attrs: &Attrs) -> Result<Self> {
-        let kind = ReduceKind::from_name(attrs.op())
-            .ok_or_else(|| Error::argument(attrs.op(), format!("`{}` is not a reduction", attrs.op())))?;
-        Self::from_kind_and_attrs(kind, attrs)
-    }
-
-    pub(crate) fn from_kind_and_attrs(kind: ReduceKind, attrs: &Attrs) -> Result<Self> {
-        attrs.only(&["axis", "keepdims"])?;
-        Ok(Reduce::with_axes(kind, Axes::from_attr(attrs, "axis")?, attrs.bool_opt("keepdims")?.unwrap_or(false)))
-    }
-}
 
 impl Op for Reduce {
     fn name(&self) -> String {

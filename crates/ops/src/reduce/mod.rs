@@ -1,9 +1,10 @@
 //! The reduction family: `reduce_*` over any axes ([`Reduce`], in `fold`), the statistics
 //! (`reduce_variance`, `reduce_std`, `reduce_logsumexp`.. in `statistics`), the [`Axes`] a reduction
 //! folds (`axes`) and the [`ReductionPlan`] that says which elements fold into which result
-//! element (`plan`), shared with string `reduce_join`.
+//! element (`plan`), shared with string `reduce_join`. The op types are declared in `defs`.
 
 pub(crate) mod axes;
+pub(crate) mod defs;
 pub(crate) mod fold;
 pub(crate) mod plan;
 pub(crate) mod statistics;
@@ -12,9 +13,9 @@ pub(crate) mod statistics;
 mod tests;
 
 pub use axes::Axes;
-pub use fold::{add_item, fold_rows, Reduce, ReduceKind, RowSum};
+pub use defs::{Reduce, ReduceKind, Statistic, StatisticKind};
+pub use fold::{add_item, fold_rows, RowSum};
 pub use plan::{plan_reduction, reduced_type, ReductionPlan, ReductionStage};
-pub use statistics::{Statistic, StatisticKind};
 
 use ragtime_core::Result;
 use ragtime_graph::{Attrs, OpRef};

@@ -4,114 +4,17 @@
 use std::any::Any;
 
 use ragtime_core::{dispatch_dtype, DType, DenseTensor, Error, RaggedTensor, Result, TensorType};
-use ragtime_graph::{expect_arity, Attrs, Cost, Graph, Op, OpProperties, VarId};
+use ragtime_graph::{expect_arity, Cost, Graph, Op, OpProperties, VarId};
 
 use crate::elemwise::kernels::Kernels;
 use crate::elemwise::scalar_op::ScalarOp;
-use crate::reduce::axes::Axes;
+use crate::reduce::defs::{Statistic, StatisticKind};
 use crate::reduce::plan::{plan_reduction, reduced_type, ReductionStage};
 use crate::util::one;
 
 // ---------------------------------------------------------------------------------------------
 // Statistics: reductions that are not folds of one binary op
 // ---------------------------------------------------------------------------------------------
-
-/// What a [`Statistic`] computes over each group of a [`ReductionPlan`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum StatisticKind {
-    /// Population variance (`tf.math.reduce_variance`).
-    Variance,
-    /// Population standard deviation (`tf.math.reduce_std`).
-    Std,
-    /// `log Σ exp(x)` with the maximum subtracted first (`tf.math.reduce_logsumexp`).
-    LogSumExp,
-    /// `sqrt(Σ x²)` (`tf.math.reduce_euclidean_norm`).
-    EuclideanNorm,
-}
-
-impl StatisticKind {
-    /// Every kind.
-    pub const ALL: [StatisticKind; 4] =
-        [StatisticKind::Variance, StatisticKind::Std, StatisticKind::LogSumExp, StatisticKind::EuclideanNorm];
-
-    /// The graph-file (TensorFlow) name: `reduce_variance`, ...
-    pub fn name(self) -> &'static str {
-        match self {
-            StatisticKind::Variance => "reduce_variance",
-            StatisticKind::Std => "reduce_std",
-            StatisticKind::LogSumExp => "reduce_logsumexp",
-            StatisticKind::EuclideanNorm => "reduce_euclidean_norm",
-        }
-    }
-
-    /// The kind whose graph-file name is `name`.
-    pub fn from_name(name: &str) -> Option<StatisticKind> {
-        StatisticKind::ALL.into_iter().find(|k| k.name() == name)
-    }
-
-    fn op_name(self) -> &'static str {
-        match self {
-            StatisticKind::Variance => "ReduceVariance",
-            StatisticKind::Std => "ReduceStd",
-            StatisticKind::LogSumExp => "ReduceLogSumExp",
-            StatisticKind::EuclideanNorm => "ReduceEuclideanNorm",
-        }
-    }
-
-    /// The result dtype for an input of `dtype`: variance and std take integers (giving their
-    /// true-division float type) and floats; log-sum-exp takes floats; the Euclidean norm takes
-    /// integers and floats and keeps the dtype. Anything else is `type_mismatch`.
-    pub fn output_dtype(self, dtype: DType) -> Result<DType> {
-        let (ok, want) = match self {
-            StatisticKind::LogSumExp => (dtype.is_float(), "float"),
-            _ => (dtype.is_numeric(), "integer or float"),
-        };
-        if !ok {
-            return Err(Error::dtype(self.name(), format!("takes a {want} tensor, got {dtype}")));
-        }
-        Ok(match self {
-            StatisticKind::Variance | StatisticKind::Std => dtype.true_division_type().unwrap_or(dtype),
-            _ => dtype,
-        })
-    }
-}
-
-/// `reduce_variance`, `reduce_std`, `reduce_logsumexp` and `reduce_euclidean_norm` along `axis`:
-/// the groups of [`plan_reduction`] (so the result has the structure of `reduce_sum` over the
-/// same axes), each computed in two passes over its members.
-///
-/// - Floats are accumulated in float64. Variance is two-pass (mean, then the mean of squared
-///   deviations), never TensorFlow's `E[x²] − E[x]²`, which cancels catastrophically; the two
-///   agree within the conformance tolerance where TensorFlow's is accurate. An empty group is
-///   NaN; ±inf in a group gives NaN.
-/// - Integers follow TensorFlow's ragged kernel exactly, wrapping like `reduce_sum`: variance is
-///   `max(E[x²] − E[x]², 0)` with `x²` and the sums in the integer dtype, divided in the
-///   true-division float type; the Euclidean norm is the square root of the wrapped sum of
-///   squares, truncated (a sum of squares that wrapped below zero gives 0).
-/// - Log-sum-exp subtracts the group's maximum first when it is finite; an empty group (or one
-///   of only `-inf`) gives `-inf`, as padding with `-inf` would.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Statistic {
-    /// What is computed.
-    pub kind: StatisticKind,
-    /// The reduced axes.
-    pub axis: Axes,
-    /// Keep a size-1 dimension where each reduced axis was.
-    pub keepdims: bool,
-}
-
-impl Statistic {
-    /// `kind` along `axes`: `Axes::All`, an axis (`1`), or a list.
-    pub fn new(kind: StatisticKind, axes: impl Into<Axes>, keepdims: bool) -> Self {
-        Statistic { kind, axis: axes.into(), keepdims }
-    }
-
-    /// From a graph file's node: attributes `axis` (int, list of ints, or null) and `keepdims`.
-    pub fn from_kind_and_attrs(kind: StatisticKind, attrs: &Attrs) -> Result<Self> {
-        attrs.only(&["axis", "keepdims"])?;
-        Ok(Statistic::new(kind, Axes::from_attr(attrs, "axis")?, attrs.bool_opt("keepdims")?.unwrap_or(false)))
-    }
-}
 
 impl Op for Statistic {
     fn name(&self) -> String {

@@ -8,7 +8,8 @@ use ragtime_core::{DType, DenseTensor, Element, RaggedTensor, Result, TensorType
 use ragtime_graph::{Attrs, Op, OpRef};
 
 use crate::reduce::axes::Axes;
-use crate::reduce::fold::{fold, Groups, Reduce, ReduceKind};
+use crate::reduce::defs::{Reduce, ReduceKind};
+use crate::reduce::fold::{fold, Groups};
 use crate::reduce::lookup;
 use crate::reduce::plan::{plan_reduction, reduced_type};
 

@@ -3,57 +3,13 @@
 use std::any::Any;
 
 use ragtime_core::{dispatch_dtype, DenseTensor, Error, RaggedTensor, Result, TensorType};
-use ragtime_graph::{Attrs, Cost, Graph, Op, OpProperties, VarId};
+use ragtime_graph::{Cost, Graph, Op, OpProperties, VarId};
 
 use crate::elemwise::kernels::Kernels;
 use crate::elemwise::scalar_op::ScalarOp;
-use crate::rows::lines::{expect_one_input, line_axis, slice_of, Lines};
+use crate::rows::defs::Cumulative;
+use crate::rows::lines::{expect_one_input, slice_of, Lines};
 use crate::util::{fixed_inputs, one};
-
-/// `tf.math.cumsum` / `tf.math.cumprod` along `axis`: the innermost ragged axis (row by row) or a
-/// uniform inner axis (flat values); any axis of a dense tensor. Integers wrap.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Cumulative {
-    /// `cumprod` instead of `cumsum`.
-    pub product: bool,
-    /// The axis (negative counts from the end).
-    pub axis: i64,
-    /// Each position gets the combination of the elements before it (not including it).
-    pub exclusive: bool,
-    /// Accumulate from the end of the line.
-    pub reverse: bool,
-}
-
-impl Cumulative {
-    /// `cumsum` (`product` false) or `cumprod` along `axis`.
-    pub fn new(product: bool, axis: i64, exclusive: bool, reverse: bool) -> Self {
-        Cumulative { product, axis, exclusive, reverse }
-    }
-
-    fn op_name(&self) -> &'static str {
-        if self.product {
-            "cumprod"
-        } else {
-            "cumsum"
-        }
-    }
-
-    /// From a graph file's node: `axis` (required), `exclusive`, `reverse` (false).
-    pub fn from_attrs(product: bool, attrs: &Attrs) -> Result<Self> {
-        attrs.only(&["axis", "exclusive", "reverse"])?;
-        Ok(Cumulative {
-            product,
-            axis: attrs.int("axis")?,
-            exclusive: attrs.bool_opt("exclusive")?.unwrap_or(false),
-            reverse: attrs.bool_opt("reverse")?.unwrap_or(false),
-        })
-    }
-
-    /// The axis, normalized and checked against the type ([`line_axis`]).
-    fn checked_axis(&self, ty: &TensorType) -> Result<usize> {
-        line_axis(self.op_name(), self.axis, ty)
-    }
-}
 
 fn cumulative_lines<T: Kernels>(op: &Cumulative, data: &[T], lines: &Lines) -> Result<Vec<T>> {
     let name = op.op_name();

@@ -1,9 +1,10 @@
 //! Row ops: ops that compute along the innermost rows (lines) of a tensor: [`Softmax`],
 //! [`Cumulative`], [`Sort`], [`Argsort`], [`TopK`], [`ArgExtreme`], over the line walk of
-//! `lines`.
+//! `lines`; `defs` declares the two that gradients build.
 
 pub(crate) mod arg_extreme;
 pub(crate) mod cumulative;
+pub(crate) mod defs;
 pub(crate) mod lines;
 pub(crate) mod softmax;
 pub(crate) mod sort;
@@ -12,8 +13,8 @@ pub(crate) mod sort;
 mod tests;
 
 pub use arg_extreme::ArgExtreme;
-pub use cumulative::Cumulative;
-pub use softmax::Softmax;
+pub use defs::{Cumulative, Softmax};
+
 pub use sort::{Argsort, Sort, TopK};
 
 use ragtime_core::Result;

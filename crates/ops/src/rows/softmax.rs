@@ -3,47 +3,13 @@
 use std::any::Any;
 
 use ragtime_core::{DType, DenseTensor, Element, Error, RaggedTensor, Result, TensorType};
-use ragtime_graph::{Attrs, Cost, Graph, Op, OpProperties, VarId};
+use ragtime_graph::{Cost, Graph, Op, OpProperties, VarId};
 
 use crate::elemwise::kernels::Kernels;
 use crate::elemwise::scalar_op::ScalarOp;
+use crate::rows::defs::Softmax;
 use crate::rows::lines::{expect_one_input, slice_of, Lines};
 use crate::util::{fixed_inputs, one};
-
-/// `tf.nn.softmax` / `tf.nn.log_softmax` over the last axis (`axis` -1 only), row by row: with
-/// the row's maximum subtracted first; a row holding NaN or +inf is all NaN.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Softmax {
-    /// `log_softmax` instead of `softmax`.
-    pub log: bool,
-}
-
-impl Softmax {
-    /// `softmax` (`log` false) or `log_softmax`.
-    pub fn new(log: bool) -> Self {
-        Softmax { log }
-    }
-
-    fn op_name(&self) -> &'static str {
-        if self.log {
-            "log_softmax"
-        } else {
-            "softmax"
-        }
-    }
-
-    /// From a graph file's node: `axis` may only be -1.
-    pub fn from_attrs(log: bool, attrs: &Attrs) -> Result<Self> {
-        let op = Softmax { log };
-        attrs.only(&["axis"])?;
-        if let Some(axis) = attrs.int_opt("axis")? {
-            if axis != -1 {
-                return Err(Error::argument(op.op_name(), format!("only axis -1 is supported, got {axis}")));
-            }
-        }
-        Ok(op)
-    }
-}
 
 /// The float arithmetic the softmax kernel needs.
 trait Real: Element + std::ops::Sub<Output = Self> + std::ops::Div<Output = Self> + std::ops::Add<Output = Self> {

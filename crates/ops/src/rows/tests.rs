@@ -7,8 +7,8 @@ use ragtime_core::{DType, DenseTensor, RaggedTensor, Result, TensorType};
 use ragtime_graph::Attr;
 use ragtime_graph::{Attrs, Op};
 
-use crate::rows::cumulative::Cumulative;
-use crate::rows::softmax::Softmax;
+use crate::rows::defs::Cumulative;
+use crate::rows::defs::Softmax;
 use crate::rows::sort::{Argsort, Sort, TopK};
 
 fn run(op: &dyn Op, x: RaggedTensor) -> Result<Vec<RaggedTensor>> {

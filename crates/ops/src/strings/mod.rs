@@ -1,6 +1,6 @@
 //! The string family (`strings.*`): splitting (`split`), substrings (`substr`), joining
 //! (`join`), case, length, strip and number conversions (`convert`), unicode (`unicode`),
-//! n-grams (`ngrams`), hashing (`hashing`) and regular expressions (`regex`), over the shared
+//! n-grams (`ngrams`), hashing (`hashing`) and regular expressions (`regexp`), over the shared
 //! helpers of `common`.
 
 pub(crate) mod common;

@@ -4,7 +4,7 @@
 use std::any::Any;
 
 use ragtime_core::{DType, DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, TensorType};
-use ragtime_graph::{expect_arity, Attrs, Cost, Graph, Op, OpProperties, VarId};
+use ragtime_graph::{expect_arity, Attrs, Cost, Op, OpProperties};
 
 use crate::util::{expect_int_vector, fixed_inputs, int_vector_input, one};
 
@@ -85,15 +85,7 @@ impl Op for Identity {
         self
     }
 
-    fn vjp(
-        &self,
-        graph: &mut Graph,
-        inputs: &[VarId],
-        _outputs: &[VarId],
-        output_grads: &[Option<VarId>],
-    ) -> Result<Vec<Option<VarId>>> {
-        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
-    }
+    crate::grad::structure::movement_vjp_method!();
 }
 
 /// `from_row_splits(values, splits)`: `tf.RaggedTensor.from_row_splits`, adding an outer ragged
@@ -134,15 +126,7 @@ impl Op for FromRowSplits {
         self
     }
 
-    fn vjp(
-        &self,
-        graph: &mut Graph,
-        inputs: &[VarId],
-        _outputs: &[VarId],
-        output_grads: &[Option<VarId>],
-    ) -> Result<Vec<Option<VarId>>> {
-        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
-    }
+    crate::grad::structure::movement_vjp_method!();
 }
 
 /// `from_row_lengths(values, lengths)`: `tf.RaggedTensor.from_row_lengths`.
@@ -182,15 +166,7 @@ impl Op for FromRowLengths {
         self
     }
 
-    fn vjp(
-        &self,
-        graph: &mut Graph,
-        inputs: &[VarId],
-        _outputs: &[VarId],
-        output_grads: &[Option<VarId>],
-    ) -> Result<Vec<Option<VarId>>> {
-        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
-    }
+    crate::grad::structure::movement_vjp_method!();
 }
 
 /// `from_value_rowids(values, rowids)`: `tf.RaggedTensor.from_value_rowids`; `nrows` (optional)
@@ -250,15 +226,7 @@ impl Op for FromValueRowids {
         self
     }
 
-    fn vjp(
-        &self,
-        graph: &mut Graph,
-        inputs: &[VarId],
-        _outputs: &[VarId],
-        output_grads: &[Option<VarId>],
-    ) -> Result<Vec<Option<VarId>>> {
-        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
-    }
+    crate::grad::structure::movement_vjp_method!();
 }
 
 /// `from_nested_row_splits(flat_values, splits_0, splits_1, ...)`: all ragged dimensions at once,
@@ -308,15 +276,7 @@ impl Op for FromNestedRowSplits {
         self
     }
 
-    fn vjp(
-        &self,
-        graph: &mut Graph,
-        inputs: &[VarId],
-        _outputs: &[VarId],
-        output_grads: &[Option<VarId>],
-    ) -> Result<Vec<Option<VarId>>> {
-        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
-    }
+    crate::grad::structure::movement_vjp_method!();
 }
 
 /// `from_uniform_row_length(values)`: `tf.RaggedTensor.from_uniform_row_length`, grouping the
@@ -400,15 +360,7 @@ impl Op for FromUniformRowLength {
         self
     }
 
-    fn vjp(
-        &self,
-        graph: &mut Graph,
-        inputs: &[VarId],
-        _outputs: &[VarId],
-        output_grads: &[Option<VarId>],
-    ) -> Result<Vec<Option<VarId>>> {
-        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
-    }
+    crate::grad::structure::movement_vjp_method!();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -495,15 +447,7 @@ impl Op for FromRowBounds {
         self
     }
 
-    fn vjp(
-        &self,
-        graph: &mut Graph,
-        inputs: &[VarId],
-        _outputs: &[VarId],
-        output_grads: &[Option<VarId>],
-    ) -> Result<Vec<Option<VarId>>> {
-        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
-    }
+    crate::grad::structure::movement_vjp_method!();
 }
 
 /// `ragged.segment_ids_to_row_splits(segment_ids)` (`tf.ragged.segment_ids_to_row_splits`):

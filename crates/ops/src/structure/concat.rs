@@ -3,7 +3,7 @@
 use std::any::Any;
 
 use ragtime_core::{DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, StringTensor, TensorType};
-use ragtime_graph::{expect_arity, Attrs, Graph, Op, VarId};
+use ragtime_graph::{expect_arity, Attrs, Op};
 
 use crate::gather::take::{raise_ragged_rank, take_rows};
 use crate::index::getitem::row_type;
@@ -452,15 +452,7 @@ impl Op for Concat {
         self
     }
 
-    fn vjp(
-        &self,
-        graph: &mut Graph,
-        inputs: &[VarId],
-        _outputs: &[VarId],
-        output_grads: &[Option<VarId>],
-    ) -> Result<Vec<Option<VarId>>> {
-        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
-    }
+    crate::grad::structure::movement_vjp_method!();
 }
 
 /// `stack(x1, x2, ...)` along `axis`: `tf.stack` for dense and ragged operands (mixed too); the
@@ -505,15 +497,7 @@ impl Op for Stack {
         self
     }
 
-    fn vjp(
-        &self,
-        graph: &mut Graph,
-        inputs: &[VarId],
-        _outputs: &[VarId],
-        output_grads: &[Option<VarId>],
-    ) -> Result<Vec<Option<VarId>>> {
-        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
-    }
+    crate::grad::structure::movement_vjp_method!();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 use std::any::Any;
 
 use ragtime_core::{Dim, Error, RaggedTensor, Result, RowPartition, TensorType};
-use ragtime_graph::{expect_arity, Attrs, Cost, Graph, Op, OpProperties, VarId};
+use ragtime_graph::{expect_arity, Attrs, Cost, Op, OpProperties};
 
 use crate::gather::take::raise_ragged_rank;
 use crate::util::{fixed_inputs, normalize_axis, one};
@@ -78,15 +78,7 @@ impl Op for ExpandDims {
         self
     }
 
-    fn vjp(
-        &self,
-        graph: &mut Graph,
-        inputs: &[VarId],
-        _outputs: &[VarId],
-        output_grads: &[Option<VarId>],
-    ) -> Result<Vec<Option<VarId>>> {
-        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
-    }
+    crate::grad::structure::movement_vjp_method!();
 }
 
 /// `merge_dims(x, outer_axis, inner_axis)` (`RaggedTensor.merge_dims`): dims `outer_axis` to
@@ -192,13 +184,5 @@ impl Op for MergeDims {
         self
     }
 
-    fn vjp(
-        &self,
-        graph: &mut Graph,
-        inputs: &[VarId],
-        _outputs: &[VarId],
-        output_grads: &[Option<VarId>],
-    ) -> Result<Vec<Option<VarId>>> {
-        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
-    }
+    crate::grad::structure::movement_vjp_method!();
 }

@@ -6,6 +6,7 @@ use ragtime_core::{DType, DenseTensor, Dim, Element, Error, Literal, RaggedTenso
 use ragtime_graph::{expect_arity, Attrs, Cost, Graph, Op, OpProperties, VarId};
 
 use crate::structure::concat::merge_dim;
+use crate::structure::defs::FilledLike;
 use crate::structure::dense::show_option_literal;
 use crate::structure::remap::fits;
 use crate::util::{
@@ -277,53 +278,6 @@ impl Op for RaggedRange {
 
 // ---------------------------------------------------------------------------------------------
 // expand_dims, merge_dims, ones_like, zeros_like
-
-/// `ones_like(x)` / `zeros_like(x)` (`tf.ones_like` / `tf.zeros_like`): `x`'s structure (its
-/// partitions shared) filled with one / zero of `dtype` (default `x`'s): `true` / `false` for
-/// bool, `""` for the zeros of strings; ones of strings are `type_mismatch`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct FilledLike {
-    /// Ones instead of zeros.
-    pub ones: bool,
-    /// The result's dtype (`None`: the input's).
-    pub dtype: Option<DType>,
-}
-
-impl FilledLike {
-    /// `ones_like` (`ones`) or `zeros_like`, giving `dtype` (`None`: the input's).
-    pub fn new(ones: bool, dtype: Option<DType>) -> Self {
-        FilledLike { ones, dtype }
-    }
-    /// From graph-file attributes: `dtype` (optional).
-    pub fn from_attrs(ones: bool, attrs: &Attrs) -> Result<Self> {
-        attrs.only(&["dtype"])?;
-        let op = if ones { "ones_like" } else { "zeros_like" };
-        let dtype = attrs
-            .str_opt("dtype")?
-            .map(|name| DType::from_name(name).ok_or_else(|| Error::argument(op, format!("unknown dtype `{name}`"))))
-            .transpose()?;
-        Ok(FilledLike { ones, dtype })
-    }
-    fn op_name(&self) -> &'static str {
-        if self.ones {
-            "ones_like"
-        } else {
-            "zeros_like"
-        }
-    }
-    /// The fill value as a 0-d tensor of `dtype`.
-    fn fill(&self, dtype: DType) -> Result<DenseTensor> {
-        let lit = match dtype {
-            DType::Bool => Literal::Bool(self.ones),
-            DType::String if self.ones => {
-                return Err(Error::dtype(self.op_name(), "strings have no one"));
-            }
-            DType::String => Literal::Str(Vec::new()),
-            _ => Literal::Int(i128::from(self.ones)),
-        };
-        scalar_tensor(self.op_name(), "the fill value", &lit, dtype)
-    }
-}
 
 impl Op for FilledLike {
     fn name(&self) -> String {

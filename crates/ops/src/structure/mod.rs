@@ -1,10 +1,12 @@
 //! The structure family: ops that build, join, reshape and convert ragged tensors without
 //! computing on values: concat/stack (`concat`), tile/reverse (`tile`), fill/range/one_hot
 //! (`fill`), expand/merge dims (`dims`), dense and sparse conversions (`dense`), and the row
-//! partition constructors (`build_partitions`) and accessors (`read_partitions`).
+//! partition constructors (`build_partitions`) and accessors (`read_partitions`); `defs`
+//! declares `FilledLike`, which gradients build.
 
 pub(crate) mod build_partitions;
 pub(crate) mod concat;
+pub(crate) mod defs;
 pub(crate) mod dense;
 pub(crate) mod dims;
 pub(crate) mod fill;
@@ -26,9 +28,10 @@ pub use build_partitions::{
     SegmentIdsToRowSplits,
 };
 pub use concat::{expand_dims, Concat, Stack};
+pub use defs::FilledLike;
 pub use dense::{FromSparse, FromTensor, ToSparse, ToTensor};
 pub use dims::{ExpandDims, MergeDims};
-pub use fill::{Fill, FilledLike, OneHot, RaggedRange};
+pub use fill::{Fill, OneHot, RaggedRange};
 pub use read_partitions::{
     BoundingAxes, BoundingShape, FlatValues, NestedRowSplits, Nrows, Rank, RowBounds, RowLengths, RowSplits, Size,
     ValueRowids, Values,

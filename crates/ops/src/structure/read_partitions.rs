@@ -4,7 +4,7 @@
 use std::any::Any;
 
 use ragtime_core::{DType, DenseTensor, Dim, Error, RaggedTensor, Result, TensorType};
-use ragtime_graph::{expect_arity, Attrs, Cost, Graph, Op, OpProperties, VarId};
+use ragtime_graph::{expect_arity, Attrs, Cost, Op, OpProperties};
 
 use crate::structure::build_partitions::int64_vector;
 use crate::util::{fixed_inputs, normalize_axis, one};
@@ -233,15 +233,7 @@ impl Op for FlatValues {
         self
     }
 
-    fn vjp(
-        &self,
-        graph: &mut Graph,
-        inputs: &[VarId],
-        _outputs: &[VarId],
-        output_grads: &[Option<VarId>],
-    ) -> Result<Vec<Option<VarId>>> {
-        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
-    }
+    crate::grad::structure::movement_vjp_method!();
 }
 
 /// Which sizes `bounding_shape` gives.
@@ -448,15 +440,7 @@ impl Op for Values {
         self
     }
 
-    fn vjp(
-        &self,
-        graph: &mut Graph,
-        inputs: &[VarId],
-        _outputs: &[VarId],
-        output_grads: &[Option<VarId>],
-    ) -> Result<Vec<Option<VarId>>> {
-        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
-    }
+    crate::grad::structure::movement_vjp_method!();
 }
 
 /// `nested_row_splits(x)` (`RaggedTensor.nested_row_splits`): one int64 splits vector per ragged

@@ -4,7 +4,7 @@ use std::any::Any;
 use std::collections::BTreeSet;
 
 use ragtime_core::{DenseTensor, Dim, Error, RaggedTensor, Result, TensorType};
-use ragtime_graph::{expect_arity, Attrs, Graph, Op, VarId};
+use ragtime_graph::{expect_arity, Attrs, Op};
 
 use crate::structure::remap::{remap, too_large, DimMap};
 use crate::util::{fixed_inputs, normalize_axis, one};
@@ -84,15 +84,7 @@ impl Op for Tile {
         self
     }
 
-    fn vjp(
-        &self,
-        graph: &mut Graph,
-        inputs: &[VarId],
-        _outputs: &[VarId],
-        output_grads: &[Option<VarId>],
-    ) -> Result<Vec<Option<VarId>>> {
-        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
-    }
+    crate::grad::structure::movement_vjp_method!();
 }
 
 /// `reverse(x)` along the axes in `axis`: `tf.reverse`. A ragged axis reverses the items of every
@@ -154,15 +146,7 @@ impl Op for Reverse {
         self
     }
 
-    fn vjp(
-        &self,
-        graph: &mut Graph,
-        inputs: &[VarId],
-        _outputs: &[VarId],
-        output_grads: &[Option<VarId>],
-    ) -> Result<Vec<Option<VarId>>> {
-        crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
-    }
+    crate::grad::structure::movement_vjp_method!();
 }
 
 // ---------------------------------------------------------------------------------------------
