@@ -20,7 +20,7 @@ pub type BinaryKernel<T> = fn(T, T) -> std::result::Result<T, Fault>;
 pub type UnaryKernel<T> = fn(T) -> T;
 
 /// The scalar kernels of the elementwise ops on one element type: the single definition of what
-/// each op computes, used by [`Elemwise::perform`], the reductions and (later) fused kernels.
+/// each op computes, used by `Elemwise`'s `perform`, the reductions and (later) fused kernels.
 pub trait Kernels: Element {
     /// The kernel of a binary op whose result has the operands' type (arithmetic, bitwise,
     /// logical), if the op is defined on this type. `divide` is only defined on floats (integer

@@ -160,7 +160,7 @@ impl Reduce {
     }
 }
 
-/// What a [`Statistic`] computes over each group of a [`ReductionPlan`].
+/// What a [`Statistic`] computes over each group of a [`ReductionPlan`](crate::reduce::ReductionPlan).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StatisticKind {
     /// Population variance (`tf.math.reduce_variance`).
@@ -221,7 +221,7 @@ impl StatisticKind {
 }
 
 /// `reduce_variance`, `reduce_std`, `reduce_logsumexp` and `reduce_euclidean_norm` along `axis`:
-/// the groups of [`plan_reduction`] (so the result has the structure of `reduce_sum` over the
+/// the groups of [`plan_reduction`](crate::reduce::plan_reduction) (so the result has the structure of `reduce_sum` over the
 /// same axes), each computed in two passes over its members.
 ///
 /// - Floats are accumulated in float64. Variance is two-pass (mean, then the mean of squared
