@@ -1,20 +1,24 @@
-//! `tanh` and `sigmoid` emitters: float32 `tanh` a rational approximation, the rest built on `exp`.
+//! `tanh` and `sigmoid`: float32 `tanh` a rational approximation, the rest built on `exp`.
 
-use cranelift_codegen::ir::condcodes::FloatCC;
-use cranelift_codegen::ir::Value;
+use crate::arith::{Arith, Float};
+use crate::explog;
 
-use super::arith::{Arith, Emit, Float};
-use super::explog;
+/// `tanh x`: [`tanh_f32`] or [`tanh_f64`] by the lanes' precision.
+#[inline(always)]
+pub fn tanh<M: Arith>(m: &mut M, x: M::V) -> M::V {
+    match m.float() {
+        Float::F32 => tanh_f32(m, x),
+        Float::F64 => tanh_f64(m, x),
+    }
+}
 
 // Cephes' coefficients are kept with the digits it publishes, beyond f64 precision.
 #[allow(clippy::excessive_precision)]
-/// `tanh x`. float32: [`tanh_f32`]. float64: an odd rational (Cephes `tanh`) for |x| < 0.625, where
+/// float64 `tanh x`: an odd rational (Cephes `tanh`) for |x| < 0.625, where
 /// `1 - 2/(e^2|x| + 1)` would cancel, and that formula with the sign of x elsewhere. `exp`
 /// saturates to +inf for large |x|, giving exactly ±1; NaN stays NaN.
-pub(crate) fn tanh(m: &mut Emit, x: Value) -> Value {
-    if m.l.float == Float::F32 {
-        return tanh_f32(m, x);
-    }
+#[inline(always)]
+pub fn tanh_f64<M: Arith>(m: &mut M, x: M::V) -> M::V {
     // Both branches work on a = |x| and x's sign bit is OR-ed in at the end, which also makes
     // tanh(-0) = -0 (the polynomial would give +0 + -0 = +0).
     let a = m.abs(x);
@@ -43,7 +47,7 @@ pub(crate) fn tanh(m: &mut Emit, x: Value) -> Value {
     let big = m.sub(one, q);
 
     let lim = m.c(0.625);
-    let is_small = m.fcmp(FloatCC::LessThan, a, lim);
+    let is_small = m.lt(a, lim);
     let t = m.sel(is_small, small, big);
     // t ≥ 0 (or NaN), so OR-ing in x's sign bit is copysign.
     let sign = m.sign_mask();
@@ -54,8 +58,9 @@ pub(crate) fn tanh(m: &mut Emit, x: Value) -> Value {
     m.float_of(tb)
 }
 
+/// The logistic function `1 / (1 + e^-x)`, from one `exp` of `-|x|` and one division.
 #[inline(always)] // see `explog::exp`
-pub(crate) fn sigmoid<M: Arith>(m: &mut M, x: M::V) -> M::V {
+pub fn sigmoid<M: Arith>(m: &mut M, x: M::V) -> M::V {
     let a = m.abs(x);
     let na = m.neg(a);
     let e = explog::exp(m, na, None);
@@ -90,7 +95,7 @@ pub(crate) fn sigmoid<M: Arith>(m: &mut M, x: M::V) -> M::V {
 /// (compare + select) and stays NaN; the odd numerator keeps tanh(-0) = -0; ±inf clamp to ±9,
 /// which gives exactly ±1.
 #[inline(always)] // see `explog::exp`
-pub(crate) fn tanh_f32<M: Arith>(m: &mut M, x: M::V) -> M::V {
+pub fn tanh_f32<M: Arith>(m: &mut M, x: M::V) -> M::V {
     let hi = m.c(9.0);
     let lo = m.c(-9.0);
     let c = m.min_pick(hi, x);
