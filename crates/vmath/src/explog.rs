@@ -8,9 +8,10 @@ use crate::arith::{Arith, BinaryFn, Float, Widen};
 /// Method: `n = round(x / ln2)`, `r = x - n ln2` with ln2 split in two parts (Cody–Waite; with
 /// fma the first product is exact), `e^r` by a polynomial on |r| ≤ ln2/2, and the result
 /// `p * 2^n1 * 2^n2` with `n1 = n >> 1`, `n2 = n - n1`: two scalings keep every factor normal,
-/// so results near the overflow threshold and gradual-underflow (denormal) results are rounded
-/// once, correctly. `x` is first clamped to a range whose ends overflow to +inf / underflow to
-/// 0 by themselves (NaN passes through).
+/// so results near the overflow threshold are rounded once, correctly. Results below the
+/// smallest normal float are flushed to 0, as TensorFlow does ([`flush_subnormal`]). `x` is
+/// first clamped to a range whose ends overflow to +inf / underflow to 0 by themselves (NaN
+/// passes through).
 #[inline(always)] // so that a SIMD backend's intrinsics inline into its target-feature loop
 pub fn exp<M: Arith>(m: &mut M, x: M::V, lo: Option<M::V>) -> M::V {
     let (hi_clamp, lo_clamp, ln2_hi, ln2_lo) = match m.float() {
@@ -101,7 +102,27 @@ pub fn exp<M: Arith>(m: &mut M, x: M::V, lo: Option<M::V>) -> M::V {
     let s2 = m.ishl(e2, shift);
     let s2 = m.float_of(s2);
     let y = m.mul(p, s1);
-    m.mul(y, s2)
+    let y = m.mul(y, s2);
+    flush_subnormal(m, y)
+}
+
+/// `y`, or a zero of its sign where `|y|` is below the smallest normal float: TensorFlow's CPU
+/// kernels run with flush-to-zero, so its `exp`, `sigmoid` and `pow` give 0 there (crate docs).
+/// NaN passes through (the comparison is false).
+#[inline(always)]
+pub fn flush_subnormal<M: Arith>(m: &mut M, y: M::V) -> M::V {
+    let min_normal = match m.float() {
+        Float::F32 => f64::from(f32::MIN_POSITIVE),
+        Float::F64 => f64::MIN_POSITIVE,
+    };
+    let min_normal = m.c(min_normal);
+    let a = m.abs(y);
+    let tiny = m.lt(a, min_normal);
+    let yb = m.bits(y);
+    let sign = m.sign_mask();
+    let zero = m.iand(yb, sign);
+    let zero = m.float_of(zero);
+    m.sel(tiny, zero, y)
 }
 
 /// Splits `x > 0` (finite, normal or denormal) into `k` and `f` with `x = 2^k (1 + f)`,
@@ -306,7 +327,9 @@ pub fn pow_f64<M: Arith>(m: &mut M, x: M::V, y: M::V) -> M::V {
 /// nearly correctly rounded), then rounded back.
 #[inline(always)]
 pub fn pow_f32<M: Widen>(m: &mut M, x: M::V, y: M::V) -> M::V {
-    m.widened(x, y, &PowInF64)
+    let r = m.widened(x, y, &PowInF64);
+    // Normal in float64, possibly subnormal in float32: flushed as float32 `exp` flushes.
+    flush_subnormal(m, r)
 }
 
 /// float32 `pow`'s work on the widened lanes.

@@ -85,22 +85,23 @@ pub fn sigmoid<M: Arith>(m: &mut M, x: M::V) -> M::V {
     m.add(q, corr)
 }
 
+/// The float32 argument from which TensorFlow's `tanh` is exactly ±1 (TF 2.21 on x86-64:
+/// `tanh(7.907389) = 0.9999997`, `tanh(7.9073896) = 1`; `tools/tf_vmath_cases.py`). The
+/// rational below is still 3 ulps short of 1 there, so the saturation is an explicit select.
+pub const TANH_F32_SATURATION: f32 = 7.907_389_6;
+
+/// float32 `tanh x`: the 13/6-degree rational minimax approximation Eigen uses for float
+/// (`generic_fast_tanh_float`, which TensorFlow's CPU kernels run), exactly ±1 from
+/// [`TANH_F32_SATURATION`] on as TensorFlow, and x itself for |x| < 0.0004, where tanh x
+/// rounds to x. One division and no `exp`: about a third of the instructions of the
+/// `exp`-based formula, at 4.5 ulps worst instead of 1.3 (crate docs). NaN stays NaN (it fails
+/// both comparisons); the odd numerator keeps tanh(-0) = -0. Large |x| (±inf included) make
+/// the rational NaN, which the saturation select replaces.
 // The coefficients are kept with the digits Eigen publishes, beyond f32 precision.
 #[allow(clippy::excessive_precision)]
-/// float32 `tanh x`: the 13/6-degree rational minimax approximation Eigen uses for float
-/// (`generic_fast_tanh_float`, which TensorFlow's CPU kernels run), on x clamped to [-9, 9]
-/// (beyond which tanh rounds to ±1 in float32), and x itself for |x| < 0.0004, where tanh x
-/// rounds to x. One division and no `exp`: about a third of the instructions of the
-/// `exp`-based formula, at 4.5 ulps worst instead of 1.3 (crate docs). NaN passes the clamps
-/// (compare + select) and stays NaN; the odd numerator keeps tanh(-0) = -0; ±inf clamp to ±9,
-/// which gives exactly ±1.
 #[inline(always)] // see `explog::exp`
 pub fn tanh_f32<M: Arith>(m: &mut M, x: M::V) -> M::V {
-    let hi = m.c(9.0);
-    let lo = m.c(-9.0);
-    let c = m.min_pick(hi, x);
-    let c = m.max_pick(lo, c);
-    let x2 = m.mul(c, c);
+    let x2 = m.mul(x, x);
     let p = m.horner(
         x2,
         &[
@@ -113,12 +114,23 @@ pub fn tanh_f32<M: Arith>(m: &mut M, x: M::V) -> M::V {
             4.893_524_558_917_86e-3,
         ],
     );
-    let p = m.mul(p, c);
+    let p = m.mul(p, x);
     let q = m
         .horner(x2, &[1.198_258_394_667_02e-6, 1.185_347_056_866_54e-4, 2.268_434_632_439e-3, 4.893_525_185_543_85e-3]);
     let t = m.div(p, q);
     let a = m.abs(x);
     let tiny = m.c(0.0004);
     let is_tiny = m.lt(a, tiny);
-    m.sel(is_tiny, x, t)
+    let t = m.sel(is_tiny, x, t);
+    // `last < |x|` with `last` the float below the saturation point: false for NaN.
+    let last = m.c(f64::from(f32::from_bits(TANH_F32_SATURATION.to_bits() - 1)));
+    let saturated = m.lt(last, a);
+    let one = m.c(1.0);
+    let xb = m.bits(x);
+    let sign = m.sign_mask();
+    let xs = m.iand(xb, sign);
+    let ob = m.bits(one);
+    let ob = m.ior(ob, xs);
+    let signed_one = m.float_of(ob);
+    m.sel(saturated, signed_one, t)
 }

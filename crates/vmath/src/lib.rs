@@ -6,7 +6,26 @@
 //!
 //! Every algorithm is branch-free: range reduction, a published minimax polynomial,
 //! reconstruction, then selects for special values. They use `fma` unconditionally (the
-//! accuracy bounds assume its single rounding).
+//! accuracy bounds assume its single rounding). Measured accuracy: `ragtime-jit`'s crate docs
+//! and `crates/jit/tests/accuracy.rs`.
+//!
+//! # TensorFlow's edges
+//!
+//! ragtime follows TensorFlow, so where TF's CPU kernels (TF 2.21 on x86-64, checked in
+//! `tests/tf_edges.rs` against outputs of `tools/tf_vmath_cases.py`) give a defined, visible
+//! answer at the edge of a function's range, every backend gives it, because it is decided here
+//! in the algorithm:
+//! - float32 `tanh` is exactly ±1 for |x| ≥ [`hyper::TANH_F32_SATURATION`] (7.9073896), where
+//!   TF's is; Eigen's rational alone would stay a few ulps below 1 up to |x| = 9. An expression
+//!   such as `floor(sqrt(tanh(8.74)))` is then 1, as in TF.
+//! - `exp`, `sigmoid` and `pow` results below the smallest normal float (float32 and float64)
+//!   are 0 of the result's sign ([`explog::flush_subnormal`]): TF runs with flush-to-zero, so
+//!   float32 `exp(-88)` and `sigmoid(-91.1)` are 0 there and `log(sigmoid(-91.1))` is `-inf`.
+//!
+//! Left as they were (TF's answers there are artefacts of denormals-are-zero, not a rule):
+//! `log`, `tanh` and `sin` of denormal inputs (TF: ln(2^-150) for every float32 denormal,
+//! -inf for float64 ones, tanh 0), and float64 `tanh` near 1 (TF rounds to 1 from about
+//! |x| = 17.7, where the true value is still 1 - 8e-16; ours follows the true value).
 #![forbid(unsafe_code)]
 
 mod arith;

@@ -100,7 +100,9 @@ macro_rules! plain_arith {
             }
             #[inline(always)]
             fn ge_or_nan(&mut self, a: $bits, b: $bits) -> $bits {
-                $mask(!(<$float>::from_bits(a) < <$float>::from_bits(b)))
+                // `a >= b` or unordered.
+                let (a, b) = (<$float>::from_bits(a), <$float>::from_bits(b));
+                $mask(a >= b || a.is_nan() || b.is_nan())
             }
             #[inline(always)]
             fn ordered(&mut self, a: $bits, b: $bits) -> $bits {
