@@ -295,6 +295,12 @@ mod imp {
             unsafe { _mm256_max_ps(a, b) }
         }
         #[inline(always)]
+        fn keep(&mut self, mask: __m256, a: __m256) -> __m256 {
+            // Masks are whole lanes: one `and`.
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
+            unsafe { _mm256_and_ps(mask, a) }
+        }
+        #[inline(always)]
         fn mask_or(&mut self, a: __m256, b: __m256) -> __m256 {
             // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
             unsafe { _mm256_or_ps(a, b) }

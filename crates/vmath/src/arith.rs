@@ -90,6 +90,12 @@ pub trait Arith {
     /// Logical `a >> n` (0 ≤ n < lane bits).
     fn ushr(&mut self, a: Self::V, n: i64) -> Self::V;
 
+    /// `mask ? a : +0` lane by lane (one `and` on SIMD backends).
+    #[inline(always)]
+    fn keep(&mut self, mask: Self::V, a: Self::V) -> Self::V {
+        let zero = self.c(0.0);
+        self.sel(mask, a, zero)
+    }
     /// `a < b ? a : b` (so `b` when either is NaN): x86's `minps` operand order.
     #[inline(always)]
     fn min_pick(&mut self, a: Self::V, b: Self::V) -> Self::V {

@@ -103,7 +103,15 @@ pub fn exp<M: Arith>(m: &mut M, x: M::V, lo: Option<M::V>) -> M::V {
     let s2 = m.float_of(s2);
     let y = m.mul(p, s1);
     let y = m.mul(y, s2);
-    flush_subnormal(m, y)
+    // Flush to zero as `flush_subnormal`, for a result known to be ≥ +0 or NaN: NaN and
+    // normal results pass `!(y < min_normal)`.
+    let min_normal = match m.float() {
+        Float::F32 => f64::from(f32::MIN_POSITIVE),
+        Float::F64 => f64::MIN_POSITIVE,
+    };
+    let min_normal = m.c(min_normal);
+    let normal = m.ge_or_nan(y, min_normal);
+    m.keep(normal, y)
 }
 
 /// `y`, or a zero of its sign where `|y|` is below the smallest normal float: TensorFlow's CPU

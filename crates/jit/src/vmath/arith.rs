@@ -202,6 +202,17 @@ impl Arith for Emit<'_, '_> {
             self.b.ins().select(mask, a, b)
         }
     }
+    fn keep(&mut self, mask: Value, a: Value) -> Value {
+        if self.l.vector {
+            // Vector masks are all-ones lanes: one `and`.
+            let ty = self.b.func.dfg.value_type(a);
+            let m = self.bitcast_to(ty, mask);
+            self.b.ins().band(m, a)
+        } else {
+            let zero = Arith::c(self, 0.0);
+            self.b.ins().select(mask, a, zero)
+        }
+    }
     fn mask_and(&mut self, a: Value, b: Value) -> Value {
         self.b.ins().band(a, b)
     }
