@@ -37,6 +37,6 @@ pub mod trig;
 pub use arith::{Arith, BinaryFn, Float, Widen};
 pub use plain::{
     cos_f32, cos_f64, exp_f32, exp_f64, log_f32, log_f64, pow_f32, pow_f64, sigmoid_f32, sigmoid_f64, sin_f32, sin_f64,
-    tanh_f32, tanh_f64,
+    tanh_f32, tanh_f64, PlainMath,
 };
 pub use trig::{SIN_COS_MAX_ARG_F32, SIN_COS_MAX_ARG_F64};
