@@ -81,14 +81,17 @@ pub fn exp_sub_f32_into(a: &[f32], b: &[f32], out: &mut [f32]) -> bool {
 #[cfg(target_arch = "x86_64")]
 mod imp {
     use std::arch::x86_64::{
-        __m256, _mm256_add_ps, _mm256_andnot_ps, _mm256_blendv_ps, _mm256_castps_si256, _mm256_castsi256_ps,
-        _mm256_cmp_ps, _mm256_div_ps, _mm256_fmadd_ps, _mm256_fnmadd_ps, _mm256_loadu_ps, _mm256_max_ps, _mm256_min_ps,
-        _mm256_mul_ps, _mm256_or_ps, _mm256_set1_epi32, _mm256_set1_ps, _mm256_sll_epi32, _mm256_srl_epi32,
-        _mm256_storeu_ps, _mm256_sub_epi32, _mm256_sub_ps, _mm256_xor_ps, _mm_cvtsi32_si128, _CMP_LT_OQ, _CMP_ORD_Q,
+        __m256, _mm256_add_epi32, _mm256_add_ps, _mm256_and_ps, _mm256_andnot_ps, _mm256_blendv_ps,
+        _mm256_castps_si256, _mm256_castsi256_ps, _mm256_cmp_ps, _mm256_cmpeq_epi32, _mm256_cmpgt_epi32, _mm256_div_ps,
+        _mm256_fmadd_ps, _mm256_fnmadd_ps, _mm256_loadu_ps, _mm256_max_ps, _mm256_min_ps, _mm256_mul_ps, _mm256_or_ps,
+        _mm256_round_ps, _mm256_set1_epi32, _mm256_set1_ps, _mm256_sll_epi32, _mm256_srl_epi32, _mm256_storeu_ps,
+        _mm256_sub_epi32, _mm256_sub_ps, _mm256_xor_ps, _mm256_xor_si256, _mm_cvtsi32_si128, _CMP_EQ_OQ, _CMP_LT_OQ,
+        _CMP_NEQ_UQ, _CMP_NLT_UQ, _CMP_ORD_Q, _MM_FROUND_NO_EXC, _MM_FROUND_TO_ZERO,
     };
 
     use super::{ExpSubFn, InPlaceFn};
-    use crate::vmath::{explog, hyper, Arith, Float, UnaryMath};
+    use crate::vmath::UnaryMath;
+    use ragtime_vmath::{explog, hyper, Arith, Float};
 
     pub(super) fn supported() -> bool {
         std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
@@ -292,6 +295,12 @@ mod imp {
             unsafe { _mm256_max_ps(a, b) }
         }
         #[inline(always)]
+        fn keep(&mut self, mask: __m256, a: __m256) -> __m256 {
+            // Masks are whole lanes: one `and`.
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
+            unsafe { _mm256_and_ps(mask, a) }
+        }
+        #[inline(always)]
         fn mask_or(&mut self, a: __m256, b: __m256) -> __m256 {
             // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
             unsafe { _mm256_or_ps(a, b) }
@@ -308,6 +317,65 @@ mod imp {
         fn isub(&mut self, a: __m256, b: __m256) -> __m256 {
             // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
             unsafe { _mm256_castsi256_ps(_mm256_sub_epi32(_mm256_castps_si256(a), _mm256_castps_si256(b))) }
+        }
+        #[inline(always)]
+        fn trunc(&mut self, a: __m256) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
+            unsafe { _mm256_round_ps::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(a) }
+        }
+        #[inline(always)]
+        fn eq(&mut self, a: __m256, b: __m256) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
+            unsafe { _mm256_cmp_ps::<_CMP_EQ_OQ>(a, b) }
+        }
+        #[inline(always)]
+        fn ne(&mut self, a: __m256, b: __m256) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
+            unsafe { _mm256_cmp_ps::<_CMP_NEQ_UQ>(a, b) }
+        }
+        #[inline(always)]
+        fn ge_or_nan(&mut self, a: __m256, b: __m256) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
+            unsafe { _mm256_cmp_ps::<_CMP_NLT_UQ>(a, b) }
+        }
+        #[inline(always)]
+        fn mask_and(&mut self, a: __m256, b: __m256) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
+            unsafe { _mm256_and_ps(a, b) }
+        }
+        #[inline(always)]
+        fn iadd(&mut self, a: __m256, b: __m256) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
+            unsafe { _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(a), _mm256_castps_si256(b))) }
+        }
+        #[inline(always)]
+        fn iand(&mut self, a: __m256, b: __m256) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
+            unsafe { _mm256_and_ps(a, b) }
+        }
+        #[inline(always)]
+        fn ior(&mut self, a: __m256, b: __m256) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
+            unsafe { _mm256_or_ps(a, b) }
+        }
+        #[inline(always)]
+        fn ixor(&mut self, a: __m256, b: __m256) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
+            unsafe { _mm256_xor_ps(a, b) }
+        }
+        #[inline(always)]
+        fn ine(&mut self, a: __m256, b: __m256) -> __m256 {
+            // AVX2 has only equality: its complement.
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
+            unsafe {
+                let eq = _mm256_cmpeq_epi32(_mm256_castps_si256(a), _mm256_castps_si256(b));
+                _mm256_castsi256_ps(_mm256_xor_si256(eq, _mm256_set1_epi32(-1)))
+            }
+        }
+        #[inline(always)]
+        fn ilt(&mut self, a: __m256, b: __m256) -> __m256 {
+            // SAFETY: `self` exists, so AVX2 and FMA are available (`Avx2F32::new`).
+            unsafe { _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_castps_si256(b), _mm256_castps_si256(a))) }
         }
         #[inline(always)]
         fn ishl(&mut self, a: __m256, n: i64) -> __m256 {

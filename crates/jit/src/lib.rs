@@ -29,8 +29,9 @@
 //! - [`bulk`]: `vmath`'s `exp`, `sigmoid` and float32 `tanh` evaluated with AVX2 + FMA in
 //!   precompiled code, which flat blocks of row kernels and chunks of map kernels call on
 //!   scratch buffers (same bits as the IR functions).
-//! - [`vmath`]: the math emitters. They write branch-free IR into any `FunctionBuilder` and
-//!   work on all four lane shapes, so scalar tails and vector loops agree bit for bit.
+//! - [`vmath`]: the math emitters: `ragtime-vmath`'s algorithms written as branch-free IR into
+//!   any `FunctionBuilder`, on all four lane shapes, so scalar tails, vector loops, the bulk path
+//!   and `ragtime_vmath::plain` (the interpreter's) agree bit for bit.
 //!
 //! # Accuracy
 //!
@@ -43,10 +44,10 @@
 //!
 //! | function | f32 measured | f32 bound | f64 measured | f64 bound | domain notes |
 //! |---|---|---|---|---|---|
-//! | `exp` | 1.22 | 1.5 | 1 | 2 | overflow → +inf, gradual underflow correctly rounded |
+//! | `exp` | 1.22 | 1.5 | 1 | 2 | overflow → +inf, results below the smallest normal → 0 (as TF) |
 //! | `log` | 0.83 | 1.0 | 1 | 2 | denormal inputs exact-range |
-//! | `tanh` | 4.53 | 4.6 | 2 | 3 | f32: Eigen's rational approximation (see below) |
-//! | `sigmoid` | 1.58 | 2.0 | 2 | 3 | denormal results keep relative accuracy |
+//! | `tanh` | 4.54 | 4.6 | 2 | 3 | f32: Eigen's rational approximation (see below) |
+//! | `sigmoid` | 1.58 | 2.0 | 2 | 3 | results below the smallest normal → 0 (as TF) |
 //! | `sin` | 1.53 | 2.0 | 1 | 2 | \|x\| ≤ [`SIN_COS_MAX_ARG_F32`] / [`SIN_COS_MAX_ARG_F64`] |
 //! | `cos` | 1.51 | 2.0 | 1 | 2 | same |
 //! | `pow` | 0.50 | 1.0 | 1 (\|y ln x\| ≤ 1), 62 (up to 709) | 2, 64 | see below |
@@ -60,8 +61,8 @@
 //! Known differences:
 //! - f32 `tanh` is the 13/6-degree rational approximation Eigen uses for float
 //!   (`generic_fast_tanh_float`, the one TensorFlow's CPU kernels run under Eigen's default fast
-//!   math), clamped to [-9, 9]: its worst error is 4.5 ulps (just below 1 in magnitude, near
-//!   |x| = 9), and it needs one division and no `exp`. The `exp`-based formula it replaced was
+//!   math), exactly ±1 from |x| = 7.9073896 as TensorFlow: its worst error is 4.5 ulps (at that
+//!   saturation point), and it needs one division and no `exp`. The `exp`-based formula it replaced was
 //!   within 1.28 ulps but took twice as long on W1 (`ragtime bench --only W1_fused_elemwise`,
 //!   perf samples of kernel and baseline in one process: 0.27 → 0.13 of the baseline's time).
 //! - `sin`/`cos` beyond the documented argument bound are not accurate (the reduction uses a

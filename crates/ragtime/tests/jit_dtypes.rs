@@ -533,3 +533,43 @@ fn a_row_kernel_keeps_an_expensive_reduction_argument_only_in_an_output_of_its_d
     let input = column(DType::F64, &lengths, &picks, 0);
     run_both(&g, &[&x], &[&out], &[input], Strictness::Exact).unwrap();
 }
+
+/// Fused `sin` / `cos` kernels take the platform's value only in the lanes beyond the
+/// polynomial's range, so every element's bits depend on its own argument alone and equal
+/// `ragtime_vmath`'s plain functions (what the interpreter is to call), big and small
+/// arguments mixed in one vector included.
+#[test]
+fn fused_trig_equals_plain_per_element() {
+    let xs: Vec<f64> = (0..4099)
+        .map(|i| if i % 3 == 0 { 3.0e9 + f64::from(i) * 1.0e7 } else { f64::from(i) * 0.37 - 700.0 })
+        .collect();
+    for op in [ScalarOp::Sin, ScalarOp::Cos] {
+        for dtype in [DType::F32, DType::F64] {
+            let g = Graph::new();
+            let x = g.input("x", TensorType::dense(dtype, &[None]));
+            let y = g.apply(Elemwise::new(op), &[&x]).remove(0);
+            let f = g.compile_with(&[&x], &[&y], Mode::FastRun).unwrap();
+            assert_eq!(f.jit_kernels(), 1, "{}", f.debugprint());
+            let (input, want): (DenseTensor, Vec<u64>) = match dtype {
+                DType::F32 => {
+                    let v: Vec<f32> = xs.iter().map(|&x| x as f32).collect();
+                    let plain = if op == ScalarOp::Sin { ragtime_vmath::sin_f32 } else { ragtime_vmath::cos_f32 };
+                    let want = v.iter().map(|&x| u64::from(plain(x).to_bits())).collect();
+                    (DenseTensor::vector(v), want)
+                }
+                _ => {
+                    let plain = if op == ScalarOp::Sin { ragtime_vmath::sin_f64 } else { ragtime_vmath::cos_f64 };
+                    let want = xs.iter().map(|&x| plain(x).to_bits()).collect();
+                    (DenseTensor::vector(xs.clone()), want)
+                }
+            };
+            let got = f.call(&[RaggedTensor::dense(input)]).unwrap().remove(0);
+            let got: Vec<u64> = match dtype {
+                DType::F32 => got.flat_slice::<f32>().unwrap().iter().map(|v| u64::from(v.to_bits())).collect(),
+                _ => got.flat_slice::<f64>().unwrap().iter().map(|v| v.to_bits()).collect(),
+            };
+            let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+            assert_eq!(bad, 0, "{op:?} {dtype:?}: {bad} elements differ from the plain function");
+        }
+    }
+}

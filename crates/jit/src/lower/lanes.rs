@@ -175,8 +175,8 @@ pub(crate) fn emit_op(b: &mut FunctionBuilder, elem: Elem, op: ScalarOp, a: &[Va
 }
 
 /// `sin` / `cos`: the vectorized polynomial, which is accurate only up to
-/// `SIN_COS_MAX_ARG_F32` / `_F64`; when any lane is beyond that (rare: huge arguments), every
-/// lane is recomputed by calling the platform's `sin` / `cos`, so results are never wrong.
+/// `SIN_COS_MAX_ARG_F32` / `_F64`; when any lane is beyond that (rare: huge arguments), those
+/// lanes are recomputed by calling the platform's `sin` / `cos`, so results are never wrong.
 fn emit_trig(b: &mut FunctionBuilder, op: UnaryMath, x: Value) -> Value {
     let fast = vmath::emit_unary(b, op, x);
     let ty = b.func.dfg.value_type(x);
@@ -205,7 +205,11 @@ fn emit_trig(b: &mut FunctionBuilder, op: UnaryMath, x: Value) -> Value {
             let r = call(b, e);
             acc = b.ins().insertlane(acc, r, lane);
         }
-        acc
+        // Only the big lanes take the platform's value: each lane's result depends on its own
+        // argument alone, as in `ragtime_vmath::plain::sin_f32` and friends.
+        let flags = MemFlagsData::new().with_endianness(Endianness::Little);
+        let mask = b.ins().bitcast(ty, flags, big);
+        b.ins().bitselect(mask, acc, fast)
     } else {
         call(b, x)
     };

@@ -1,19 +1,10 @@
-//! The lane shapes ([`Float`], [`Lanes`]) and the [`Arith`] trait the math algorithms are
-//! written against (one IEEE operation or exact bit manipulation per step), with [`Emit`], its
+//! The lane shapes of the JIT's math ([`Lanes`]) and [`Emit`], the `ragtime_vmath::Arith`
 //! backend writing Cranelift IR (`bulk` has the AVX2 one).
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, ConstantData, Endianness, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
-
-/// Floating-point precision of a lane.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Float {
-    /// IEEE binary32.
-    F32,
-    /// IEEE binary64.
-    F64,
-}
+use ragtime_vmath::{Arith, BinaryFn, Float, Widen};
 
 /// The shape a math emitter works on: a float precision, scalar or as a 128-bit vector.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -83,115 +74,6 @@ impl Lanes {
     }
 }
 
-/// The operations the math algorithms are written in, so that one algorithm serves every
-/// backend: [`Emit`] writes Cranelift IR for it, and `bulk` evaluates it on 256-bit AVX2
-/// vectors in precompiled code. Each operation is one IEEE operation (or exact bit
-/// manipulation) per lane, so every backend gives every lane the same bits.
-///
-/// Values are untyped as in Cranelift: a float, integer or mask of the backend's lane shape.
-/// Masks are all-ones / all-zeros lanes.
-///
-/// The default methods are `#[inline(always)]`, like the backends' methods, so that `bulk`'s
-/// target-feature loops get the whole algorithm inlined with its intrinsics.
-pub(crate) trait Arith {
-    /// A value of the backend's lane shape.
-    type V: Copy;
-    /// Precision of each lane.
-    fn float(&self) -> Float;
-    /// A float constant in every lane.
-    fn c(&mut self, v: f64) -> Self::V;
-    /// An integer constant in every lane of the integer shape.
-    fn ic(&mut self, v: i64) -> Self::V;
-    fn add(&mut self, a: Self::V, b: Self::V) -> Self::V;
-    fn sub(&mut self, a: Self::V, b: Self::V) -> Self::V;
-    fn mul(&mut self, a: Self::V, b: Self::V) -> Self::V;
-    fn div(&mut self, a: Self::V, b: Self::V) -> Self::V;
-    /// `|a|`: the sign bit cleared (NaNs included).
-    fn abs(&mut self, a: Self::V) -> Self::V;
-    /// `a * b + c` with one rounding.
-    fn fma(&mut self, a: Self::V, b: Self::V, c: Self::V) -> Self::V;
-    /// `c - a * b` with one rounding. One operation, not `fma(-a, b, c)`, because a NaN `a`
-    /// must come out with its own sign, as x86's `vfnmadd` gives it.
-    fn fnma(&mut self, a: Self::V, b: Self::V, c: Self::V) -> Self::V;
-    fn neg(&mut self, a: Self::V) -> Self::V;
-    /// `a < b` (ordered: false when either is NaN), as a mask.
-    fn lt(&mut self, a: Self::V, b: Self::V) -> Self::V;
-    /// Neither `a` nor `b` is NaN, as a mask.
-    fn ordered(&mut self, a: Self::V, b: Self::V) -> Self::V;
-    /// `mask ? a : b` lane by lane.
-    fn sel(&mut self, mask: Self::V, a: Self::V, b: Self::V) -> Self::V;
-    fn mask_or(&mut self, a: Self::V, b: Self::V) -> Self::V;
-    /// Reinterprets a float as the integer of the same shape.
-    fn bits(&mut self, x: Self::V) -> Self::V;
-    /// Reinterprets an integer as the float of the same shape.
-    fn float_of(&mut self, i: Self::V) -> Self::V;
-    fn isub(&mut self, a: Self::V, b: Self::V) -> Self::V;
-    fn ishl(&mut self, a: Self::V, n: i64) -> Self::V;
-    fn ushr(&mut self, a: Self::V, n: i64) -> Self::V;
-
-    /// `a < b ? a : b` (so `b` when either is NaN): x86's `minps` operand order.
-    #[inline(always)]
-    fn min_pick(&mut self, a: Self::V, b: Self::V) -> Self::V {
-        let m = self.lt(a, b);
-        self.sel(m, a, b)
-    }
-    /// `b < a ? a : b` (so `b` when either is NaN): x86's `maxps` operand order.
-    #[inline(always)]
-    fn max_pick(&mut self, a: Self::V, b: Self::V) -> Self::V {
-        let m = self.lt(b, a);
-        self.sel(m, a, b)
-    }
-    /// A float constant given by its bit pattern (exact published constants).
-    #[inline(always)]
-    fn cbits(&mut self, bits: u64) -> Self::V {
-        match self.float() {
-            Float::F32 => self.c(f64::from(f32::from_bits(bits as u32))),
-            Float::F64 => self.c(f64::from_bits(bits)),
-        }
-    }
-    /// Horner evaluation `((c0 x + c1) x + c2) ...`, highest degree first, with fused steps.
-    #[inline(always)]
-    fn horner(&mut self, x: Self::V, coeffs: &[f64]) -> Self::V {
-        let mut acc = self.c(coeffs[0]);
-        for &k in &coeffs[1..] {
-            let kc = self.c(k);
-            acc = self.fma(acc, x, kc);
-        }
-        acc
-    }
-    /// Bits of the mantissa field (23 or 52).
-    #[inline(always)]
-    fn mant_bits(&self) -> i64 {
-        match self.float() {
-            Float::F32 => 23,
-            Float::F64 => 52,
-        }
-    }
-    /// Exponent bias (127 or 1023).
-    #[inline(always)]
-    fn bias(&self) -> i64 {
-        match self.float() {
-            Float::F32 => 127,
-            Float::F64 => 1023,
-        }
-    }
-    /// `1.5 * 2^mant_bits`: adding it rounds a float of magnitude < 2^(mant_bits-1) to an integer
-    /// held in the low mantissa bits, which is how these emitters round and convert without
-    /// `fcvt` (Cranelift has no i64x2 conversions on baseline x86).
-    #[inline(always)]
-    fn magic(&self) -> f64 {
-        1.5 * 2f64.powi(self.mant_bits() as i32)
-    }
-    /// Bit pattern of [`Arith::magic`].
-    #[inline(always)]
-    fn magic_bits(&self) -> i64 {
-        match self.float() {
-            Float::F32 => i64::from((1.5f32 * 8_388_608.0).to_bits()),
-            Float::F64 => (1.5f64 * 4_503_599_627_370_496.0).to_bits() as i64,
-        }
-    }
-}
-
 /// A lane-shape-aware wrapper over the builder: each helper emits one operation for scalar and
 /// vector lanes alike (splatting constants, using `bitselect` where scalars use `select`).
 ///
@@ -210,7 +92,7 @@ impl<'a, 'b> Emit<'a, 'b> {
     }
 
     /// The same builder, working on another lane shape (pow of f32 computes in f64).
-    pub(crate) fn with_lanes<'c>(&'c mut self, l: Lanes) -> Emit<'c, 'b> {
+    fn with_lanes<'c>(&'c mut self, l: Lanes) -> Emit<'c, 'b> {
         Emit { b: self.b, l }
     }
 
@@ -227,22 +109,6 @@ impl<'a, 'b> Emit<'a, 'b> {
         self.b.ins().bitcast(ty, flags, v)
     }
 
-    /// A float constant in every lane.
-    pub(crate) fn c(&mut self, v: f64) -> Value {
-        let s = match self.l.float {
-            Float::F32 => self.b.ins().f32const(v as f32),
-            Float::F64 => self.b.ins().f64const(v),
-        };
-        self.splat(s)
-    }
-
-    /// An integer constant in every lane of the integer shape.
-    pub(crate) fn ic(&mut self, v: i64) -> Value {
-        let scalar = self.l.int_ty().lane_type();
-        let s = self.b.ins().iconst(scalar, v);
-        self.splat(s)
-    }
-
     fn splat(&mut self, s: Value) -> Value {
         let ty = self.b.func.dfg.value_type(s);
         if !self.l.vector {
@@ -252,112 +118,9 @@ impl<'a, 'b> Emit<'a, 'b> {
         self.b.ins().splat(vty, s)
     }
 
-    pub(crate) fn add(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().fadd(a, b)
-    }
-    pub(crate) fn sub(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().fsub(a, b)
-    }
-    pub(crate) fn mul(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().fmul(a, b)
-    }
-    pub(crate) fn div(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().fdiv(a, b)
-    }
-    /// `a * b + c` with one rounding.
-    pub(crate) fn fma(&mut self, a: Value, b: Value, c: Value) -> Value {
-        self.b.ins().fma(a, b, c)
-    }
-    pub(crate) fn neg(&mut self, a: Value) -> Value {
-        self.b.ins().fneg(a)
-    }
-    pub(crate) fn abs(&mut self, a: Value) -> Value {
-        self.b.ins().fabs(a)
-    }
-    pub(crate) fn trunc(&mut self, a: Value) -> Value {
-        self.b.ins().trunc(a)
-    }
-
-    /// Float comparison mask.
-    pub(crate) fn fcmp(&mut self, cc: FloatCC, a: Value, b: Value) -> Value {
-        self.b.ins().fcmp(cc, a, b)
-    }
-    /// Integer comparison mask.
-    pub(crate) fn icmp(&mut self, cc: IntCC, a: Value, b: Value) -> Value {
-        self.b.ins().icmp(cc, a, b)
-    }
-    pub(crate) fn mask_and(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().band(a, b)
-    }
-    pub(crate) fn mask_or(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().bor(a, b)
-    }
-
-    /// `mask ? a : b` lane by lane (`a`, `b` float or integer of this shape).
-    pub(crate) fn sel(&mut self, mask: Value, a: Value, b: Value) -> Value {
-        if self.l.vector {
-            // bitselect wants the mask in the operands' type; fcmp/icmp masks are all-ones lanes.
-            let ty = self.b.func.dfg.value_type(a);
-            let m = self.bitcast_to(ty, mask);
-            self.b.ins().bitselect(m, a, b)
-        } else {
-            self.b.ins().select(mask, a, b)
-        }
-    }
-
-    /// Reinterprets a float as the integer of the same shape.
-    pub(crate) fn bits(&mut self, x: Value) -> Value {
-        let ty = self.l.int_ty();
-        self.bitcast_to(ty, x)
-    }
-    /// Reinterprets an integer as the float of the same shape.
-    pub(crate) fn float_of(&mut self, i: Value) -> Value {
-        let ty = self.l.ty();
-        self.bitcast_to(ty, i)
-    }
-    pub(crate) fn iadd(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().iadd(a, b)
-    }
-    pub(crate) fn isub(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().isub(a, b)
-    }
-    pub(crate) fn iand(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().band(a, b)
-    }
-    pub(crate) fn ior(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().bor(a, b)
-    }
-    pub(crate) fn ixor(&mut self, a: Value, b: Value) -> Value {
-        self.b.ins().bxor(a, b)
-    }
-    pub(crate) fn ishl(&mut self, a: Value, n: i64) -> Value {
-        self.b.ins().ishl_imm_u(a, n)
-    }
-    pub(crate) fn ushr(&mut self, a: Value, n: i64) -> Value {
-        self.b.ins().ushr_imm_u(a, n)
-    }
-
-    /// The sign bit of a lane, as an integer constant.
-    pub(crate) fn sign_mask(&mut self) -> Value {
-        match self.l.float {
-            Float::F32 => self.ic(i64::from(i32::MIN)),
-            Float::F64 => self.ic(i64::MIN),
-        }
-    }
-    /// Converts a small integer (|i| < 2^(mant_bits-1)) to float, exactly.
-    pub(crate) fn int_to_float(&mut self, i: Value) -> Value {
-        let mb = self.magic_bits();
-        let mb = self.ic(mb);
-        let t = self.iadd(i, mb);
-        let t = self.float_of(t);
-        let magic = self.magic();
-        let magic = self.c(magic);
-        self.sub(t, magic)
-    }
-
     /// Changes `lanes` of a vector `f32x4` / `f64x2` through a byte shuffle (`idx` are byte
     /// indices into the concatenation `a ++ b`).
-    pub(crate) fn shuffle_bytes(&mut self, a: Value, b: Value, idx: [u8; 16]) -> Value {
+    fn shuffle_bytes(&mut self, a: Value, b: Value, idx: [u8; 16]) -> Value {
         let ty = self.b.func.dfg.value_type(a);
         let ab = self.bitcast_to(types::I8X16, a);
         let bb = self.bitcast_to(types::I8X16, b);
@@ -374,62 +137,147 @@ impl Arith for Emit<'_, '_> {
         self.l.float
     }
     fn c(&mut self, v: f64) -> Value {
-        Emit::c(self, v)
+        let s = match self.l.float {
+            Float::F32 => self.b.ins().f32const(v as f32),
+            Float::F64 => self.b.ins().f64const(v),
+        };
+        self.splat(s)
     }
     fn ic(&mut self, v: i64) -> Value {
-        Emit::ic(self, v)
+        let scalar = self.l.int_ty().lane_type();
+        let s = self.b.ins().iconst(scalar, v);
+        self.splat(s)
     }
     fn add(&mut self, a: Value, b: Value) -> Value {
-        Emit::add(self, a, b)
+        self.b.ins().fadd(a, b)
     }
     fn sub(&mut self, a: Value, b: Value) -> Value {
-        Emit::sub(self, a, b)
+        self.b.ins().fsub(a, b)
     }
     fn mul(&mut self, a: Value, b: Value) -> Value {
-        Emit::mul(self, a, b)
+        self.b.ins().fmul(a, b)
     }
     fn div(&mut self, a: Value, b: Value) -> Value {
-        Emit::div(self, a, b)
+        self.b.ins().fdiv(a, b)
     }
     fn abs(&mut self, a: Value) -> Value {
-        Emit::abs(self, a)
+        self.b.ins().fabs(a)
+    }
+    fn trunc(&mut self, a: Value) -> Value {
+        self.b.ins().trunc(a)
     }
     fn fma(&mut self, a: Value, b: Value, c: Value) -> Value {
-        Emit::fma(self, a, b, c)
+        self.b.ins().fma(a, b, c)
     }
     fn fnma(&mut self, a: Value, b: Value, c: Value) -> Value {
         // x86 lowers this shape to one `vfnmadd`.
-        let na = Emit::neg(self, a);
-        Emit::fma(self, na, b, c)
+        let na = self.b.ins().fneg(a);
+        self.b.ins().fma(na, b, c)
     }
     fn neg(&mut self, a: Value) -> Value {
-        Emit::neg(self, a)
+        self.b.ins().fneg(a)
     }
     fn lt(&mut self, a: Value, b: Value) -> Value {
-        Emit::fcmp(self, FloatCC::LessThan, a, b)
+        self.b.ins().fcmp(FloatCC::LessThan, a, b)
+    }
+    fn eq(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().fcmp(FloatCC::Equal, a, b)
+    }
+    fn ne(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().fcmp(FloatCC::NotEqual, a, b)
+    }
+    fn ge_or_nan(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().fcmp(FloatCC::UnorderedOrGreaterThanOrEqual, a, b)
     }
     fn ordered(&mut self, a: Value, b: Value) -> Value {
-        Emit::fcmp(self, FloatCC::Ordered, a, b)
+        self.b.ins().fcmp(FloatCC::Ordered, a, b)
     }
     fn sel(&mut self, mask: Value, a: Value, b: Value) -> Value {
-        Emit::sel(self, mask, a, b)
+        if self.l.vector {
+            // bitselect wants the mask in the operands' type; fcmp/icmp masks are all-ones lanes.
+            let ty = self.b.func.dfg.value_type(a);
+            let m = self.bitcast_to(ty, mask);
+            self.b.ins().bitselect(m, a, b)
+        } else {
+            self.b.ins().select(mask, a, b)
+        }
+    }
+    fn keep(&mut self, mask: Value, a: Value) -> Value {
+        if self.l.vector {
+            // Vector masks are all-ones lanes: one `and`.
+            let ty = self.b.func.dfg.value_type(a);
+            let m = self.bitcast_to(ty, mask);
+            self.b.ins().band(m, a)
+        } else {
+            let zero = Arith::c(self, 0.0);
+            self.b.ins().select(mask, a, zero)
+        }
+    }
+    fn mask_and(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().band(a, b)
     }
     fn mask_or(&mut self, a: Value, b: Value) -> Value {
-        Emit::mask_or(self, a, b)
+        self.b.ins().bor(a, b)
     }
     fn bits(&mut self, x: Value) -> Value {
-        Emit::bits(self, x)
+        let ty = self.l.int_ty();
+        self.bitcast_to(ty, x)
     }
     fn float_of(&mut self, i: Value) -> Value {
-        Emit::float_of(self, i)
+        let ty = self.l.ty();
+        self.bitcast_to(ty, i)
+    }
+    fn iadd(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().iadd(a, b)
     }
     fn isub(&mut self, a: Value, b: Value) -> Value {
-        Emit::isub(self, a, b)
+        self.b.ins().isub(a, b)
+    }
+    fn iand(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().band(a, b)
+    }
+    fn ior(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().bor(a, b)
+    }
+    fn ixor(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().bxor(a, b)
+    }
+    fn ine(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().icmp(IntCC::NotEqual, a, b)
+    }
+    fn ilt(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().icmp(IntCC::SignedLessThan, a, b)
     }
     fn ishl(&mut self, a: Value, n: i64) -> Value {
-        Emit::ishl(self, a, n)
+        self.b.ins().ishl_imm_u(a, n)
     }
     fn ushr(&mut self, a: Value, n: i64) -> Value {
-        Emit::ushr(self, a, n)
+        self.b.ins().ushr_imm_u(a, n)
+    }
+}
+
+/// float32 lanes widen with `fpromote`; a vector `f32x4` as two `f64x2` halves (lanes 0,1 and
+/// 2,3), brought back together by shuffles.
+impl Widen for Emit<'_, '_> {
+    fn widened<F: BinaryFn>(&mut self, x: Value, y: Value, f: &F) -> Value {
+        assert_eq!(self.l.float, Float::F32, "widened on float64 lanes");
+        if !self.l.vector {
+            let xd = self.b.ins().fpromote(types::F64, x);
+            let yd = self.b.ins().fpromote(types::F64, y);
+            let r = f.apply(&mut self.with_lanes(Lanes::F64), xd, yd);
+            return self.b.ins().fdemote(types::F32, r);
+        }
+        const HIGH_TO_LOW: [u8; 16] = [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15];
+        let xh = self.shuffle_bytes(x, x, HIGH_TO_LOW);
+        let yh = self.shuffle_bytes(y, y, HIGH_TO_LOW);
+        let mut halves = [x, x];
+        for (i, (xs, ys)) in [(x, y), (xh, yh)].into_iter().enumerate() {
+            let xd = self.b.ins().fvpromote_low(xs);
+            let yd = self.b.ins().fvpromote_low(ys);
+            let r = f.apply(&mut self.with_lanes(Lanes::F64X2), xd, yd);
+            halves[i] = self.b.ins().fvdemote(r);
+        }
+        const JOIN: [u8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23];
+        self.shuffle_bytes(halves[0], halves[1], JOIN)
     }
 }

@@ -1,10 +1,12 @@
-//! Vectorized math library: emitters that write Cranelift IR computing `exp`, `log`, `tanh`,
-//! `sigmoid`, `sin`, `cos` and `pow` on `f32` / `f64` scalars and `f32x4` / `f64x2` vectors.
+//! Vectorized math emitters: Cranelift IR computing `exp`, `log`, `tanh`, `sigmoid`, `sin`, `cos`
+//! and `pow` on `f32` / `f64` scalars and `f32x4` / `f64x2` vectors.
 //!
-//! Cranelift has no transcendental instructions, so every function here is a branch-free
-//! sequence of IR: range reduction, a published minimax polynomial, reconstruction, then
-//! `select`s for special values. One emitter serves all four lane shapes ([`Lanes`]): a kernel's
-//! scalar tail computes exactly what its vector main loop computes, bit for bit.
+//! Cranelift has no transcendental instructions, so every function here is the branch-free
+//! algorithm of `ragtime-vmath` (range reduction, a published minimax polynomial,
+//! reconstruction, then `select`s for special values) run through [`Emit`], the `Arith` backend
+//! that writes one IR instruction per operation. One emitter serves all four lane shapes
+//! ([`Lanes`]): a kernel's scalar tail computes exactly what its vector main loop computes, and
+//! what `ragtime_vmath::plain` computes in Rust, bit for bit.
 //!
 //! All emitters work inside the builder's current block and create no blocks, so they can be
 //! dropped into any loop body. They use `fma` unconditionally: it is one instruction with the
@@ -12,20 +14,14 @@
 //! elsewhere. The accuracy bounds in the crate docs assume the fused (single-rounding) `fma`.
 
 mod arith;
-pub(crate) mod explog;
-pub(crate) mod hyper;
-mod trig;
 
 use cranelift_codegen::ir::Value;
 use cranelift_frontend::FunctionBuilder;
+use ragtime_vmath::{explog, hyper, trig};
 
-pub(crate) use self::arith::{Arith, Emit};
-pub use self::arith::{Float, Lanes};
-
-/// Largest |x| for which f32 `sin`/`cos` meet the documented error bound.
-pub const SIN_COS_MAX_ARG_F32: f32 = 1.0e5;
-/// Largest |x| for which f64 `sin`/`cos` meet the documented error bound.
-pub const SIN_COS_MAX_ARG_F64: f64 = 1.0e9;
+pub(crate) use self::arith::Emit;
+pub use self::arith::Lanes;
+pub use ragtime_vmath::{Float, SIN_COS_MAX_ARG_F32, SIN_COS_MAX_ARG_F64};
 
 /// A unary function of the math library.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -115,5 +111,8 @@ pub fn emit_cos(b: &mut FunctionBuilder, x: Value) -> Value {
 pub fn emit_pow(b: &mut FunctionBuilder, x: Value, y: Value) -> Value {
     let mut m = Emit::for_value(b, x);
     assert_eq!(m.b.func.dfg.value_type(y), m.l.ty(), "pow operands differ in type");
-    explog::pow(&mut m, x, y)
+    match m.l.float {
+        Float::F32 => explog::pow_f32(&mut m, x, y),
+        Float::F64 => explog::pow_f64(&mut m, x, y),
+    }
 }

@@ -1,21 +1,24 @@
-//! `sin` and `cos` emitters.
+//! `sin` and `cos`.
 
-use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::Value;
+use crate::arith::{Arith, Float};
 
-use super::arith::{Arith, Emit, Float};
+/// Largest |x| for which f32 `sin`/`cos` meet the documented error bound.
+pub const SIN_COS_MAX_ARG_F32: f32 = 1.0e5;
+/// Largest |x| for which f64 `sin`/`cos` meet the documented error bound.
+pub const SIN_COS_MAX_ARG_F64: f64 = 1.0e9;
 
 /// `sin x` (`cos == false`) or `cos x` (`cos == true`).
 ///
 /// Reduction: `j = round(x · 2/π)` (by the magic-number trick, which also leaves `j mod 4` in
 /// the low bits), `r = x - j·π/2` with π/2 split in three parts applied by `fma` (the first
 /// product is exact, each later step rounds once), so |r| ≤ π/4 (+ rounding) with an absolute
-/// error near ulp(r)/2 for |x| up to [`crate::SIN_COS_MAX_ARG_F32`] / [`crate::SIN_COS_MAX_ARG_F64`].
+/// error near ulp(r)/2 for |x| up to [`SIN_COS_MAX_ARG_F32`] / [`SIN_COS_MAX_ARG_F64`].
 /// Then `sin r` / `cos r` by minimax polynomials (Cephes `sinf`/`cosf` for f32, fdlibm
 /// `__kernel_sin`/`__kernel_cos` for f64) and the quadrant picks one and its sign.
 /// ±inf and NaN give NaN (`inf - inf` in the reduction).
-pub(crate) fn sin_cos(m: &mut Emit, x: Value, cos: bool) -> Value {
-    let (p1, p2, p3) = match m.l.float {
+#[inline(always)]
+pub fn sin_cos<M: Arith>(m: &mut M, x: M::V, cos: bool) -> M::V {
+    let (p1, p2, p3) = match m.float() {
         Float::F32 => (0x3fc9_0fdbu64, 0xb33b_bd2eu64, 0xa6f7_2cedu64),
         Float::F64 => (0x3ff9_21fb_5444_2d18u64, 0x3c91_a626_3314_5c07u64, 0xb91f_1976_b7ed_8fbcu64),
     };
@@ -34,7 +37,7 @@ pub(crate) fn sin_cos(m: &mut Emit, x: Value, cos: bool) -> Value {
     let z = m.mul(r, r);
 
     // sin r = r + r z S(z)
-    let s_poly: &[f64] = match m.l.float {
+    let s_poly: &[f64] = match m.float() {
         Float::F32 => &[-1.951_529_589_1e-4, 8.332_160_873_6e-3, -1.666_665_461_1e-1],
         Float::F64 => &[
             f64::from_bits(0x3DE5_D93A_5ACF_D57C), // S6
@@ -50,7 +53,7 @@ pub(crate) fn sin_cos(m: &mut Emit, x: Value, cos: bool) -> Value {
     let s = m.fma(rz, sp, r);
 
     // cos r = 1 - z/2 + z² C(z), summed as fdlibm does so that 1 - z/2 loses nothing.
-    let c_poly: &[f64] = match m.l.float {
+    let c_poly: &[f64] = match m.float() {
         Float::F32 => &[2.443_315_711_809_948e-5, -1.388_731_625_493_765e-3, 4.166_664_568_298_827e-2],
         Float::F64 => &[
             f64::from_bits(0xBDA8_FAE9_BE88_38D4), // C6
@@ -85,11 +88,11 @@ pub(crate) fn sin_cos(m: &mut Emit, x: Value, cos: bool) -> Value {
     let one_i = m.ic(1);
     let odd = m.iand(q, one_i);
     let izero = m.ic(0);
-    let use_cos = m.icmp(IntCC::NotEqual, odd, izero);
+    let use_cos = m.ine(odd, izero);
     let res = m.sel(use_cos, c, s);
     let two_i = m.ic(2);
     let neg = m.iand(q, two_i);
-    let shift = i64::from(m.l.int_ty().lane_bits()) - 2;
+    let shift = m.lane_bits() - 2;
     let flip = m.ishl(neg, shift);
     let rb = m.bits(res);
     let rb = m.ixor(rb, flip);
@@ -99,7 +102,7 @@ pub(crate) fn sin_cos(m: &mut Emit, x: Value, cos: bool) -> Value {
     } else {
         // sin(±0) = ±0: the reduction's -0 + +0 sums lose the sign of zero.
         let zero = m.c(0.0);
-        let x0 = m.fcmp(FloatCC::Equal, x, zero);
+        let x0 = m.eq(x, zero);
         m.sel(x0, x, res)
     }
 }

@@ -1,20 +1,24 @@
-//! `tanh` and `sigmoid` emitters: float32 `tanh` a rational approximation, the rest built on `exp`.
+//! `tanh` and `sigmoid`: float32 `tanh` a rational approximation, the rest built on `exp`.
 
-use cranelift_codegen::ir::condcodes::FloatCC;
-use cranelift_codegen::ir::Value;
+use crate::arith::{Arith, Float};
+use crate::explog;
 
-use super::arith::{Arith, Emit, Float};
-use super::explog;
+/// `tanh x`: [`tanh_f32`] or [`tanh_f64`] by the lanes' precision.
+#[inline(always)]
+pub fn tanh<M: Arith>(m: &mut M, x: M::V) -> M::V {
+    match m.float() {
+        Float::F32 => tanh_f32(m, x),
+        Float::F64 => tanh_f64(m, x),
+    }
+}
 
 // Cephes' coefficients are kept with the digits it publishes, beyond f64 precision.
 #[allow(clippy::excessive_precision)]
-/// `tanh x`. float32: [`tanh_f32`]. float64: an odd rational (Cephes `tanh`) for |x| < 0.625, where
+/// float64 `tanh x`: an odd rational (Cephes `tanh`) for |x| < 0.625, where
 /// `1 - 2/(e^2|x| + 1)` would cancel, and that formula with the sign of x elsewhere. `exp`
 /// saturates to +inf for large |x|, giving exactly ±1; NaN stays NaN.
-pub(crate) fn tanh(m: &mut Emit, x: Value) -> Value {
-    if m.l.float == Float::F32 {
-        return tanh_f32(m, x);
-    }
+#[inline(always)]
+pub fn tanh_f64<M: Arith>(m: &mut M, x: M::V) -> M::V {
     // Both branches work on a = |x| and x's sign bit is OR-ed in at the end, which also makes
     // tanh(-0) = -0 (the polynomial would give +0 + -0 = +0).
     let a = m.abs(x);
@@ -43,7 +47,7 @@ pub(crate) fn tanh(m: &mut Emit, x: Value) -> Value {
     let big = m.sub(one, q);
 
     let lim = m.c(0.625);
-    let is_small = m.fcmp(FloatCC::LessThan, a, lim);
+    let is_small = m.lt(a, lim);
     let t = m.sel(is_small, small, big);
     // t ≥ 0 (or NaN), so OR-ing in x's sign bit is copysign.
     let sign = m.sign_mask();
@@ -54,8 +58,9 @@ pub(crate) fn tanh(m: &mut Emit, x: Value) -> Value {
     m.float_of(tb)
 }
 
+/// The logistic function `1 / (1 + e^-x)`, from one `exp` of `-|x|` and one division.
 #[inline(always)] // see `explog::exp`
-pub(crate) fn sigmoid<M: Arith>(m: &mut M, x: M::V) -> M::V {
+pub fn sigmoid<M: Arith>(m: &mut M, x: M::V) -> M::V {
     let a = m.abs(x);
     let na = m.neg(a);
     let e = explog::exp(m, na, None);
@@ -80,22 +85,23 @@ pub(crate) fn sigmoid<M: Arith>(m: &mut M, x: M::V) -> M::V {
     m.add(q, corr)
 }
 
+/// The float32 argument from which TensorFlow's `tanh` is exactly ±1 (TF 2.21 on x86-64:
+/// `tanh(7.907389) = 0.9999997`, `tanh(7.9073896) = 1`; `tools/tf_vmath_cases.py`). The
+/// rational below is still 3 ulps short of 1 there, so the saturation is an explicit select.
+pub const TANH_F32_SATURATION: f32 = 7.907_389_6;
+
+/// float32 `tanh x`: the 13/6-degree rational minimax approximation Eigen uses for float
+/// (`generic_fast_tanh_float`, which TensorFlow's CPU kernels run), exactly ±1 from
+/// [`TANH_F32_SATURATION`] on as TensorFlow, and x itself for |x| < 0.0004, where tanh x
+/// rounds to x. One division and no `exp`: about a third of the instructions of the
+/// `exp`-based formula, at 4.5 ulps worst instead of 1.3 (crate docs). NaN stays NaN (it fails
+/// both comparisons); the odd numerator keeps tanh(-0) = -0. Large |x| (±inf included) make
+/// the rational NaN, which the saturation select replaces.
 // The coefficients are kept with the digits Eigen publishes, beyond f32 precision.
 #[allow(clippy::excessive_precision)]
-/// float32 `tanh x`: the 13/6-degree rational minimax approximation Eigen uses for float
-/// (`generic_fast_tanh_float`, which TensorFlow's CPU kernels run), on x clamped to [-9, 9]
-/// (beyond which tanh rounds to ±1 in float32), and x itself for |x| < 0.0004, where tanh x
-/// rounds to x. One division and no `exp`: about a third of the instructions of the
-/// `exp`-based formula, at 4.5 ulps worst instead of 1.3 (crate docs). NaN passes the clamps
-/// (compare + select) and stays NaN; the odd numerator keeps tanh(-0) = -0; ±inf clamp to ±9,
-/// which gives exactly ±1.
 #[inline(always)] // see `explog::exp`
-pub(crate) fn tanh_f32<M: Arith>(m: &mut M, x: M::V) -> M::V {
-    let hi = m.c(9.0);
-    let lo = m.c(-9.0);
-    let c = m.min_pick(hi, x);
-    let c = m.max_pick(lo, c);
-    let x2 = m.mul(c, c);
+pub fn tanh_f32<M: Arith>(m: &mut M, x: M::V) -> M::V {
+    let x2 = m.mul(x, x);
     let p = m.horner(
         x2,
         &[
@@ -108,12 +114,23 @@ pub(crate) fn tanh_f32<M: Arith>(m: &mut M, x: M::V) -> M::V {
             4.893_524_558_917_86e-3,
         ],
     );
-    let p = m.mul(p, c);
+    let p = m.mul(p, x);
     let q = m
         .horner(x2, &[1.198_258_394_667_02e-6, 1.185_347_056_866_54e-4, 2.268_434_632_439e-3, 4.893_525_185_543_85e-3]);
     let t = m.div(p, q);
     let a = m.abs(x);
     let tiny = m.c(0.0004);
     let is_tiny = m.lt(a, tiny);
-    m.sel(is_tiny, x, t)
+    let t = m.sel(is_tiny, x, t);
+    // `last < |x|` with `last` the float below the saturation point: false for NaN.
+    let last = m.c(f64::from(f32::from_bits(TANH_F32_SATURATION.to_bits() - 1)));
+    let saturated = m.lt(last, a);
+    let one = m.c(1.0);
+    let xb = m.bits(x);
+    let sign = m.sign_mask();
+    let xs = m.iand(xb, sign);
+    let ob = m.bits(one);
+    let ob = m.ior(ob, xs);
+    let signed_one = m.float_of(ob);
+    m.sel(saturated, signed_one, t)
 }

@@ -1,9 +1,6 @@
-//! `exp`, `log` and `pow` emitters.
+//! `exp`, `log` and `pow`.
 
-use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{InstBuilder, Value};
-
-use super::arith::{Arith, Emit, Float, Lanes};
+use crate::arith::{Arith, BinaryFn, Float, Widen};
 
 /// `e^(x + lo)`; `lo` is an optional low-order correction (|lo| ≤ ulp(x)) that `pow` uses to
 /// carry the rounding error of `y * ln x` into the reduced argument.
@@ -11,11 +8,12 @@ use super::arith::{Arith, Emit, Float, Lanes};
 /// Method: `n = round(x / ln2)`, `r = x - n ln2` with ln2 split in two parts (Cody–Waite; with
 /// fma the first product is exact), `e^r` by a polynomial on |r| ≤ ln2/2, and the result
 /// `p * 2^n1 * 2^n2` with `n1 = n >> 1`, `n2 = n - n1`: two scalings keep every factor normal,
-/// so results near the overflow threshold and gradual-underflow (denormal) results are rounded
-/// once, correctly. `x` is first clamped to a range whose ends overflow to +inf / underflow to
-/// 0 by themselves (NaN passes through).
-#[inline(always)] // so that the AVX2 backend's intrinsics inline into `bulk`'s target-feature loop
-pub(crate) fn exp<M: Arith>(m: &mut M, x: M::V, lo: Option<M::V>) -> M::V {
+/// so results near the overflow threshold are rounded once, correctly. Results below the
+/// smallest normal float are flushed to 0, as TensorFlow does ([`flush_subnormal`]). `x` is
+/// first clamped to a range whose ends overflow to +inf / underflow to 0 by themselves (NaN
+/// passes through).
+#[inline(always)] // so that a SIMD backend's intrinsics inline into its target-feature loop
+pub fn exp<M: Arith>(m: &mut M, x: M::V, lo: Option<M::V>) -> M::V {
     let (hi_clamp, lo_clamp, ln2_hi, ln2_lo) = match m.float() {
         // e^89 > f32::MAX; e^-104 < f32 min denormal / 2.
         Float::F32 => (89.0, -104.0, 0x3f31_7218u64, 0xb102_e308u64),
@@ -104,13 +102,42 @@ pub(crate) fn exp<M: Arith>(m: &mut M, x: M::V, lo: Option<M::V>) -> M::V {
     let s2 = m.ishl(e2, shift);
     let s2 = m.float_of(s2);
     let y = m.mul(p, s1);
-    m.mul(y, s2)
+    let y = m.mul(y, s2);
+    // Flush to zero as `flush_subnormal`, for a result known to be ≥ +0 or NaN: NaN and
+    // normal results pass `!(y < min_normal)`.
+    let min_normal = match m.float() {
+        Float::F32 => f64::from(f32::MIN_POSITIVE),
+        Float::F64 => f64::MIN_POSITIVE,
+    };
+    let min_normal = m.c(min_normal);
+    let normal = m.ge_or_nan(y, min_normal);
+    m.keep(normal, y)
+}
+
+/// `y`, or a zero of its sign where `|y|` is below the smallest normal float: TensorFlow's CPU
+/// kernels run with flush-to-zero, so its `exp`, `sigmoid` and `pow` give 0 there (crate docs).
+/// NaN passes through (the comparison is false).
+#[inline(always)]
+pub fn flush_subnormal<M: Arith>(m: &mut M, y: M::V) -> M::V {
+    let min_normal = match m.float() {
+        Float::F32 => f64::from(f32::MIN_POSITIVE),
+        Float::F64 => f64::MIN_POSITIVE,
+    };
+    let min_normal = m.c(min_normal);
+    let a = m.abs(y);
+    let tiny = m.lt(a, min_normal);
+    let yb = m.bits(y);
+    let sign = m.sign_mask();
+    let zero = m.iand(yb, sign);
+    let zero = m.float_of(zero);
+    m.sel(tiny, zero, y)
 }
 
 /// Splits `x > 0` (finite, normal or denormal) into `k` and `f` with `x = 2^k (1 + f)`,
 /// `1 + f` in [sqrt(2)/2, sqrt(2)). Returns `(k as float, f)`.
-fn log_reduce(m: &mut Emit, x: Value) -> (Value, Value) {
-    let (min_pos, scale, scale_k, one_bits, sqrt_half_bits, mant_mask) = match m.l.float {
+#[inline(always)]
+fn log_reduce<M: Arith>(m: &mut M, x: M::V) -> (M::V, M::V) {
+    let (min_pos, scale, scale_k, one_bits, sqrt_half_bits, mant_mask) = match m.float() {
         Float::F32 => (f64::from(f32::MIN_POSITIVE), 2f64.powi(25), 25, 0x3f80_0000i64, 0x3f35_04f3i64, 0x007f_ffffi64),
         Float::F64 => (
             f64::MIN_POSITIVE,
@@ -123,7 +150,7 @@ fn log_reduce(m: &mut Emit, x: Value) -> (Value, Value) {
     };
     // Denormals: scale into the normal range first, and take the scale back out of k.
     let mp = m.c(min_pos);
-    let tiny = m.fcmp(FloatCC::LessThan, x, mp);
+    let tiny = m.lt(x, mp);
     let sc = m.c(scale);
     let xs = m.mul(x, sc);
     let x = m.sel(tiny, xs, x);
@@ -156,9 +183,10 @@ fn log_reduce(m: &mut Emit, x: Value) -> (Value, Value) {
 /// `s = f/(2+f)` and R a minimax polynomial (fdlibm: error < 2^-58.45 for f64, 2^-34.24 for
 /// f32), plus `k ln2` in two parts. Special cases by `select`: ln 0 = -inf, ln(x<0) = NaN,
 /// ln(+inf) = +inf, ln NaN = NaN.
-pub(crate) fn log(m: &mut Emit, x: Value) -> Value {
+#[inline(always)]
+pub fn log<M: Arith>(m: &mut M, x: M::V) -> M::V {
     let (dk, f) = log_reduce(m, x);
-    let (ln2_hi, ln2_lo) = match m.l.float {
+    let (ln2_hi, ln2_lo) = match m.float() {
         Float::F32 => (0x3f31_7180u64, 0x3717_f7d1u64),
         Float::F64 => (0x3fe6_2e42_fee0_0000u64, 0x3dea_39ef_3579_3c76u64),
     };
@@ -182,17 +210,18 @@ pub(crate) fn log(m: &mut Emit, x: Value) -> Value {
 }
 
 /// ln 0 = -inf, ln(x<0) = NaN, ln(+inf) = +inf, ln NaN = NaN; `y` elsewhere.
-fn log_specials(m: &mut Emit, x: Value, y: Value) -> Value {
+#[inline(always)]
+fn log_specials<M: Arith>(m: &mut M, x: M::V, y: M::V) -> M::V {
     let zero = m.c(0.0);
     let ninf = m.c(f64::NEG_INFINITY);
-    let is0 = m.fcmp(FloatCC::Equal, x, zero);
+    let is0 = m.eq(x, zero);
     let y = m.sel(is0, ninf, y);
     let nan = m.c(f64::NAN);
-    let neg = m.fcmp(FloatCC::LessThan, x, zero);
+    let neg = m.lt(x, zero);
     let y = m.sel(neg, nan, y);
     let inf = m.c(f64::INFINITY);
     // NaN or +inf: the answer is x itself.
-    let big = m.fcmp(FloatCC::UnorderedOrGreaterThanOrEqual, x, inf);
+    let big = m.ge_or_nan(x, inf);
     m.sel(big, x, y)
 }
 
@@ -200,9 +229,10 @@ fn log_specials(m: &mut Emit, x: Value, y: Value) -> Value {
 /// rounding of `k ln2_hi + f - f²/2` (the large terms) is kept in `lo`. With the plain `log`,
 /// `pow`'s error grows like `|y ln x|` ulps (hundreds near overflow). `lo` is 0 for the
 /// special inputs, where `hi` is what `log` returns.
-fn log_dw(m: &mut Emit, x: Value) -> (Value, Value) {
+#[inline(always)]
+fn log_dw<M: Arith>(m: &mut M, x: M::V) -> (M::V, M::V) {
     let (dk, f) = log_reduce(m, x);
-    let (ln2_hi, ln2_lo) = match m.l.float {
+    let (ln2_hi, ln2_lo) = match m.float() {
         Float::F32 => (0x3f31_7180u64, 0x3717_f7d1u64),
         Float::F64 => (0x3fe6_2e42_fee0_0000u64, 0x3dea_39ef_3579_3c76u64),
     };
@@ -240,21 +270,22 @@ fn log_dw(m: &mut Emit, x: Value) -> (Value, Value) {
     let hi_s = log_specials(m, x, hi2);
     let zero = m.c(0.0);
     let inf = m.c(f64::INFINITY);
-    let pos = m.fcmp(FloatCC::GreaterThan, x, zero);
-    let fin = m.fcmp(FloatCC::LessThan, x, inf);
+    let pos = m.lt(zero, x);
+    let fin = m.lt(x, inf);
     let normal = m.mask_and(pos, fin);
     let lo_s = m.sel(normal, lo2, zero);
     (hi_s, lo_s)
 }
 
 /// fdlibm's `s = f/(2+f)` and `R(s²)` with `ln(1+f) = f - f²/2 + s(f²/2 + R)`.
-fn log_s_r(m: &mut Emit, f: Value) -> (Value, Value) {
+#[inline(always)]
+fn log_s_r<M: Arith>(m: &mut M, f: M::V) -> (M::V, M::V) {
     let two = m.c(2.0);
     let den = m.add(two, f);
     let s = m.div(f, den);
     let z = m.mul(s, s);
     let w = m.mul(z, z);
-    let (t1, t2) = match m.l.float {
+    let (t1, t2) = match m.float() {
         Float::F32 => {
             // musl logf: Lg1..Lg4 = 0xaaaaaa.0p-24, 0xccce13.0p-25, 0x91e9ee.0p-25, 0xf89e26.0p-26.
             let p1 = m.horner(w, &[0.242_790_788_412_094_12, 0.400_009_721_517_562_87]);
@@ -287,42 +318,43 @@ fn log_s_r(m: &mut Emit, f: Value) -> (Value, Value) {
     (s, r)
 }
 
-/// `x^y` with C99 Annex F special cases.
+/// float64 `x^y` with C99 Annex F special cases: `e^(y ln|x|)` with `ln` as a double-word
+/// `hi + lo` and the product's rounding error fed into `exp`'s reduced argument; the remaining
+/// error still grows with `|y ln x|`, see the crate docs.
 ///
-/// f32 lanes are widened to f64 and computed there (the f64 `y ln|x|` error is far below f32
-/// resolution, so f32 `pow` is nearly correctly rounded). f64 computes `e^(y ln|x|)` with
-/// `ln` as a double-word `hi + lo` and the product's rounding error fed into `exp`'s reduced
-/// argument; the remaining error still grows with `|y ln x|`, see the crate docs.
-pub(crate) fn pow(m: &mut Emit, x: Value, y: Value) -> Value {
-    match (m.l.float, m.l.vector) {
-        (Float::F64, _) => pow_f64(m, x, y, true),
-        (Float::F32, false) => {
-            let xd = m.b.ins().fpromote(cranelift_codegen::ir::types::F64, x);
-            let yd = m.b.ins().fpromote(cranelift_codegen::ir::types::F64, y);
-            let r = pow_f64(&mut m.with_lanes(Lanes::F64), xd, yd, false);
-            m.b.ins().fdemote(cranelift_codegen::ir::types::F32, r)
-        }
-        (Float::F32, true) => {
-            // Lanes 0,1 and 2,3 each widen to an f64x2; the halves come back by shuffles.
-            const HIGH_TO_LOW: [u8; 16] = [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15];
-            let xh = m.shuffle_bytes(x, x, HIGH_TO_LOW);
-            let yh = m.shuffle_bytes(y, y, HIGH_TO_LOW);
-            let mut halves = [x, x];
-            for (i, (xs, ys)) in [(x, y), (xh, yh)].into_iter().enumerate() {
-                let xd = m.b.ins().fvpromote_low(xs);
-                let yd = m.b.ins().fvpromote_low(ys);
-                let r = pow_f64(&mut m.with_lanes(Lanes::F64X2), xd, yd, false);
-                halves[i] = m.b.ins().fvdemote(r);
-            }
-            const JOIN: [u8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23];
-            m.shuffle_bytes(halves[0], halves[1], JOIN)
-        }
+/// # Panics
+/// If `m` works on float32 lanes (use [`pow_f32`]).
+#[inline(always)]
+pub fn pow_f64<M: Arith>(m: &mut M, x: M::V, y: M::V) -> M::V {
+    assert_eq!(m.float(), Float::F64, "pow_f64 on float32 lanes");
+    pow_in_f64(m, x, y, true)
+}
+
+/// float32 `x^y` with C99 Annex F special cases: the lanes are widened to float64 and computed
+/// there (the float64 `y ln|x|` error is far below float32 resolution, so float32 `pow` is
+/// nearly correctly rounded), then rounded back.
+#[inline(always)]
+pub fn pow_f32<M: Widen>(m: &mut M, x: M::V, y: M::V) -> M::V {
+    let r = m.widened(x, y, &PowInF64);
+    // Normal in float64, possibly subnormal in float32: flushed as float32 `exp` flushes.
+    flush_subnormal(m, r)
+}
+
+/// float32 `pow`'s work on the widened lanes.
+#[derive(Debug)]
+struct PowInF64;
+
+impl BinaryFn for PowInF64 {
+    #[inline(always)]
+    fn apply<W: Arith>(&self, w: &mut W, x: W::V, y: W::V) -> W::V {
+        pow_in_f64(w, x, y, false)
     }
 }
 
 /// `precise`: double-word `ln` (f64 results); f32 results need only the plain f64 `ln`, whose
 /// error times |y ln x| ≤ 104 stays far below an f32 ulp.
-fn pow_f64(m: &mut Emit, x: Value, y: Value, precise: bool) -> Value {
+#[inline(always)]
+fn pow_in_f64<M: Arith>(m: &mut M, x: M::V, y: M::V, precise: bool) -> M::V {
     let ax = m.abs(x);
     let (l, l_lo) = if precise {
         let (l, lo) = log_dw(m, ax);
@@ -340,23 +372,23 @@ fn pow_f64(m: &mut Emit, x: Value, y: Value, precise: bool) -> Value {
     };
     // 0 * inf and inf - inf give NaN here; such lanes are replaced below or are NaN anyway.
     let zero = m.c(0.0);
-    let tlo_ok = m.fcmp(FloatCC::Ordered, tlo, tlo);
+    let tlo_ok = m.ordered(tlo, tlo);
     let tlo = m.sel(tlo_ok, tlo, zero);
     let r = exp(m, t, Some(tlo));
 
     // Integer-ness and parity of y (±inf counts as an even integer, as in C).
     let ty = m.trunc(y);
-    let y_int = m.fcmp(FloatCC::Equal, y, ty);
+    let y_int = m.eq(y, ty);
     let half = m.c(0.5);
     let yh = m.mul(y, half);
     let tyh = m.trunc(yh);
-    let half_not_int = m.fcmp(FloatCC::NotEqual, yh, tyh);
+    let half_not_int = m.ne(yh, tyh);
     let y_odd = m.mask_and(y_int, half_not_int);
 
     // Negative base: odd integer y flips the sign (also for -0 and -inf).
     let xb = m.bits(x);
     let izero = m.ic(0);
-    let x_signed = m.icmp(IntCC::SignedLessThan, xb, izero);
+    let x_signed = m.ilt(xb, izero);
     let flip = m.mask_and(x_signed, y_odd);
     let sign = m.sign_mask();
     let rb = m.bits(r);
@@ -366,9 +398,9 @@ fn pow_f64(m: &mut Emit, x: Value, y: Value, precise: bool) -> Value {
 
     // Finite negative base with a non-integer finite exponent: NaN.
     let ninf = m.c(f64::NEG_INFINITY);
-    let x_neg = m.fcmp(FloatCC::LessThan, x, zero);
-    let x_fin = m.fcmp(FloatCC::GreaterThan, x, ninf);
-    let y_frac = m.fcmp(FloatCC::NotEqual, y, ty);
+    let x_neg = m.lt(x, zero);
+    let x_fin = m.lt(ninf, x);
+    let y_frac = m.ne(y, ty);
     let bad = m.mask_and(x_neg, x_fin);
     let bad = m.mask_and(bad, y_frac);
     let nan = m.c(f64::NAN);
@@ -376,12 +408,12 @@ fn pow_f64(m: &mut Emit, x: Value, y: Value, precise: bool) -> Value {
 
     // pow(x, ±0) = 1, pow(1, y) = 1 (even for NaN), pow(-1, ±inf) = 1.
     let one = m.c(1.0);
-    let y0 = m.fcmp(FloatCC::Equal, y, zero);
-    let x1 = m.fcmp(FloatCC::Equal, x, one);
-    let ax1 = m.fcmp(FloatCC::Equal, ax, one);
+    let y0 = m.eq(y, zero);
+    let x1 = m.eq(x, one);
+    let ax1 = m.eq(ax, one);
     let inf = m.c(f64::INFINITY);
     let ay = m.abs(y);
-    let yinf = m.fcmp(FloatCC::Equal, ay, inf);
+    let yinf = m.eq(ay, inf);
     let m1inf = m.mask_and(ax1, yinf);
     let is_one = m.mask_or(y0, x1);
     let is_one = m.mask_or(is_one, m1inf);
