@@ -212,6 +212,8 @@ macro_rules! float_kernels {
             }
         }
 
+        // `exp`, `log`, `tanh`, `sigmoid`, `sin`, `cos` and `pow` are `ragtime_vmath`'s algorithms, the
+        // ones the JIT emits, so the interpreter and compiled kernels agree bit for bit (issue 19).
         impl Kernels for $t {
             fn binary(op: ScalarOp) -> Option<BinaryKernel<Self>> {
                 let k: BinaryKernel<Self> = match op {
@@ -225,7 +227,7 @@ macro_rules! float_kernels {
                         let r = a % b;
                         Ok(if r != 0.0 && (r < 0.0) != (b < 0.0) { r + b } else { r })
                     },
-                    ScalarOp::Pow => |a, b| Ok(a.powf(b)),
+                    ScalarOp::Pow => |a, b| Ok(ragtime_vmath::PlainMath::pow(a, b)),
                     ScalarOp::Atan2 => |a, b| Ok(a.atan2(b)),
                     ScalarOp::SquaredDifference => |a, b| Ok((a - b) * (a - b)),
                     ScalarOp::Xdivy => |a, b| Ok(if a == 0.0 { 0.0 } else { a / b }),
@@ -250,12 +252,12 @@ macro_rules! float_kernels {
                     ScalarOp::Abs => |a| a.abs(),
                     ScalarOp::Square => |a| a * a,
                     ScalarOp::Sqrt => |a| a.sqrt(),
-                    ScalarOp::Exp => |a| a.exp(),
-                    ScalarOp::Log => |a| a.ln(),
-                    ScalarOp::Sin => |a| a.sin(),
-                    ScalarOp::Cos => |a| a.cos(),
-                    ScalarOp::Tanh => |a| a.tanh(),
-                    ScalarOp::Sigmoid => |a| 1.0 / (1.0 + (-a).exp()),
+                    ScalarOp::Exp => |a| ragtime_vmath::PlainMath::exp(a),
+                    ScalarOp::Log => |a| ragtime_vmath::PlainMath::ln(a),
+                    ScalarOp::Sin => |a| ragtime_vmath::PlainMath::sin(a),
+                    ScalarOp::Cos => |a| ragtime_vmath::PlainMath::cos(a),
+                    ScalarOp::Tanh => |a| ragtime_vmath::PlainMath::tanh(a),
+                    ScalarOp::Sigmoid => |a| ragtime_vmath::PlainMath::sigmoid(a),
                     ScalarOp::Floor => |a| a.floor(),
                     ScalarOp::Ceil => |a| a.ceil(),
                     ScalarOp::Round | ScalarOp::Rint => |a| a.round_ties_even(),
