@@ -3,7 +3,7 @@
 //!
 //! Cranelift has no transcendental instructions, so every function here is the branch-free
 //! algorithm of `ragtime-vmath` (range reduction, a published minimax polynomial,
-//! reconstruction, then `select`s for special values) run through [`Emit`], the `Arith` backend
+//! reconstruction, then `select`s for special values) run through `Emit`, the `Arith` backend
 //! that writes one IR instruction per operation. One emitter serves all four lane shapes
 //! ([`Lanes`]): a kernel's scalar tail computes exactly what its vector main loop computes, and
 //! what `ragtime_vmath::plain` computes in Rust, bit for bit.
