@@ -22,11 +22,13 @@ macro_rules! real {
     ($($t:ty),*) => {$(
         impl Real for $t {
             const ZERO: Self = 0.0;
+            // The math of the expanded, fused form (`ragtime_vmath`), so `local_expand_softmax`
+            // is bit-identical.
             fn exp(self) -> Self {
-                <$t>::exp(self)
+                ragtime_vmath::PlainMath::exp(self)
             }
             fn ln(self) -> Self {
-                <$t>::ln(self)
+                ragtime_vmath::PlainMath::ln(self)
             }
         }
     )*};
