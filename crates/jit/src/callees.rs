@@ -40,7 +40,6 @@ use cranelift_frontend::FunctionBuilder;
 use ragtime_core::{DType, Element};
 use ragtime_ops::elemwise::{Kernels, ScalarOp, NAMED_SCALAR_OPS};
 
-use crate::plan::BulkCall;
 use crate::vmath::{Float, UnaryMath};
 
 /// A function kernels may call: its address and C signature. Made only in this module.
@@ -70,14 +69,19 @@ pub(crate) fn emit_call(b: &mut FunctionBuilder, callee: Callee, args: &[Value])
 /// `emit_call` replaces by the kernel's pointer type.
 const POINTER: Type = types::INVALID;
 
-/// The bulk function of a planned call (`(data, n)` in place, or `(a, b, out, n)` for
-/// `exp_sub`), when this CPU has it.
-pub(crate) fn bulk(call: BulkCall) -> Option<Callee> {
-    let (address, params): (usize, &'static [Type]) = match call {
-        BulkCall::InPlace { op, .. } => (crate::bulk::unary_f32(op)? as usize, &[POINTER, POINTER]),
-        BulkCall::ExpSub { .. } => (crate::bulk::exp_sub_f32()? as usize, &[POINTER, POINTER, POINTER, POINTER]),
-    };
-    Some(Callee { address, params, ret: None })
+/// The bulk function replacing `(data, n)` values by `op` of them in place, when this CPU has it
+/// (a plan's `BulkCall::InPlace`).
+pub(crate) fn bulk_in_place(op: UnaryMath) -> Option<Callee> {
+    Some(Callee { address: crate::bulk::unary_f32(op)? as usize, params: &[POINTER, POINTER], ret: None })
+}
+
+/// The bulk `exp(a - b)` of `(a, b, out, n)`, when this CPU has it (a plan's `BulkCall::ExpSub`).
+pub(crate) fn bulk_exp_sub() -> Option<Callee> {
+    Some(Callee {
+        address: crate::bulk::exp_sub_f32()? as usize,
+        params: &[POINTER, POINTER, POINTER, POINTER],
+        ret: None,
+    })
 }
 
 /// The platform's `sin` / `cos`, called by kernels for arguments beyond the polynomial's range.

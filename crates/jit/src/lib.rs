@@ -80,6 +80,7 @@
 mod alloc;
 pub mod bulk;
 mod callees;
+mod elem;
 mod exec;
 mod kernel;
 mod lower;
@@ -89,12 +90,13 @@ mod spec;
 pub mod vmath;
 
 pub use alloc::retain_freed_memory;
+pub use elem::Elem;
 pub use exec::{
     cached_kernels, clear_kernel_cache, default_threads, kernel_for, lower_fused, recycle, spec_of, JitKernel,
 };
 pub use kernel::{FusedFn, FusedKernel, FusedParams, Jit, JitError, JitFloat, MapKernel};
 pub use plan::{KernelPlan, Target};
-pub use spec::{lowered_op, vector_op, Elem, KernelSpec};
+pub use spec::{lowered_op, vector_op, KernelSpec};
 pub use vmath::{
     emit_cos, emit_exp, emit_log, emit_pow, emit_sigmoid, emit_sin, emit_tanh, emit_unary, Float, Lanes, UnaryMath,
     SIN_COS_MAX_ARG_F32, SIN_COS_MAX_ARG_F64,

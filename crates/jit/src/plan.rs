@@ -12,7 +12,8 @@ use ragtime_ops::elemwise::ScalarOp;
 use ragtime_ops::fused::{OperandKind, RowOutput, ScalarGraph, ScalarRef};
 use ragtime_ops::reduce::ReduceKind;
 
-use crate::spec::{Elem, KernelSpec};
+use crate::elem::Elem;
+use crate::spec::KernelSpec;
 use crate::vmath::UnaryMath;
 
 /// Vectors per iteration of the main loops.

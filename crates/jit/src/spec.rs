@@ -20,93 +20,12 @@
 //! Reductions lowered: sum, prod, max and min of numbers, all / any of bools (scalar kernels), mean
 //! of floats. Anything else keeps running on the chunked reference implementation.
 
-use cranelift_codegen::ir::{types, Type};
 use ragtime_core::DType;
 use ragtime_ops::elemwise::ScalarOp;
 use ragtime_ops::fused::{OperandKind, RowOutput, RowReduction, ScalarGraph, ScalarNode, ScalarRef};
 use ragtime_ops::reduce::ReduceKind;
 
-use crate::vmath::Float;
-
-/// The element type of a vector kernel (every input, constant and node has it), and of row
-/// reductions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Elem {
-    /// float32, `f32x4` vectors.
-    F32,
-    /// float64, `f64x2` vectors.
-    F64,
-    /// int32, `i32x4` vectors (wrapping arithmetic, as the reference).
-    I32,
-    /// int64, `i64x2` vectors (wrapping arithmetic, as the reference).
-    I64,
-}
-
-impl Elem {
-    /// The element type of `dtype`, if kernels exist for it.
-    pub fn of(dtype: DType) -> Option<Elem> {
-        Some(match dtype {
-            DType::F32 => Elem::F32,
-            DType::F64 => Elem::F64,
-            DType::I32 => Elem::I32,
-            DType::I64 => Elem::I64,
-            _ => return None,
-        })
-    }
-
-    /// The dtype of the elements.
-    pub fn dtype(self) -> DType {
-        match self {
-            Elem::F32 => DType::F32,
-            Elem::F64 => DType::F64,
-            Elem::I32 => DType::I32,
-            Elem::I64 => DType::I64,
-        }
-    }
-
-    /// The float precision, for floats.
-    pub fn float(self) -> Option<Float> {
-        match self {
-            Elem::F32 => Some(Float::F32),
-            Elem::F64 => Some(Float::F64),
-            _ => None,
-        }
-    }
-
-    pub(crate) fn scalar_ty(self) -> Type {
-        match self {
-            Elem::F32 => types::F32,
-            Elem::F64 => types::F64,
-            Elem::I32 => types::I32,
-            Elem::I64 => types::I64,
-        }
-    }
-
-    pub(crate) fn vector_ty(self) -> Type {
-        match self {
-            Elem::F32 => types::F32X4,
-            Elem::F64 => types::F64X2,
-            Elem::I32 => types::I32X4,
-            Elem::I64 => types::I64X2,
-        }
-    }
-
-    /// Lanes of a 128-bit vector.
-    pub(crate) fn lanes(self) -> i64 {
-        match self {
-            Elem::F32 | Elem::I32 => 4,
-            Elem::F64 | Elem::I64 => 2,
-        }
-    }
-
-    /// Bytes per element.
-    pub fn bytes(self) -> usize {
-        match self {
-            Elem::F32 | Elem::I32 => 4,
-            Elem::F64 | Elem::I64 => 8,
-        }
-    }
-}
+use crate::elem::Elem;
 
 /// Everything a fused kernel is compiled from; the kernel cache's key (the scalar graph holds
 /// the dtype of every input, constant and node). Only [`KernelSpec::new`] builds one, after
@@ -248,60 +167,11 @@ fn node_lowered(op: ScalarOp, dtypes: &[DType]) -> bool {
     !dtypes.contains(&DType::String) && op.output_dtype(dtypes).is_ok_and(|out| out != DType::String)
 }
 
-/// The ops with a vector lowering on `dtype` (used when a whole kernel has that one dtype): on
-/// float32 and float64 the arithmetic, rounding and math functions below; on int32 and int64
-/// wrapping arithmetic, maximum / minimum, abs, square, the bitwise ops and the rounding ops
-/// (which are the identity on integers). The other ops run in scalar loops.
+/// True when vector kernels compute `op` on `dtype` (used when a whole kernel has that one
+/// dtype): on float32 and float64 the arithmetic, rounding and math functions, on int32 and int64
+/// wrapping arithmetic, maximum / minimum, abs, square, the bitwise ops and the rounding ops (the
+/// identity on integers). The emitter's table (`lower::lanes::lane_op`) decides; the other ops run
+/// in scalar loops.
 pub fn vector_op(op: ScalarOp, dtype: DType) -> bool {
-    if matches!(dtype, DType::I32 | DType::I64) {
-        return matches!(
-            op,
-            ScalarOp::Add
-                | ScalarOp::Subtract
-                | ScalarOp::Multiply
-                | ScalarOp::Maximum
-                | ScalarOp::Minimum
-                | ScalarOp::Negative
-                | ScalarOp::Abs
-                | ScalarOp::Square
-                | ScalarOp::BitwiseAnd
-                | ScalarOp::BitwiseOr
-                | ScalarOp::BitwiseXor
-                | ScalarOp::BitwiseInvert
-                | ScalarOp::SquaredDifference
-                | ScalarOp::Floor
-                | ScalarOp::Ceil
-                | ScalarOp::Round
-        );
-    }
-    matches!(dtype, DType::F32 | DType::F64)
-        && matches!(
-            op,
-            ScalarOp::Add
-                | ScalarOp::Subtract
-                | ScalarOp::Multiply
-                | ScalarOp::Divide
-                | ScalarOp::FloorDiv
-                | ScalarOp::Pow
-                | ScalarOp::Maximum
-                | ScalarOp::Minimum
-                | ScalarOp::Negative
-                | ScalarOp::Abs
-                | ScalarOp::Square
-                | ScalarOp::Sqrt
-                | ScalarOp::Exp
-                | ScalarOp::Log
-                | ScalarOp::Sin
-                | ScalarOp::Cos
-                | ScalarOp::Tanh
-                | ScalarOp::Sigmoid
-                | ScalarOp::Floor
-                | ScalarOp::Ceil
-                | ScalarOp::Round
-                | ScalarOp::Rint
-                | ScalarOp::Reciprocal
-                | ScalarOp::Rsqrt
-                | ScalarOp::Softsign
-                | ScalarOp::SquaredDifference
-        )
+    Elem::of(dtype).is_some_and(|elem| crate::lower::lanes::lane_op(elem, op).is_some())
 }

@@ -10,8 +10,9 @@ use ragtime_ops::fused::{OperandKind, ScalarConst, ScalarRef};
 
 use super::lanes::emit_op;
 use super::scalar::{emit_scalar_op, int_const, ir_type};
+use crate::elem::Elem;
 use crate::plan::KernelPlan;
-use crate::spec::{Elem, KernelSpec};
+use crate::spec::KernelSpec;
 
 /// Unaligned, non-trapping accesses: buffers are element-aligned and bounds are checked by the
 /// caller before the kernel runs.

@@ -133,7 +133,11 @@ pub(super) fn emit_flat_node(
         emit_map(b, e, s0, s1, &[(ScalarRef::Node(node.node), base)], row_values, stash);
         return;
     };
-    let callee = callees::bulk(call).expect("plans for this machine call only the bulk functions it has");
+    let callee = match call {
+        BulkCall::InPlace { op, .. } => callees::bulk_in_place(op),
+        BulkCall::ExpSub { .. } => callees::bulk_exp_sub(),
+    }
+    .expect("plans for this machine call only the bulk functions it has");
     let count = b.ins().isub(s1, s0);
     match call {
         BulkCall::ExpSub { x, y } => {

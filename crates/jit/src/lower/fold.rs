@@ -13,8 +13,8 @@ use super::expr::{mem, Both, Emitter, RowValue};
 use super::lanes::int_extreme;
 use super::loops::{emit_loop, vector_limit};
 use super::scalar::emit_scalar_op;
+use crate::elem::Elem;
 use crate::plan::{Fold, ReductionPlan, UNROLL};
-use crate::spec::Elem;
 
 /// One reduction over elements `start..end` of the current row, finalized (mean divides).
 /// `stash` as for `Emitter::eval`; `keep`: a buffer the reduction's argument is also stored

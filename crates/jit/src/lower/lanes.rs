@@ -8,7 +8,7 @@ use cranelift_frontend::FunctionBuilder;
 use ragtime_ops::elemwise::ScalarOp;
 
 use crate::callees;
-use crate::spec::Elem;
+use crate::elem::Elem;
 use crate::vmath::{self, Float, Lanes, UnaryMath};
 
 /// `a > b ? a : b` (or `<` for the minimum) on integers, lane by lane: compare and select, which
@@ -93,85 +93,99 @@ fn emit_mask_op(b: &mut FunctionBuilder, elem: Elem, op: ScalarOp, a: &[Value]) 
     })
 }
 
-/// One scalar op of a vector kernel ([`crate::vector_op`], and the mask ops above) on values of its element type, scalar or
-/// vector; scalar kernels use it for the float ops they share.
-pub(crate) fn emit_op(b: &mut FunctionBuilder, elem: Elem, op: ScalarOp, a: &[Value]) -> Value {
-    if let Some(v) = emit_mask_op(b, elem, op, a) {
-        return v;
-    }
+/// Emits one op on values of a lane shape: scalars or vectors of one element type.
+pub(crate) type LaneFn = fn(&mut FunctionBuilder, &[Value]) -> Value;
+
+/// How vector kernels compute `op` on elements of `elem` (int32 / int64 wrapping arithmetic as the
+/// reference kernels' `wrapping_*`, float arithmetic and math functions), or `None` when only
+/// scalar loops compute it. This is the JIT's one list of vector ops: [`crate::vector_op`] asks it
+/// and [`emit_op`] emits what it returns. The mask ops (comparisons, `where`, logical ops) are
+/// apart, in `emit_mask_op`.
+pub(crate) fn lane_op(elem: Elem, op: ScalarOp) -> Option<LaneFn> {
     if elem.float().is_none() {
-        // Integers: wrapping arithmetic, as the reference kernels (`wrapping_*`).
-        return match op {
-            ScalarOp::Add => b.ins().iadd(a[0], a[1]),
-            ScalarOp::Subtract => b.ins().isub(a[0], a[1]),
-            ScalarOp::Multiply => b.ins().imul(a[0], a[1]),
-            ScalarOp::Maximum => int_extreme(b, true, a[0], a[1]),
-            ScalarOp::Minimum => int_extreme(b, false, a[0], a[1]),
-            ScalarOp::Negative => b.ins().ineg(a[0]),
-            ScalarOp::Abs => b.ins().iabs(a[0]),
-            ScalarOp::Square => b.ins().imul(a[0], a[0]),
-            ScalarOp::BitwiseAnd => b.ins().band(a[0], a[1]),
-            ScalarOp::BitwiseOr => b.ins().bor(a[0], a[1]),
-            ScalarOp::BitwiseXor => b.ins().bxor(a[0], a[1]),
-            ScalarOp::BitwiseInvert => b.ins().bnot(a[0]),
-            ScalarOp::SquaredDifference => {
+        return Some(match op {
+            ScalarOp::Add => |b, a| b.ins().iadd(a[0], a[1]),
+            ScalarOp::Subtract => |b, a| b.ins().isub(a[0], a[1]),
+            ScalarOp::Multiply => |b, a| b.ins().imul(a[0], a[1]),
+            ScalarOp::Maximum => |b, a| int_extreme(b, true, a[0], a[1]),
+            ScalarOp::Minimum => |b, a| int_extreme(b, false, a[0], a[1]),
+            ScalarOp::Negative => |b, a| b.ins().ineg(a[0]),
+            ScalarOp::Abs => |b, a| b.ins().iabs(a[0]),
+            ScalarOp::Square => |b, a| b.ins().imul(a[0], a[0]),
+            ScalarOp::BitwiseAnd => |b, a| b.ins().band(a[0], a[1]),
+            ScalarOp::BitwiseOr => |b, a| b.ins().bor(a[0], a[1]),
+            ScalarOp::BitwiseXor => |b, a| b.ins().bxor(a[0], a[1]),
+            ScalarOp::BitwiseInvert => |b, a| b.ins().bnot(a[0]),
+            ScalarOp::SquaredDifference => |b, a| {
                 let d = b.ins().isub(a[0], a[1]);
                 b.ins().imul(d, d)
-            }
-            ScalarOp::Floor | ScalarOp::Ceil | ScalarOp::Round => a[0],
-            other => unreachable!("scalar op {other} is not lowered on integers"),
-        };
+            },
+            // Rounding is the identity on integers.
+            ScalarOp::Floor | ScalarOp::Ceil | ScalarOp::Round => |_, a| a[0],
+            _ => return None,
+        });
     }
-    match op {
-        ScalarOp::Add => b.ins().fadd(a[0], a[1]),
-        ScalarOp::Subtract => b.ins().fsub(a[0], a[1]),
-        ScalarOp::Multiply => b.ins().fmul(a[0], a[1]),
-        ScalarOp::Divide => b.ins().fdiv(a[0], a[1]),
-        ScalarOp::FloorDiv => {
+    Some(match op {
+        ScalarOp::Add => |b, a| b.ins().fadd(a[0], a[1]),
+        ScalarOp::Subtract => |b, a| b.ins().fsub(a[0], a[1]),
+        ScalarOp::Multiply => |b, a| b.ins().fmul(a[0], a[1]),
+        ScalarOp::Divide => |b, a| b.ins().fdiv(a[0], a[1]),
+        ScalarOp::FloorDiv => |b, a| {
             let q = b.ins().fdiv(a[0], a[1]);
             b.ins().floor(q)
-        }
-        ScalarOp::Pow => vmath::emit_pow(b, a[0], a[1]),
+        },
+        ScalarOp::Pow => |b, a| vmath::emit_pow(b, a[0], a[1]),
         // Cranelift's fmax / fmin return NaN when either operand is NaN and order -0 < +0, as
         // ragtime's reference does.
-        ScalarOp::Maximum => b.ins().fmax(a[0], a[1]),
-        ScalarOp::Minimum => b.ins().fmin(a[0], a[1]),
-        ScalarOp::Negative => b.ins().fneg(a[0]),
-        ScalarOp::Abs => b.ins().fabs(a[0]),
-        ScalarOp::Square => b.ins().fmul(a[0], a[0]),
-        ScalarOp::Sqrt => b.ins().sqrt(a[0]),
-        ScalarOp::Exp => vmath::emit_unary(b, UnaryMath::Exp, a[0]),
-        ScalarOp::Log => vmath::emit_unary(b, UnaryMath::Log, a[0]),
-        ScalarOp::Sin => emit_trig(b, UnaryMath::Sin, a[0]),
-        ScalarOp::Cos => emit_trig(b, UnaryMath::Cos, a[0]),
-        ScalarOp::Tanh => vmath::emit_unary(b, UnaryMath::Tanh, a[0]),
-        ScalarOp::Sigmoid => vmath::emit_unary(b, UnaryMath::Sigmoid, a[0]),
-        ScalarOp::Floor => b.ins().floor(a[0]),
-        ScalarOp::Ceil => b.ins().ceil(a[0]),
-        ScalarOp::Round | ScalarOp::Rint => b.ins().nearest(a[0]),
+        ScalarOp::Maximum => |b, a| b.ins().fmax(a[0], a[1]),
+        ScalarOp::Minimum => |b, a| b.ins().fmin(a[0], a[1]),
+        ScalarOp::Negative => |b, a| b.ins().fneg(a[0]),
+        ScalarOp::Abs => |b, a| b.ins().fabs(a[0]),
+        ScalarOp::Square => |b, a| b.ins().fmul(a[0], a[0]),
+        ScalarOp::Sqrt => |b, a| b.ins().sqrt(a[0]),
+        ScalarOp::Exp => |b, a| vmath::emit_unary(b, UnaryMath::Exp, a[0]),
+        ScalarOp::Log => |b, a| vmath::emit_unary(b, UnaryMath::Log, a[0]),
+        ScalarOp::Sin => |b, a| emit_trig(b, UnaryMath::Sin, a[0]),
+        ScalarOp::Cos => |b, a| emit_trig(b, UnaryMath::Cos, a[0]),
+        ScalarOp::Tanh => |b, a| vmath::emit_unary(b, UnaryMath::Tanh, a[0]),
+        ScalarOp::Sigmoid => |b, a| vmath::emit_unary(b, UnaryMath::Sigmoid, a[0]),
+        ScalarOp::Floor => |b, a| b.ins().floor(a[0]),
+        ScalarOp::Ceil => |b, a| b.ins().ceil(a[0]),
+        ScalarOp::Round | ScalarOp::Rint => |b, a| b.ins().nearest(a[0]),
         // As the reference: `1 / x`, `1 / sqrt(x)`, `x / (1 + |x|)`, `(x - y) * (x - y)`.
-        ScalarOp::Reciprocal => {
+        ScalarOp::Reciprocal => |b, a| {
             let one = float_one(b, a[0]);
             b.ins().fdiv(one, a[0])
-        }
-        ScalarOp::Rsqrt => {
+        },
+        ScalarOp::Rsqrt => |b, a| {
             let one = float_one(b, a[0]);
             let root = b.ins().sqrt(a[0]);
             b.ins().fdiv(one, root)
-        }
-        ScalarOp::Softsign => {
+        },
+        ScalarOp::Softsign => |b, a| {
             let one = float_one(b, a[0]);
             let magnitude = b.ins().fabs(a[0]);
             let denominator = b.ins().fadd(one, magnitude);
             b.ins().fdiv(a[0], denominator)
-        }
-        ScalarOp::SquaredDifference => {
+        },
+        ScalarOp::SquaredDifference => |b, a| {
             let d = b.ins().fsub(a[0], a[1]);
             b.ins().fmul(d, d)
-        }
-        // Vector kernels have only `vector_op`s; scalar kernels route the others elsewhere.
-        other => unreachable!("scalar op {other} is not lowered"),
+        },
+        _ => return None,
+    })
+}
+
+/// One scalar op of a vector kernel ([`lane_op`], and the mask ops above) on values of its
+/// element type, scalar or vector; scalar kernels use it for the float ops they share.
+pub(crate) fn emit_op(b: &mut FunctionBuilder, elem: Elem, op: ScalarOp, a: &[Value]) -> Value {
+    if let Some(v) = emit_mask_op(b, elem, op, a) {
+        return v;
     }
+    // `KernelSpec` admits into vector kernels only ops `lane_op` has; scalar kernels route the
+    // others elsewhere.
+    let emit = lane_op(elem, op).unwrap_or_else(|| unreachable!("scalar op {op} has no lowering on {elem:?} lanes"));
+    emit(b, a)
 }
 
 /// `sin` / `cos`: the vectorized polynomial, which is accurate only up to

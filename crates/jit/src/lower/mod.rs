@@ -9,7 +9,7 @@
 mod expr;
 mod flat;
 mod fold;
-mod lanes;
+pub(crate) mod lanes;
 mod loops;
 mod rows;
 mod scalar;

@@ -22,7 +22,7 @@ use ragtime_ops::elemwise::ScalarOp;
 
 use super::lanes::{emit_op, float_cc, int_cc};
 use crate::callees;
-use crate::spec::Elem;
+use crate::elem::Elem;
 
 /// The Cranelift type holding one value of `dtype` in a scalar loop (bool: `I8`, 0 or 1).
 /// Strings are never lowered (`KernelSpec::new` refuses them); they map to the offset type.

@@ -1,229 +1,263 @@
-//! The scalar op table: every [`ScalarOp`] with its name, arity, accepted dtypes, result dtype,
-//! properties and cost.
+//! The scalar op table: every [`ScalarOp`] described once, in one macro invocation, with its
+//! name, arity, accepted dtypes, result dtype, cost and properties. Everything else about an op
+//! (its name, arity, dtype rule, cost, printing, whether it can fault) is read from that table; the
+//! algorithms live in `kernels.rs` (the interpreter), `ragtime-vmath` (the math shared with the
+//! JIT) and the JIT's lowering, which asks [`ScalarOp`] rather than keeping op lists of its own.
 
 use std::fmt;
 
 use ragtime_core::{DType, Error, Result};
 use ragtime_graph::Cost;
 
-/// A scalar function applied element by element: the whole elementwise vocabulary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ScalarOp {
-    /// `x + y` (integers wrap; strings concatenate, as `tf.add` does).
-    Add,
-    /// `x - y` (integers wrap).
-    Subtract,
-    /// `x * y` (integers wrap).
-    Multiply,
-    /// True division: integer operands are converted to a float type first.
-    Divide,
-    /// Division rounded toward negative infinity.
-    FloorDiv,
-    /// Remainder of [`ScalarOp::FloorDiv`]; takes the sign of the divisor.
-    FloorMod,
-    /// `x ** y`; integer exponents must not be negative.
-    Pow,
-    /// The larger operand (NaN if either is NaN).
-    Maximum,
-    /// The smaller operand (NaN if either is NaN).
-    Minimum,
-    /// `x == y` (any dtype, including strings).
-    Equal,
-    /// `x != y` (any dtype, including strings).
-    NotEqual,
-    /// `x < y`.
-    Less,
-    /// `x <= y`.
-    LessEqual,
-    /// `x > y`.
-    Greater,
-    /// `x >= y`.
-    GreaterEqual,
-    /// Boolean and.
-    LogicalAnd,
-    /// Boolean or.
-    LogicalOr,
-    /// Boolean exclusive or.
-    LogicalXor,
-    /// Boolean not.
-    LogicalNot,
-    /// Bitwise and of integers.
-    BitwiseAnd,
-    /// Bitwise or of integers.
-    BitwiseOr,
-    /// Bitwise exclusive or of integers.
-    BitwiseXor,
-    /// Bitwise complement of integers.
-    BitwiseInvert,
-    /// `-x` (integers wrap).
-    Negative,
-    /// `|x|` (integers wrap: the absolute value of the minimum is itself).
-    Abs,
-    /// `x * x`.
-    Square,
-    /// Square root.
-    Sqrt,
-    /// `e ** x`.
-    Exp,
-    /// Natural logarithm.
-    Log,
-    /// Sine.
-    Sin,
-    /// Cosine.
-    Cos,
-    /// Hyperbolic tangent.
-    Tanh,
-    /// `1 / (1 + e ** -x)`.
-    Sigmoid,
-    /// Largest integer not above `x`.
-    Floor,
-    /// Smallest integer not below `x`.
-    Ceil,
-    /// Nearest integer, ties to even.
-    Round,
-    /// -1, 0 or 1 (NaN stays NaN).
-    Sign,
-    /// Conversion to the given dtype (TensorFlow's `cast` rules; strings only to strings).
-    Cast(DType),
-    /// `cond ? x : y` (TensorFlow's `where` with three operands).
-    Where,
-    /// Inverse cosine.
-    Acos,
-    /// Inverse hyperbolic cosine.
-    Acosh,
-    /// Inverse sine.
-    Asin,
-    /// Inverse hyperbolic sine.
-    Asinh,
-    /// Inverse tangent.
-    Atan,
-    /// Inverse hyperbolic tangent.
-    Atanh,
-    /// Hyperbolic cosine.
-    Cosh,
-    /// Hyperbolic sine.
-    Sinh,
-    /// Tangent.
-    Tan,
-    /// The error function.
-    Erf,
-    /// The complementary error function, `1 - erf(x)`.
-    Erfc,
-    /// `e ** x - 1`, accurate near 0.
-    Expm1,
-    /// `ln(1 + x)`, accurate near 0.
-    Log1p,
-    /// `ln(sigmoid(x))`, computed as `-softplus(-x)` (TensorFlow's `log_sigmoid`).
-    LogSigmoid,
-    /// `1 / x`.
-    Reciprocal,
-    /// `1 / sqrt(x)`.
-    Rsqrt,
-    /// `ln(1 + e ** x)` with TensorFlow's thresholds (`x` itself above `-ln(eps) - 2`, `e ** x`
-    /// below `ln(eps) + 2`).
-    Softplus,
-    /// `x / (1 + |x|)` (±inf gives NaN, as in TensorFlow).
-    Softsign,
-    /// Nearest integer, ties to even (`tf.math.rint`).
-    Rint,
-    /// True where `x` is NaN.
-    IsNan,
-    /// True where `x` is ±inf.
-    IsInf,
-    /// True where `x` is neither NaN nor ±inf.
-    IsFinite,
-    /// `atan2(y, x)`: the angle of the point `(x, y)`; the first operand is `y`.
-    Atan2,
-    /// `(x - y) ** 2` (integers wrap).
-    SquaredDifference,
-    /// `x / y`, 0 where `x == 0`.
-    Xdivy,
-    /// `x * ln(y)`, 0 where `x == 0`.
-    Xlogy,
-    /// `x / y`, 0 where `y == 0`; integer operands are converted to a float type first.
-    DivideNoNan,
-    /// Division rounded toward zero; refuses an integer division by zero.
-    TruncateDiv,
-    /// Remainder of [`ScalarOp::TruncateDiv`] (C's `fmod` on floats; the dividend's sign).
-    TruncateMod,
-    /// `x << y` with `y` clamped to `[0, bits - 1]`.
-    BitwiseLeftShift,
-    /// `x >> y` with `y` clamped to `[0, bits - 1]`; arithmetic on signed types.
-    BitwiseRightShift,
+/// How an op's result dtype follows from its operands' dtype (after the operands are checked).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ResultDType {
+    /// The operands' dtype.
+    Same,
+    /// bool (comparisons and float predicates).
+    Bool,
+    /// A float type wide enough for the operands ([`DType::true_division_type`]): `divide` of
+    /// int8/16 and uint8/16 gives float32, of wider integers float64; floats stay.
+    TrueDivision,
+    /// The dtype a `cast` carries.
+    CastTarget,
 }
 
-/// Every op of the family except [`ScalarOp::Cast`] (which carries a dtype), in vocabulary order.
-pub const NAMED_SCALAR_OPS: [ScalarOp; 69] = [
-    ScalarOp::Add,
-    ScalarOp::Subtract,
-    ScalarOp::Multiply,
-    ScalarOp::Divide,
-    ScalarOp::FloorDiv,
-    ScalarOp::FloorMod,
-    ScalarOp::Pow,
-    ScalarOp::Maximum,
-    ScalarOp::Minimum,
-    ScalarOp::Equal,
-    ScalarOp::NotEqual,
-    ScalarOp::Less,
-    ScalarOp::LessEqual,
-    ScalarOp::Greater,
-    ScalarOp::GreaterEqual,
-    ScalarOp::LogicalAnd,
-    ScalarOp::LogicalOr,
-    ScalarOp::LogicalXor,
-    ScalarOp::LogicalNot,
-    ScalarOp::BitwiseAnd,
-    ScalarOp::BitwiseOr,
-    ScalarOp::BitwiseXor,
-    ScalarOp::BitwiseInvert,
-    ScalarOp::Negative,
-    ScalarOp::Abs,
-    ScalarOp::Square,
-    ScalarOp::Sqrt,
-    ScalarOp::Exp,
-    ScalarOp::Log,
-    ScalarOp::Sin,
-    ScalarOp::Cos,
-    ScalarOp::Tanh,
-    ScalarOp::Sigmoid,
-    ScalarOp::Floor,
-    ScalarOp::Ceil,
-    ScalarOp::Round,
-    ScalarOp::Sign,
-    ScalarOp::Where,
-    ScalarOp::Acos,
-    ScalarOp::Acosh,
-    ScalarOp::Asin,
-    ScalarOp::Asinh,
-    ScalarOp::Atan,
-    ScalarOp::Atanh,
-    ScalarOp::Cosh,
-    ScalarOp::Sinh,
-    ScalarOp::Tan,
-    ScalarOp::Erf,
-    ScalarOp::Erfc,
-    ScalarOp::Expm1,
-    ScalarOp::Log1p,
-    ScalarOp::LogSigmoid,
-    ScalarOp::Reciprocal,
-    ScalarOp::Rsqrt,
-    ScalarOp::Softplus,
-    ScalarOp::Softsign,
-    ScalarOp::Rint,
-    ScalarOp::IsNan,
-    ScalarOp::IsInf,
-    ScalarOp::IsFinite,
-    ScalarOp::Atan2,
-    ScalarOp::SquaredDifference,
-    ScalarOp::Xdivy,
-    ScalarOp::Xlogy,
-    ScalarOp::DivideNoNan,
-    ScalarOp::TruncateDiv,
-    ScalarOp::TruncateMod,
-    ScalarOp::BitwiseLeftShift,
-    ScalarOp::BitwiseRightShift,
-];
+/// One row of the table.
+#[derive(Debug, Clone, Copy)]
+struct ScalarOpInfo {
+    name: &'static str,
+    arity: usize,
+    accepts: Accepts,
+    result: ResultDType,
+    cost: Cost,
+    /// Some operand values make the kernel fail (integer division by zero, a negative integer
+    /// exponent); such ops fault only on integers.
+    faults: bool,
+    infix: Option<&'static str>,
+}
+
+/// True when a row's options (`[faults, infix "//"]`) say `faults`.
+macro_rules! faults {
+    () => {
+        false
+    };
+    (faults $($rest:tt)*) => {
+        true
+    };
+    ($other:tt $($rest:tt)*) => {
+        faults!($($rest)*)
+    };
+}
+
+/// The symbol a row's options (`[infix "+"]`) give, if any.
+macro_rules! infix {
+    () => {
+        None
+    };
+    (infix $symbol:literal $($rest:tt)*) => {
+        Some($symbol)
+    };
+    ($other:tt $($rest:tt)*) => {
+        infix!($($rest)*)
+    };
+}
+
+/// Defines [`ScalarOp`], [`NAMED_SCALAR_OPS`] and the table behind [`ScalarOp::info`] from one
+/// list. A row: `Variant = "graph-file name", arity, accepted operands -> result dtype, cost`,
+/// then options in brackets: `faults` when some integer operands make it fail, `infix "sym"` when
+/// scalar graphs print it infix. Ops that carry a dtype (`cast`) come after `---`.
+macro_rules! scalar_ops {
+    (
+        $( $(#[$doc:meta])* $op:ident = $name:literal, $arity:literal, $accepts:ident -> $result:ident, $cost:ident
+            $([$($options:tt)*])?; )*
+        ---
+        $( $(#[$pdoc:meta])* $pop:ident($payload:ty) = $pname:literal, $parity:literal, $paccepts:ident -> $presult:ident,
+            $pcost:ident; )*
+    ) => {
+        /// A scalar function applied element by element: the whole elementwise vocabulary.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ScalarOp {
+            $( $(#[$doc])* $op, )*
+            $( $(#[$pdoc])* $pop($payload), )*
+        }
+
+        /// Every op of the family except those carrying a dtype ([`ScalarOp::Cast`]), in
+        /// vocabulary order.
+        pub const NAMED_SCALAR_OPS: [ScalarOp; [$(stringify!($op)),*].len()] = [$(ScalarOp::$op),*];
+
+        impl ScalarOp {
+            /// The op's row of the table.
+            fn info(self) -> ScalarOpInfo {
+                match self {
+                    $( ScalarOp::$op => ScalarOpInfo {
+                        name: $name,
+                        arity: $arity,
+                        accepts: Accepts::$accepts,
+                        result: ResultDType::$result,
+                        cost: Cost::$cost,
+                        faults: faults!($($($options)*)?),
+                        infix: infix!($($($options)*)?),
+                    }, )*
+                    $( ScalarOp::$pop(_) => ScalarOpInfo {
+                        name: $pname,
+                        arity: $parity,
+                        accepts: Accepts::$paccepts,
+                        result: ResultDType::$presult,
+                        cost: Cost::$pcost,
+                        faults: false,
+                        infix: None,
+                    }, )*
+                }
+            }
+        }
+    };
+}
+
+scalar_ops! {
+    /// `x + y` (integers wrap; strings concatenate, as `tf.add` does).
+    Add = "add", 2, NumericOrString -> Same, Cheap [infix "+"];
+    /// `x - y` (integers wrap).
+    Subtract = "subtract", 2, Numeric -> Same, Cheap [infix "-"];
+    /// `x * y` (integers wrap).
+    Multiply = "multiply", 2, Numeric -> Same, Cheap [infix "*"];
+    /// True division: integer operands are converted to a float type first.
+    Divide = "divide", 2, Numeric -> TrueDivision, Expensive [infix "/"];
+    /// Division rounded toward negative infinity.
+    FloorDiv = "floordiv", 2, Numeric -> Same, Expensive [faults, infix "//"];
+    /// Remainder of [`ScalarOp::FloorDiv`]; takes the sign of the divisor.
+    FloorMod = "floormod", 2, Numeric -> Same, Expensive [faults, infix "%"];
+    /// `x ** y`; integer exponents must not be negative.
+    Pow = "pow", 2, Numeric -> Same, Expensive [faults];
+    /// The larger operand (NaN if either is NaN).
+    Maximum = "maximum", 2, Numeric -> Same, Cheap;
+    /// The smaller operand (NaN if either is NaN).
+    Minimum = "minimum", 2, Numeric -> Same, Cheap;
+    /// `x == y` (any dtype, including strings).
+    Equal = "equal", 2, Any -> Bool, Cheap [infix "=="];
+    /// `x != y` (any dtype, including strings).
+    NotEqual = "not_equal", 2, Any -> Bool, Cheap [infix "!="];
+    /// `x < y`.
+    Less = "less", 2, Numeric -> Bool, Cheap [infix "<"];
+    /// `x <= y`.
+    LessEqual = "less_equal", 2, Numeric -> Bool, Cheap [infix "<="];
+    /// `x > y`.
+    Greater = "greater", 2, Numeric -> Bool, Cheap [infix ">"];
+    /// `x >= y`.
+    GreaterEqual = "greater_equal", 2, Numeric -> Bool, Cheap [infix ">="];
+    /// Boolean and.
+    LogicalAnd = "logical_and", 2, Bool -> Same, Cheap [infix "&"];
+    /// Boolean or.
+    LogicalOr = "logical_or", 2, Bool -> Same, Cheap [infix "|"];
+    /// Boolean exclusive or.
+    LogicalXor = "logical_xor", 2, Bool -> Same, Cheap [infix "^"];
+    /// Boolean not.
+    LogicalNot = "logical_not", 1, Bool -> Same, Cheap;
+    /// Bitwise and of integers.
+    BitwiseAnd = "bitwise_and", 2, Integer -> Same, Cheap [infix "&"];
+    /// Bitwise or of integers.
+    BitwiseOr = "bitwise_or", 2, Integer -> Same, Cheap [infix "|"];
+    /// Bitwise exclusive or of integers.
+    BitwiseXor = "bitwise_xor", 2, Integer -> Same, Cheap [infix "^"];
+    /// Bitwise complement of integers.
+    BitwiseInvert = "bitwise_invert", 1, Integer -> Same, Cheap;
+    /// `-x` (integers wrap).
+    Negative = "negative", 1, Signed -> Same, Cheap;
+    /// `|x|` (integers wrap: the absolute value of the minimum is itself).
+    Abs = "abs", 1, Signed -> Same, Cheap;
+    /// `x * x`.
+    Square = "square", 1, Numeric -> Same, Cheap;
+    /// Square root.
+    Sqrt = "sqrt", 1, Float -> Same, Expensive;
+    /// `e ** x`.
+    Exp = "exp", 1, Float -> Same, Expensive;
+    /// Natural logarithm.
+    Log = "log", 1, Float -> Same, Expensive;
+    /// Sine.
+    Sin = "sin", 1, Float -> Same, Expensive;
+    /// Cosine.
+    Cos = "cos", 1, Float -> Same, Expensive;
+    /// Hyperbolic tangent.
+    Tanh = "tanh", 1, Float -> Same, Expensive;
+    /// `1 / (1 + e ** -x)`.
+    Sigmoid = "sigmoid", 1, Float -> Same, Expensive;
+    /// Largest integer not above `x`.
+    Floor = "floor", 1, Float -> Same, Cheap;
+    /// Smallest integer not below `x`.
+    Ceil = "ceil", 1, Float -> Same, Cheap;
+    /// Nearest integer, ties to even.
+    Round = "round", 1, Numeric -> Same, Cheap;
+    /// -1, 0 or 1 (NaN stays NaN).
+    Sign = "sign", 1, Signed -> Same, Cheap;
+    /// `cond ? x : y` (TensorFlow's `where` with three operands).
+    Where = "where", 3, Any -> Same, Cheap;
+    /// Inverse cosine.
+    Acos = "acos", 1, Float -> Same, Expensive;
+    /// Inverse hyperbolic cosine.
+    Acosh = "acosh", 1, Float -> Same, Expensive;
+    /// Inverse sine.
+    Asin = "asin", 1, Float -> Same, Expensive;
+    /// Inverse hyperbolic sine.
+    Asinh = "asinh", 1, Float -> Same, Expensive;
+    /// Inverse tangent.
+    Atan = "atan", 1, Float -> Same, Expensive;
+    /// Inverse hyperbolic tangent.
+    Atanh = "atanh", 1, Float -> Same, Expensive;
+    /// Hyperbolic cosine.
+    Cosh = "cosh", 1, Float -> Same, Expensive;
+    /// Hyperbolic sine.
+    Sinh = "sinh", 1, Float -> Same, Expensive;
+    /// Tangent.
+    Tan = "tan", 1, Float -> Same, Expensive;
+    /// The error function.
+    Erf = "erf", 1, Float -> Same, Expensive;
+    /// The complementary error function, `1 - erf(x)`.
+    Erfc = "erfc", 1, Float -> Same, Expensive;
+    /// `e ** x - 1`, accurate near 0.
+    Expm1 = "expm1", 1, Float -> Same, Expensive;
+    /// `ln(1 + x)`, accurate near 0.
+    Log1p = "log1p", 1, Float -> Same, Expensive;
+    /// `ln(sigmoid(x))`, computed as `-softplus(-x)` (TensorFlow's `log_sigmoid`).
+    LogSigmoid = "log_sigmoid", 1, Float -> Same, Expensive;
+    /// `1 / x`.
+    Reciprocal = "reciprocal", 1, Float -> Same, Expensive;
+    /// `1 / sqrt(x)`.
+    Rsqrt = "rsqrt", 1, Float -> Same, Expensive;
+    /// `ln(1 + e ** x)` with TensorFlow's thresholds (`x` itself above `-ln(eps) - 2`, `e ** x`
+    /// below `ln(eps) + 2`).
+    Softplus = "softplus", 1, Float -> Same, Expensive;
+    /// `x / (1 + |x|)` (±inf gives NaN, as in TensorFlow).
+    Softsign = "softsign", 1, Float -> Same, Expensive;
+    /// Nearest integer, ties to even (`tf.math.rint`).
+    Rint = "rint", 1, Float -> Same, Cheap;
+    /// True where `x` is NaN.
+    IsNan = "is_nan", 1, Float -> Bool, Cheap;
+    /// True where `x` is ±inf.
+    IsInf = "is_inf", 1, Float -> Bool, Cheap;
+    /// True where `x` is neither NaN nor ±inf.
+    IsFinite = "is_finite", 1, Float -> Bool, Cheap;
+    /// `atan2(y, x)`: the angle of the point `(x, y)`; the first operand is `y`.
+    Atan2 = "atan2", 2, Float -> Same, Expensive;
+    /// `(x - y) ** 2` (integers wrap).
+    SquaredDifference = "squared_difference", 2, FloatOrWideInt -> Same, Cheap;
+    /// `x / y`, 0 where `x == 0`.
+    Xdivy = "xdivy", 2, Float -> Same, Expensive;
+    /// `x * ln(y)`, 0 where `x == 0`.
+    Xlogy = "xlogy", 2, Float -> Same, Expensive;
+    /// `x / y`, 0 where `y == 0`; integer operands are converted to a float type first.
+    DivideNoNan = "divide_no_nan", 2, Numeric -> TrueDivision, Expensive;
+    /// Division rounded toward zero; refuses an integer division by zero.
+    TruncateDiv = "truncatediv", 2, Numeric -> Same, Expensive [faults];
+    /// Remainder of [`ScalarOp::TruncateDiv`] (C's `fmod` on floats; the dividend's sign).
+    TruncateMod = "truncatemod", 2, FloatOrInt32Int64 -> Same, Expensive [faults];
+    /// `x << y` with `y` clamped to `[0, bits - 1]`.
+    BitwiseLeftShift = "bitwise_left_shift", 2, Integer -> Same, Cheap;
+    /// `x >> y` with `y` clamped to `[0, bits - 1]`; arithmetic on signed types.
+    BitwiseRightShift = "bitwise_right_shift", 2, Integer -> Same, Cheap;
+    ---
+    /// Conversion to the given dtype (TensorFlow's `cast` rules; strings only to strings).
+    Cast(DType) = "cast", 1, Any -> CastTarget, Cheap;
+}
 
 /// What the operands of an op must be, by dtype.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -281,78 +315,7 @@ impl Accepts {
 impl ScalarOp {
     /// The op's graph-file name (TensorFlow's, e.g. `add`, `cast`, `where`).
     pub fn name(self) -> &'static str {
-        match self {
-            ScalarOp::Add => "add",
-            ScalarOp::Subtract => "subtract",
-            ScalarOp::Multiply => "multiply",
-            ScalarOp::Divide => "divide",
-            ScalarOp::FloorDiv => "floordiv",
-            ScalarOp::FloorMod => "floormod",
-            ScalarOp::Pow => "pow",
-            ScalarOp::Maximum => "maximum",
-            ScalarOp::Minimum => "minimum",
-            ScalarOp::Equal => "equal",
-            ScalarOp::NotEqual => "not_equal",
-            ScalarOp::Less => "less",
-            ScalarOp::LessEqual => "less_equal",
-            ScalarOp::Greater => "greater",
-            ScalarOp::GreaterEqual => "greater_equal",
-            ScalarOp::LogicalAnd => "logical_and",
-            ScalarOp::LogicalOr => "logical_or",
-            ScalarOp::LogicalXor => "logical_xor",
-            ScalarOp::LogicalNot => "logical_not",
-            ScalarOp::BitwiseAnd => "bitwise_and",
-            ScalarOp::BitwiseOr => "bitwise_or",
-            ScalarOp::BitwiseXor => "bitwise_xor",
-            ScalarOp::BitwiseInvert => "bitwise_invert",
-            ScalarOp::Negative => "negative",
-            ScalarOp::Abs => "abs",
-            ScalarOp::Square => "square",
-            ScalarOp::Sqrt => "sqrt",
-            ScalarOp::Exp => "exp",
-            ScalarOp::Log => "log",
-            ScalarOp::Sin => "sin",
-            ScalarOp::Cos => "cos",
-            ScalarOp::Tanh => "tanh",
-            ScalarOp::Sigmoid => "sigmoid",
-            ScalarOp::Floor => "floor",
-            ScalarOp::Ceil => "ceil",
-            ScalarOp::Round => "round",
-            ScalarOp::Sign => "sign",
-            ScalarOp::Cast(_) => "cast",
-            ScalarOp::Where => "where",
-            ScalarOp::Acos => "acos",
-            ScalarOp::Acosh => "acosh",
-            ScalarOp::Asin => "asin",
-            ScalarOp::Asinh => "asinh",
-            ScalarOp::Atan => "atan",
-            ScalarOp::Atanh => "atanh",
-            ScalarOp::Cosh => "cosh",
-            ScalarOp::Sinh => "sinh",
-            ScalarOp::Tan => "tan",
-            ScalarOp::Erf => "erf",
-            ScalarOp::Erfc => "erfc",
-            ScalarOp::Expm1 => "expm1",
-            ScalarOp::Log1p => "log1p",
-            ScalarOp::LogSigmoid => "log_sigmoid",
-            ScalarOp::Reciprocal => "reciprocal",
-            ScalarOp::Rsqrt => "rsqrt",
-            ScalarOp::Softplus => "softplus",
-            ScalarOp::Softsign => "softsign",
-            ScalarOp::Rint => "rint",
-            ScalarOp::IsNan => "is_nan",
-            ScalarOp::IsInf => "is_inf",
-            ScalarOp::IsFinite => "is_finite",
-            ScalarOp::Atan2 => "atan2",
-            ScalarOp::SquaredDifference => "squared_difference",
-            ScalarOp::Xdivy => "xdivy",
-            ScalarOp::Xlogy => "xlogy",
-            ScalarOp::DivideNoNan => "divide_no_nan",
-            ScalarOp::TruncateDiv => "truncatediv",
-            ScalarOp::TruncateMod => "truncatemod",
-            ScalarOp::BitwiseLeftShift => "bitwise_left_shift",
-            ScalarOp::BitwiseRightShift => "bitwise_right_shift",
-        }
+        self.info().name
     }
 
     /// The op called `name` in graph files; `cast` is not found here (it needs its dtype).
@@ -362,142 +325,38 @@ impl ScalarOp {
 
     /// Number of operands.
     pub fn arity(self) -> usize {
-        match self {
-            ScalarOp::Where => 3,
-            op if op.is_unary() => 1,
-            _ => 2,
-        }
-    }
-
-    fn is_unary(self) -> bool {
-        matches!(
-            self,
-            ScalarOp::LogicalNot
-                | ScalarOp::BitwiseInvert
-                | ScalarOp::Negative
-                | ScalarOp::Abs
-                | ScalarOp::Square
-                | ScalarOp::Sqrt
-                | ScalarOp::Exp
-                | ScalarOp::Log
-                | ScalarOp::Sin
-                | ScalarOp::Cos
-                | ScalarOp::Tanh
-                | ScalarOp::Sigmoid
-                | ScalarOp::Floor
-                | ScalarOp::Ceil
-                | ScalarOp::Round
-                | ScalarOp::Sign
-                | ScalarOp::Cast(_)
-                | ScalarOp::Acos
-                | ScalarOp::Acosh
-                | ScalarOp::Asin
-                | ScalarOp::Asinh
-                | ScalarOp::Atan
-                | ScalarOp::Atanh
-                | ScalarOp::Cosh
-                | ScalarOp::Sinh
-                | ScalarOp::Tan
-                | ScalarOp::Erf
-                | ScalarOp::Erfc
-                | ScalarOp::Expm1
-                | ScalarOp::Log1p
-                | ScalarOp::LogSigmoid
-                | ScalarOp::Reciprocal
-                | ScalarOp::Rsqrt
-                | ScalarOp::Softplus
-                | ScalarOp::Softsign
-                | ScalarOp::Rint
-                | ScalarOp::IsNan
-                | ScalarOp::IsInf
-                | ScalarOp::IsFinite
-        )
+        self.info().arity
     }
 
     /// True for the comparisons, whose result is bool.
     pub fn is_comparison(self) -> bool {
-        matches!(
-            self,
-            ScalarOp::Equal
-                | ScalarOp::NotEqual
-                | ScalarOp::Less
-                | ScalarOp::LessEqual
-                | ScalarOp::Greater
-                | ScalarOp::GreaterEqual
-        )
+        self.info().result == ResultDType::Bool && self.arity() == 2
     }
 
     /// True for the float predicates (`is_nan`, `is_inf`, `is_finite`), whose result is bool.
     pub fn is_predicate(self) -> bool {
-        matches!(self, ScalarOp::IsNan | ScalarOp::IsInf | ScalarOp::IsFinite)
+        self.info().result == ResultDType::Bool && self.arity() == 1
     }
 
     /// The dtypes the (non-condition) operands may have.
     pub(crate) fn accepts(self) -> Accepts {
-        match self {
-            ScalarOp::Equal | ScalarOp::NotEqual | ScalarOp::Where | ScalarOp::Cast(_) => Accepts::Any,
-            ScalarOp::Add => Accepts::NumericOrString,
-            ScalarOp::Subtract
-            | ScalarOp::Multiply
-            | ScalarOp::Divide
-            | ScalarOp::FloorDiv
-            | ScalarOp::FloorMod
-            | ScalarOp::Pow
-            | ScalarOp::Maximum
-            | ScalarOp::Minimum
-            | ScalarOp::Less
-            | ScalarOp::LessEqual
-            | ScalarOp::Greater
-            | ScalarOp::GreaterEqual
-            | ScalarOp::Square
-            | ScalarOp::Round
-            | ScalarOp::DivideNoNan
-            | ScalarOp::TruncateDiv => Accepts::Numeric,
-            ScalarOp::Negative | ScalarOp::Abs | ScalarOp::Sign => Accepts::Signed,
-            ScalarOp::Sqrt
-            | ScalarOp::Exp
-            | ScalarOp::Log
-            | ScalarOp::Sin
-            | ScalarOp::Cos
-            | ScalarOp::Tanh
-            | ScalarOp::Sigmoid
-            | ScalarOp::Floor
-            | ScalarOp::Ceil
-            | ScalarOp::Acos
-            | ScalarOp::Acosh
-            | ScalarOp::Asin
-            | ScalarOp::Asinh
-            | ScalarOp::Atan
-            | ScalarOp::Atanh
-            | ScalarOp::Cosh
-            | ScalarOp::Sinh
-            | ScalarOp::Tan
-            | ScalarOp::Erf
-            | ScalarOp::Erfc
-            | ScalarOp::Expm1
-            | ScalarOp::Log1p
-            | ScalarOp::LogSigmoid
-            | ScalarOp::Reciprocal
-            | ScalarOp::Rsqrt
-            | ScalarOp::Softplus
-            | ScalarOp::Softsign
-            | ScalarOp::Rint
-            | ScalarOp::IsNan
-            | ScalarOp::IsInf
-            | ScalarOp::IsFinite
-            | ScalarOp::Atan2
-            | ScalarOp::Xdivy
-            | ScalarOp::Xlogy => Accepts::Float,
-            ScalarOp::SquaredDifference => Accepts::FloatOrWideInt,
-            ScalarOp::TruncateMod => Accepts::FloatOrInt32Int64,
-            ScalarOp::BitwiseAnd
-            | ScalarOp::BitwiseOr
-            | ScalarOp::BitwiseXor
-            | ScalarOp::BitwiseInvert
-            | ScalarOp::BitwiseLeftShift
-            | ScalarOp::BitwiseRightShift => Accepts::Integer,
-            ScalarOp::LogicalAnd | ScalarOp::LogicalOr | ScalarOp::LogicalXor | ScalarOp::LogicalNot => Accepts::Bool,
-        }
+        self.info().accepts
+    }
+
+    /// True when some operand values make the kernel fail (integer division by zero, a negative
+    /// integer exponent); such ops fault only on integers.
+    pub fn can_fault(self) -> bool {
+        self.info().faults
+    }
+
+    /// The per-element cost class.
+    pub fn cost(self) -> Cost {
+        self.info().cost
+    }
+
+    /// The infix symbol of a binary arithmetic or comparison op, for printing scalar graphs.
+    pub fn infix(self) -> Option<&'static str> {
+        self.info().infix
     }
 
     /// The result dtype for operands of these dtypes, with TensorFlow's rules: operands of a
@@ -506,9 +365,10 @@ impl ScalarOp {
     /// logical ops take bool, bitwise ops integers, transcendental ops floats; `where`'s
     /// condition is bool; `cast` never converts between strings and other dtypes.
     pub fn output_dtype(self, inputs: &[DType]) -> Result<DType> {
-        let name = self.name();
-        if inputs.len() != self.arity() {
-            return Err(Error::argument(name, format!("takes {} inputs, got {}", self.arity(), inputs.len())));
+        let info = self.info();
+        let name = info.name;
+        if inputs.len() != info.arity {
+            return Err(Error::argument(name, format!("takes {} inputs, got {}", info.arity, inputs.len())));
         }
         let (values, first_value) = match self {
             ScalarOp::Where => {
@@ -530,91 +390,16 @@ impl ScalarOp {
         if !accepts.admits(dtype) {
             return Err(Error::dtype(name, format!("takes {}, got {dtype}", accepts.describe())));
         }
-        Ok(match self {
-            op if op.is_comparison() || op.is_predicate() => DType::Bool,
-            ScalarOp::Divide | ScalarOp::DivideNoNan => dtype.true_division_type().unwrap_or(dtype),
-            ScalarOp::Cast(to) => {
+        Ok(match (info.result, self) {
+            (ResultDType::Bool, _) => DType::Bool,
+            (ResultDType::TrueDivision, _) => dtype.true_division_type().unwrap_or(dtype),
+            (ResultDType::CastTarget, ScalarOp::Cast(to)) => {
                 if (dtype == DType::String) != (to == DType::String) {
                     return Err(Error::dtype(name, format!("cannot cast {dtype} to {to}")));
                 }
                 to
             }
             _ => dtype,
-        })
-    }
-}
-
-impl ScalarOp {
-    /// True when some operand values make the kernel fail (integer division by zero, a negative
-    /// integer exponent); such ops fault only on integers.
-    pub fn can_fault(self) -> bool {
-        matches!(
-            self,
-            ScalarOp::FloorDiv | ScalarOp::FloorMod | ScalarOp::Pow | ScalarOp::TruncateDiv | ScalarOp::TruncateMod
-        )
-    }
-
-    /// The per-element cost class.
-    pub fn cost(self) -> Cost {
-        match self {
-            ScalarOp::Divide
-            | ScalarOp::FloorDiv
-            | ScalarOp::FloorMod
-            | ScalarOp::Pow
-            | ScalarOp::Sqrt
-            | ScalarOp::Exp
-            | ScalarOp::Log
-            | ScalarOp::Sin
-            | ScalarOp::Cos
-            | ScalarOp::Tanh
-            | ScalarOp::Sigmoid
-            | ScalarOp::Acos
-            | ScalarOp::Acosh
-            | ScalarOp::Asin
-            | ScalarOp::Asinh
-            | ScalarOp::Atan
-            | ScalarOp::Atanh
-            | ScalarOp::Cosh
-            | ScalarOp::Sinh
-            | ScalarOp::Tan
-            | ScalarOp::Erf
-            | ScalarOp::Erfc
-            | ScalarOp::Expm1
-            | ScalarOp::Log1p
-            | ScalarOp::LogSigmoid
-            | ScalarOp::Reciprocal
-            | ScalarOp::Rsqrt
-            | ScalarOp::Softplus
-            | ScalarOp::Softsign
-            | ScalarOp::Atan2
-            | ScalarOp::Xdivy
-            | ScalarOp::Xlogy
-            | ScalarOp::DivideNoNan
-            | ScalarOp::TruncateDiv
-            | ScalarOp::TruncateMod => Cost::Expensive,
-            _ => Cost::Cheap,
-        }
-    }
-
-    /// The infix symbol of a binary arithmetic or comparison op, for printing scalar graphs.
-    pub fn infix(self) -> Option<&'static str> {
-        Some(match self {
-            ScalarOp::Add => "+",
-            ScalarOp::Subtract => "-",
-            ScalarOp::Multiply => "*",
-            ScalarOp::Divide => "/",
-            ScalarOp::FloorDiv => "//",
-            ScalarOp::FloorMod => "%",
-            ScalarOp::Equal => "==",
-            ScalarOp::NotEqual => "!=",
-            ScalarOp::Less => "<",
-            ScalarOp::LessEqual => "<=",
-            ScalarOp::Greater => ">",
-            ScalarOp::GreaterEqual => ">=",
-            ScalarOp::BitwiseAnd | ScalarOp::LogicalAnd => "&",
-            ScalarOp::BitwiseOr | ScalarOp::LogicalOr => "|",
-            ScalarOp::BitwiseXor | ScalarOp::LogicalXor => "^",
-            _ => return None,
         })
     }
 }
