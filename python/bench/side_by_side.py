@@ -1,14 +1,21 @@
-"""W1-W4 and W6 of ../shared/BENCHMARKS.md through the Python bindings, next to numpy, and
+"""W1-W4, W7 and W6 of ../shared/BENCHMARKS.md through the Python bindings, next to numpy, and
 TensorFlow, Awkward Array and numba when they are installed (each skipped with a message
 otherwise), on the same data in the same process. Every result is checked against numpy before
-its time is printed. Usage: python python/bench/side_by_side.py [--rows 1048576] [--repeat 5]"""
+its time is printed; W7 (string hashing, which numpy lacks) against ragtime's reference
+interpreter (mode fast_compile) and, when pyfarmhash is installed, against numpy with pyfarmhash.
+Usage: python python/bench/side_by_side.py [--rows 1048576] [--repeat 5]"""
 
 import argparse
 import time
 
 import numpy as np
+import pyarrow as pa
 
 import ragtime as rt
+
+# W7 (docs/benchmarks.md): the vocabulary, the query lengths, the hash buckets (the embedding
+# table's rows) and its width, and the seed of the SplitMix64 stream the queries are drawn from.
+VOCABULARY, MAX_WORDS, BUCKETS, DIM, SEED = 5000, 12, 1024, 16, 0x5241_4754_494D_4537
 
 
 def data(nrows):
@@ -19,6 +26,94 @@ def data(nrows):
     x = (((k * 37) % 1000) / 1000 - 0.5).astype(np.float32)
     z = (((k * 91) % 1000) / 500 - 1).astype(np.float32)
     return x, z, splits
+
+
+def bigram_data(count):
+    """W7's queries (a list of lists of words) and embedding table, the bytes `ragtime bench` uses:
+    the same SplitMix64 stream, first the vocabulary, then each query's length and words."""
+    mask, state = (1 << 64) - 1, SEED
+
+    def below(n):
+        nonlocal state
+        state = (state + 0x9E3779B97F4A7C15) & mask
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        return (z ^ (z >> 31)) % n
+
+    vocabulary, seen = [], set()
+    while len(vocabulary) < VOCABULARY:
+        word = "".join(chr(97 + below(26)) for _ in range(2 + below(9)))
+        if word not in seen:
+            seen.add(word)
+            vocabulary.append(word)
+    queries = [[vocabulary[below(VOCABULARY)] for _ in range(1 + below(MAX_WORDS))] for _ in range(count)]
+    k = np.arange(BUCKETS * DIM, dtype=np.int64)
+    table = (((k * 53) % 1000) / 1000 - 0.5).astype(np.float32).reshape(BUCKETS, DIM)
+    return queries, table
+
+
+def bigram_graph():
+    """W7 in the DSL, as `crates/cli/src/bench/workloads.rs` builds it: hash each word into 1024
+    buckets, pad each query with `#`, join neighbours with `+` into bigrams, hash those, look all
+    buckets up in the table and average per query."""
+    g = rt.Graph()
+    queries = g.input("queries", rt.ragged("string", 1))
+    table = g.input("table", rt.dense("float32", [BUCKETS, DIM]))
+    word_emb = rt.gather(table, rt.strings.to_hash_bucket_fast(queries, num_buckets=BUCKETS))
+    marker = rt.fill(rt.stack(rt.nrows(queries), 1, axis=0), g.constant("#"))
+    padded = rt.concat(marker, queries, marker, axis=1)
+    bigrams = rt.strings.join(rt.getitem(padded, key=":, :-1"), rt.getitem(padded, key=":, 1:"), separator="+")
+    bigram_emb = rt.gather(table, rt.strings.to_hash_bucket_fast(bigrams, num_buckets=BUCKETS))
+    return [queries, table], rt.reduce_mean(rt.concat(word_emb, bigram_emb, axis=1), axis=1)
+
+
+def bigram_workloads(queries, table):
+    """W7 per system, keyed by system name: each entry makes (or raises ImportError) the function
+    timed. numpy needs pyfarmhash for FarmHash Fingerprint64 (TensorFlow's string hash) and makes
+    the bigrams in a Python loop. Also the reference output: ragtime's interpreter."""
+    words = [w for q in queries for w in q]
+    splits = np.zeros(len(queries) + 1, dtype=np.int64)
+    np.cumsum([len(q) for q in queries], out=splits[1:])
+    column = pa.LargeListArray.from_arrays(pa.array(splits), pa.array(words, pa.large_string()))
+    inputs, output = bigram_graph()
+    fast, interpreted = rt.compile(inputs, output), rt.compile(inputs, output, mode="fast_compile")
+    systems = {"ragtime (Python)": lambda: lambda: fast(column, table).flat_values}
+
+    def numpy_w7():
+        import farmhash
+
+        def buckets(strings):
+            return np.fromiter((farmhash.fingerprint64(s) % BUCKETS for s in strings), np.int64, len(strings))
+
+        def run():
+            bigrams = [a + "+" + b for q in queries for a, b in zip(["#"] + q, q + ["#"])]
+            word_sums = np.add.reduceat(table[buckets(words)], splits[:-1])
+            bigram_sums = np.add.reduceat(table[buckets(bigrams)], splits[:-1] + np.arange(len(queries)))
+            return (word_sums + bigram_sums) / (2 * np.diff(splits) + 1).astype(np.float32)[:, None]
+
+        return run
+
+    systems["numpy"] = numpy_w7
+
+    def tensorflow_w7():
+        import tensorflow as tf
+
+        q = tf.RaggedTensor.from_row_splits(tf.constant(words), splits)
+        t = tf.constant(table)
+
+        def run():
+            word_emb = tf.gather(t, tf.strings.to_hash_bucket_fast(q, BUCKETS))
+            marker = tf.fill(tf.stack([q.nrows(), 1]), "#")
+            padded = tf.concat([marker, q, marker], axis=1)
+            bigrams = tf.strings.join([padded[:, :-1], padded[:, 1:]], separator="+")
+            bigram_emb = tf.gather(t, tf.strings.to_hash_bucket_fast(bigrams, BUCKETS))
+            return tf.reduce_mean(tf.concat([word_emb, bigram_emb], axis=1), axis=1).numpy()
+
+        return run
+
+    systems["TensorFlow"] = tensorflow_w7
+    return systems, interpreted(column, table).flat_values
 
 
 def best(fn, repeat):
@@ -140,6 +235,9 @@ def main():
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     x, z, splits = data(args.rows)
+    # W7's queries scale with the rows as `ragtime bench --rows` scales them (100,000 at 2^20).
+    queries, table = bigram_data(max(1, 100_000 * args.rows // (1 << 20)))
+    w7_systems, w7_expected = bigram_workloads(queries, table)
     reference = numpy_workloads(x, z, splits)
     ours, functions = ragtime_workloads(x, z, splits)
     systems = {"ragtime (Python)": lambda: ours, "numpy": lambda: reference}
@@ -147,7 +245,9 @@ def main():
     for name, make in optional.items():
         systems[name] = lambda make=make: make(x, z, splits)
     expected = {w: fn() for w, fn in reference.items()}
-    print(f"{args.rows} rows, {len(x)} values; best of {args.repeat}; seconds")
+    expected["W7"] = w7_expected
+    nwords = sum(len(q) for q in queries)
+    print(f"{args.rows} rows, {len(x)} values; W7: {len(queries)} queries, {nwords} words; best of {args.repeat}; seconds")
     print(f"{'system':<18}" + "".join(f"{w:>12}" for w in expected))
     for system, make in systems.items():
         try:
@@ -156,6 +256,12 @@ def main():
             print(f"{system:<18}  skipped: {e}")
             continue
         cells = []
+        missing = None
+        if system in w7_systems:
+            try:
+                workloads = {**workloads, "W7": w7_systems[system]()}
+            except ImportError as e:
+                missing = f"W7 skipped: {e}"
         for w, want in expected.items():
             if w not in workloads:
                 cells.append(f"{'-':>12}")
@@ -163,7 +269,7 @@ def main():
             seconds, got = best(workloads[w], args.repeat)
             np.testing.assert_allclose(np.asarray(got, dtype=np.float32), want, rtol=2e-5, atol=2e-6)
             cells.append(f"{seconds:>12.5f}")
-        print(f"{system:<18}" + "".join(cells))
+        print(f"{system:<18}" + "".join(cells) + (f"  ({missing})" if missing else ""))
     small = rt.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []], dtype="float32")
     n = 20_000
     rust = min(functions["W3"].time_calls(small, small, repeat=n) for _ in range(3))

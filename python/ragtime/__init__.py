@@ -12,7 +12,9 @@ Build a graph, compile it, call it on data::
 Every op of the vocabulary is ``rt.apply(name, inputs, **attrs)``; each also has a function
 named as in TensorFlow (``rt.reduce_sum``, ``rt.strings.split``, ``rt.ragged.range``), listed in
 ``rt.OP_NAMES``. Values are ``rt.RaggedTensor``: from nested lists, numpy (flat values plus row
-splits) and Arrow arrays, to numpy views, pyarrow arrays and TensorFlow.
+splits), Arrow arrays and chunked arrays, TensorFlow, torch and Awkward; to numpy views, pyarrow
+arrays, TensorFlow, torch and Awkward. Graph files: ``rt.load`` and ``rt.save``; the command line:
+the ``ragtime`` console script (``ragtime.cli``).
 """
 
 from . import _ragtime
@@ -40,10 +42,11 @@ from ._ragtime import (
     dense,
     grad,
     load,
+    save,
     op_attributes,
 )
 from ._ops import install as _install_ops
-from .interop import constant, from_tf, to_tf
+from .interop import constant, from_awkward, from_tf, from_torch, to_awkward, to_tf, to_torch
 
 MODES = ("fast_run", "fast_compile", "debug")
 

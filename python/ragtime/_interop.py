@@ -33,3 +33,13 @@ def arrow_to_numpy(array, shape):
     else:
         out = array.to_numpy(zero_copy_only=True)
     return out.reshape(shape)
+
+
+def join_chunks(stream):
+    """One pyarrow array of a ``ChunkedArray`` (or any ``__arrow_c_stream__`` exporter): its only
+    chunk as it is (buffers shared), several chunks joined into new buffers (a copy: a ragtime
+    value holds its flat values and each row-splits vector in one contiguous buffer)."""
+    chunked = stream if isinstance(stream, pa.ChunkedArray) else pa.chunked_array(stream)
+    if chunked.num_chunks == 1:
+        return chunked.chunk(0)
+    return chunked.combine_chunks()

@@ -1,7 +1,7 @@
 """Type hints of the extension module ragtime._ragtime."""
 
 from os import PathLike
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -144,4 +144,13 @@ def compile(
     threads: Optional[int] = None,
 ) -> Function: ...
 def load(path: Union[str, PathLike[str]]) -> list[Case]: ...
+def save(
+    path: Union[str, PathLike[str]],
+    inputs: Union[Var, Sequence[Var]],
+    outputs: Union[Var, Sequence[Var]],
+    values: Union[Sequence[Any], Mapping[str, Any]],
+    name: str = "python/graph",
+    note: Optional[str] = None,
+) -> None: ...
+def cli_main(args: Sequence[str]) -> int: ...
 def compare(want: RaggedTensor, got: RaggedTensor) -> Optional[str]: ...

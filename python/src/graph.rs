@@ -14,6 +14,7 @@ use ragtime::ir::{self, Attr, Attrs, PrintOptions, VarId};
 use ragtime::{DType, Dim, Error, TensorType};
 
 use crate::errors::IntoPy;
+use crate::save::Recorded;
 use crate::tensor::{dtype_named, tensor_of};
 
 /// A graph under construction. Variables made from it (`input`, ops on them) belong to it.
@@ -21,6 +22,8 @@ use crate::tensor::{dtype_named, tensor_of};
 #[derive(Debug, Default)]
 pub struct PyGraph {
     inner: Mutex<ir::Graph>,
+    /// The graph-file form of the nodes built, for `rt.save` (locked after `inner` when both are).
+    recorded: Mutex<Recorded>,
 }
 
 impl PyGraph {
@@ -28,6 +31,11 @@ impl PyGraph {
     /// graph itself is still consistent, since every IR change is one call).
     pub fn lock(&self) -> MutexGuard<'_, ir::Graph> {
         self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// How the DSL built the graph's nodes, in graph-file terms (poisoning as for `lock`).
+    pub fn recorded(&self) -> MutexGuard<'_, Recorded> {
+        self.recorded.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -341,7 +349,14 @@ fn apply_op(
             }
         }
     }
-    let outs = graph.get().lock().apply(ir_op, &ids).py_err()?;
+    let outs = {
+        let mut g = graph.get().lock();
+        let outs = g.apply(ir_op, &ids).py_err()?;
+        if let Some(node) = outs.first().and_then(|&o| g.var(o)).and_then(|v| v.owner) {
+            graph.get().recorded().op(node, op, attrs);
+        }
+        outs
+    };
     Ok(outs.into_iter().map(|id| PyVar { graph: graph.clone_ref(py), id }).collect())
 }
 
@@ -384,5 +399,6 @@ pub fn grad(cost: &Bound<'_, PyVar>, wrt: &Bound<'_, PyAny>) -> PyResult<Vec<PyV
     }
     let ids = wrt.iter().map(|v| v.id).collect::<Vec<_>>();
     let grads = ragtime_ops::grad::grad(&mut cost.graph.get().lock(), cost.id, &ids).py_err()?;
+    cost.graph.get().recorded().grad(cost.id, &ids, &grads);
     Ok(grads.into_iter().map(|id| PyVar { graph: cost.graph.clone_ref(py), id }).collect())
 }

@@ -1,12 +1,14 @@
 //! The Python extension module `ragtime._ragtime` (PyO3): the DSL, compiled functions, graph
 //! files and values; the Python package `ragtime` (python/ragtime) wraps it with TensorFlow-named
-//! functions and the numpy / pyarrow / TensorFlow conversions.
+//! functions and the numpy / pyarrow / TensorFlow / torch / Awkward conversions.
 #![forbid(unsafe_code)]
 
 pub mod cases;
+pub mod cli;
 pub mod errors;
 pub mod function;
 pub mod graph;
+pub mod save;
 pub mod tensor;
 
 use pyo3::prelude::*;
@@ -29,6 +31,8 @@ fn _ragtime(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(graph::grad, m)?)?;
     m.add_function(wrap_pyfunction!(function::compile, m)?)?;
     m.add_function(wrap_pyfunction!(cases::load, m)?)?;
+    m.add_function(wrap_pyfunction!(save::save, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(cases::compare, m)?)?;
     m.add("OP_NAMES", ragtime_ops::OP_NAMES.to_vec())?;
     Ok(())

@@ -74,24 +74,36 @@ pub fn tensor_of_literal(
 
 /// A value from anything that exports the Arrow C data interface (`__arrow_c_array__`: pyarrow
 /// arrays, Polars and nanoarrow arrays): its buffers are adopted, not copied (`ragtime-arrow`).
+/// A chunked array (`__arrow_c_stream__`: pyarrow's `ChunkedArray`) has its chunks joined first
+/// (`ragtime._interop.join_chunks`: one chunk is shared, several are copied into one buffer, since
+/// a value holds its flat values and each row-splits vector in one buffer).
 pub fn tensor_of_arrow(obj: &Bound<'_, PyAny>) -> PyResult<RaggedTensor> {
+    if !obj.hasattr("__arrow_c_array__")? && obj.hasattr("__arrow_c_stream__")? {
+        let joined = obj.py().import("ragtime._interop")?.call_method1("join_chunks", (obj,))?;
+        return tensor_of_arrow(&joined);
+    }
     let data = ArrayData::from_pyarrow_bound(obj)?;
     ragtime_arrow::from_arrow("value", make_array(data)).py_err()
 }
 
-/// True when `obj` exports the Arrow C data interface.
+/// True when `obj` exports the Arrow C data interface, as an array or as a stream of chunks.
 pub fn is_arrow(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
-    obj.hasattr("__arrow_c_array__")
+    Ok(obj.hasattr("__arrow_c_array__")? || obj.hasattr("__arrow_c_stream__")?)
 }
 
-/// A value from what a Python caller passes: a `RaggedTensor`, an Arrow array or a literal
-/// (converted with `dtype` when given).
+/// A value from what a Python caller passes: a `RaggedTensor`, an Arrow array or chunked array, a
+/// torch tensor, an Awkward array, a TensorFlow tensor, a numpy array or a literal (converted with
+/// `dtype` when given).
 pub fn tensor_of(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<RaggedTensor> {
     if let Ok(t) = obj.cast::<PyRagged>() {
         return Ok(t.get().value.clone());
     }
     if is_arrow(obj)? {
         return tensor_of_arrow(obj);
+    }
+    if let Some(convert) = foreign_conversion(obj)? {
+        let value = obj.py().import("ragtime.interop")?.call_method1(convert, (obj,))?;
+        return Ok(value.cast::<PyRagged>()?.get().value.clone());
     }
     if is_numpy(obj)? {
         // numpy arrays reach Arrow without a copy (`ragtime._interop.numpy_to_arrow`), and
@@ -100,6 +112,20 @@ pub fn tensor_of(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Ragge
         return tensor_of_arrow(&array);
     }
     tensor_of_literal(obj, dtype, None, None)
+}
+
+/// The `ragtime.interop` function that converts `obj`, for the libraries whose values are taken
+/// as they are (by the module their type comes from): torch tensors, Awkward arrays, TensorFlow
+/// tensors.
+fn foreign_conversion(obj: &Bound<'_, PyAny>) -> PyResult<Option<&'static str>> {
+    let module = obj.get_type().module()?;
+    let module = module.to_cow()?;
+    Ok(match module.split('.').next() {
+        Some("torch") => Some("from_torch"),
+        Some("awkward") => Some("from_awkward"),
+        Some("tensorflow") => Some("from_tf"),
+        _ => None,
+    })
 }
 
 /// True when `obj` is a numpy array.
@@ -206,7 +232,8 @@ impl PyRagged {
             .collect()
     }
 
-    /// A value from an Arrow array (`__arrow_c_array__`), sharing its buffers.
+    /// A value from an Arrow array (`__arrow_c_array__`), sharing its buffers, or a chunked array
+    /// (`__arrow_c_stream__`; several chunks are joined into new buffers).
     #[staticmethod]
     fn from_arrow(array: &Bound<'_, PyAny>) -> PyResult<Self> {
         Ok(Self { value: tensor_of_arrow(array)? })

@@ -113,5 +113,32 @@ def test_tensorflow_round_trip():
     ours = rt.to_tf(f(x=t))
     theirs = tf.reduce_sum(original, axis=2)
     assert ours.to_list() == theirs.to_list()
+    # a call takes the tf.RaggedTensor itself
+    assert rt.to_tf(f(x=original)).to_list() == theirs.to_list()
     back = rt.to_tf(t)
     assert back.to_list() == original.to_list()
+
+
+def test_chunked_arrays_are_accepted_directly():
+    list_type = pa.large_list(pa.float32())
+    g = rt.Graph()
+    x = g.input("x", rt.ragged("float32", 1))
+    f = rt.compile([x], rt.reduce_sum(x, axis=1))
+    one = pa.chunked_array([pa.array([[1.0, 2.0], [], [3.5]], type=list_type)])
+    np.testing.assert_array_equal(f(x=one).flat_values, [3.0, 0.0, 3.5])
+    # one chunk: its buffers are shared
+    shared = rt.RaggedTensor.from_arrow(one)
+    assert address(shared.flat_values) == one.chunk(0).values.buffers()[1].address
+    assert address(shared.nested_row_splits[0]) == one.chunk(0).buffers()[1].address
+    # several chunks: joined (a copy), with the row splits rebased across chunks
+    two = pa.chunked_array([[[1.0, 2.0]], [[], [3.5, 4.0]], []], type=list_type)
+    joined = rt.RaggedTensor.from_arrow(two)
+    assert joined.to_list() == [[1.0, 2.0], [], [3.5, 4.0]]
+    assert joined.nested_row_splits_list() == [[0, 2, 2, 4]]
+    np.testing.assert_array_equal(f(two).flat_values, [3.0, 0.0, 7.5])
+    assert rt.constant(two).equals(joined)
+    assert g.constant(two).dtype == "float32"
+    empty = pa.chunked_array([], type=list_type)
+    assert rt.RaggedTensor.from_arrow(empty).nrows() == 0
+    strings = pa.chunked_array([["a", "bc"], ["def"]])
+    assert rt.constant(strings).to_list() == ["a", "bc", "def"]

@@ -1,16 +1,19 @@
-//! The `ragtime` command: check conformance cases, run graph files in any compile mode, run the benchmarks.
+//! The `ragtime` command line: check conformance cases, run graph files in any compile mode, run the
+//! benchmarks. `main_with_args` is the whole command, so the binary and the Python package's `ragtime`
+//! console script run the same code.
 #![forbid(unsafe_code)]
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::cases::no_such_case;
 use clap::{Parser, Subcommand, ValueEnum};
 use ragtime::case::{
     case_files, case_name_matches, run_conformance_where, value_to_json, CaseFile, Expectation, Outcome,
 };
 use ragtime::{CompileOptions, Mode};
-use ragtime_cli::cases::no_such_case;
 use serde_json::json;
 
 /// A symbolic graph compiler for ragged tensors: check conformance cases, run graph files,
@@ -59,12 +62,12 @@ enum Command {
         #[arg(long)]
         json: bool,
         #[command(flatten)]
-        stream: ragtime_cli::stream::StreamArgs,
+        stream: crate::stream::StreamArgs,
         #[command(flatten)]
         compile: CompileArgs,
     },
     /// Time the workloads of docs/benchmarks.md (W1-W7) against same-run baselines, outputs checked first.
-    Bench(ragtime_cli::bench::BenchArgs),
+    Bench(crate::bench::BenchArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -81,7 +84,7 @@ struct CompileArgs {
     exclude: Vec<String>,
     /// Threads for JIT kernels and the reference kernels that split their work (default:
     /// `RAGTIME_THREADS`, else every core).
-    #[arg(long, value_name = "N", value_parser = ragtime_cli::stream::positive)]
+    #[arg(long, value_name = "N", value_parser = crate::stream::positive)]
     threads: Option<usize>,
 }
 
@@ -107,8 +110,10 @@ impl CompileArgs {
     }
 }
 
-fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+/// Runs the `ragtime` command on `args` (the program name first, as `std::env::args_os()` gives it):
+/// 0 on success, 1 when a case fails or a file cannot be run, 2 on bad usage.
+pub fn main_with_args(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -120,10 +125,10 @@ fn main() -> ExitCode {
             conformance(&paths, case.as_deref(), list, &compile.options())
         }
         Command::Run { file, case, json, stream, compile } if !stream.inputs.is_empty() => {
-            ragtime_cli::stream::run(&file, case.as_deref(), json, &stream, compile.options())
+            crate::stream::run(&file, case.as_deref(), json, &stream, compile.options())
         }
         Command::Run { file, case, json, compile, .. } => run(&file, case.as_deref(), json, &compile.options()),
-        Command::Bench(args) => ragtime_cli::bench::main(&args),
+        Command::Bench(args) => crate::bench::main(&args),
     }
 }
 

@@ -1,0 +1,7 @@
+"""``python -m ragtime ...``: the same command line as the ``ragtime`` console script."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
