@@ -18,6 +18,7 @@ mod partition;
 mod pattern;
 mod pipeline;
 mod pooling;
+mod unreduce;
 
 pub use db::{Level, OptimizeOptions, Pass, RewriteInfo, Tracks, APPROXIMATE, REWRITES};
 pub use partition::PartitionClasses;
