@@ -15,7 +15,7 @@ use ragtime_ops::strings::{HashedNgrams, Join, Ngrams, ToHashBucketFast};
 use ragtime_ops::structure::Concat;
 use ragtime_ops::structure::Identity;
 
-use crate::{canon, expand, fold, fusion, gather_reduce, mean, merge, ngrams, pooling, unreduce};
+use crate::{canon, expand, fold, fusion, gather_reduce, log_softmax, mean, merge, ngrams, pooling, unreduce};
 
 /// How much the optimizer does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -223,6 +223,13 @@ pub const REWRITES: &[RewriteInfo] = &[
         tags: &["fast_run", "canonicalize", "local", APPROXIMATE],
         position: 10,
         doc: "reduce_sum(x, 1) / cast(row_lengths(x)) (as [n] or [n, 1]) -> reduce_mean(x, 1) (the count is exact below 2^24 values per row for float32)",
+    },
+    RewriteInfo {
+        name: "local_log_softmax",
+        pass: Pass::Local(Tracks::Ops(&[TypeId::of::<Elemwise>]), log_softmax::log_softmax),
+        tags: &["fast_run", "canonicalize", "local", "stabilize", APPROXIMATE],
+        position: 10,
+        doc: "log(softmax(x)) -> log_softmax(x): the cross-entropy of probabilities computed stably",
     },
     RewriteInfo {
         name: "merge_after_canonicalize",
