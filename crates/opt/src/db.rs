@@ -15,7 +15,7 @@ use ragtime_ops::strings::{HashedNgrams, Join, Ngrams, ToHashBucketFast};
 use ragtime_ops::structure::Concat;
 use ragtime_ops::structure::Identity;
 
-use crate::{canon, expand, fold, fusion, gather_reduce, mean, merge, ngrams, pooling};
+use crate::{canon, expand, fold, fusion, gather_reduce, log_softmax, mean, merge, ngrams, pooling, unreduce};
 
 /// How much the optimizer does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -225,6 +225,13 @@ pub const REWRITES: &[RewriteInfo] = &[
         doc: "reduce_sum(x, 1) / cast(row_lengths(x)) (as [n] or [n, 1]) -> reduce_mean(x, 1) (the count is exact below 2^24 values per row for float32)",
     },
     RewriteInfo {
+        name: "local_log_softmax",
+        pass: Pass::Local(Tracks::Ops(&[TypeId::of::<Elemwise>]), log_softmax::log_softmax),
+        tags: &["fast_run", "canonicalize", "local", "stabilize", APPROXIMATE],
+        position: 10,
+        doc: "log(softmax(x)) -> log_softmax(x): the cross-entropy of probabilities computed stably",
+    },
+    RewriteInfo {
         name: "merge_after_canonicalize",
         pass: Pass::Global(merge::merge),
         tags: &["fast_run", "merge"],
@@ -244,6 +251,20 @@ pub const REWRITES: &[RewriteInfo] = &[
         tags: &["fast_run", "fusion", "local", APPROXIMATE],
         position: 30,
         doc: "reduce_variance / reduce_std / reduce_logsumexp over the ragged axis of [n, *] floats -> mean, max, exp, sum primitives that row fusion fuses",
+    },
+    RewriteInfo {
+        name: "local_lift_unreduce",
+        pass: Pass::Local(Tracks::Ops(&[TypeId::of::<Elemwise>]), unreduce::lift),
+        tags: &["fast_run", "fusion", "local", "gradient"],
+        position: 30,
+        doc: "f(unreduce(x, a), unreduce(x, b), scalar) -> unreduce(x, f(a, b, scalar)): elementwise work on the reduced values, spread once",
+    },
+    RewriteInfo {
+        name: "local_unreduce_per_row",
+        pass: Pass::Local(Tracks::Ops(&[TypeId::of::<Elemwise>]), unreduce::per_row),
+        tags: &["fast_run", "fusion", "local", "gradient"],
+        position: 30,
+        doc: "f(y, unreduce(x, r)) over the last axis of [n, *] (or dense [n, k]) x, y with x's partitions -> f(y, [n, 1] column of r): a per-row operand row fusion takes",
     },
     RewriteInfo {
         name: "local_gather_reduce",

@@ -11,6 +11,7 @@ mod expand;
 mod fold;
 mod fusion;
 mod gather_reduce;
+mod log_softmax;
 mod mean;
 mod merge;
 mod ngrams;
@@ -18,6 +19,7 @@ mod partition;
 mod pattern;
 mod pipeline;
 mod pooling;
+mod unreduce;
 
 pub use db::{Level, OptimizeOptions, Pass, RewriteInfo, Tracks, APPROXIMATE, REWRITES};
 pub use partition::PartitionClasses;
