@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use ragtime_core::compare::compare;
 use ragtime_core::{dispatch_dtype, limits, DenseTensor, Element, Error, RaggedTensor, Result, TensorType};
 use ragtime_graph::{FunctionGraph, Op, OpProperties, OpRef};
-use ragtime_ops::fused::{Composite, Layout, OperandKind, RowKernel, RowOutput, RowPooling};
+use ragtime_ops::fused::{Composite, Layout, OperandKind, RowKernel, RowOutput};
 use rayon::prelude::*;
 
 use crate::kernel::{FusedKernel, Jit};
@@ -468,17 +468,12 @@ impl Op for JitKernel {
     }
 }
 
-/// The kernel spec of a composite, if the JIT lowers it.
-pub(crate) fn composite_spec(c: &Composite) -> Option<KernelSpec> {
-    let outputs: Vec<RowOutput> = c.graph().outputs().iter().map(|&r| RowOutput::Elements(r)).collect();
-    KernelSpec::new(c.graph(), c.operands(), &[], &outputs)
-}
-
 /// The kernel spec of a fused op, if it is one the JIT lowers.
 pub fn spec_of(op: &OpRef) -> Option<KernelSpec> {
     let any = op.as_any();
     if let Some(c) = any.downcast_ref::<Composite>() {
-        return composite_spec(c);
+        let outputs: Vec<RowOutput> = c.graph().outputs().iter().map(|&r| RowOutput::Elements(r)).collect();
+        return KernelSpec::new(c.graph(), c.operands(), &[], &outputs);
     }
     let k = any.downcast_ref::<RowKernel>()?;
     KernelSpec::new(k.graph(), k.operands(), k.reductions(), k.outputs())
@@ -486,24 +481,11 @@ pub fn spec_of(op: &OpRef) -> Option<KernelSpec> {
 
 /// Replaces every fused op the JIT can lower by a [`JitKernel`] running on `threads` threads
 /// (with `check`, each call also runs the reference implementation and compares); returns how
-/// many were lowered. Kernels come from the process-wide cache. A softmax-weighted `RowPooling`
-/// gets its compiled code (`logits.rs`).
+/// many were lowered. Kernels come from the process-wide cache.
 pub fn lower_fused(fg: &mut FunctionGraph, threads: usize, check: bool) -> Result<usize> {
     let mut lowered = 0;
     for node in fg.toposort()? {
         let Some(apply) = fg.node(node) else { continue };
-        if let Some(pooling) = apply.op.as_any().downcast_ref::<RowPooling>() {
-            // Not a kernel, but precompiled code that calls compiled code for its softmax
-            // weights (the same bits).
-            if let Some(pooling) = crate::logits::accelerated(pooling)? {
-                let op = Arc::new(pooling);
-                let (inputs, outputs) = (apply.inputs.clone(), apply.outputs.clone());
-                let new = fg.add_node(op, &inputs)?;
-                let pairs: Vec<_> = outputs.into_iter().zip(new).collect();
-                fg.replace_all(&pairs, "jit")?;
-            }
-            continue;
-        }
         let Some(spec) = spec_of(&apply.op) else { continue };
         let (inner, inputs, outputs) = (apply.op.clone(), apply.inputs.clone(), apply.outputs.clone());
         let (kernel, plan) = compiled(&spec)?;

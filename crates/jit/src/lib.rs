@@ -82,7 +82,6 @@ pub mod bulk;
 mod callees;
 mod exec;
 mod kernel;
-mod logits;
 mod lower;
 mod perf_map;
 pub mod plan;

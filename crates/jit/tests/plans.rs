@@ -1,13 +1,11 @@
 //! Kernel plans: the printed plan of representative kernels (the benchmark workloads' fused ops,
 //! as the optimizer builds them, and kernels of the other dtypes) compared with the files in
 //! `tests/plans/` (`RAGTIME_BLESS=1` rewrites them), and the decisions checked one by one. The
-//! workloads' files are what `RAGTIME_JIT_PLAN=1 ragtime bench` prints for W1-W4 on a machine
-//! with AVX2 and FMA, and W9's softmax of `d * 2` as a row kernel (the softmax over a ragged
-//! axis of a scaled input; W9 itself now computes it inside its pooling).
+//! workloads' files are what `RAGTIME_JIT_PLAN=1 ragtime bench` prints for W1-W4 and W9's softmax
+//! on a machine with AVX2 and FMA.
 //!
 //! `RowPooling` (W9's pooling) and `GatherReduce` (W7) are fused ops with their own kernels; they
-//! do not go through the JIT, so they have no plan (W9's logits `d * 2` are a flat composite
-//! kernel the pooling calls, the plan of `w2`'s shape).
+//! do not go through the JIT, so they have no plan.
 
 use ragtime_core::DType;
 use ragtime_jit::plan::{BulkCall, Fold, Rows, ScratchUse, Shape, Split};

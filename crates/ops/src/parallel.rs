@@ -1,6 +1,6 @@
 //! Intra-op parallelism for reference kernels: the thread count of the call being run on this
-//! thread, the rayon pools (one per thread count, shared with the JIT's kernels), and how a
-//! kernel splits its output across them (equal chunks, spans, or chunks of equal work).
+//! thread, the rayon pools (one per thread count, shared with the JIT's kernels), and the one
+//! way a kernel splits its output across them.
 //!
 //! Why a thread-local: ops have no context argument, and the thread count belongs to the
 //! compiled function (`CompileOptions::threads`), so `Function::call` sets it for the duration
@@ -128,96 +128,9 @@ pub fn spans_filled<T: Send + Clone + Default>(
     Ok(out)
 }
 
-/// Pieces per thread of [`fill_balanced`]: taken by the threads as they come free, so a thread
-/// that is slowed (a descheduled virtual CPU) holds up less of the call, as the JIT executor cuts
-/// its kernel calls.
-pub const PIECES_PER_THREAD: usize = 4;
-
-/// [`fill_chunks`] for items of unequal cost: the chunks hold about equal work, `work(i)` being
-/// the work of the items before item `i` (non-decreasing; `work(items)` the total), and there are
-/// [`PIECES_PER_THREAD`] of them per thread. `fill` must only compute (see the module docs).
-pub fn fill_balanced<T: Send>(
-    out: &mut [T],
-    item_len: usize,
-    work: impl Fn(usize) -> usize,
-    fill: impl Fn(usize, &mut [T]) + Sync,
-) -> Result<()> {
-    let items = out.len().checked_div(item_len).unwrap_or(0);
-    let threads = call_threads().min(items / MIN_ITEMS_PER_THREAD);
-    if threads <= 1 {
-        fill(0, out);
-        return Ok(());
-    }
-    let pieces = threads * PIECES_PER_THREAD;
-    let total = work(items) as u128;
-    let mut bounds = vec![0usize];
-    for p in 1..pieces {
-        let target = (total * p as u128 / pieces as u128) as usize;
-        // The first item whose preceding work reaches the target (bisection over `work`).
-        let (mut lo, mut hi) = (*bounds.last().unwrap_or(&0), items);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if work(mid) < target {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        bounds.push(lo);
-    }
-    bounds.push(items);
-    let mut chunks = Vec::with_capacity(pieces);
-    let mut rest = out;
-    for w in bounds.windows(2) {
-        let (chunk, tail) = rest.split_at_mut((w[1] - w[0]) * item_len);
-        chunks.push((w[0], chunk));
-        rest = tail;
-    }
-    pool(call_threads())?.install(|| chunks.into_par_iter().for_each(|(first, chunk)| fill(first, chunk)));
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn balanced_chunks_cover_the_output_once_and_split_the_work() {
-        // Item i costs i % 7 + 1: the work before item i is the prefix sum.
-        let items = 3 * MIN_ITEMS_PER_THREAD + 5;
-        let prefix: Vec<usize> = std::iter::once(0)
-            .chain((0..items).scan(0, |a, i| {
-                *a += i % 7 + 1;
-                Some(*a)
-            }))
-            .collect();
-        for threads in [1, 2, 3] {
-            let _guard = enter_threads(threads);
-            let mut out = vec![0usize; items * 2];
-            let firsts = std::sync::Mutex::new(Vec::new());
-            fill_balanced(
-                &mut out,
-                2,
-                |i| prefix[i],
-                |first, chunk| {
-                    firsts.lock().unwrap().push((first, chunk.len() / 2));
-                    for (k, c) in chunk.chunks_exact_mut(2).enumerate() {
-                        c.fill(first + k + 1);
-                    }
-                },
-            )
-            .unwrap();
-            assert!(out.chunks_exact(2).enumerate().all(|(i, c)| c == [i + 1, i + 1]), "{threads} threads");
-            let firsts = firsts.into_inner().unwrap();
-            let pieces = if threads > 1 { threads * PIECES_PER_THREAD } else { 1 };
-            assert_eq!(firsts.len(), pieces, "{threads} threads");
-            let share = prefix[items] / pieces;
-            for &(first, n) in &firsts {
-                let work = prefix[first + n] - prefix[first];
-                assert!(work.abs_diff(share) <= 8, "{threads} threads: piece at {first} has {work}, not {share}");
-            }
-        }
-    }
 
     #[test]
     fn chunks_cover_the_output_once_whatever_the_thread_count() {

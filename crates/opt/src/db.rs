@@ -232,13 +232,6 @@ pub const REWRITES: &[RewriteInfo] = &[
         doc: "merge again: canonicalization exposes equal nodes",
     },
     RewriteInfo {
-        name: "local_softmax_pooling",
-        pass: Pass::Local(Tracks::Ops(&[TypeId::of::<Reduce>]), pooling::softmax_pooling),
-        tags: &["fast_run", "fusion", "local"],
-        position: 25,
-        doc: "reduce_sum(expand_dims(softmax(s), -1) * f) over the innermost ragged axis (then a sum / max / min / prod over the next outer one) -> RowPooling computing the softmax weights in its pass",
-    },
-    RewriteInfo {
         name: "local_expand_softmax",
         pass: Pass::Local(Tracks::Ops(&[TypeId::of::<Softmax>]), expand::softmax),
         tags: &["fast_run", "fusion", "local"],
@@ -300,12 +293,5 @@ pub const REWRITES: &[RewriteInfo] = &[
         tags: &["fast_run", "fusion"],
         position: 41,
         doc: "convex groups of elementwise ops over one iteration space -> Composite",
-    },
-    RewriteInfo {
-        name: "pooling_logits",
-        pass: Pass::Global(pooling::pooling_logits),
-        tags: &["fast_run", "fusion"],
-        position: 42,
-        doc: "a Composite computing the logits of a softmax-weighted RowPooling, read only there -> inside the RowPooling",
     },
 ];

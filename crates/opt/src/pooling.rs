@@ -6,12 +6,6 @@
 //! vectors are not stored either (W9: softmax-weighted feature sums per session, maximum over a
 //! user's sessions).
 //!
-//! `local_softmax_pooling` (run before `local_expand_softmax`) does the same when `w` is
-//! `softmax(s)` over the innermost ragged axis, read only there: the fused op computes the weights
-//! from `s` in its pass (`PoolWeights::Softmax`), so they are not stored; `pooling_logits`, after
-//! elementwise fusion, moves a `Composite` that computes `s` and is read only there into the
-//! pooling op, so the logits are not stored either (W9 is one node).
-//!
 //! Law: see `ragtime_ops::fused::RowPooling` (the same multiplications, additions and
 //! combinations in the same order: bit-identical). The product and the inner sum must have the
 //! next op as their only client, so nothing is computed twice; the `OriginalOps` program replays
@@ -20,11 +14,8 @@
 use ragtime_core::{DType, Dim, Result, TensorType};
 use ragtime_graph::{ApplyId, Client, FunctionGraph, OpRef, VarId};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
-use ragtime_ops::fused::{
-    op_ref, Composite, OperandKind, OriginalOps, OriginalRef, OriginalStep, PoolWeights, RowPooling,
-};
+use ragtime_ops::fused::{op_ref, OriginalOps, OriginalRef, OriginalStep, RowPooling};
 use ragtime_ops::reduce::{Reduce, ReduceKind};
-use ragtime_ops::rows::Softmax;
 use ragtime_ops::structure::ExpandDims;
 
 type Rewrite = Result<Option<Vec<(VarId, VarId)>>>;
@@ -67,28 +58,8 @@ fn expanded_weights(fg: &FunctionGraph, a: VarId, k: usize, dtype: DType) -> Opt
     (last && wt.ragged_rank() == k && wt.rank() == k + 1 && wt.dtype() == dtype).then(|| (apply.op.clone(), w))
 }
 
-/// The logits `s` of `w = softmax(s)` (not `log_softmax`), when `w` is read only by `reader`:
-/// `(softmax op, s)`. `s` has `w`'s type, so the softmax runs over the innermost ragged axis.
-fn softmax_logits(fg: &FunctionGraph, w: VarId, reader: ApplyId) -> Option<(OpRef, VarId)> {
-    let apply = fg.node(fg.var(w)?.owner?)?;
-    let softmax = apply.op.as_any().downcast_ref::<Softmax>()?;
-    let s = apply.inputs[0];
-    (!softmax.log && only_client(fg, w) == Some(reader) && ty(fg, s) == ty(fg, w)).then(|| (apply.op.clone(), s))
-}
-
-/// `local_row_pooling`, on a `Reduce` node: given weights.
+/// The rewrite, on a `Reduce` node.
 pub(crate) fn row_pooling(fg: &mut FunctionGraph, node: ApplyId) -> Rewrite {
-    pooling(fg, node, false)
-}
-
-/// `local_softmax_pooling`, on a `Reduce` node: weights that are the softmax of logits.
-pub(crate) fn softmax_pooling(fg: &mut FunctionGraph, node: ApplyId) -> Rewrite {
-    pooling(fg, node, true)
-}
-
-/// The rewrite, on a `Reduce` node: with `softmax`, only when the weights are a softmax, which
-/// the fused op then computes.
-fn pooling(fg: &mut FunctionGraph, node: ApplyId, softmax: bool) -> Rewrite {
     let Some((sum_op, ReduceKind::Sum, axis, m, pooled)) = single_axis_reduce(fg, node) else { return Ok(None) };
     let Some(mt) = ty(fg, m) else { return Ok(None) };
     let k = mt.ragged_rank();
@@ -118,19 +89,6 @@ fn pooling(fg: &mut FunctionGraph, node: ApplyId, softmax: bool) -> Rewrite {
         Some((weights, f, weights_first))
     });
     let Some(((expand_op, w), f, weights_first)) = found else { return Ok(None) };
-    // With softmax weights, the fused op reads the logits and the softmax is the first step of
-    // its original program.
-    let softmax_of = match softmax {
-        true => match fg
-            .var(if weights_first { lhs } else { rhs })
-            .and_then(|v| v.owner)
-            .and_then(|expand| softmax_logits(fg, w, expand))
-        {
-            Some(found) => Some(found),
-            None => return Ok(None),
-        },
-        false => None,
-    };
     // The outer reduction, when it is the pooled value's only client.
     let outer = only_client(fg, pooled).and_then(|next| {
         let (op, kind, axis, _, out) = single_axis_reduce(fg, next)?;
@@ -142,66 +100,20 @@ fn pooling(fg: &mut FunctionGraph, node: ApplyId, softmax: bool) -> Rewrite {
     } else {
         vec![OriginalRef::Input(1), OriginalRef::Step(0, 0)]
     };
-    // Step numbers past the optional softmax step.
-    let at = usize::from(softmax_of.is_some());
-    let mul_inputs = mul_inputs
-        .into_iter()
-        .map(|r| match r {
-            OriginalRef::Step(i, o) => OriginalRef::Step(i + at, o),
-            other => other,
-        })
-        .collect();
-    let mut steps: Vec<OriginalStep> =
-        softmax_of.iter().map(|(op, _)| OriginalStep { op: op.clone(), inputs: vec![OriginalRef::Input(0)] }).collect();
-    let weights_ref = if at == 1 { OriginalRef::Step(0, 0) } else { OriginalRef::Input(0) };
-    steps.extend([
-        OriginalStep { op: expand_op, inputs: vec![weights_ref] },
+    let mut steps = vec![
+        OriginalStep { op: expand_op, inputs: vec![OriginalRef::Input(0)] },
         OriginalStep { op: mul_op, inputs: mul_inputs },
-        OriginalStep { op: sum_op, inputs: vec![OriginalRef::Step(at + 1, 0)] },
-    ]);
+        OriginalStep { op: sum_op, inputs: vec![OriginalRef::Step(1, 0)] },
+    ];
     let replaced = match &outer {
         Some((op, _, out)) => {
-            steps.push(OriginalStep { op: op.clone(), inputs: vec![OriginalRef::Step(at + 2, 0)] });
+            steps.push(OriginalStep { op: op.clone(), inputs: vec![OriginalRef::Step(2, 0)] });
             *out
         }
         None => pooled,
     };
     let original = OriginalOps { outputs: vec![OriginalRef::Step(steps.len() - 1, 0)], steps, consts: Vec::new() };
-    let (weights, first_input) = match softmax_of {
-        Some((_, s)) => (PoolWeights::Softmax { logits: None }, s),
-        None => (PoolWeights::Given, w),
-    };
-    let fused = RowPooling::new(width, outer.map(|(_, kind, _)| kind), weights, original)?;
-    let new_out = fg.add_node(op_ref(fused), &[first_input, f])?;
+    let fused = RowPooling::new(width, outer.map(|(_, kind, _)| kind), original)?;
+    let new_out = fg.add_node(op_ref(fused), &[w, f])?;
     Ok(Some(vec![(replaced, new_out[0])]))
-}
-
-/// `pooling_logits`: each `RowPooling` with softmax weights of an input `s` that a `Composite`
-/// computes and only it reads takes the composite in (its operands replace `s` among the pooling's
-/// inputs), when the composite has one output, full and scalar operands only and cannot fault.
-/// Returns the number of poolings changed.
-pub(crate) fn pooling_logits(fg: &mut FunctionGraph) -> Result<usize> {
-    let mut changed = 0;
-    for node in fg.toposort()? {
-        let Some(apply) = fg.node(node) else { continue };
-        let Some(pooling) = apply.op.as_any().downcast_ref::<RowPooling>() else { continue };
-        let (s, f, out) = match (apply.inputs.as_slice(), apply.outputs.as_slice()) {
-            ([s, f], [out]) => (*s, *f, *out),
-            _ => continue,
-        };
-        let Some(producer) = fg.var(s).and_then(|v| v.owner).and_then(|o| fg.node(o)) else { continue };
-        let Some(composite) = producer.op.as_any().downcast_ref::<Composite>() else { continue };
-        let lines_up = composite.operands().iter().all(|k| matches!(k, OperandKind::Full | OperandKind::Scalar));
-        if !lines_up || composite.graph().can_fault() || producer.outputs.len() != 1 || only_client(fg, s) != Some(node)
-        {
-            continue;
-        }
-        let Some(fused) = pooling.with_logits(composite.clone()) else { continue };
-        let mut inputs = producer.inputs.clone();
-        inputs.push(f);
-        let new_out = fg.add_node(op_ref(fused), &inputs)?;
-        fg.replace_all(&[(out, new_out[0])], "pooling_logits")?;
-        changed += 1;
-    }
-    Ok(changed)
 }

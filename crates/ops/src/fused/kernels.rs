@@ -205,42 +205,25 @@ impl Composite {
         &self.original
     }
 
-    /// The operands of one call lined up as fusion assumed, or `None` (then only the original
-    /// ops can run).
-    pub(crate) fn layout<'a>(&self, inputs: &'a [RaggedTensor]) -> Result<Option<Layout<'a>>> {
-        Layout::new(&self.operands, inputs, false)
-    }
-
-    /// The outputs' values at elements `e0..e1` of the iteration space of `layout` (whose row
-    /// splits are `splits`): one chunk of the fast path, a column per output.
-    pub(crate) fn eval_elements(
-        &self,
-        layout: &Layout<'_>,
-        splits: Option<&[i64]>,
-        e0: usize,
-        e1: usize,
-    ) -> Result<Vec<DenseTensor>> {
-        let rows = match (self.operands.contains(&OperandKind::PerRow), splits) {
-            (true, Some(s)) => element_rows(s, row_of(s, e0), s.len() - 1, e0, e1),
-            _ => Vec::new(),
-        };
-        let fetch = |i: usize| layout.column(&self.operands, i, e0, e1, &rows);
-        let mut chunk = Chunk::new(&self.graph, e1 - e0, &fetch);
-        self.graph.eval_chunk(self.graph.outputs(), &mut chunk, &|e| layout.locate(e0 + e))?;
-        self.graph.outputs().iter().map(|&out| chunk.value(out)).collect()
-    }
-
     fn fast(&self, inputs: &[RaggedTensor]) -> Result<Option<Vec<RaggedTensor>>> {
         let Some(layout) = Layout::new(&self.operands, inputs, false)? else { return Ok(None) };
         let reference = layout.reference;
         let total = reference.flat_values().len();
         let splits = layout.row_splits();
+        let per_row = self.operands.contains(&OperandKind::PerRow);
         let mut parts: Vec<Vec<DenseTensor>> = vec![Vec::new(); self.graph.outputs().len()];
         let mut e0 = 0;
         loop {
             let e1 = (e0 + CHUNK).min(total);
-            for (part, value) in parts.iter_mut().zip(self.eval_elements(&layout, splits, e0, e1)?) {
-                part.push(value);
+            let rows = match (per_row, splits) {
+                (true, Some(s)) => element_rows(s, row_of(s, e0), s.len() - 1, e0, e1),
+                _ => Vec::new(),
+            };
+            let fetch = |i: usize| layout.column(&self.operands, i, e0, e1, &rows);
+            let mut chunk = Chunk::new(&self.graph, e1 - e0, &fetch);
+            self.graph.eval_chunk(self.graph.outputs(), &mut chunk, &|e| layout.locate(e0 + e))?;
+            for (part, &out) in parts.iter_mut().zip(self.graph.outputs()) {
+                part.push(chunk.value(out)?);
             }
             if e1 >= total {
                 break;

@@ -24,7 +24,7 @@ use ragtime_graph::OpRef;
 pub use gather_reduce::GatherReduce;
 pub use kernels::{Composite, Layout, OperandKind, RowKernel, RowOutput, RowReduction};
 pub use original::{OriginalOps, OriginalRef, OriginalStep};
-pub use pooling::{BulkExpF32, LogitsKernel, LogitsOut, PoolWeights, RowPooling};
+pub use pooling::RowPooling;
 pub use scalar_graph::{ScalarConst, ScalarGraph, ScalarGraphBuilder, ScalarNode, ScalarRef};
 
 /// A shared fused op.
