@@ -1,5 +1,5 @@
 //! Criterion benches guarding the kernels of `ragtime bench` against regressions: the workloads of
-//! `docs/benchmarks.md` (W1-W7 and W9, the rank 2 forms of W3 and W4, same graphs and data generators as `ragtime bench`) at 2^16 rows and 6,250
+//! `docs/benchmarks.md` (W1-W7 and W9, the rank 2 and inner-dim forms of W3 and W4, same graphs and data generators as `ragtime bench`) at 2^16 rows and 6,250
 //! queries, each next to its single-threaded baseline loop. Every workload's output is checked (against
 //! its baseline and the interpreter) before it is timed. Run with `cargo bench --bench kernels`
 //! (`-- --quick` for a short run, `-- W3` to filter).
@@ -8,7 +8,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use ragtime::prelude::*;
 use ragtime::RaggedTensor;
 use ragtime_cli::bench::baseline::{self, Parallel};
-use ragtime_cli::bench::data::{small_input, Data, Queries, Rank2, Sessions, DIM, FEATURES};
+use ragtime_cli::bench::data::{small_input, Data, Inner, Queries, Rank2, Sessions, DIM, FEATURES, INNER};
 use ragtime_cli::bench::run::{Bench, Settings};
 use ragtime_cli::bench::workloads::{self, WorkloadId};
 
@@ -126,7 +126,8 @@ fn bigram(c: &mut Criterion) {
 }
 
 /// The nested workloads: W3 and W4 over axis 2 of the rank 2 view (next to W3's and W4's loops
-/// over the same inner rows), and W9 next to its two-level loop.
+/// over the same inner rows) and over the ragged axis of `[rows, *, 8]` values (next to their
+/// loops over vectors of 8), and W9 next to its two-level loop.
 fn nested(c: &mut Criterion) {
     let data = Data::new(ROWS).expect("the data builds");
     let rank2 = Rank2::new(&data).expect("the rank 2 view builds");
@@ -152,6 +153,28 @@ fn nested(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("ragtime", id.name()), |b| b.iter(|| call(&f, &x)));
     group.bench_function(BenchmarkId::new("baseline", id.name()), |b| {
         b.iter(|| baseline::row_softmax(splits, xs, &mut flat))
+    });
+
+    let inner = Inner::new(ROWS).expect("the inner-dim data builds");
+    let (ixs, izs, isplits) = (inner.xs(), inner.zs(), inner.splits());
+    let mut inner_rows = vec![0f32; inner.nrows() * INNER];
+    let mut inner_flat = vec![0f32; inner.nvals()];
+    group.throughput(Throughput::Elements(inner.nvals() as u64));
+    let id = WorkloadId::RowMeanInner8;
+    checked(id);
+    let f = compiled(id);
+    let xz = [inner.x.clone(), inner.z.clone()];
+    group.bench_function(BenchmarkId::new("ragtime", id.name()), |b| b.iter(|| call(&f, &xz)));
+    group.bench_function(BenchmarkId::new("baseline", id.name()), |b| {
+        b.iter(|| baseline::row_mean_inner8(isplits, ixs, izs, &mut inner_rows))
+    });
+    let id = WorkloadId::RowSoftmaxInner8;
+    checked(id);
+    let f = compiled(id);
+    let x = [inner.x.clone()];
+    group.bench_function(BenchmarkId::new("ragtime", id.name()), |b| b.iter(|| call(&f, &x)));
+    group.bench_function(BenchmarkId::new("baseline", id.name()), |b| {
+        b.iter(|| baseline::row_softmax_inner8(isplits, ixs, &mut inner_flat))
     });
 
     let id = WorkloadId::NestedAttention;

@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use rayon::{ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder};
 
 use super::approx;
-use super::data::{BUCKETS, DIM, FEATURES};
+use super::data::{BUCKETS, DIM, FEATURES, INNER};
 
 /// Pieces of rows per thread, as the JIT executor cuts a large call (`ragtime_jit`'s `PIECES_PER_THREAD`).
 pub const PIECES_PER_THREAD: usize = 4;
@@ -180,6 +180,69 @@ pub fn row_softmax_approx(splits: &[i64], x: &[f32], out: &mut [f32]) {
     }
 }
 
+/// W3 over `[rows, *, 8]` values, for the rows whose splits (into the items of 8 values) are `splits`:
+/// `out[r, j] = sum(x * 2 + z over row r, column j) / len(row r)` (NaN for an empty row); `out` holds
+/// 8 values per row. The 8 columns are one AVX2 vector.
+#[multiversion(targets("x86_64+avx2+fma"))]
+pub fn row_mean_inner8(splits: &[i64], x: &[f32], z: &[f32], out: &mut [f32]) {
+    for (o, w) in out.chunks_exact_mut(INNER).zip(splits.windows(2)) {
+        let (s, e) = (w[0] as usize * INNER, w[1] as usize * INNER);
+        let mut sum = [0f32; INNER];
+        for (x, z) in x[s..e].chunks_exact(INNER).zip(z[s..e].chunks_exact(INNER)) {
+            for j in 0..INNER {
+                sum[j] += x[j] * 2.0 + z[j];
+            }
+        }
+        let n = (w[1] - w[0]) as f32;
+        for (o, s) in o.iter_mut().zip(sum) {
+            *o = s / n;
+        }
+    }
+}
+
+/// W4 over `[rows, *, 8]` values: each row and column of `x` -> `exp(x - max) / sum(exp(x - max))`,
+/// three passes per row over vectors of 8 with `exp` computed by `exp` (libm's `f32::exp` or
+/// [`approx::exp`]); `out` starts at the first row's first value.
+#[inline(always)]
+fn row_softmax_inner8_with(splits: &[i64], x: &[f32], out: &mut [f32], exp: impl Fn(f32) -> f32) {
+    let base = splits.first().copied().unwrap_or(0) as usize * INNER;
+    for w in splits.windows(2) {
+        let (s, e) = (w[0] as usize * INNER, w[1] as usize * INNER);
+        let row = &x[s..e];
+        let o = &mut out[s - base..e - base];
+        let mut max = [f32::NEG_INFINITY; INNER];
+        for item in row.chunks_exact(INNER) {
+            for j in 0..INNER {
+                max[j] = max[j].max(item[j]);
+            }
+        }
+        let mut sum = [0f32; INNER];
+        for (o, item) in o.chunks_exact_mut(INNER).zip(row.chunks_exact(INNER)) {
+            for j in 0..INNER {
+                o[j] = exp(item[j] - max[j]);
+                sum[j] += o[j];
+            }
+        }
+        for o in o.chunks_exact_mut(INNER) {
+            for j in 0..INNER {
+                o[j] /= sum[j];
+            }
+        }
+    }
+}
+
+/// [`row_softmax_inner8_with`] with libm's `f32::exp`.
+#[multiversion(targets("x86_64+avx2+fma"))]
+pub fn row_softmax_inner8(splits: &[i64], x: &[f32], out: &mut [f32]) {
+    row_softmax_inner8_with(splits, x, out, f32::exp)
+}
+
+/// [`row_softmax_inner8_with`] with the vectorizable [`approx::exp`].
+#[multiversion(targets("x86_64+avx2+fma"))]
+pub fn row_softmax_inner8_approx(splits: &[i64], x: &[f32], out: &mut [f32]) {
+    row_softmax_inner8_with(splits, x, out, approx::exp)
+}
+
 /// W9 for the users whose splits (into the sessions) are `user_splits` (`users + 1` entries):
 /// for each session, the softmax of `2 d` over its events weighting its feature vectors (`e_k =
 /// exp(2 d_k - max)`, `p = sum(e_k f_k) / sum(e_k)`, zeros for an empty session), then the maximum of
@@ -296,6 +359,33 @@ mod tests {
         p.run(&chunks, &mut soft, |r| splits[r] as usize, |rows, o| row_softmax(&splits[rows.start..=rows.end], &x, o));
         let row: f32 = soft[3..8].iter().sum();
         assert!((row - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn inner8_loops_work_column_by_column() {
+        // Rows [items 0, 1], [], [item 2]: each column of the inner-dim loops is W3's / W4's loop on
+        // that column alone.
+        let splits = [0i64, 2, 2, 3];
+        let x: Vec<f32> = (0..3 * INNER).map(|k| k as f32 / 9.0 - 1.0).collect();
+        let z: Vec<f32> = (0..3 * INNER).map(|k| 0.5 - k as f32 / 7.0).collect();
+        let mut mean = vec![0f32; 3 * INNER];
+        row_mean_inner8(&splits, &x, &z, &mut mean);
+        let (mut soft, mut soft_approx) = (vec![0f32; 3 * INNER], vec![0f32; 3 * INNER]);
+        row_softmax_inner8(&splits, &x, &mut soft);
+        row_softmax_inner8_approx(&splits, &x, &mut soft_approx);
+        for j in 0..INNER {
+            let column = |v: &[f32]| -> Vec<f32> { (0..3).map(|i| v[i * INNER + j]).collect() };
+            let (xc, zc) = (column(&x), column(&z));
+            let mut want = vec![0f32; 3];
+            row_mean(&splits, &xc, &zc, &mut want);
+            assert_eq!(mean[j], want[0]);
+            assert!(mean[INNER + j].is_nan());
+            assert_eq!(mean[2 * INNER + j], want[2]);
+            let mut want = vec![0f32; 3];
+            row_softmax(&splits, &xc, &mut want);
+            assert_eq!(column(&soft), want, "column {j}");
+            assert!(column(&soft_approx).iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-6));
+        }
     }
 
     #[test]

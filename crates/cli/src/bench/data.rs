@@ -1,5 +1,5 @@
 //! The benchmark data of `docs/benchmarks.md`, generated deterministically: the ragged float32 pair `x`, `z`
-//! (W1-W6, and their ragged rank 2 view), the bigram queries, vocabulary and embedding table (W7), and the
+//! (W1-W6, their ragged rank 2 view, and their form with an inner dimension of 8), the bigram queries, vocabulary and embedding table (W7), and the
 //! users -> sessions -> events durations and features (W9).
 
 use std::sync::Arc;
@@ -119,6 +119,58 @@ impl Rank2 {
     /// The number of outer rows.
     pub fn outer_rows(&self) -> usize {
         self.x.nrows()
+    }
+}
+
+/// The uniform inner dimension of the inner-dim forms of W3 and W4 (`[n, *, 8]`).
+pub const INNER: usize = 8;
+
+/// W3's and W4's data with a uniform inner dimension: `x` and `z` float32 `[rows, *, 8]` on one
+/// partition, `rows = nrows / 8` (rounded up) of W3's row lengths `(i * 7919) % 21`, so they hold
+/// about as many values as W3's `x` (per-value times compare); value `k` of the flat buffer
+/// (row-major, `[items, 8]`) is `x_value(k)` / `z_value(k)`.
+#[derive(Debug, Clone)]
+pub struct Inner {
+    /// `x`, float32 `[rows, *, 8]`.
+    pub x: RaggedTensor,
+    /// `z`, with `x`'s partition.
+    pub z: RaggedTensor,
+}
+
+impl Inner {
+    /// The inner-dim data matching W3's data of `nrows` rows.
+    pub fn new(nrows: usize) -> Result<Inner> {
+        let lengths: Vec<i64> = (0..nrows.div_ceil(INNER)).map(row_length).collect();
+        let partition = RowPartition::from_row_lengths(&lengths)?;
+        let n = partition.nvals() * INNER;
+        let x = DenseTensor::from_vec(vec![partition.nvals(), INNER], (0..n).map(x_value).collect::<Vec<f32>>())?;
+        let z = DenseTensor::from_vec(vec![partition.nvals(), INNER], (0..n).map(z_value).collect::<Vec<f32>>())?;
+        Ok(Inner { x: RaggedTensor::new(x, vec![partition.clone()])?, z: RaggedTensor::new(z, vec![partition])? })
+    }
+
+    /// The number of rows.
+    pub fn nrows(&self) -> usize {
+        self.x.nrows()
+    }
+
+    /// The number of float32 values of each of `x` and `z` (8 per item).
+    pub fn nvals(&self) -> usize {
+        self.x.flat_values().len()
+    }
+
+    /// The shared row splits (into the items of 8 values).
+    pub fn splits(&self) -> &[i64] {
+        self.x.partitions().first().map_or(&[0][..], RowPartition::row_splits)
+    }
+
+    /// `x`'s flat values, row-major.
+    pub fn xs(&self) -> &[f32] {
+        self.x.flat_slice::<f32>().unwrap_or(&[])
+    }
+
+    /// `z`'s flat values, row-major.
+    pub fn zs(&self) -> &[f32] {
+        self.z.flat_slice::<f32>().unwrap_or(&[])
     }
 }
 
@@ -329,6 +381,19 @@ mod tests {
         assert!(r.z.partitions()[0].ptr_eq(&r.x.partitions()[0]));
         let lengths: Vec<i64> = r.x.nested_row_splits()[0].windows(2).map(|w| w[1] - w[0]).collect();
         assert_eq!(&lengths[..4], &[0, 2, 4, 6]);
+    }
+
+    #[test]
+    fn the_inner_dim_data_has_about_w3s_values() {
+        let d = Data::new(1000).unwrap();
+        let i = Inner::new(1000).unwrap();
+        assert_eq!(i.nrows(), 125);
+        assert!(i.x.partitions()[0].ptr_eq(&i.z.partitions()[0]));
+        assert_eq!(i.x.flat_values().shape(), &[i.splits()[125] as usize, INNER]);
+        assert_eq!(i.nvals(), i.splits()[125] as usize * INNER);
+        assert!((i.nvals() as f64 / d.nvals() as f64 - 1.0).abs() < 0.05, "{} vs {}", i.nvals(), d.nvals());
+        assert_eq!(i.xs()[9], x_value(9));
+        assert_eq!(i.zs()[17], z_value(17));
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! `ragtime bench`: the workloads of `docs/benchmarks.md` (W1-W9, W7 in other spellings, and the ragged
-//! rank 2 forms of W3 and W4), each timed in ragtime's default mode next to a plain Rust baseline
+//! rank 2 and inner-dimension forms of W3 and W4), each timed in ragtime's default mode next to a plain Rust baseline
 //! measured in the same run, every output checked before its time is reported.
 //!
 //! - [`data`]: the deterministic inputs; [`workloads`]: the graphs, built with the public DSL;
@@ -7,12 +7,13 @@
 //! - [`baseline`]: the plain Rust loops on the same footing as the kernels (instruction set,
 //!   threads), and [`approx`]: the vectorizable `tanh` / `exp` of W1's and W4's second baselines;
 //! - [`check`]: the output comparison (conformance tolerance, first differing index);
-//! - [`run`]: timing and checking one workload; [`report`]: the JSON object and the table.
+//! - [`run`]: timing and checking one workload ([`inner`]: the inner-dim forms of W3 and W4); [`report`]: the JSON object and the table.
 
 pub mod approx;
 pub mod baseline;
 pub mod check;
 pub mod data;
+pub mod inner;
 pub mod report;
 pub mod run;
 pub mod variants;

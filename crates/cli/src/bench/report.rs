@@ -16,9 +16,9 @@ pub fn bandwidth(outcomes: &[Outcome]) -> Option<f64> {
     Some(AXPY_BYTES_PER_VALUE * w2.size_of("values")? as f64 / w2.baseline_s?)
 }
 
-/// The least time the memory system allows a workload of W1-W4 (and the rank 2 forms of W3, W4) at
-/// `bandwidth`: the bytes it must move (W1, W2: 12 per value; W3: 8 per value and 4 per row; W4: 8
-/// per value) over the bandwidth.
+/// The least time the memory system allows a workload of W1-W4 (and the rank 2 and inner-dim forms of
+/// W3, W4) at `bandwidth`: the bytes it must move (W1, W2: 12 per value; W3: 8 per value and 4 per
+/// output value; W4: 8 per value) over the bandwidth.
 pub fn memory_limit_s(o: &Outcome, bandwidth: f64) -> Option<f64> {
     use WorkloadId::*;
     let (values, rows) = (o.size_of("values")? as f64, o.size_of("rows")? as f64);
@@ -26,6 +26,9 @@ pub fn memory_limit_s(o: &Outcome, bandwidth: f64) -> Option<f64> {
         FusedElemwise | Axpy => 12.0 * values,
         RowMean | RowMeanRank2 => 8.0 * values + 4.0 * rows,
         RowSoftmax | RowSoftmaxRank2 => 8.0 * values,
+        // The mean writes one value per row and column.
+        RowMeanInner8 => 8.0 * values + 4.0 * rows * o.size_of("inner")? as f64,
+        RowSoftmaxInner8 => 8.0 * values,
         _ => return None,
     };
     Some(bytes / bandwidth)

@@ -8,7 +8,9 @@ use ragtime::{CompileOptions, Function, Mode, RaggedTensor};
 
 use super::baseline::{self, Parallel};
 use super::check::{self, Against, Mismatch};
-use super::data::{self, Data, Queries, Rank2, Sessions, DEFAULT_QUERIES, DEFAULT_ROWS, DEFAULT_USERS, DIM, FEATURES};
+use super::data::{
+    self, Data, Inner, Queries, Rank2, Sessions, DEFAULT_QUERIES, DEFAULT_ROWS, DEFAULT_USERS, DIM, FEATURES,
+};
 use super::variants;
 use super::workloads::{self, WorkloadId};
 use super::{BenchArgs, BenchError};
@@ -136,15 +138,17 @@ pub struct Bench {
     data: Option<Data>,
     /// The ragged rank 2 view of `data`, for the rank 2 forms of W3 and W4.
     rank2: Option<Rank2>,
+    /// The `[rows, *, 8]` data of the inner-dim forms of W3 and W4.
+    inner: Option<Inner>,
     queries: Option<Queries>,
     sessions: Option<Sessions>,
 }
 
-fn library(id: WorkloadId) -> impl Fn(ragtime::Error) -> BenchError {
+pub(super) fn library(id: WorkloadId) -> impl Fn(ragtime::Error) -> BenchError {
     move |source| BenchError::Library { workload: id.name(), source }
 }
 
-fn single(id: WorkloadId, outputs: Vec<RaggedTensor>) -> Result<RaggedTensor, BenchError> {
+pub(super) fn single(id: WorkloadId, outputs: Vec<RaggedTensor>) -> Result<RaggedTensor, BenchError> {
     let count = outputs.len();
     match <[RaggedTensor; 1]>::try_from(outputs) {
         Ok([out]) => Ok(out),
@@ -152,16 +156,28 @@ fn single(id: WorkloadId, outputs: Vec<RaggedTensor>) -> Result<RaggedTensor, Be
     }
 }
 
-/// Compiles `built` in the default mode (`FastRun`: optimizer and JIT) on `threads` threads.
-fn compiled(id: WorkloadId, built: &workloads::Built, threads: usize) -> Result<(Function, usize), BenchError> {
-    let threads = threads.max(1);
+/// Compiles `built` in the default mode (`FastRun`: optimizer and JIT) on the settings' threads;
+/// with `RAGTIME_BENCH_GRAPHS=1` in the environment, prints its optimized graph on stderr.
+pub(super) fn compiled(
+    id: WorkloadId,
+    built: &workloads::Built,
+    settings: &Settings,
+) -> Result<(Function, usize), BenchError> {
+    let threads = settings.threads.max(1);
     let f = built.compile_options(CompileOptions::from(Mode::FastRun).threads(threads)).map_err(library(id))?;
+    if std::env::var_os("RAGTIME_BENCH_GRAPHS").is_some_and(|v| v == "1") {
+        eprintln!("{}: optimized graph\n{}", id.name(), f.debugprint());
+    }
     Ok((f, threads))
 }
 
 /// [`best_call`] of `f` on `inputs`, each call first handing the previous result back with
 /// `Function::recycle` (outside the timed region), as a caller looping over batches would.
-fn best_recycling(runs: usize, f: &Function, inputs: &[RaggedTensor]) -> ragtime::Result<(f64, Vec<RaggedTensor>)> {
+pub(super) fn best_recycling(
+    runs: usize,
+    f: &Function,
+    inputs: &[RaggedTensor],
+) -> ragtime::Result<(f64, Vec<RaggedTensor>)> {
     let mut last = f.call(inputs)?;
     let mut best = f64::INFINITY;
     for _ in 0..runs {
@@ -176,7 +192,11 @@ fn best_recycling(runs: usize, f: &Function, inputs: &[RaggedTensor]) -> ragtime
 }
 
 /// Runs `built` once on the reference interpreter (`Mode::FastCompile`).
-fn reference(id: WorkloadId, built: &workloads::Built, inputs: &[RaggedTensor]) -> Result<RaggedTensor, BenchError> {
+pub(super) fn reference(
+    id: WorkloadId,
+    built: &workloads::Built,
+    inputs: &[RaggedTensor],
+) -> Result<RaggedTensor, BenchError> {
     let f = built.compile_with(Mode::FastCompile).map_err(library(id))?;
     single(id, f.call(inputs).map_err(library(id))?)
 }
@@ -195,6 +215,10 @@ impl Bench {
             (true, Some(data)) => Some(Rank2::new(data).map_err(data_error)?),
             _ => None,
         };
+        let inner = match needs(&[RowMeanInner8, RowSoftmaxInner8]) {
+            true => Some(Inner::new(settings.rows).map_err(data_error)?),
+            false => None,
+        };
         let sessions = match needs(&[NestedAttention]) {
             true => Some(Sessions::new(settings.users).map_err(data_error)?),
             false => None,
@@ -208,7 +232,7 @@ impl Bench {
         let pool = |threads: usize| Parallel::new(threads).map_err(|source| BenchError::ThreadPool { threads, source });
         let parallel = pool(settings.threads)?;
         let single = if parallel.threads() > 1 { Some(pool(1)?) } else { None };
-        Ok(Bench { settings: settings.clone(), parallel, single, data, rank2, queries, sessions })
+        Ok(Bench { settings: settings.clone(), parallel, single, data, rank2, inner, queries, sessions })
     }
 
     /// The sizes of the inputs built.
@@ -229,7 +253,19 @@ impl Bench {
             (WorkloadId::Bigram, _, Some(queries)) => self.bigram(queries),
             (WorkloadId::BigramVariants, _, Some(queries)) => self.bigram_variants(queries),
             (WorkloadId::NestedAttention, _, _) if self.sessions.is_some() => self.nested_attention(),
-            (WorkloadId::Bigram | WorkloadId::BigramVariants | WorkloadId::NestedAttention, _, _) => {
+            (WorkloadId::RowMeanInner8 | WorkloadId::RowSoftmaxInner8, _, _) if self.inner.is_some() => {
+                let inner = self.inner.as_ref().ok_or(BenchError::Outputs { workload: id.name(), count: 0 })?;
+                super::inner::run(&self.settings, (&self.parallel, self.single.as_ref()), id, inner)
+            }
+            (
+                WorkloadId::Bigram
+                | WorkloadId::BigramVariants
+                | WorkloadId::NestedAttention
+                | WorkloadId::RowMeanInner8
+                | WorkloadId::RowSoftmaxInner8,
+                _,
+                _,
+            ) => {
                 let settings = Settings { only: vec![id], ..self.settings.clone() };
                 Bench::new(&settings)?.run(id)
             }
@@ -249,7 +285,7 @@ impl Bench {
         use WorkloadId::*;
         let runs = self.settings.runs;
         let built = workloads::build(id);
-        let (f, threads) = compiled(id, &built, self.settings.threads)?;
+        let (f, threads) = compiled(id, &built, &self.settings)?;
         let rank2 = match (id, &self.rank2) {
             (RowMeanRank2 | RowSoftmaxRank2, Some(r)) => Some(r),
             (RowMeanRank2 | RowSoftmaxRank2, None) => {
@@ -407,7 +443,7 @@ impl Bench {
     fn small_call(&self) -> Result<Outcome, BenchError> {
         let id = WorkloadId::SmallCall;
         let built = workloads::row_mean();
-        let (f, threads) = compiled(id, &built, self.settings.threads)?;
+        let (f, threads) = compiled(id, &built, &self.settings)?;
         let small = data::small_input().map_err(library(id))?;
         let inputs = [small.clone(), small.clone()];
         let (batch_s, out) = best_call(self.settings.runs, || {
@@ -447,7 +483,7 @@ impl Bench {
     fn bigram(&self, q: &Queries) -> Result<Outcome, BenchError> {
         let id = WorkloadId::Bigram;
         let built = workloads::bigram();
-        let (f, threads) = compiled(id, &built, self.settings.threads)?;
+        let (f, threads) = compiled(id, &built, &self.settings)?;
         let inputs = [q.queries.clone(), q.table.clone()];
         let (ragtime_s, out) = best_recycling(self.settings.runs, &f, &inputs).map_err(library(id))?;
         let out = single(id, out)?;
@@ -504,7 +540,7 @@ impl Bench {
         let variants = variants::bigram_variants();
         let mut timed = Vec::new();
         for variant in &variants {
-            let (f, threads) = compiled(id, &variant.built, self.settings.threads)?;
+            let (f, threads) = compiled(id, &variant.built, &self.settings)?;
             let (seconds, out) = best_recycling(self.settings.runs, &f, &inputs).map_err(library(id))?;
             timed.push((variant.time_key, seconds, single(id, out)?, threads, f.rewrite_report().nodes_after));
         }
@@ -538,7 +574,7 @@ impl Bench {
             return Err(BenchError::Library { workload: id.name(), source: ragtime::Error::graph("no W9 data") });
         };
         let built = workloads::nested_attention();
-        let (f, threads) = compiled(id, &built, self.settings.threads)?;
+        let (f, threads) = compiled(id, &built, &self.settings)?;
         let inputs = [s.d.clone(), s.f.clone()];
         let (ragtime_s, out) = best_recycling(self.settings.runs, &f, &inputs).map_err(library(id))?;
         let out = single(id, out)?;

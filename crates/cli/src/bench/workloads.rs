@@ -1,4 +1,4 @@
-//! The workloads of `docs/benchmarks.md` (W1-W9; W7's other spellings are in `variants.rs`, W8's step in `w8.rs`; and the ragged rank 2 forms of W3 and W4): their ids, and their graphs built with the public DSL
+//! The workloads of `docs/benchmarks.md` (W1-W9; W7's other spellings are in `variants.rs`, W8's step in `w8.rs`; and the ragged rank 2 and inner-dimension forms of W3 and W4): their ids, and their graphs built with the public DSL
 //! (`ragtime::prelude`), ready for `compile`. Shared by `ragtime bench` and the criterion benches.
 
 use clap::ValueEnum;
@@ -6,7 +6,7 @@ use ragtime::ops::{self, strings};
 use ragtime::prelude::*;
 use ragtime::{Result, TensorType as Ty};
 
-use super::data::{BUCKETS, DIM, FEATURES};
+use super::data::{BUCKETS, DIM, FEATURES, INNER};
 
 /// A workload of `docs/benchmarks.md`, named by its JSON key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum)]
@@ -47,11 +47,17 @@ pub enum WorkloadId {
     /// W4 over the inner rows of a ragged rank 2 tensor (softmax over axis 2).
     #[value(name = "W4_row_softmax_rank2")]
     RowSoftmaxRank2,
+    /// W3 over the ragged axis of `[n, *, 8]` values: `reduce_mean(x * 2 + z, axis=1)`, `[n, 8]`.
+    #[value(name = "W3_row_mean_inner8")]
+    RowMeanInner8,
+    /// W4 over the ragged axis of `[n, *, 8]` values, each feature column on its own.
+    #[value(name = "W4_row_softmax_inner8")]
+    RowSoftmaxInner8,
 }
 
 impl WorkloadId {
     /// Every workload, in order.
-    pub const ALL: [WorkloadId; 12] = [
+    pub const ALL: [WorkloadId; 14] = [
         WorkloadId::FusedElemwise,
         WorkloadId::Axpy,
         WorkloadId::RowMean,
@@ -64,6 +70,8 @@ impl WorkloadId {
         WorkloadId::NestedAttention,
         WorkloadId::RowMeanRank2,
         WorkloadId::RowSoftmaxRank2,
+        WorkloadId::RowMeanInner8,
+        WorkloadId::RowSoftmaxInner8,
     ];
 
     /// The JSON key, e.g. `W3_row_mean`.
@@ -81,6 +89,8 @@ impl WorkloadId {
             WorkloadId::NestedAttention => "W9_nested_attention",
             WorkloadId::RowMeanRank2 => "W3_row_mean_rank2",
             WorkloadId::RowSoftmaxRank2 => "W4_row_softmax_rank2",
+            WorkloadId::RowMeanInner8 => "W3_row_mean_inner8",
+            WorkloadId::RowSoftmaxInner8 => "W4_row_softmax_inner8",
         }
     }
 }
@@ -203,6 +213,28 @@ pub fn row_softmax_rank2() -> Built {
     Built { inputs: vec![x], output }
 }
 
+fn inner8_f32(g: &Graph, name: &str) -> Var {
+    g.input(name, Ty::ragged(DType::F32, 1).with_inner(&[Some(INNER)]))
+}
+
+/// W3 over the ragged axis of float32 `[?, *, 8]` inputs: `reduce_mean(x * 2 + z, axis=1)`, `[?, 8]`.
+pub fn row_mean_inner8() -> Built {
+    let g = Graph::new();
+    let (x, z) = (inner8_f32(&g, "x"), inner8_f32(&g, "z"));
+    let output = (&x * 2.0 + &z).reduce_mean(1);
+    Built { inputs: vec![x, z], output }
+}
+
+/// W4 over the ragged axis of float32 `[?, *, 8]` input: `e = exp(x - reduce_max(x, 1, keepdims));
+/// e / reduce_sum(e, 1, keepdims)`, a softmax per row and feature column.
+pub fn row_softmax_inner8() -> Built {
+    let g = Graph::new();
+    let x = inner8_f32(&g, "x");
+    let e = (&x - x.reduce_max(keepdims(1))).exp();
+    let output = &e / e.reduce_sum(keepdims(1));
+    Built { inputs: vec![x], output }
+}
+
 /// The graph a workload compiles: W5 compiles W4's graph, W6 calls W3's function.
 pub fn build(id: WorkloadId) -> Built {
     match id {
@@ -215,6 +247,8 @@ pub fn build(id: WorkloadId) -> Built {
         WorkloadId::NestedAttention => nested_attention(),
         WorkloadId::RowMeanRank2 => row_mean_rank2(),
         WorkloadId::RowSoftmaxRank2 => row_softmax_rank2(),
+        WorkloadId::RowMeanInner8 => row_mean_inner8(),
+        WorkloadId::RowSoftmaxInner8 => row_softmax_inner8(),
     }
 }
 

@@ -1,0 +1,95 @@
+//! The inner-dimension forms of W3 and W4 (`W3_row_mean_inner8`, `W4_row_softmax_inner8`): their
+//! reductions over the ragged axis of `[rows, *, 8]` float32 values, timed against row loops that
+//! treat the 8 columns as one vector, and checked against those loops and the interpreter.
+
+use ragtime::RaggedTensor;
+
+use super::baseline::{self, Parallel};
+use super::check::{self, Against, Mismatch};
+use super::data::{Inner, INNER};
+use super::run::{best_loop, best_recycling, compiled, library, reference, single, Outcome, Settings};
+use super::workloads::{self, WorkloadId};
+use super::BenchError;
+
+/// Times and checks `id` (one of the two inner-dim forms) on `data`: ragtime on `settings.threads`,
+/// the baseline on `parallel` and, when that has several threads, on `single` too.
+pub fn run(
+    settings: &Settings,
+    (parallel, single_thread): (&Parallel, Option<&Parallel>),
+    id: WorkloadId,
+    data: &Inner,
+) -> Result<Outcome, BenchError> {
+    let mean = match id {
+        WorkloadId::RowMeanInner8 => true,
+        WorkloadId::RowSoftmaxInner8 => false,
+        _ => return Err(BenchError::Library { workload: id.name(), source: ragtime::Error::graph("not inner-dim") }),
+    };
+    let runs = settings.runs;
+    let built = workloads::build(id);
+    let (f, threads) = compiled(id, &built, settings)?;
+    let inputs: Vec<RaggedTensor> = if mean { vec![data.x.clone(), data.z.clone()] } else { vec![data.x.clone()] };
+    let (ragtime_s, out) = best_recycling(runs, &f, &inputs).map_err(library(id))?;
+    let out = single(id, out)?;
+
+    let (xs, zs, splits) = (data.xs(), data.zs(), data.splits());
+    let mut buf = vec![0f32; if mean { data.nrows() * INNER } else { data.nvals() }];
+    // Where row `r`'s output starts: 8 values per row for the mean, 8 per item for the softmax.
+    let at = |r: usize| if mean { r * INNER } else { splits[r] as usize * INNER };
+    let time_baseline = |par: &Parallel, buf: &mut Vec<f32>, approx: bool| {
+        let chunks = par.row_chunks(splits);
+        best_loop(runs, || {
+            par.run(&chunks, buf, at, |rows, o| {
+                let s = &splits[rows.start..=rows.end];
+                match (mean, approx) {
+                    (true, _) => baseline::row_mean_inner8(s, xs, zs, o),
+                    (false, false) => baseline::row_softmax_inner8(s, xs, o),
+                    (false, true) => baseline::row_softmax_inner8_approx(s, xs, o),
+                }
+            })
+        })
+    };
+    let single_thread_baseline_s = single_thread.map(|one| time_baseline(one, &mut buf, false));
+    let mut approx_buf = vec![0f32; buf.len()];
+    let approx_baseline_s = (!mean).then(|| time_baseline(parallel, &mut approx_buf, true));
+    // The multi-threaded libm run goes last, so `buf` holds its output for the check.
+    let baseline_s = time_baseline(parallel, &mut buf, false);
+
+    let want = reference(id, &built, &inputs)?;
+    let check = (|| {
+        let shape_ok = if mean {
+            out.is_dense() && out.flat_values().shape() == [data.nrows(), INNER]
+        } else {
+            out.flat_values().shape() == data.x.flat_values().shape() && out.nested_row_splits().len() == 1
+        };
+        if !shape_ok {
+            return Err(Mismatch { against: Against::Baseline, what: "shape", index: 0, got: None, want: None });
+        }
+        if !mean {
+            check::splits(Against::Baseline, &out.nested_row_splits()[0], splits)?;
+        }
+        check::values(Against::Baseline, check::float_values(Against::Baseline, &out)?, &buf)?;
+        check::tensors(Against::Interpreter, &out, &want)?;
+        if approx_baseline_s.is_some() {
+            check::values(Against::ApproxBaseline, &approx_buf, &buf)?;
+            return Ok(vec![Against::Baseline, Against::ApproxBaseline, Against::Interpreter]);
+        }
+        Ok(vec![Against::Baseline, Against::Interpreter])
+    })();
+    Ok(Outcome {
+        recycled_outputs: true,
+        approx_baseline_s,
+        id,
+        ragtime_s,
+        baseline_s: Some(baseline_s),
+        threads,
+        baseline_threads: Some(parallel.threads()),
+        single_thread_baseline_s,
+        check,
+        size: vec![
+            ("nodes_after", f.rewrite_report().nodes_after),
+            ("rows", data.nrows()),
+            ("inner", INNER),
+            ("values", data.nvals()),
+        ],
+    })
+}
