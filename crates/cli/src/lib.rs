@@ -5,6 +5,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod args;
 pub mod bench;
 pub mod cases;
 pub mod stream;
