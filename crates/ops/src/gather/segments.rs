@@ -222,6 +222,8 @@ fn filled<T: Clone>(ctx: &ExecContext, op: &str, n: usize, value: T) -> Result<V
 /// segments of the next level, so the recursion combines items position by position.
 /// Also gives how many rows of the innermost level each output row combined. `unsorted`: an
 /// empty segment holds the reduction's identity (see [`UnsortedSegmentReduce`]), not 0.
+// The call's context plus the recursion's own state; bundling them would only rename them.
+#[allow(clippy::too_many_arguments)]
 fn aggregate(
     ctx: &ExecContext,
     op: &str,
