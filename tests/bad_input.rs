@@ -259,7 +259,7 @@ fn matrix() -> Vec<Row> {
         ),
         row(
             "fill of 2^80 elements",
-            InvalidArgument,
+            ResourceExhausted,
             vec![],
             ctor(|_| DenseTensor::full(vec![1 << 40, 1 << 40], &DenseTensor::scalar(1u8)).map(Into::into)),
         ),
@@ -293,7 +293,7 @@ fn matrix() -> Vec<Row> {
         row("reduce of strings", TypeMismatch, vec![words(&["a"])], op(|v| v[0].reduce_sum(0))),
         row(
             "reduce over an empty axis of 2^62",
-            InvalidArgument,
+            ResourceExhausted,
             vec![RaggedTensor::dense(DenseTensor::from_vec(vec![0, 1 << 62], Vec::<f32>::new()).unwrap())],
             op(|v| v[0].reduce_sum(0)),
         ),
@@ -324,7 +324,7 @@ fn matrix() -> Vec<Row> {
             vec![f32s(&[1.0]), v64(&[-1])],
             op(|v| ops::segment_sum(&v[0], &v[1])),
         ),
-        row("tile past the limits", InvalidArgument, vec![v32(&[1])], op(|v| ops::tile(&v[0], &[1 << 31]))),
+        row("tile past the limits", ResourceExhausted, vec![v32(&[1])], op(|v| ops::tile(&v[0], &[1 << 31]))),
         row(
             "fill with a negative dim",
             InvalidArgument,
@@ -333,7 +333,7 @@ fn matrix() -> Vec<Row> {
         ),
         row(
             "fill past the limits",
-            InvalidArgument,
+            ResourceExhausted,
             vec![v64(&[1 << 31]), RaggedTensor::dense(DenseTensor::scalar(1i8))],
             op(|v| ops::fill(&v[0], &v[1])),
         ),
@@ -343,7 +343,7 @@ fn matrix() -> Vec<Row> {
             vec![v64(&[0]), v64(&[3]), v64(&[0])],
             op(|v| ops::range_between(&v[0], &v[1], Some(&v[2]))),
         ),
-        row("range past the limits", InvalidArgument, vec![v64(&[1 << 40])], op(|v| ops::range(&v[0]))),
+        row("range past the limits", ResourceExhausted, vec![v64(&[1 << 40])], op(|v| ops::range(&v[0]))),
         row(
             "from_row_splits op with splits past the values",
             InvalidRowPartition,
@@ -352,7 +352,7 @@ fn matrix() -> Vec<Row> {
         ),
         row(
             "from_value_rowids op with 2^31 rows",
-            InvalidArgument,
+            ResourceExhausted,
             vec![v32(&[1]), v64(&[0])],
             op(|v| ops::from_value_rowids(&v[0], &v[1], Some(1 << 31))),
         ),

@@ -1,8 +1,7 @@
 //! A memory budget bounds a call the same way in every mode: under `with_memory_budget(1 MiB)`,
 //! FastRun, FastCompile and Debug (whose replays of each rewrite stage are checks, run under a
 //! budget of their own) all succeed with the same values, or all fail with the budget's error
-//! kind (`invalid_argument`, naming the budget). Its own test binary: the budget tests of
-//! `tests/budget.rs` change the process default.
+//! kind (`resource_exhausted`, naming the budget).
 
 use ragtime::ops;
 use ragtime::prelude::*;
@@ -41,7 +40,7 @@ fn assert_same_in_every_mode(what: &str, outcomes: &[(Mode, Result<Vec<RaggedTen
                 }
             }
             (Err(e), Err(_)) => {
-                assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{what}, {mode:?}: {e}");
+                assert_eq!(e.kind(), ErrorKind::ResourceExhausted, "{what}, {mode:?}: {e}");
                 assert!(e.to_string().contains("memory budget of 1048576 bytes"), "{what}, {mode:?}: {e}");
             }
             (got, want) => panic!("{what}: {mode:?} gave {got:?}, FastRun {want:?}"),

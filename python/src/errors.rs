@@ -14,6 +14,7 @@ create_exception!(ragtime, IndexOutOfRangeError, RagtimeError, "An index outside
 create_exception!(ragtime, InvalidValueError, RagtimeError, "A malformed value or literal.");
 create_exception!(ragtime, InvalidArgumentError, RagtimeError, "An attribute or argument outside what the op accepts.");
 create_exception!(ragtime, InvalidGraphError, RagtimeError, "A malformed graph.");
+create_exception!(ragtime, ResourceExhaustedError, RagtimeError, "A request over a limit or the call's memory budget.");
 
 /// The Python exception of a ragtime error: the subclass of its kind, the Rust message, and the
 /// kind's conformance name as the `kind` attribute.
@@ -28,6 +29,7 @@ pub fn to_py(e: Error) -> PyErr {
         ErrorKind::InvalidValue => InvalidValueError::new_err(message),
         ErrorKind::InvalidArgument => InvalidArgumentError::new_err(message),
         ErrorKind::InvalidGraph => InvalidGraphError::new_err(message),
+        ErrorKind::ResourceExhausted => ResourceExhaustedError::new_err(message),
         // `ErrorKind` is non-exhaustive: a kind added later is still a `RagtimeError`.
         _ => RagtimeError::new_err(message),
     };
@@ -63,5 +65,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InvalidValueError", py.get_type::<InvalidValueError>())?;
     m.add("InvalidArgumentError", py.get_type::<InvalidArgumentError>())?;
     m.add("InvalidGraphError", py.get_type::<InvalidGraphError>())?;
+    m.add("ResourceExhaustedError", py.get_type::<ResourceExhaustedError>())?;
     Ok(())
 }

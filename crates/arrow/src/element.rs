@@ -10,7 +10,7 @@ use arrow_array::types::{
 use arrow_array::{Array, ArrayRef, BooleanArray, PrimitiveArray};
 use arrow_buffer::{BooleanBuffer, ScalarBuffer};
 use arrow_schema::DataType;
-use ragtime_core::{limits, DenseArray, DenseTensor, Element, Result, SharedSlice};
+use ragtime_core::{DenseArray, DenseTensor, Element, ExecContext, Result, SharedSlice};
 
 use crate::from_arrow::Leaf;
 use crate::shared::{adopt, arrow_buffer};
@@ -85,7 +85,7 @@ impl ArrowElement for bool {
     fn to_arrow(values: &DenseArray<Self>) -> Result<ArrayRef> {
         // Arrow packs booleans into bits: always a copy.
         let values = values.as_slice();
-        limits::checked_size("to_arrow", &[values.len()], 1)?;
+        ExecContext::detached().checked_size("to_arrow", &[values.len()], 1)?;
         Ok(Arc::new(BooleanArray::new(BooleanBuffer::from_iter(values.iter().copied()), None)))
     }
 

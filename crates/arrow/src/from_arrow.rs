@@ -17,7 +17,7 @@ use arrow_buffer::NullBuffer;
 use arrow_schema::DataType;
 use ragtime_core::TensorType;
 use ragtime_core::{
-    dispatch_dtype, limits, DType, DenseTensor, Dim, Element, Error, RaggedTensor, Result, RowPartition,
+    dispatch_dtype, limits, DType, DenseTensor, Dim, Element, Error, ExecContext, RaggedTensor, Result, RowPartition,
 };
 use ragtime_core::{SharedSlice, StringBuilder, StringTensor};
 
@@ -337,7 +337,7 @@ impl Reader<'_> {
             }
             _ => {
                 let count = runs.iter().map(|r| r.len()).sum::<usize>();
-                let mut splits = limits::try_vec(OP_FROM, count + 1)?;
+                let mut splits = ExecContext::detached().try_vec(OP_FROM, count + 1)?;
                 splits.push(0i64);
                 let mut child_runs: Vec<Range<usize>> = Vec::new();
                 let mut total = 0i64;
@@ -466,7 +466,7 @@ impl Leaf<'_> {
         fill: Option<T>,
     ) -> Result<DenseTensor> {
         let count = self.runs.iter().map(|r| r.len()).sum::<usize>();
-        let mut data = limits::try_vec(OP_FROM, count)?;
+        let mut data = ExecContext::detached().try_vec(OP_FROM, count)?;
         let slots = self.runs.iter().flat_map(|r| r.clone());
         match (fill, nulls) {
             (Some(fill), Some(nulls)) => data.extend(slots.map(|i| if nulls.is_null(i) { fill } else { get(i) })),
@@ -516,7 +516,7 @@ impl Leaf<'_> {
             // the offsets as they are (shared when i64, widened when i32).
             let end = offsets[run.end].widen();
             let start = offsets[run.start].widen();
-            limits::checked_bytes(OP_FROM, (end - start) as usize, "the strings of the column")?;
+            ExecContext::detached().checked_bytes(OP_FROM, (end - start) as usize, "the strings of the column")?;
             let text = adopt_bytes(typed.values()).slice(0..end as usize).ok_or_else(|| {
                 let column = self.reader.column;
                 Error::partition(

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use arrow_array::OffsetSizeTrait;
 use arrow_buffer::{OffsetBuffer, ScalarBuffer};
-use ragtime_core::{limits, Error, Result, SharedSlice};
+use ragtime_core::{Error, ExecContext, Result, SharedSlice};
 
 use crate::shared::adopt;
 use crate::OP_FROM;
@@ -65,7 +65,9 @@ pub(crate) trait Offset: OffsetSizeTrait {
     /// rebased: a string column's offsets index its byte buffer wherever they start). Shared
     /// when i64, widened (a copy) when i32.
     fn string_offsets(offsets: &OffsetBuffer<Self>, run: Range<usize>) -> Result<SharedSlice<i64>> {
-        limits::try_collect(OP_FROM, offsets[run.start..=run.end].iter().map(|&o| o.widen())).map(SharedSlice::from_vec)
+        ExecContext::detached()
+            .try_collect(OP_FROM, offsets[run.start..=run.end].iter().map(|&o| o.widen()))
+            .map(SharedSlice::from_vec)
     }
 }
 
@@ -115,7 +117,7 @@ fn shared_window(offsets: SharedSlice<i64>, run: Range<usize>) -> Result<SharedS
 fn rebased<O: Offset>(offsets: &[O], run: Range<usize>) -> Result<Vec<i64>> {
     let window = &offsets[run.start..=run.end];
     let base = window[0].widen();
-    limits::try_collect(OP_FROM, window.iter().map(|&o| o.widen() - base))
+    ExecContext::detached().try_collect(OP_FROM, window.iter().map(|&o| o.widen() - base))
 }
 
 /// Checks that `offsets` are usable: at least one, none negative, never decreasing, the last at

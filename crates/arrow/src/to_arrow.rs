@@ -11,7 +11,7 @@ use arrow_schema::{ArrowError, DataType, Field};
 use ragtime_core::StringTensor;
 use ragtime_core::TensorType;
 use ragtime_core::{
-    dispatch_dtype, limits, DType, DenseTensor, Dim, Element, Error, RaggedTensor, Result, RowPartition,
+    dispatch_dtype, DType, DenseTensor, Dim, Element, Error, ExecContext, RaggedTensor, Result, RowPartition,
 };
 
 use crate::element::ArrowElement;
@@ -290,7 +290,7 @@ fn narrow(splits: &[i64], what: &str) -> Result<OffsetBuffer<i32>> {
             format!("{last} {what} exceed i32 offsets: convert with OffsetWidth::I64 (LargeList, LargeUtf8)"),
         ));
     }
-    let offsets: Vec<i32> = limits::try_collect(OP_TO, splits.iter().map(|&s| s as i32))?;
+    let offsets: Vec<i32> = ExecContext::detached().try_collect(OP_TO, splits.iter().map(|&s| s as i32))?;
     Ok(OffsetBuffer::new(ScalarBuffer::from(offsets)))
 }
 

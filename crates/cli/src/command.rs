@@ -86,6 +86,8 @@ struct CompileArgs {
     /// `RAGTIME_THREADS`, else every core).
     #[arg(long, value_name = "N", value_parser = crate::stream::positive)]
     threads: Option<usize>,
+    #[command(flatten)]
+    limits: ragtime_cli::args::LimitsArgs,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -106,7 +108,14 @@ impl CompileArgs {
             (_, CliMode::FastRun) => Mode::FastRun,
             (_, CliMode::FastCompile) => Mode::FastCompile,
         };
-        CompileOptions { mode, excluding: self.exclude.clone(), threads: self.threads, ..Default::default() }
+        CompileOptions {
+            mode,
+            excluding: self.exclude.clone(),
+            threads: self.threads,
+            // Graph files are untrusted input unless the user says otherwise.
+            limits: Some(self.limits.limits(ragtime_cli::args::Preset::Untrusted)),
+            ..Default::default()
+        }
     }
 }
 

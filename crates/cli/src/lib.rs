@@ -6,6 +6,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod args;
 pub mod bench;
 pub mod cases;
 pub mod command;

@@ -1,28 +1,9 @@
 //! Conversions between ragged tensors and dense or sparse tensors (`to_tensor`, `from_tensor`,
 //! `to_sparse`, `from_sparse`), with TensorFlow's `tf.RaggedTensor` semantics.
 
-use crate::{dispatch_dtype, DType, DenseTensor, Error, RaggedTensor, Result, RowPartition, StringTensor};
+use crate::{dispatch_dtype, DType, DenseTensor, Error, ExecContext, RaggedTensor, Result, RowPartition, StringTensor};
 
 impl DenseTensor {
-    /// The most elements an op allocates for a result whose size comes from attributes or data
-    /// (2^31): a larger request is refused with `invalid_argument` instead of being attempted.
-    pub const MAX_ELEMENTS: usize = 1 << 31;
-
-    /// The number of elements of `shape`, refusing (as `invalid_argument` from `op`) a shape whose
-    /// non-zero dimensions multiply past [`DenseTensor::MAX_ELEMENTS`], or whose elements with the
-    /// index vectors built for them (row ids, source positions: 16 bytes each, plus 8 for the
-    /// widest element) would take more than [`crate::limits::MAX_BYTES`]. Zero dimensions are left
-    /// out of the check because builders still walk the other dimensions (`[2^40, 0]` has 2^40 rows).
-    ///
-    /// Inside a call with a memory budget ([`crate::limits::enter_budget`]) the bytes counted are
-    /// charged to the budget.
-    pub fn checked_len(op: &str, shape: &[usize]) -> Result<usize> {
-        let per_element = crate::limits::INDEX_BYTES_PER_ELEMENT + crate::limits::MAX_ELEMENT_BYTES;
-        let n = crate::limits::checked_size(op, shape, per_element)?;
-        crate::limits::charge(op, n * per_element)?;
-        Ok(n)
-    }
-
     /// The 0-d zero of `dtype` (`false`, `0`, `0.0` or the empty string): the default padding.
     pub fn zero(dtype: DType) -> Self {
         dispatch_dtype!(dtype,
@@ -72,6 +53,16 @@ impl RaggedTensor {
         default_value: Option<&DenseTensor>,
         shape: Option<&[Option<usize>]>,
     ) -> Result<DenseTensor> {
+        self.to_tensor_in(ExecContext::detached(), default_value, shape)
+    }
+
+    /// [`RaggedTensor::to_tensor`] for an op of the call `ctx` (its limits and budget).
+    pub fn to_tensor_in(
+        &self,
+        ctx: &ExecContext,
+        default_value: Option<&DenseTensor>,
+        shape: Option<&[Option<usize>]>,
+    ) -> Result<DenseTensor> {
         const OP: &str = "to_tensor";
         let rank = self.rank();
         let bounding = self.bounding_shape();
@@ -107,7 +98,7 @@ impl RaggedTensor {
             Some(d) => d.clone(),
             None => DenseTensor::zero(self.dtype()),
         };
-        let total = DenseTensor::checked_len(OP, &out_shape)?;
+        let total = ctx.checked_len(OP, &out_shape)?;
         if rank == 0 {
             return Ok(self.flat_values().clone());
         }
@@ -151,12 +142,17 @@ impl RaggedTensor {
     /// `[n, rank]`, row-major order), `values` (`[n]`) and `dense_shape` (int64, the bounding shape).
     /// Every element of the uniform inner dimensions is an entry of its own.
     pub fn to_sparse(&self) -> Result<(DenseTensor, DenseTensor, DenseTensor)> {
+        self.to_sparse_in(ExecContext::detached())
+    }
+
+    /// [`RaggedTensor::to_sparse`] for an op of the call `ctx` (its limits and budget).
+    pub fn to_sparse_in(&self, ctx: &ExecContext) -> Result<(DenseTensor, DenseTensor, DenseTensor)> {
         const OP: &str = "to_sparse";
         let rank = self.rank();
         let values = self.flat_values();
         let n = values.len();
-        DenseTensor::checked_len(OP, &self.bounding_shape())?;
-        DenseTensor::checked_len(OP, &[n, rank])?;
+        ctx.checked_len(OP, &self.bounding_shape())?;
+        ctx.checked_len(OP, &[n, rank])?;
         // Walk the levels keeping, for every item, its coordinates so far and its row in the next level.
         let mut coords: Vec<i64> = Vec::new();
         let mut rows: Vec<usize> = vec![0];
@@ -187,13 +183,23 @@ impl RaggedTensor {
     /// items equal to `padding`; with neither, every row keeps all its items. Giving both is an
     /// `invalid_argument` error.
     pub fn from_tensor(tensor: &DenseTensor, lengths: Option<&[i64]>, padding: Option<&DenseTensor>) -> Result<Self> {
+        Self::from_tensor_in(ExecContext::detached(), tensor, lengths, padding)
+    }
+
+    /// [`RaggedTensor::from_tensor`] for an op of the call `ctx` (its limits and budget).
+    pub fn from_tensor_in(
+        ctx: &ExecContext,
+        tensor: &DenseTensor,
+        lengths: Option<&[i64]>,
+        padding: Option<&DenseTensor>,
+    ) -> Result<Self> {
         const OP: &str = "from_tensor";
         let shape = tensor.shape();
         if shape.len() < 2 {
             return Err(Error::shapes(OP, format!("input 0 must have rank >= 2, got shape {shape:?}")));
         }
         let (nrows, ncols) = (shape[0], shape[1]);
-        DenseTensor::checked_len(OP, &[nrows, ncols])?;
+        ctx.checked_len(OP, &[nrows, ncols])?;
         let mut items_shape = vec![nrows * ncols];
         items_shape.extend_from_slice(&shape[2..]);
         let items = tensor.reshape(items_shape)?;
@@ -223,6 +229,16 @@ impl RaggedTensor {
     /// `RaggedTensor.from_sparse`: `indices` (integer, `[n, 2]`) must be in row-major order with
     /// each row's column indices `0, 1, 2, ...`; `values` is `[n]`; `dense_shape` is `[nrows, ncols]`.
     pub fn from_sparse(indices: &DenseTensor, values: &DenseTensor, dense_shape: &DenseTensor) -> Result<Self> {
+        Self::from_sparse_in(ExecContext::detached(), indices, values, dense_shape)
+    }
+
+    /// [`RaggedTensor::from_sparse`] for an op of the call `ctx` (its limits and budget).
+    pub fn from_sparse_in(
+        ctx: &ExecContext,
+        indices: &DenseTensor,
+        values: &DenseTensor,
+        dense_shape: &DenseTensor,
+    ) -> Result<Self> {
         const OP: &str = "from_sparse";
         let shape = dense_shape.to_i64_vec(OP, "input 2 (dense_shape)")?;
         if dense_shape.rank() != 1 || shape.len() != 2 {
@@ -238,7 +254,7 @@ impl RaggedTensor {
             return Err(Error::argument(OP, format!("input 2 (dense_shape) has a negative dimension {d}")));
         }
         let (nrows, ncols) = (shape[0], shape[1]);
-        DenseTensor::checked_len(OP, &[nrows as usize])?;
+        ctx.checked_len(OP, &[nrows as usize])?;
         let idx = indices.to_i64_vec(OP, "input 0 (indices)")?;
         if indices.rank() != 2 || indices.shape()[1] != 2 {
             return Err(Error::shapes(
@@ -402,7 +418,7 @@ mod tests {
         let e = rt.to_tensor(None, Some(&[None])).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::IncompatibleShapes);
         let e = rt.to_tensor(None, Some(&[Some(1 << 20), Some(1 << 20)])).unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "an oversized target shape is refused, not allocated");
+        assert_eq!(e.kind(), ErrorKind::ResourceExhausted, "an oversized target shape is refused, not allocated");
     }
 
     #[test]
@@ -510,9 +526,10 @@ mod tests {
 
     #[test]
     fn checked_len_refuses_huge_shapes() {
-        assert_eq!(DenseTensor::checked_len("t", &[0, 5]).unwrap(), 0);
-        assert_eq!(DenseTensor::checked_len("t", &[0, usize::MAX]).unwrap_err().kind(), ErrorKind::InvalidArgument);
-        assert_eq!(DenseTensor::checked_len("t", &[usize::MAX, 3]).unwrap_err().kind(), ErrorKind::InvalidArgument);
-        assert_eq!(DenseTensor::checked_len("t", &[]).unwrap(), 1);
+        let ctx = ExecContext::new(crate::limits::Limits::untrusted());
+        assert_eq!(ctx.checked_len("t", &[0, 5]).unwrap(), 0);
+        assert_eq!(ctx.checked_len("t", &[0, usize::MAX]).unwrap_err().kind(), ErrorKind::ResourceExhausted);
+        assert_eq!(ctx.checked_len("t", &[usize::MAX, 3]).unwrap_err().kind(), ErrorKind::ResourceExhausted);
+        assert_eq!(ctx.checked_len("t", &[]).unwrap(), 1);
     }
 }

@@ -3,7 +3,9 @@
 
 use ndarray::{ArrayViewD, Dimension, IxDyn};
 
-use crate::{dispatch_dtype, limits, DType, Element, Error, Result, SharedSlice, StringBuilder, StringTensor};
+use crate::{
+    dispatch_dtype, limits, DType, Element, Error, ExecContext, Result, SharedSlice, StringBuilder, StringTensor,
+};
 
 /// The product of a shape, `None` when it overflows `usize` or the rank exceeds [`limits::MAX_RANK`].
 pub(crate) fn shape_len(shape: &[usize]) -> Option<usize> {
@@ -126,27 +128,33 @@ impl DenseTensor {
         T::wrap(DenseArray { data: SharedSlice::from_vec(data), shape: IxDyn(&[n]) })
     }
 
-    /// A tensor of `shape` whose every element is the first (only) element of `fill`. More than
-    /// [`DenseTensor::MAX_ELEMENTS`] elements is an `invalid_argument` error (an empty shape is
-    /// always fine: nothing is allocated for it).
+    /// A tensor of `shape` whose every element is the first (only) element of `fill`, outside
+    /// any call (see [`DenseTensor::full_in`]).
     pub fn full(shape: Vec<usize>, fill: &DenseTensor) -> Result<Self> {
+        Self::full_in(ExecContext::detached(), shape, fill)
+    }
+
+    /// A tensor of `shape` whose every element is the first (only) element of `fill`, for an op
+    /// of the call `ctx`: a size past its limits is refused (an empty shape is always fine:
+    /// nothing is allocated for it), and the buffer is charged to its budget.
+    pub fn full_in(ctx: &ExecContext, shape: Vec<usize>, fill: &DenseTensor) -> Result<Self> {
         const OP: &str = "fill";
         if fill.len() != 1 {
             return Err(Error::shapes(OP, format!("fill value must be a scalar, got shape {:?}", fill.shape())));
         }
-        limits::checked_rank(OP, shape.len())?;
-        let n = if shape.contains(&0) { 0 } else { limits::checked_size(OP, &shape, fill.dtype().size_of())? };
+        ctx.checked_rank(OP, shape.len())?;
+        let n = if shape.contains(&0) { 0 } else { ctx.checked_size(OP, &shape, fill.dtype().size_of())? };
         // The value is repeated directly: a gather would first build an index per element.
         Ok(dispatch_dtype!(fill.dtype(),
         T => {
             let value = fill.as_slice::<T>().and_then(|s| s.first()).copied().unwrap_or_default();
-            DenseTensor::from_vec(shape, limits::try_filled(OP, n, value)?)?
+            DenseTensor::from_vec(shape, ctx.try_filled(OP, n, value)?)?
         },
         string => {
             let value = fill.as_strings().map_or(&[][..], |s| s.get(0));
-            limits::checked_size(OP, &[n], 8)?;
-            limits::checked_bytes(OP, n.saturating_mul(value.len()), "the repeated strings")?;
-            let mut b = StringBuilder::with_capacity(n, n * value.len());
+            ctx.checked_size(OP, &[n], 8)?;
+            ctx.checked_bytes(OP, n.saturating_mul(value.len()), "the repeated strings")?;
+            let mut b = StringBuilder::in_call(ctx, n, n * value.len());
             for _ in 0..n {
                 b.push(value);
             }
@@ -266,20 +274,35 @@ impl DenseTensor {
 
     /// Gathers elements by row-major flat index, giving a 1-d tensor. Every index must be `< len()`.
     pub fn take_rows_flat(&self, indices: &[usize]) -> Result<Self> {
+        self.take_rows_flat_in(ExecContext::detached(), indices)
+    }
+
+    /// [`DenseTensor::take_rows_flat`] for an op of the call `ctx` (its limits and budget).
+    pub fn take_rows_flat_in(&self, ctx: &ExecContext, indices: &[usize]) -> Result<Self> {
         let flat = self.reshape(vec![self.len()])?;
-        flat.take_rows(indices)
+        flat.take_rows_in(ctx, indices)
     }
 
     /// Gathers rows along axis 0 (each row keeps its inner dimensions), in the order given;
     /// the one data-movement primitive behind gather, slicing, concat, tile and reverse.
     pub fn take_rows(&self, rows: &[usize]) -> Result<Self> {
-        Self::gather_row_runs("take_rows", &[self], rows.iter().map(|&r| (0, r..r + 1)))
+        self.take_rows_in(ExecContext::detached(), rows)
+    }
+
+    /// [`DenseTensor::take_rows`] for an op of the call `ctx` (its limits and budget).
+    pub fn take_rows_in(&self, ctx: &ExecContext, rows: &[usize]) -> Result<Self> {
+        Self::gather_row_runs(ctx, "take_rows", &[self], rows.iter().map(|&r| (0, r..r + 1)))
     }
 
     /// Gathers runs of consecutive rows along axis 0 (`runs` in output order): one contiguous
     /// copy per run, strings included.
     pub fn take_row_runs(&self, runs: &[std::ops::Range<usize>]) -> Result<Self> {
-        Self::gather_row_runs("take_rows", &[self], runs.iter().map(|r| (0, r.clone())))
+        self.take_row_runs_in(ExecContext::detached(), runs)
+    }
+
+    /// [`DenseTensor::take_row_runs`] for an op of the call `ctx` (its limits and budget).
+    pub fn take_row_runs_in(&self, ctx: &ExecContext, runs: &[std::ops::Range<usize>]) -> Result<Self> {
+        Self::gather_row_runs(ctx, "take_rows", &[self], runs.iter().map(|r| (0, r.clone())))
     }
 
     /// The rows of several tensors, run by run: each `(source, rows)` of `runs` appends rows
@@ -287,8 +310,8 @@ impl DenseTensor {
     /// and the rebased offsets); when the rows are consecutive rows of one numeric tensor, the
     /// result views its buffer instead (no copy). Every source must have the dtype and the inner shape of the
     /// first; a row past a source's end is an `index_out_of_range` error. The result's size is
-    /// checked against the limits before anything is allocated.
-    pub fn gather_row_runs<I>(op: &str, sources: &[&DenseTensor], runs: I) -> Result<Self>
+    /// checked against `ctx`'s limits before anything is allocated, and charged to its budget.
+    pub fn gather_row_runs<I>(ctx: &ExecContext, op: &str, sources: &[&DenseTensor], runs: I) -> Result<Self>
     where
         I: Iterator<Item = (usize, std::ops::Range<usize>)> + Clone,
     {
@@ -342,7 +365,7 @@ impl DenseTensor {
         }
         let mut out_shape = shape.to_vec();
         out_shape[0] = nrows;
-        let n = limits::checked_size(op, &out_shape, dtype.size_of().max(1))?;
+        let n = ctx.checked_size(op, &out_shape, dtype.size_of().max(1))?;
         if let Ok(Some((source, rows))) = contiguous {
             // Consecutive rows of one tensor: a view of its buffer, no copy.
             if let Some(view) = sources[source].row_view(rows, out_shape.clone()) {
@@ -352,7 +375,7 @@ impl DenseTensor {
         Ok(dispatch_dtype!(dtype,
         T => {
             let slices: Vec<&[T]> = sources.iter().map(|t| t.as_slice::<T>().unwrap_or(&[])).collect();
-            let mut data = limits::try_vec(op, n)?;
+            let mut data = ctx.try_vec(op, n)?;
             for (source, rows) in runs.filter(|(_, rows)| !rows.is_empty()) {
                 data.extend_from_slice(&slices[source][rows.start * row..rows.end * row]);
             }
@@ -360,9 +383,9 @@ impl DenseTensor {
         },
         string => {
             let column = |source: usize| strings[source].unwrap_or_else(|| unreachable_strings());
-            limits::checked_bytes(op, bytes, "the strings of the result")?;
-            let mut buf: Vec<u8> = limits::try_vec(op, bytes)?;
-            let mut offsets: Vec<i64> = limits::try_vec(op, n + 1)?;
+            ctx.checked_bytes(op, bytes, "the strings of the result")?;
+            let mut buf: Vec<u8> = ctx.try_vec(op, bytes)?;
+            let mut offsets: Vec<i64> = ctx.try_vec(op, n + 1)?;
             offsets.push(0);
             for (source, rows) in runs {
                 if rows.is_empty() {
@@ -397,11 +420,16 @@ impl DenseTensor {
 
     /// Rows `start..end` along axis 0 (a view of the same buffer: no copy).
     pub fn slice_rows(&self, start: usize, end: usize) -> Result<Self> {
-        Self::gather_row_runs("slice_rows", &[self], std::iter::once((0, start..end)))
+        Self::gather_row_runs(ExecContext::detached(), "slice_rows", &[self], std::iter::once((0, start..end)))
     }
 
     /// Concatenates tensors along axis 0. All parts must have the same dtype and inner shape.
     pub fn concat_rows(parts: &[DenseTensor]) -> Result<Self> {
+        Self::concat_rows_in(ExecContext::detached(), parts)
+    }
+
+    /// [`DenseTensor::concat_rows`] for an op of the call `ctx` (its limits and budget).
+    pub fn concat_rows_in(ctx: &ExecContext, parts: &[DenseTensor]) -> Result<Self> {
         let first = parts.first().ok_or_else(|| Error::argument("concat", "nothing to concatenate"))?;
         let dtype = first.dtype();
         let inner = first.shape().get(1..).unwrap_or(&[]).to_vec();
@@ -422,14 +450,14 @@ impl DenseTensor {
         shape.extend_from_slice(&inner);
         Ok(dispatch_dtype!(dtype,
         T => {
-            let mut data: Vec<T> = limits::try_vec("concat", limits::checked_size("concat", &shape, T::DTYPE.size_of())?)?;
+            let mut data: Vec<T> = ctx.try_vec("concat", ctx.checked_size("concat", &shape, T::DTYPE.size_of())?)?;
             for p in parts {
                 data.extend_from_slice(p.as_slice::<T>().unwrap_or(&[]));
             }
             DenseTensor::from_vec(shape, data)?
         },
         string => {
-            let mut b = StringBuilder::default();
+            let mut b = StringBuilder::in_call(ctx, 0, 0);
             for p in parts {
                 for s in p.as_strings().unwrap_or_else(|| unreachable_strings()).iter() {
                     b.push(s);
@@ -500,7 +528,7 @@ mod tests {
         let huge_but_empty = DenseTensor::full(vec![1 << 40, 0], &DenseTensor::scalar(1u8)).unwrap();
         assert!(huge_but_empty.is_empty(), "an empty shape allocates nothing, however long its other dim");
         let e = DenseTensor::full(vec![1 << 40, 1 << 40], &DenseTensor::scalar(1u8)).unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "too many elements: refused, not attempted");
+        assert_eq!(e.kind(), ErrorKind::ResourceExhausted, "too many elements: refused, not attempted");
         let e = DenseTensor::full(vec![2], &DenseTensor::vector(vec![1i32, 2])).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::IncompatibleShapes, "the fill value must have one element");
     }
@@ -510,14 +538,20 @@ mod tests {
         let a = DenseTensor::from_vec(vec![3, 2], vec![0i32, 1, 2, 3, 4, 5]).unwrap();
         let b = DenseTensor::from_vec(vec![2, 2], vec![10i32, 11, 12, 13]).unwrap();
         let runs = [(1, 1..2), (0, 0..2), (0, 3..3), (1, 0..2), (0, 2..3)];
-        let t = DenseTensor::gather_row_runs("t", &[&a, &b], runs.iter().cloned()).unwrap();
+        let t = DenseTensor::gather_row_runs(ExecContext::detached(), "t", &[&a, &b], runs.iter().cloned()).unwrap();
         assert_eq!(t.shape(), &[6, 2]);
         assert_eq!(t.as_slice::<i32>().unwrap(), &[12, 13, 0, 1, 2, 3, 10, 11, 12, 13, 4, 5]);
         // Strings: a column whose offsets do not start at 0 is rebased.
         let s = StringTensor::from_parts(b"xxabcdef".to_vec(), vec![2i64, 3, 5, 5, 8], vec![4]).unwrap();
         let u = StringTensor::from_strings(&["+", "uv"], vec![2]).unwrap();
         let (s, u) = (DenseTensor::String(s), DenseTensor::String(u));
-        let t = DenseTensor::gather_row_runs("t", &[&s, &u], [(0, 1..4), (1, 0..2), (0, 0..1)].into_iter()).unwrap();
+        let t = DenseTensor::gather_row_runs(
+            ExecContext::detached(),
+            "t",
+            &[&s, &u],
+            [(0, 1..4), (1, 0..2), (0, 0..1)].into_iter(),
+        )
+        .unwrap();
         let got: Vec<&[u8]> = t.as_strings().unwrap().iter().collect();
         assert_eq!(got, [&b"bc"[..], b"", b"def", b"+", b"uv", b"a"]);
         assert_eq!(t.as_strings().unwrap().offsets()[0], 0);
@@ -528,10 +562,15 @@ mod tests {
         assert_eq!(s.slice_rows(3, 1).unwrap().len(), 0, "a reversed range takes nothing");
         let e = s.take_rows(&[0, 4]).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::IndexOutOfRange);
-        let e = DenseTensor::gather_row_runs("t", &[&a, &s], std::iter::empty()).unwrap_err();
+        let e = DenseTensor::gather_row_runs(ExecContext::detached(), "t", &[&a, &s], std::iter::empty()).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::TypeMismatch);
-        let e =
-            DenseTensor::gather_row_runs("t", &[&a, &DenseTensor::vector(vec![1i32])], std::iter::empty()).unwrap_err();
+        let e = DenseTensor::gather_row_runs(
+            ExecContext::detached(),
+            "t",
+            &[&a, &DenseTensor::vector(vec![1i32])],
+            std::iter::empty(),
+        )
+        .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::IncompatibleShapes);
     }
 

@@ -23,6 +23,9 @@ pub enum ErrorKind {
     InvalidArgument,
     /// A graph that is malformed (unknown variable, wrong arity, cycle, ...).
     InvalidGraph,
+    /// A request over a resource limit or the call's memory budget, or memory the machine
+    /// cannot give (TensorFlow's `ResourceExhaustedError`).
+    ResourceExhausted,
 }
 
 impl ErrorKind {
@@ -37,6 +40,7 @@ impl ErrorKind {
             ErrorKind::InvalidValue => "invalid_value",
             ErrorKind::InvalidArgument => "invalid_argument",
             ErrorKind::InvalidGraph => "invalid_graph",
+            ErrorKind::ResourceExhausted => "resource_exhausted",
         }
     }
 }
@@ -119,6 +123,14 @@ pub enum Error {
         /// What was wrong, and where (input, row, value).
         reason: String,
     },
+    /// A request over a limit or a budget (see [`ErrorKind::ResourceExhausted`]).
+    #[error("{op}: resource exhausted: {reason}")]
+    ResourceExhausted {
+        /// The op (or constructor) that refused.
+        op: String,
+        /// Which limit, its value, and how to raise it or batch the data.
+        reason: String,
+    },
     /// A malformed graph.
     #[error("invalid graph: {reason}")]
     InvalidGraph {
@@ -171,7 +183,8 @@ impl fmt::Debug for Error {
             | Error::TypeMismatch { op, reason }
             | Error::InvalidIndex { op, reason }
             | Error::InvalidValue { op, reason }
-            | Error::InvalidArgument { op, reason } => {
+            | Error::InvalidArgument { op, reason }
+            | Error::ResourceExhausted { op, reason } => {
                 f.debug_struct(self.variant_name()).field("op", op).field("reason", reason).finish()
             }
             Error::IndexOutOfRange { op, index, axis, size, context } => f
@@ -209,6 +222,7 @@ impl Error {
             Error::InvalidValue { .. } => ErrorKind::InvalidValue,
             Error::InvalidArgument { .. } => ErrorKind::InvalidArgument,
             Error::InvalidGraph { .. } => ErrorKind::InvalidGraph,
+            Error::ResourceExhausted { .. } => ErrorKind::ResourceExhausted,
             Error::AtNode { source, .. } | Error::Built { source, .. } => source.kind(),
             Error::Several { errors } => errors.first().map_or(ErrorKind::InvalidGraph, Error::kind),
         }
@@ -224,6 +238,7 @@ impl Error {
             Error::InvalidValue { .. } => "InvalidValue",
             Error::InvalidArgument { .. } => "InvalidArgument",
             Error::InvalidGraph { .. } => "InvalidGraph",
+            Error::ResourceExhausted { .. } => "ResourceExhausted",
             Error::AtNode { .. } => "AtNode",
             Error::Built { .. } => "Built",
             Error::Several { .. } => "Several",
@@ -295,6 +310,10 @@ impl Error {
     /// Shorthand constructors, so that call sites stay one line long.
     pub fn partition(op: impl Into<String>, reason: impl Into<String>) -> Error {
         Error::InvalidRowPartition { op: op.into(), reason: reason.into() }
+    }
+    /// See [`Error::ResourceExhausted`].
+    pub fn exhausted(op: impl Into<String>, reason: impl Into<String>) -> Error {
+        Error::ResourceExhausted { op: op.into(), reason: reason.into() }
     }
     /// See [`Error::IncompatibleShapes`].
     pub fn shapes(op: impl Into<String>, reason: impl Into<String>) -> Error {

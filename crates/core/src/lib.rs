@@ -5,6 +5,7 @@
 
 mod buffer;
 pub mod compare;
+mod context;
 mod convert;
 mod dense;
 mod dtype;
@@ -19,6 +20,7 @@ mod strings;
 mod types;
 
 pub use buffer::SharedSlice;
+pub use context::ExecContext;
 pub use dense::{DenseArray, DenseTensor};
 pub use dtype::DType;
 pub use element::Element;

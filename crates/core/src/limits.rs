@@ -1,175 +1,242 @@
-//! Resource limits: the one place where sizes computed from data or attributes are checked
-//! (rank, elements, bytes) and where data-sized buffers are allocated fallibly.
+//! Resource limits as policy: the [`Limits`] value (per-buffer bytes, elements, values per
+//! partition, rank, per-call budget) with its two presets, and the size checks made against it.
 //!
 //! Every op that allocates a buffer whose size comes from an input value or an attribute checks
-//! the size here first ([`checked_size`], [`DenseTensor::checked_len`]) and allocates it with
-//! [`try_vec`], so that a small input can never ask for an absurd allocation, and an allocation the
-//! machine cannot give is an `invalid_argument` error instead of an abort. `docs/safety.md` gives
-//! the numbers and the reasons.
+//! the size against its call's limits first ([`crate::ExecContext::checked_len`],
+//! [`crate::ExecContext::checked_size`]) and allocates it with [`crate::ExecContext::try_vec`], so a
+//! small input can never ask for an absurd allocation, and an allocation the machine cannot give is
+//! an error instead of an abort. `docs/safety.md` gives the numbers and the reasons.
 
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
-use crate::{DenseTensor, Error, Result};
+use crate::{DenseTensor, Error, RaggedTensor, Result};
 
-/// The highest rank of a tensor or a type (dims, ragged ones included), TensorFlow's limit.
+/// The highest rank of a tensor or a type (dims, ragged ones included), TensorFlow's limit. Both
+/// presets use it: it bounds recursion and index vectors, not memory.
 pub const MAX_RANK: usize = 254;
 
-/// The most bytes one result (or one scratch buffer) of an op may take: 1 GiB. A 2 KB graph file
-/// cannot ask for more than this per op, and a few such buffers fit a 4 GB address space.
-pub const MAX_BYTES: usize = 1 << 30;
-
 /// The bytes of scratch index vectors (row ids, source positions) that structure ops build per
-/// output element, on top of the element itself; [`DenseTensor::checked_len`] counts them.
+/// output element, on top of the element itself; [`crate::ExecContext::checked_len`] counts them.
 pub const INDEX_BYTES_PER_ELEMENT: usize = 16;
 
 /// The worst element size of a numeric dtype (int64, float64), used where the dtype is not at hand.
 pub const MAX_ELEMENT_BYTES: usize = 8;
 
-/// The default per-call memory budget (4 GiB): the bytes of data-sized buffers one call of a
-/// compiled function may allocate in all. It lets the benchmark workloads (10 million values)
-/// run and keeps a small graph file from asking for many gigabytes over a chain of ops.
-pub const DEFAULT_CALL_BUDGET: usize = 4 << 30;
+/// The physical memory assumed when `/proc/meminfo` cannot be read (not Linux, or no `/proc`): 8 GiB.
+pub const FALLBACK_PHYSICAL_MEMORY: usize = 8 << 30;
 
-static CALL_BUDGET: AtomicUsize = AtomicUsize::new(DEFAULT_CALL_BUDGET);
-
-thread_local! {
-    /// The budget of the call running on this thread: `(limit, bytes charged so far)`.
-    static BUDGET: Cell<Option<(usize, usize)>> = const { Cell::new(None) };
+/// How much data one call may ask for: the policy every size computed from data or attributes is
+/// checked against. Two presets: [`Limits::untrusted`] for graph files (a 2 KB file must not ask
+/// for terabytes) and [`Limits::trusted`] for the library API (bounded by the machine).
+///
+/// ```
+/// use ragtime_core::limits::Limits;
+/// let mine = Limits::trusted().with_call_budget(2 << 30);
+/// assert_eq!(mine.call_budget, 2 << 30);
+/// assert_eq!(Limits::untrusted().partition_values, 1 << 27);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The most bytes one result or scratch buffer of an op may take (string bytes included).
+    pub buffer_bytes: usize,
+    /// The most elements one result may have.
+    pub elements: usize,
+    /// The most values (and rows) one row partition may describe: its lazily derived row ids
+    /// take 8 bytes per value.
+    pub partition_values: usize,
+    /// The highest rank (at most [`MAX_RANK`]).
+    pub rank: usize,
+    /// The bytes of data-sized buffers one call may allocate in all (its memory budget).
+    pub call_budget: usize,
 }
 
-/// Sets the process-wide default per-call memory budget (used by calls whose function sets none).
-pub fn set_default_call_budget(bytes: usize) {
-    CALL_BUDGET.store(bytes, Ordering::Relaxed);
-}
+impl Limits {
+    /// The preset for graph files and other untrusted input (`ragtime run`, `conformance`,
+    /// `ragtime::case`): 1 GiB per buffer, 2^31 elements, 2^27 values per partition, rank 254,
+    /// 4 GiB per call. Enough for the benchmark workloads at 10 million values, and a small file
+    /// cannot ask for many gigabytes over a chain of ops.
+    pub const fn untrusted() -> Self {
+        Limits {
+            buffer_bytes: 1 << 30,
+            elements: 1 << 31,
+            partition_values: (1 << 30) / 8,
+            rank: MAX_RANK,
+            call_budget: 4 << 30,
+        }
+    }
 
-/// The process-wide default per-call memory budget.
-pub fn default_call_budget() -> usize {
-    CALL_BUDGET.load(Ordering::Relaxed)
-}
+    /// The preset of the library API: bounded only by the machine. A buffer may take up to the
+    /// physical memory ([`physical_memory`]), a partition up to an eighth of it in values (its
+    /// row ids), and a call's budget is half the physical memory.
+    pub fn trusted() -> Self {
+        let memory = physical_memory();
+        Limits {
+            buffer_bytes: memory,
+            elements: memory,
+            partition_values: memory / 8,
+            rank: MAX_RANK,
+            call_budget: memory / 2,
+        }
+    }
 
-/// Opens a memory budget of `limit` bytes for the call about to run on this thread; the budget
-/// closes (and the enclosing one, if any, comes back) when the guard is dropped. While a budget is
-/// open, every data-sized allocation of the ops ([`try_vec`], [`DenseTensor::checked_len`],
-/// string builders) is charged to it, and one that would pass the limit is refused before it is
-/// made.
-pub fn enter_budget(limit: usize) -> BudgetGuard {
-    let previous = BUDGET.with(|b| b.replace(Some((limit, 0))));
-    BudgetGuard { previous }
-}
+    /// The preset named `name` (`trusted` or `untrusted`), as the CLI's `--limits` spells it.
+    pub fn preset(name: &str) -> Result<Self> {
+        match name {
+            "trusted" => Ok(Limits::trusted()),
+            "untrusted" => Ok(Limits::untrusted()),
+            other => Err(Error::argument("limits", format!("unknown preset {other:?}: expected trusted or untrusted"))),
+        }
+    }
 
-/// Closes the budget opened by [`enter_budget`] when dropped.
-#[derive(Debug)]
-pub struct BudgetGuard {
-    previous: Option<(usize, usize)>,
-}
+    /// These limits with a per-call memory budget of `bytes`.
+    pub fn with_call_budget(self, bytes: usize) -> Self {
+        Limits { call_budget: bytes, ..self }
+    }
 
-impl Drop for BudgetGuard {
-    fn drop(&mut self) {
-        BUDGET.with(|b| b.set(self.previous));
+    /// The number of elements of `shape`, refusing a shape whose non-zero dims multiply past
+    /// [`Limits::elements`] or whose elements take more than [`Limits::buffer_bytes`] at
+    /// `bytes_per_element` each. Zero dims are left out of the check (builders may still walk
+    /// the other dims: `[2^40, 0]` has 2^40 rows), but the result counts them (0 elements).
+    pub fn checked_size(&self, op: &str, shape: &[usize], bytes_per_element: usize) -> Result<usize> {
+        self.checked_rank(op, shape.len())?;
+        let nonzero = shape.iter().filter(|&&d| d != 0).try_fold(1usize, |acc, &d| acc.checked_mul(d));
+        match nonzero {
+            Some(n) if n > self.elements => Err(self.exceeded(
+                op,
+                "elements",
+                self.elements,
+                format!("a result of shape {shape:?} would have {n} elements"),
+            )),
+            Some(n) if n.checked_mul(bytes_per_element).is_none_or(|b| b > self.buffer_bytes) => Err(self.exceeded(
+                op,
+                "bytes per buffer",
+                self.buffer_bytes,
+                format!(
+                    "a result of shape {shape:?} would take {} bytes ({bytes_per_element} per element)",
+                    n.saturating_mul(bytes_per_element)
+                ),
+            )),
+            Some(n) => Ok(if shape.contains(&0) { 0 } else { n }),
+            None => Err(self.exceeded(
+                op,
+                "elements",
+                self.elements,
+                format!("a result of shape {shape:?} would have more elements than a machine word counts"),
+            )),
+        }
+    }
+
+    /// Refuses a byte count past [`Limits::buffer_bytes`] (`what` says which buffer, e.g. "string bytes").
+    pub fn checked_bytes(&self, op: &str, bytes: usize, what: &str) -> Result<usize> {
+        if bytes > self.buffer_bytes {
+            return Err(self.exceeded(
+                op,
+                "bytes per buffer",
+                self.buffer_bytes,
+                format!("{what} would take {bytes} bytes"),
+            ));
+        }
+        Ok(bytes)
+    }
+
+    /// Refuses a rank past [`Limits::rank`] (and past [`MAX_RANK`] whatever the limits say).
+    pub fn checked_rank(&self, op: &str, rank: usize) -> Result<usize> {
+        let limit = self.rank.min(MAX_RANK);
+        if rank > limit {
+            return Err(rank_error(op, rank, limit));
+        }
+        Ok(rank)
+    }
+
+    /// Refuses a partition of more than [`Limits::partition_values`] values or rows.
+    pub fn checked_partition(&self, op: &str, what: &str, n: usize) -> Result<usize> {
+        if n > self.partition_values {
+            return Err(self.exceeded(
+                op,
+                "values per partition",
+                self.partition_values,
+                format!("{n} {what} in one partition"),
+            ));
+        }
+        Ok(n)
+    }
+
+    /// Checks a value an op produced against these limits: its rank, its flat values' elements
+    /// and bytes, and every partition's rows and values. The executor calls it on every output,
+    /// so a value built by a context-free constructor (bounded by the machine only) cannot carry
+    /// an untrusted call past its limits.
+    pub fn check_value(&self, op: &str, value: &RaggedTensor) -> Result<()> {
+        self.checked_rank(op, value.rank())?;
+        let flat = value.flat_values();
+        if flat.len() > self.elements {
+            return Err(self.exceeded(op, "elements", self.elements, format!("a result with {} elements", flat.len())));
+        }
+        let bytes = flat
+            .len()
+            .saturating_mul(flat.dtype().size_of())
+            .saturating_add(flat.as_strings().map_or(0, |s| s.byte_len().saturating_add(s.len().saturating_mul(8))));
+        self.checked_bytes(op, bytes, "a result")?;
+        for p in value.partitions() {
+            self.checked_partition(op, "rows", p.nrows())?;
+            self.checked_partition(op, "values", p.nvals())?;
+        }
+        Ok(())
+    }
+
+    /// The error for going over limit `name` of value `limit`: `resource_exhausted`, saying how
+    /// to raise the limit or batch the data.
+    pub fn exceeded(&self, op: &str, name: &str, limit: usize, what: String) -> Error {
+        exhausted(op, format!("{what}, over the limit of {limit} {name}; {HOW_TO_RAISE}"))
     }
 }
 
-/// The bytes charged so far to the budget open on this thread, if any.
-pub fn budget_used() -> Option<usize> {
-    BUDGET.with(|b| b.get().map(|(_, used)| used))
+/// How to get past a limit, said in every limit error.
+pub const HOW_TO_RAISE: &str = "raise it (Limits::trusted(), CompileOptions::limits, `--limits trusted` or \
+                                `--memory-budget`) or split the data into smaller batches";
+
+/// The error of a request over a limit or a budget.
+pub(crate) fn exhausted(op: &str, reason: String) -> Error {
+    Error::exhausted(op, reason)
 }
 
-/// Charges `bytes` to the budget open on this thread (nothing when none is open), refusing them
-/// (as `invalid_argument` from `op`) when they would pass its limit.
-pub fn charge(op: &str, bytes: usize) -> Result<()> {
-    BUDGET.with(|b| match b.get() {
-        None => Ok(()),
-        Some((limit, used)) => {
-            let total = used.saturating_add(bytes);
-            if total > limit {
-                return Err(Error::argument(
-                    op,
-                    format!(
-                        "{bytes} more bytes would exceed the call's memory budget of {limit} bytes ({used} already used)"
-                    ),
-                ));
-            }
-            b.set(Some((limit, total)));
-            Ok(())
-        }
+fn rank_error(op: &str, rank: usize, limit: usize) -> Error {
+    Error::argument(op, format!("rank {rank} exceeds the limit of {limit}"))
+}
+
+/// The physical memory of the machine in bytes: `MemTotal` of `/proc/meminfo` on Linux, read
+/// once; [`FALLBACK_PHYSICAL_MEMORY`] where it cannot be read.
+pub fn physical_memory() -> usize {
+    static MEMORY: OnceLock<usize> = OnceLock::new();
+    *MEMORY.get_or_init(|| {
+        std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|text| mem_total(&text))
+            .unwrap_or(FALLBACK_PHYSICAL_MEMORY)
     })
 }
 
-/// The number of elements of `shape`, refusing (as `invalid_argument` from `op`) a shape whose
-/// non-zero dims multiply past [`DenseTensor::MAX_ELEMENTS`] or whose elements take more than
-/// [`MAX_BYTES`] at `bytes_per_element` each. Zero dims are left out of the check (builders may
-/// still walk the other dims: `[2^40, 0]` has 2^40 rows), but the result counts them (0 elements).
-pub fn checked_size(op: &str, shape: &[usize], bytes_per_element: usize) -> Result<usize> {
-    if shape.len() > MAX_RANK {
-        return Err(rank_error(op, shape.len()));
-    }
-    let nonzero = shape.iter().filter(|&&d| d != 0).try_fold(1usize, |acc, &d| acc.checked_mul(d));
-    match nonzero {
-        Some(n) if n > DenseTensor::MAX_ELEMENTS => Err(Error::argument(
-            op,
-            format!("a result of shape {shape:?} would exceed {} elements", DenseTensor::MAX_ELEMENTS),
-        )),
-        Some(n) if n.checked_mul(bytes_per_element).is_none_or(|b| b > MAX_BYTES) => Err(Error::argument(
-            op,
-            format!(
-                "a result of shape {shape:?} would take {} bytes ({bytes_per_element} per element), over the limit of {MAX_BYTES}",
-                n.saturating_mul(bytes_per_element)
-            ),
-        )),
-        Some(n) => Ok(if shape.contains(&0) { 0 } else { n }),
-        None => Err(Error::argument(
-            op,
-            format!("a result of shape {shape:?} would exceed {} elements", DenseTensor::MAX_ELEMENTS),
-        )),
+/// `MemTotal` (in bytes) of a `/proc/meminfo` text.
+fn mem_total(meminfo: &str) -> Option<usize> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let mut words = line["MemTotal:".len()..].split_whitespace();
+    let kib: usize = words.next()?.parse().ok()?;
+    match words.next() {
+        Some("kB") | None => kib.checked_mul(1024),
+        Some(_) => None,
     }
 }
 
-/// Refuses a byte count past [`MAX_BYTES`] (`what` says which buffer, e.g. "string bytes").
-pub fn checked_bytes(op: &str, bytes: usize, what: &str) -> Result<usize> {
-    if bytes > MAX_BYTES {
-        return Err(Error::argument(op, format!("{what} would take {bytes} bytes, over the limit of {MAX_BYTES}")));
-    }
-    Ok(bytes)
-}
-
-/// Refuses a rank past [`MAX_RANK`].
+/// Refuses a rank past [`MAX_RANK`] (types and values outside any call).
 pub fn checked_rank(op: &str, rank: usize) -> Result<usize> {
     if rank > MAX_RANK {
-        return Err(rank_error(op, rank));
+        return Err(rank_error(op, rank, MAX_RANK));
     }
     Ok(rank)
 }
 
-fn rank_error(op: &str, rank: usize) -> Error {
-    Error::argument(op, format!("rank {rank} exceeds the limit of {MAX_RANK}"))
-}
-
-/// An empty vector with room for `n` items, allocated fallibly: more than [`MAX_BYTES`], more than
-/// the call's memory budget ([`enter_budget`]), or more than the allocator can give, is an
-/// `invalid_argument` error from `op` instead of an abort.
-pub fn try_vec<T>(op: &str, n: usize) -> Result<Vec<T>> {
-    let bytes = n.saturating_mul(std::mem::size_of::<T>());
-    checked_bytes(op, bytes, &format!("a buffer of {n} items"))?;
-    charge(op, bytes)?;
-    let mut v = Vec::new();
-    v.try_reserve_exact(n)
-        .map_err(|_| Error::argument(op, format!("cannot allocate a buffer of {n} items ({bytes} bytes)")))?;
-    Ok(v)
-}
-
-/// `n` copies of `value`, allocated fallibly (see [`try_vec`]).
-pub fn try_filled<T: Clone>(op: &str, n: usize, value: T) -> Result<Vec<T>> {
-    let mut v = try_vec(op, n)?;
-    v.resize(n, value);
-    Ok(v)
-}
-
-/// Collects an iterator of known length into a fallibly allocated vector (see [`try_vec`]).
-pub fn try_collect<T>(op: &str, items: impl ExactSizeIterator<Item = T>) -> Result<Vec<T>> {
-    let mut v = try_vec(op, items.len())?;
-    v.extend(items);
-    Ok(v)
+impl DenseTensor {
+    /// The most elements a result may have under [`Limits::untrusted`] (2^31).
+    pub const MAX_ELEMENTS: usize = Limits::untrusted().elements;
 }
 
 #[cfg(test)]
@@ -179,45 +246,33 @@ mod tests {
 
     #[test]
     fn sizes_are_checked_in_elements_and_bytes() {
-        assert_eq!(checked_size("t", &[0, 5], 8).unwrap(), 0);
-        assert_eq!(checked_size("t", &[3, 5], 8).unwrap(), 15);
-        assert_eq!(checked_size("t", &[], 8).unwrap(), 1);
-        let e = checked_size("t", &[usize::MAX, 3], 1).unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-        let e = checked_size("t", &[1 << 29], 8).unwrap_err();
+        let limits = Limits::untrusted();
+        assert_eq!(limits.checked_size("t", &[0, 5], 8).unwrap(), 0);
+        assert_eq!(limits.checked_size("t", &[3, 5], 8).unwrap(), 15);
+        assert_eq!(limits.checked_size("t", &[], 8).unwrap(), 1);
+        let e = limits.checked_size("t", &[usize::MAX, 3], 1).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::ResourceExhausted);
+        let e = limits.checked_size("t", &[1 << 29], 8).unwrap_err();
         assert!(e.to_string().contains("bytes"), "{e}");
-        assert_eq!(checked_size("t", &[1 << 29], 1).unwrap(), 1 << 29, "the same count of bytes fits");
-        let e = checked_size("t", &vec![1; MAX_RANK + 1], 1).unwrap_err();
+        assert!(e.to_string().contains("smaller batches"), "the message says what to do: {e}");
+        assert_eq!(limits.checked_size("t", &[1 << 29], 1).unwrap(), 1 << 29, "the same count of bytes fits");
+        assert!(Limits::trusted().checked_size("t", &[1 << 29], 8).is_ok() || physical_memory() < 4 << 30);
+        let e = limits.checked_size("t", &vec![1; MAX_RANK + 1], 1).unwrap_err();
         assert!(e.to_string().contains("rank"), "{e}");
-    }
-
-    #[test]
-    fn fallible_buffers_refuse_instead_of_aborting() {
-        assert_eq!(try_vec::<u64>("t", MAX_BYTES / 8 + 1).unwrap_err().kind(), ErrorKind::InvalidArgument);
-        assert_eq!(try_vec::<u8>("t", usize::MAX).unwrap_err().kind(), ErrorKind::InvalidArgument);
-        assert_eq!(try_filled("t", 3, 7u8).unwrap(), [7, 7, 7]);
-        assert_eq!(try_collect("t", 0..4u32).unwrap(), [0, 1, 2, 3]);
         assert_eq!(checked_rank("t", MAX_RANK).unwrap(), MAX_RANK);
         assert_eq!(checked_rank("t", MAX_RANK + 1).unwrap_err().kind(), ErrorKind::InvalidArgument);
     }
 
     #[test]
-    fn budgets_charge_buffers_and_close_with_their_guard() {
-        assert_eq!(budget_used(), None);
-        {
-            let _outer = enter_budget(1000);
-            try_vec::<u64>("t", 100).unwrap();
-            assert_eq!(budget_used(), Some(800));
-            let e = try_vec::<u64>("t", 100).unwrap_err();
-            assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-            assert!(e.to_string().contains("memory budget of 1000 bytes (800 already used)"), "{e}");
-            {
-                let _inner = enter_budget(10);
-                assert_eq!(budget_used(), Some(0));
-            }
-            assert_eq!(budget_used(), Some(800), "the enclosing budget comes back");
-        }
-        assert_eq!(budget_used(), None);
-        try_vec::<u64>("t", 1000).unwrap();
+    fn physical_memory_is_read_from_meminfo() {
+        assert_eq!(mem_total("MemTotal:       24576000 kB\nMemFree: 1 kB\n"), Some(24576000 * 1024));
+        assert_eq!(mem_total("MemFree: 1 kB\n"), None);
+        assert_eq!(mem_total("MemTotal: lots kB\n"), None);
+        assert!(physical_memory() > 0);
+        let trusted = Limits::trusted();
+        assert_eq!(trusted.call_budget, physical_memory() / 2);
+        assert_eq!(Limits::preset("trusted").unwrap(), trusted);
+        assert_eq!(Limits::preset("untrusted").unwrap(), Limits::untrusted());
+        assert!(Limits::preset("lax").is_err());
     }
 }

@@ -2,16 +2,25 @@
 
 use std::sync::{Arc, OnceLock};
 
-use crate::{limits, Error, Result, SharedSlice};
+use crate::{Error, ExecContext, Result, SharedSlice};
 
-/// The most values (and the most rows) one partition may describe: its row ids (8 bytes per
-/// value) and splits (8 bytes per row) must fit [`limits::MAX_BYTES`], so `value_rowids()` and
-/// `row_lengths()` can never ask for an allocation the limits refuse.
-pub const MAX_PARTITION_LEN: usize = limits::MAX_BYTES / 8;
-
+/// Refuses a partition of more `what` (rows or values) than the machine could hold row ids for
+/// ([`crate::limits::Limits::partition_values`] of the trusted preset; the executor checks every
+/// op's partitions against its call's limits, which may be tighter).
 fn check_len(op: &str, what: &str, n: u64) -> Result<()> {
-    if n > MAX_PARTITION_LEN as u64 {
-        return Err(Error::partition(op, format!("{n} {what} exceed the limit of {MAX_PARTITION_LEN} per partition")));
+    let limit = ExecContext::detached().limits().partition_values;
+    if n > limit as u64 {
+        return Err(Error::partition(op, format!("{n} {what} exceed the limit of {limit} per partition (row ids of 8 bytes per value must fit the memory)")));
+    }
+    Ok(())
+}
+
+/// Refuses a row count asked for by a caller (not read from splits) that no partition could hold:
+/// an argument error, before anything is allocated.
+fn check_rows(op: &str, rows: usize) -> Result<()> {
+    let limit = ExecContext::detached().limits().partition_values;
+    if rows > limit {
+        return Err(Error::argument(op, format!("{rows} rows exceed the limit of {limit} rows")));
     }
     Ok(())
 }
@@ -92,7 +101,7 @@ impl RowPartition {
     /// From row lengths (`[4, 0, 3]`).
     pub fn from_row_lengths(lengths: &[i64]) -> Result<Self> {
         check_len("from_row_lengths", "rows", lengths.len() as u64)?;
-        let mut splits = limits::try_vec("from_row_lengths", lengths.len() + 1)?;
+        let mut splits = ExecContext::detached().try_vec("from_row_lengths", lengths.len() + 1)?;
         splits.push(0i64);
         let mut total = 0i64;
         for (row, &len) in lengths.iter().enumerate() {
@@ -130,9 +139,7 @@ impl RowPartition {
         let needed = rowids.last().map_or(0, |&r| r as usize + 1);
         // The splits take one entry per row: refuse row counts no tensor could hold before allocating.
         let rows = nrows.unwrap_or(0).max(needed);
-        if rows > MAX_PARTITION_LEN {
-            return Err(Error::argument(OP, format!("{rows} rows exceed the limit of {MAX_PARTITION_LEN} rows")));
-        }
+        check_rows(OP, rows)?;
         check_len(OP, "values", rowids.len() as u64)?;
         let nrows = match nrows {
             Some(n) if n < needed => {
@@ -141,7 +148,7 @@ impl RowPartition {
             Some(n) => n,
             None => needed,
         };
-        let mut splits = limits::try_filled(OP, nrows + 1, 0i64)?;
+        let mut splits = ExecContext::detached().try_filled(OP, nrows + 1, 0i64)?;
         for &r in rowids {
             splits[r as usize + 1] += 1;
         }
@@ -156,15 +163,13 @@ impl RowPartition {
     /// `nrows` rows of `row_length` values each.
     pub fn from_uniform_row_length(row_length: usize, nrows: usize) -> Result<Self> {
         const OP: &str = "from_uniform_row_length";
-        if nrows > MAX_PARTITION_LEN {
-            return Err(Error::argument(OP, format!("{nrows} rows exceed the limit of {MAX_PARTITION_LEN} rows")));
-        }
+        check_rows(OP, nrows)?;
         let total = row_length
             .checked_mul(nrows)
             .and_then(|n| i64::try_from(n).ok())
             .ok_or_else(|| Error::argument(OP, format!("{nrows} rows of {row_length} values overflow")))?;
         check_len(OP, "values", total as u64)?;
-        let splits = limits::try_collect(OP, (0..nrows + 1).map(|i| (i * row_length) as i64))?;
+        let splits = ExecContext::detached().try_collect(OP, (0..nrows + 1).map(|i| (i * row_length) as i64))?;
         Ok(Self::build(splits, Some(row_length)))
     }
 

@@ -2,7 +2,7 @@
 //! assembles one, and the byte copies they share.
 
 use crate::dense::shape_len;
-use crate::{limits, DenseTensor, Error, Result, SharedSlice};
+use crate::{DenseTensor, Error, ExecContext, Result, SharedSlice};
 
 /// A column of byte strings: one byte buffer plus offsets (Apache Arrow's layout), with a shape.
 ///
@@ -151,15 +151,19 @@ pub fn append_bytes(dst: &mut [u8], at: usize, src: &[u8], begin: usize, end: us
 
 /// Appends strings into one byte buffer; the way every string kernel builds its output.
 ///
-/// The builder never grows past [`limits::MAX_BYTES`] of bytes (or of offsets) and grows its
-/// buffers fallibly: a push that would cross the limit, or that the allocator cannot serve, is
-/// dropped and remembered, and [`StringBuilder::finish`] then returns an `invalid_argument` error.
-/// Kernels can therefore push without checking, and still never abort on a huge result.
+/// The builder never grows past its context's per-buffer limit of bytes (or of offsets), charges
+/// its growth to the context's call budget ([`StringBuilder::in_call`]; none outside a call), and
+/// grows its buffers fallibly: a push that would cross a limit, or that the allocator cannot
+/// serve, is dropped and remembered, and [`StringBuilder::finish`] then returns an error. Kernels
+/// can therefore push without checking, and still never abort on a huge result.
 #[derive(Debug)]
 pub struct StringBuilder {
     bytes: Vec<u8>,
     offsets: Vec<i64>,
     overflow: bool,
+    /// The most bytes of string data (and of offsets): the context's per-buffer limit.
+    max_bytes: usize,
+    ctx: ExecContext,
 }
 
 impl Default for StringBuilder {
@@ -170,19 +174,26 @@ impl Default for StringBuilder {
 }
 
 impl StringBuilder {
-    /// An empty builder with room for `strings` strings of `bytes` bytes in all (a hint: the
-    /// room is clamped to the limits and reserved only if the allocator can give it).
+    /// An empty builder outside any call ([`ExecContext::detached`]) with room for `strings`
+    /// strings of `bytes` bytes in all (a hint, see [`StringBuilder::in_call`]).
     pub fn with_capacity(strings: usize, bytes: usize) -> Self {
+        Self::in_call(ExecContext::detached(), strings, bytes)
+    }
+    /// An empty builder for an op of the call `ctx` with room for `strings` strings of `bytes`
+    /// bytes in all (a hint: the room is clamped to the limits and reserved only if the budget
+    /// and the allocator can give it).
+    pub fn in_call(ctx: &ExecContext, strings: usize, bytes: usize) -> Self {
+        let max_bytes = ctx.limits().buffer_bytes;
         let mut offsets = Vec::new();
-        let _ = offsets.try_reserve(strings.saturating_add(1).min(limits::MAX_BYTES / 8));
+        let _ = offsets.try_reserve(strings.saturating_add(1).min(max_bytes / 8));
         offsets.push(0);
         let mut buf = Vec::new();
-        let bytes = bytes.min(limits::MAX_BYTES);
+        let bytes = bytes.min(max_bytes);
         // Room reserved up front is charged to the call's budget like later growth.
-        if limits::charge("StringBuilder", bytes).is_ok() {
+        if ctx.charge("StringBuilder", bytes).is_ok() {
             let _ = buf.try_reserve_exact(bytes);
         }
-        StringBuilder { bytes: buf, offsets, overflow: false }
+        StringBuilder { bytes: buf, offsets, overflow: false, max_bytes, ctx: ctx.clone() }
     }
     /// Appends one string.
     #[inline]
@@ -195,7 +206,7 @@ impl StringBuilder {
     pub fn extend(&mut self, s: &[u8]) {
         // Within the room already reserved (and charged): a plain copy.
         if s.len() <= self.bytes.capacity() - self.bytes.len()
-            && self.bytes.len() + s.len() <= limits::MAX_BYTES
+            && self.bytes.len() + s.len() <= self.max_bytes
             && !self.overflow
         {
             self.bytes.extend_from_slice(s);
@@ -211,13 +222,13 @@ impl StringBuilder {
             return;
         }
         let capacity = self.bytes.capacity();
-        if self.bytes.len().saturating_add(s.len()) > limits::MAX_BYTES || self.bytes.try_reserve(s.len()).is_err() {
+        if self.bytes.len().saturating_add(s.len()) > self.max_bytes || self.bytes.try_reserve(s.len()).is_err() {
             self.overflow = true;
             return;
         }
         // Growth is charged to the call's memory budget, if one is open.
         if self.bytes.capacity() > capacity
-            && limits::charge("StringBuilder", self.bytes.capacity() - capacity).is_err()
+            && self.ctx.charge("StringBuilder", self.bytes.capacity() - capacity).is_err()
         {
             self.overflow = true;
             return;
@@ -228,7 +239,7 @@ impl StringBuilder {
     #[inline]
     pub fn end_string(&mut self) {
         if self.offsets.len() < self.offsets.capacity()
-            && (self.offsets.len() + 1) * 8 <= limits::MAX_BYTES
+            && (self.offsets.len() + 1) * 8 <= self.max_bytes
             && !self.overflow
         {
             self.offsets.push(self.bytes.len() as i64);
@@ -242,7 +253,7 @@ impl StringBuilder {
         if self.overflow {
             return;
         }
-        if (self.offsets.len() + 1) * 8 > limits::MAX_BYTES || self.offsets.try_reserve(1).is_err() {
+        if (self.offsets.len() + 1) * 8 > self.max_bytes || self.offsets.try_reserve(1).is_err() {
             self.overflow = true;
             return;
         }
@@ -267,12 +278,11 @@ impl StringBuilder {
     /// The column, with the given shape (whose size must be the number of strings).
     pub fn finish(mut self, shape: Vec<usize>) -> Result<StringTensor> {
         if self.overflow {
-            return Err(Error::argument(
+            return Err(self.ctx.limits().exceeded(
                 "StringBuilder",
-                format!(
-                    "the strings of a result of shape {shape:?} would take more than {} bytes, or more than the call's memory budget",
-                    limits::MAX_BYTES
-                ),
+                "bytes per buffer",
+                self.max_bytes,
+                format!("the strings of a result of shape {shape:?} would take more bytes, or more than the call's memory budget"),
             ));
         }
         if self.offsets.is_empty() {

@@ -4,9 +4,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ragtime_core::limits::{MAX_BYTES, MAX_RANK};
+use ragtime_core::limits::{Limits, MAX_RANK};
 use ragtime_core::{
-    DType, DenseTensor, Dim, ErrorKind, Literal, RaggedTensor, Result, RowPartition, StringTensor, TensorType,
+    DType, DenseTensor, Dim, ErrorKind, ExecContext, Literal, RaggedTensor, Result, RowPartition, StringTensor,
+    TensorType,
 };
 
 /// Runs `f` and checks it returns an error of `kind` quickly and without panicking.
@@ -58,16 +59,23 @@ fn string_shapes_multiply_checked() {
 
 #[test]
 fn sizes_count_string_bytes_as_well_as_elements() {
+    let untrusted = ExecContext::new(Limits::untrusted());
     let kilobyte = DenseTensor::String(StringTensor::from_strings(&[vec![b'x'; 1024]], vec![]).unwrap());
     // 2^21 strings are few elements, but 2 GiB of bytes.
-    refused(ErrorKind::InvalidArgument, || DenseTensor::full(vec![1 << 21], &kilobyte));
+    refused(ErrorKind::ResourceExhausted, || DenseTensor::full_in(&untrusted, vec![1 << 21], &kilobyte));
     let row = DenseTensor::String(StringTensor::from_strings(&[vec![b'x'; 1024]], vec![1]).unwrap());
     let rows = vec![0usize; 1 << 21];
-    refused(ErrorKind::InvalidArgument, || row.take_rows(&rows));
+    refused(ErrorKind::ResourceExhausted, || {
+        DenseTensor::gather_row_runs(&untrusted, "take_rows", &[&row], rows.iter().map(|&r| (0, r..r + 1)))
+    });
     assert_eq!(row.take_rows(&[0, 0]).unwrap().len(), 2, "small repeats are fine");
     // Numeric results are counted in bytes too: 2^28 float64 take 2 GiB.
-    refused(ErrorKind::InvalidArgument, || DenseTensor::full(vec![1 << 28], &DenseTensor::scalar(1.0f64)));
-    const { assert!((1usize << 28) * 8 > MAX_BYTES) };
+    refused(ErrorKind::ResourceExhausted, || {
+        DenseTensor::full_in(&untrusted, vec![1 << 28], &DenseTensor::scalar(1.0f64))
+    });
+    const { assert!((1usize << 28) * 8 > Limits::untrusted().buffer_bytes) };
+    // Outside a call, sizes are bounded by the machine: 2^50 bytes are more than any has.
+    refused(ErrorKind::ResourceExhausted, || DenseTensor::full(vec![1 << 47], &DenseTensor::scalar(1.0f64)));
 }
 
 #[test]

@@ -3,8 +3,9 @@
 //! nodes like any other).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use ragtime_core::{Error, RaggedTensor, Result, TensorType};
+use ragtime_core::{Error, ExecContext, RaggedTensor, Result, TensorType};
 
 use crate::{Client, FunctionGraph, OpRef, VarId};
 
@@ -26,6 +27,8 @@ struct Step {
     outputs: Vec<usize>,
     /// The outputs' inferred types (checked when `check_types` is on).
     types: Vec<TensorType>,
+    /// How errors name the node: its op, then its named outputs (`Tile{..} -> y`).
+    label: Arc<str>,
 }
 
 /// A function graph compiled into a schedule, ready to run many times. Calls share nothing
@@ -83,7 +86,10 @@ impl Interpreter {
             }
             let outputs: Vec<usize> = apply.outputs.iter().map(|&o| slot(o)).collect();
             let types = apply.outputs.iter().filter_map(|&o| g.var(o).map(|x| x.ty.clone())).collect();
-            steps.push(Step { op: apply.op.clone(), args, outputs, types });
+            let names: Vec<&str> = apply.outputs.iter().filter_map(|&o| g.var(o)?.name.as_deref()).collect();
+            let label =
+                if names.is_empty() { apply.op.name() } else { format!("{} -> {}", apply.op.name(), names.join(", ")) };
+            steps.push(Step { op: apply.op.clone(), args, outputs, types, label: label.into() });
         }
         let outputs = fg.outputs().iter().map(|&v| slot(v)).collect();
         Ok(Interpreter { slots: slot_of.len(), inputs, constants, steps, outputs, check_types: cfg!(debug_assertions) })
@@ -96,9 +102,11 @@ impl Interpreter {
         self
     }
 
-    /// Runs the schedule on `inputs` (already checked against the input types by the caller);
-    /// `fg` is the graph it was compiled from. Errors are wrapped with the node that raised them.
-    pub fn run(&self, fg: &FunctionGraph, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    /// Runs the schedule on `inputs` (already checked against the input types by the caller)
+    /// under the call's context `ctx`; `fg` is the graph it was compiled from. Each op runs with
+    /// `ctx` naming its node, every value it computes is checked against `ctx`'s limits, and
+    /// errors are wrapped with the node that raised them (the one place that names nodes).
+    pub fn run(&self, fg: &FunctionGraph, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         if inputs.len() != self.inputs.len() || fg.inputs().len() != self.inputs.len() {
             return Err(Error::argument(
                 "call",
@@ -119,7 +127,7 @@ impl Interpreter {
                 .iter()
                 .map(|a| if a.last_use { values[a.slot].take() } else { values[a.slot].clone() }.ok_or_else(missing))
                 .collect::<Result<Vec<_>>>()?;
-            let outs = step.op.perform(&args).map_err(|e| e.at_node(step.op.name()))?;
+            let outs = step.op.perform(&ctx.at_node(&step.label), &args).map_err(|e| e.at_node(&*step.label))?;
             drop(args);
             if outs.len() != step.outputs.len() {
                 return Err(Error::graph(format!(
@@ -130,6 +138,8 @@ impl Interpreter {
                 )));
             }
             for ((&s, value), ty) in step.outputs.iter().zip(outs).zip(&step.types) {
+                // Values built by context-free constructors are bounded by the machine only.
+                ctx.limits().check_value("output", &value).map_err(|e| e.at_node(&*step.label))?;
                 // Every op is checked against its own type inference when asked.
                 if self.check_types {
                     ty.check(&value, "output").map_err(|e| {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-use ragtime_core::{Error, RaggedTensor, Result, TensorType};
+use ragtime_core::{Error, ExecContext, RaggedTensor, Result, TensorType};
 
 use crate::{Graph, VarId};
 
@@ -72,7 +72,11 @@ pub trait Op: OpEq + fmt::Debug + Send + Sync + 'static {
     /// The reference implementation: computes the outputs from input values. It is the oracle for
     /// constant folding, the debug mode and the differential tests. It must not panic on any
     /// value whose type [`Op::infer`] accepted, and must leave its inputs untouched.
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>>;
+    ///
+    /// `ctx` is the call's run-time settings: data-sized buffers are allocated through it (its
+    /// limits and memory budget), parallel helpers take its thread count. Outside a call (tests,
+    /// constant folding) pass a context of its own, e.g. [`ExecContext::detached`].
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>>;
 
     /// For rewrites that look inside a specific op type.
     fn as_any(&self) -> &dyn Any;

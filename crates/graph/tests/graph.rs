@@ -3,7 +3,7 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use ragtime_core::{DType, DenseTensor, Error, ErrorKind, RaggedTensor, Result, TensorType};
+use ragtime_core::{DType, DenseTensor, Error, ErrorKind, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{
     debugprint, debugprint_function, expect_arity, Client, FunctionGraph, Graph, Interpreter, Op, PrintOptions,
 };
@@ -25,7 +25,7 @@ impl Op for Sum {
         }
         Ok(vec![inputs[0].clone()])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let first = inputs[0].flat_values();
         let mut acc: Vec<i64> = first.as_slice::<i64>().unwrap().to_vec();
         for x in &inputs[1..] {
@@ -99,10 +99,10 @@ fn interpreter_runs_and_reports_the_node() {
     let (g, inputs, y) = sample();
     let fg = FunctionGraph::new(&g, &inputs, &[y]).unwrap();
     let interp = Interpreter::new(&fg).unwrap();
-    let out = interp.run(&fg, &[vec_i64(&[1, 2])]).unwrap();
+    let out = interp.run(&fg, &ExecContext::default(), &[vec_i64(&[1, 2])]).unwrap();
     // (x + 10) + (x + 10) + x
     assert_eq!(out[0].flat_values().as_slice::<i64>().unwrap(), &[23, 26]);
-    let err = interp.run(&fg, &[vec_i64(&[1, 2, 3])]).unwrap_err();
+    let err = interp.run(&fg, &ExecContext::default(), &[vec_i64(&[1, 2, 3])]).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::IncompatibleShapes);
     assert!(err.to_string().contains("Sum{inner}"), "the error names the node: {err}");
 }

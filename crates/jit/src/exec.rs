@@ -6,10 +6,11 @@
 use std::any::Any;
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use ragtime_core::compare::compare;
-use ragtime_core::{dispatch_dtype, limits, DenseTensor, Element, Error, RaggedTensor, Result, TensorType};
+use ragtime_core::{dispatch_dtype, DenseTensor, Element, Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{FunctionGraph, Op, OpProperties, OpRef};
 use ragtime_ops::fused::{Composite, Layout, OperandKind, RowKernel, RowOutput};
 use rayon::prelude::*;
@@ -41,7 +42,8 @@ fn cache() -> &'static Mutex<HashMap<KernelSpec, Compiled>> {
 
 thread_local! {
     /// Each thread compiles into its own module (compiled code is never freed, so kernels
-    /// outlive the module's use and may be shared through the cache).
+    /// outlive the module's use and may be shared through the cache). A compiler's working
+    /// state, not a run-time setting: calls read their settings from their `ExecContext`.
     static JIT: RefCell<Option<Jit>> = const { RefCell::new(None) };
 }
 
@@ -132,10 +134,10 @@ impl<T: Element> OutputBuffer for Vec<T> {
 /// Room for `n` values of `T`: a recycled buffer, or a fallible allocation; charged to the
 /// call's memory budget like every data-sized buffer, and not zeroed (the kernel writes every
 /// element).
-fn output_buffer<T: Pooled>(name: &str, n: usize) -> Result<Box<dyn OutputBuffer>> {
+fn output_buffer<T: Pooled>(ctx: &ExecContext, name: &str, n: usize) -> Result<Box<dyn OutputBuffer>> {
     let v = match take::<T>(n) {
-        Some(v) => limits::charge(name, n * std::mem::size_of::<T>()).map(|()| v)?,
-        None => limits::try_vec::<T>(name, n)?,
+        Some(v) => ctx.charge(name, n * std::mem::size_of::<T>()).map(|()| v)?,
+        None => ctx.try_vec::<T>(name, n)?,
     };
     Ok(Box::new(v))
 }
@@ -201,14 +203,37 @@ pub struct JitKernel {
     /// The plan the kernel was emitted from (its spec included).
     plan: Arc<KernelPlan>,
     kernel: FusedKernel,
-    threads: usize,
-    /// `Mode::Debug`: run the reference implementation too and compare on every call.
-    check: bool,
+    /// What the last call did (shared by clones of this op, not by other lowerings).
+    stats: Arc<ExecStats>,
 }
 
 impl PartialEq for JitKernel {
     fn eq(&self, other: &Self) -> bool {
-        self.inner.op_eq(&*other.inner) && self.threads == other.threads && self.check == other.check
+        self.inner.op_eq(&*other.inner)
+    }
+}
+
+/// How a [`JitKernel`]'s calls ran: the threads their context gave them and the pieces the
+/// work was cut into (one when it ran on the calling thread alone).
+#[derive(Debug, Default)]
+pub struct ExecStats {
+    calls: AtomicUsize,
+    last_threads: AtomicUsize,
+    last_pieces: AtomicUsize,
+}
+
+impl ExecStats {
+    /// Calls that ran the kernel (not the reference).
+    pub fn calls(&self) -> usize {
+        self.calls.load(Ordering::Relaxed)
+    }
+    /// The thread count of the last call's context.
+    pub fn last_threads(&self) -> usize {
+        self.last_threads.load(Ordering::Relaxed)
+    }
+    /// The pieces the last call's work was cut into.
+    pub fn last_pieces(&self) -> usize {
+        self.last_pieces.load(Ordering::Relaxed)
     }
 }
 
@@ -249,9 +274,15 @@ impl JitKernel {
         &self.plan
     }
 
-    /// Runs the kernel; `None` when an op faulted (the caller then runs the reference, which
-    /// reports the error as the interpreter does).
-    fn run(&self, layout: &Layout<'_>) -> Result<Option<Vec<RaggedTensor>>> {
+    /// How its calls ran (threads, pieces).
+    pub fn stats(&self) -> &ExecStats {
+        &self.stats
+    }
+
+    /// Runs the kernel on `ctx`'s threads, its outputs charged to `ctx`'s budget; `None` when an
+    /// op faulted (the caller then runs the reference, which reports the error as the
+    /// interpreter does).
+    fn run(&self, ctx: &ExecContext, layout: &Layout<'_>) -> Result<Option<Vec<RaggedTensor>>> {
         let spec = self.plan.spec();
         let reference = layout.reference;
         let total = reference.flat_values().len();
@@ -304,7 +335,7 @@ impl JitKernel {
             .enumerate()
             .map(|(j, &n)| {
                 dispatch_dtype!(spec.output_dtype(j),
-                    T => output_buffer::<T>(name, n),
+                    T => output_buffer::<T>(ctx, name, n),
                     string => Err(Error::graph("JIT: string outputs are not lowered")))
             })
             .collect::<Result<_>>()?;
@@ -313,10 +344,14 @@ impl JitKernel {
             outputs: outputs.iter_mut().map(|o| o.as_mut_ptr()).collect(),
             splits: if rows { splits.as_ptr() } else { std::ptr::null() },
         };
+        let threads = ctx.threads();
         let ranges = match self.plan.split {
-            Split::Rows => row_ranges(splits, self.threads),
-            Split::Elements => flat_ranges(total, self.threads),
+            Split::Rows => row_ranges(splits, threads),
+            Split::Elements => flat_ranges(total, threads),
         };
+        self.stats.calls.fetch_add(1, Ordering::Relaxed);
+        self.stats.last_threads.store(threads, Ordering::Relaxed);
+        self.stats.last_pieces.store(ranges.len(), Ordering::Relaxed);
         let launch = |&(begin, end): &(usize, usize)| {
             // SAFETY: every input pointer addresses a buffer of the dtype the kernel reads (checked
             // above against the spec's graph) with the length the kernel indexes (full operands
@@ -329,7 +364,7 @@ impl JitKernel {
         let completed = if ranges.len() <= 1 {
             ranges.iter().all(launch)
         } else {
-            ragtime_ops::parallel::pool(self.threads)?.install(|| ranges.par_iter().all(launch))
+            ragtime_ops::parallel::pool(threads)?.install(|| ranges.par_iter().all(launch))
         };
         drop(buffers);
         if !completed {
@@ -430,19 +465,19 @@ impl Op for JitKernel {
         self.inner.keeps_uniform_rows()
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let Some(layout) = Layout::new(self.spec().operands(), inputs, self.spec().rows())? else {
-            return self.inner.perform(inputs);
+            return self.inner.perform(ctx, inputs);
         };
-        let Some(outputs) = self.run(&layout)? else {
+        let Some(outputs) = self.run(ctx, &layout)? else {
             // A fault (integer division by zero, negative integer exponent): the reference
             // implementation reports it, naming the op and the row as the interpreter does.
-            return self.inner.perform(inputs);
+            return self.inner.perform(ctx, inputs);
         };
-        if self.check {
-            // The kernel and its reference side by side: the first element that differs beyond
-            // the conformance tolerance is reported with both values.
-            let reference = self.inner.perform(inputs)?;
+        if ctx.debug() {
+            // `Mode::Debug`: the kernel and its reference side by side: the first element that
+            // differs beyond the conformance tolerance is reported with both values.
+            let reference = self.inner.perform(ctx, inputs)?;
             for (k, (want, got)) in reference.iter().zip(&outputs).enumerate() {
                 compare(want, got).map_err(|why| {
                     Error::graph(format!(
@@ -479,10 +514,10 @@ pub fn spec_of(op: &OpRef) -> Option<KernelSpec> {
     KernelSpec::new(k.graph(), k.operands(), k.reductions(), k.outputs())
 }
 
-/// Replaces every fused op the JIT can lower by a [`JitKernel`] running on `threads` threads
-/// (with `check`, each call also runs the reference implementation and compares); returns how
-/// many were lowered. Kernels come from the process-wide cache.
-pub fn lower_fused(fg: &mut FunctionGraph, threads: usize, check: bool) -> Result<usize> {
+/// Replaces every fused op the JIT can lower by a [`JitKernel`] (running on the threads of each
+/// call's context; in a `Mode::Debug` context each call also runs the reference implementation
+/// and compares); returns how many were lowered. Kernels come from the process-wide cache.
+pub fn lower_fused(fg: &mut FunctionGraph) -> Result<usize> {
     let mut lowered = 0;
     for node in fg.toposort()? {
         let Some(apply) = fg.node(node) else { continue };
@@ -490,7 +525,7 @@ pub fn lower_fused(fg: &mut FunctionGraph, threads: usize, check: bool) -> Resul
         let (inner, inputs, outputs) = (apply.op.clone(), apply.inputs.clone(), apply.outputs.clone());
         let (kernel, plan) = compiled(&spec)?;
         let name = format!("Jit{}", inner.name());
-        let op = JitKernel { inner, name, plan, kernel, threads: threads.max(1), check };
+        let op = JitKernel { inner, name, plan, kernel, stats: Arc::default() };
         let new = fg.add_node(Arc::new(op), &inputs)?;
         let pairs: Vec<_> = outputs.into_iter().zip(new).collect();
         fg.replace_all(&pairs, "jit")?;

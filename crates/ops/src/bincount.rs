@@ -3,7 +3,7 @@
 
 use std::any::Any;
 
-use ragtime_core::{limits, DType, DenseTensor, Dim, Element, Error, RaggedTensor, Result, TensorType};
+use ragtime_core::{DType, DenseTensor, Dim, Element, Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{expect_arity, Attrs, Op, OpRef};
 
 use crate::util::{one, shared};
@@ -136,7 +136,7 @@ impl Op for Bincount {
         Ok(vec![TensorType::new(dtype, 0, dims)?])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
         let out_type = self.infer(&types)?.remove(0);
         let arr = &inputs[0];
@@ -161,7 +161,7 @@ impl Op for Bincount {
         }
         let bins = self.bins(values.iter().copied().max());
         let shape = if self.per_row { vec![lines.len(), bins] } else { vec![bins] };
-        let n = limits::checked_size(NAME, &shape, out_type.dtype().size_of().max(1))?;
+        let n = ctx.checked_size(NAME, &shape, out_type.dtype().size_of().max(1))?;
         if let Some(weights) = inputs.get(1) {
             if !weights.same_structure(arr) || weights.flat_values().shape() != arr.flat_values().shape() {
                 return Err(Error::shapes(NAME, "weights must have the row partitions and shape of input 0"));
@@ -169,10 +169,10 @@ impl Op for Bincount {
         }
         let weights = inputs.get(1);
         let counts = match out_type.dtype() {
-            DType::I32 => DenseTensor::from_vec(shape, fill::<i32>(self, n, bins, &lines, values, weights)?),
-            DType::I64 => DenseTensor::from_vec(shape, fill::<i64>(self, n, bins, &lines, values, weights)?),
-            DType::F32 => DenseTensor::from_vec(shape, fill::<f32>(self, n, bins, &lines, values, weights)?),
-            _ => DenseTensor::from_vec(shape, fill::<f64>(self, n, bins, &lines, values, weights)?),
+            DType::I32 => DenseTensor::from_vec(shape, fill::<i32>(ctx, self, n, bins, &lines, values, weights)?),
+            DType::I64 => DenseTensor::from_vec(shape, fill::<i64>(ctx, self, n, bins, &lines, values, weights)?),
+            DType::F32 => DenseTensor::from_vec(shape, fill::<f32>(ctx, self, n, bins, &lines, values, weights)?),
+            _ => DenseTensor::from_vec(shape, fill::<f64>(ctx, self, n, bins, &lines, values, weights)?),
         };
         one(counts?.into())
     }
@@ -211,6 +211,7 @@ bins! {
 
 /// The `n = lines * bins` bins, each line's values added in order.
 fn fill<T: Bin>(
+    ctx: &ExecContext,
     op: &Bincount,
     n: usize,
     bins: usize,
@@ -222,7 +223,7 @@ fn fill<T: Bin>(
         Some(w) => Some(w.flat_values().as_slice::<T>().ok_or_else(|| Error::dtype(NAME, "weights of another dtype"))?),
         None => None,
     };
-    let mut out = limits::try_filled(NAME, n, T::ZERO)?;
+    let mut out = ctx.try_filled(NAME, n, T::ZERO)?;
     for (line, &(start, end)) in lines.iter().enumerate() {
         let row = &mut out[line * bins..(line + 1) * bins];
         for k in start..end {

@@ -7,7 +7,8 @@ use std::io::Write;
 use std::ops::Range;
 
 use ragtime_core::{
-    DType, DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, StringBuilder, StringTensor, TensorType,
+    DType, DenseTensor, Dim, Error, ExecContext, RaggedTensor, Result, RowPartition, StringBuilder, StringTensor,
+    TensorType,
 };
 use ragtime_graph::{Attrs, Cost, Op, OpProperties, OpRef};
 
@@ -95,7 +96,7 @@ struct Column {
 }
 
 impl Column {
-    fn new(op: &str, index: usize, x: &RaggedTensor, hashed: bool) -> Result<Column> {
+    fn new(ctx: &ExecContext, op: &str, index: usize, x: &RaggedTensor, hashed: bool) -> Result<Column> {
         let values = x.flat_values();
         let rows: Vec<Range<usize>> = match (x.ragged_rank(), values.rank()) {
             (1, 1) => {
@@ -122,7 +123,7 @@ impl Column {
                     // The integer's two's complement bits are its fingerprint.
                     (None, ints.into_iter().map(|v| v as u64).collect())
                 } else {
-                    let mut builder = StringBuilder::with_capacity(ints.len(), ints.len() * 4);
+                    let mut builder = StringBuilder::in_call(ctx, ints.len(), ints.len() * 4);
                     let mut digits = [0u8; 20];
                     for v in ints {
                         let mut cursor = std::io::Cursor::new(&mut digits[..]);
@@ -178,28 +179,31 @@ impl Op for Cross {
         Ok(vec![TensorType::new(dtype, 1, vec![nrows, Dim::Ragged])?])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let op = self.op_name();
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
         self.output_types(&types)?;
-        let columns =
-            inputs.iter().enumerate().map(|(i, x)| Column::new(op, i, x, self.hashed)).collect::<Result<Vec<_>>>()?;
+        let columns = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, x)| Column::new(ctx, op, i, x, self.hashed))
+            .collect::<Result<Vec<_>>>()?;
         let nrows = columns[0].rows.len();
         if let Some((i, c)) = columns.iter().enumerate().find(|(_, c)| c.rows.len() != nrows) {
             return Err(Error::shapes(op, format!("input {i} has {} rows, input 0 has {nrows}", c.rows.len())));
         }
         // Row lengths are products of the inputs' row lengths: checked before anything is built.
-        let mut lengths = ragtime_core::limits::try_vec::<i64>(op, nrows)?;
+        let mut lengths = ctx.try_vec::<i64>(op, nrows)?;
         let mut total = 0usize;
         for r in 0..nrows {
             let len = columns.iter().try_fold(1usize, |acc, c| acc.checked_mul(c.rows[r].len()));
             total = len.and_then(|n| total.checked_add(n)).ok_or_else(|| too_many(op))?;
             lengths.push(len.unwrap_or(0) as i64);
         }
-        DenseTensor::checked_len(op, &[total])?;
+        ctx.checked_len(op, &[total])?;
         let partition = RowPartition::from_row_lengths(&lengths)?;
         let values = if self.hashed {
-            let mut out = ragtime_core::limits::try_vec::<i64>(op, total)?;
+            let mut out = ctx.try_vec::<i64>(op, total)?;
             for_each_combination(&columns, |items| {
                 let h = items.iter().zip(&columns).fold(self.hash_key, |h, (&i, c)| fingerprint_cat64(h, c.hashes[i]));
                 let bucketed = if self.num_buckets > 0 { h % self.num_buckets } else { h % (i64::MAX as u64) };
@@ -208,7 +212,7 @@ impl Op for Cross {
             });
             DenseTensor::vector(out)
         } else {
-            let mut builder = StringBuilder::with_capacity(total, 0);
+            let mut builder = StringBuilder::in_call(ctx, total, 0);
             for_each_combination(&columns, |items| {
                 for (k, (&i, c)) in items.iter().zip(&columns).enumerate() {
                     if k > 0 {
@@ -235,7 +239,7 @@ impl Op for Cross {
 }
 
 fn too_many(op: &str) -> Error {
-    Error::argument(op, format!("the crosses would exceed {} elements", DenseTensor::MAX_ELEMENTS))
+    Error::exhausted(op, "the number of crosses overflows a machine word; split the data into smaller batches")
 }
 
 /// Calls `f` with the item indices of every combination of each row, row by row, the first
@@ -278,6 +282,8 @@ pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<OpRef>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ragtime_core::limits::Limits;
+    use ragtime_core::ExecContext;
 
     #[test]
     fn fingerprint_cat64_follows_its_definition() {
@@ -297,17 +303,18 @@ mod tests {
 
     #[test]
     fn combinations_vary_the_last_input_fastest_and_skip_empty_rows() {
+        let ctx = &ExecContext::new(Limits::untrusted());
         let a = RaggedTensor::from_row_splits(DenseTensor::vector(vec![1i64, 2, 3]), vec![0, 2, 3]).unwrap();
         let b = RaggedTensor::from_row_splits(
             DenseTensor::String(StringTensor::from_strings(&["x", "y"], vec![2]).unwrap()),
             vec![0, 2, 2],
         )
         .unwrap();
-        let y = Cross::strings().perform(&[a.clone(), b.clone()]).unwrap().remove(0);
+        let y = Cross::strings().perform(ctx, &[a.clone(), b.clone()]).unwrap().remove(0);
         assert_eq!(y.partitions()[0].row_splits(), &[0, 4, 4]);
         let texts: Vec<&[u8]> = y.flat_values().as_strings().unwrap().iter().collect();
         assert_eq!(texts, [&b"1_X_x"[..], b"1_X_y", b"2_X_x", b"2_X_y"]);
-        let h = Cross::hashed(0, 7).perform(&[a, b]).unwrap().remove(0);
+        let h = Cross::hashed(0, 7).perform(ctx, &[a, b]).unwrap().remove(0);
         let first = fingerprint_cat64(fingerprint_cat64(7, 1), farmhash::fingerprint64(b"x")) % (i64::MAX as u64);
         assert_eq!(h.flat_slice::<i64>().unwrap()[0], first as i64);
     }

@@ -5,7 +5,7 @@
 use std::any::Any;
 
 use ndarray::{ArrayView2, Ix2};
-use ragtime_core::{DType, DenseTensor, Dim, Element, Error, RaggedTensor, Result, TensorType};
+use ragtime_core::{DType, DenseTensor, Dim, Element, Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{expect_arity, Attrs, Cost, Graph, Op, OpProperties, OpRef, VarId};
 
 use crate::elemwise::kernels::Kernels;
@@ -76,7 +76,7 @@ impl Op for MatMul {
         Ok(vec![x.clone().with_dim(last, w.dims()[1])?])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
         self.output_types(&types)?;
         let [x, w] = fixed_inputs::<2>(MATMUL, inputs)?;
@@ -96,12 +96,12 @@ impl Op for MatMul {
         let mut out_shape = shape.to_vec();
         let last = out_shape.len() - 1;
         out_shape[last] = k;
-        DenseTensor::checked_len(MATMUL, &out_shape)?;
+        ctx.checked_len(MATMUL, &out_shape)?;
         let product = match values.dtype() {
             DType::F32 => float_product::<f32>(values, w, rows, out_shape)?,
             DType::F64 => float_product::<f64>(values, w, rows, out_shape)?,
             dtype => ragtime_core::dispatch_dtype!(dtype,
-                T => wrapping_product::<T>(values, w, rows, out_shape)?,
+                T => wrapping_product::<T>(ctx, values, w, rows, out_shape)?,
                 string => return Err(Error::dtype(MATMUL, "input 0 (x) must be numeric, got string"))),
         };
         one(x.with_flat_values(product)?)
@@ -150,6 +150,7 @@ fn float_product<T: Element + ndarray::LinalgScalar>(
 
 /// `[rows, D] · [D, K]` for integers, with wrapping products and sums (as TensorFlow's kernels).
 fn wrapping_product<T: Kernels>(
+    ctx: &ExecContext,
     x: &DenseTensor,
     w: &DenseTensor,
     rows: usize,
@@ -160,7 +161,7 @@ fn wrapping_product<T: Kernels>(
     let kernel = |op| T::binary(op).ok_or_else(|| Error::dtype(MATMUL, format!("not defined on {}", T::DTYPE)));
     let (add, mul) = (kernel(ScalarOp::Add)?, kernel(ScalarOp::Multiply)?);
     let zero = T::from_i64(0);
-    let mut out = ragtime_core::limits::try_vec::<T>(MATMUL, rows * k)?;
+    let mut out = ctx.try_vec::<T>(MATMUL, rows * k)?;
     out.resize(rows * k, zero);
     if k > 0 {
         for (row, acc) in out.chunks_exact_mut(k).enumerate() {
@@ -200,7 +201,9 @@ pub(crate) fn lookup(name: &str, attrs: &Attrs) -> Option<Result<OpRef>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ragtime_core::limits::Limits;
     use ragtime_core::ErrorKind;
+    use ragtime_core::ExecContext;
 
     fn matrix<T: Element>(rows: usize, cols: usize, data: Vec<T>) -> RaggedTensor {
         RaggedTensor::dense(DenseTensor::from_vec(vec![rows, cols], data).unwrap())
@@ -208,17 +211,18 @@ mod tests {
 
     #[test]
     fn float_and_integer_products_agree_with_the_definition() {
+        let ctx = &ExecContext::new(Limits::untrusted());
         // Each row of x times w: [1, 2] · [[1, 0, 2], [3, 1, -1]] = [7, 2, 0].
         let items = DenseTensor::from_vec(vec![3, 2], vec![1.0f32, 2.0, 0.5, -1.0, 2.0, 0.0]).unwrap();
         let x = RaggedTensor::from_row_splits(items, vec![0, 1, 1, 3]).unwrap();
         let w = matrix(2, 3, vec![1.0f32, 0.0, 2.0, 3.0, 1.0, -1.0]);
-        let y = MatMul.perform(&[x.clone(), w]).unwrap().remove(0);
+        let y = MatMul.perform(ctx, &[x.clone(), w]).unwrap().remove(0);
         assert_eq!(y.flat_values().shape(), &[3, 3]);
         assert_eq!(y.flat_slice::<f32>(), Some(&[7.0, 2.0, 0.0, -2.5, -1.0, 2.0, 2.0, 0.0, 4.0][..]));
         assert!(y.partitions()[0].ptr_eq(&x.partitions()[0]));
         // Integers wrap instead of overflowing.
         let x = RaggedTensor::dense(DenseTensor::from_vec(vec![1, 2], vec![i8::MAX, 1]).unwrap());
-        let y = MatMul.perform(&[x, matrix(2, 1, vec![2i8, 3])]).unwrap().remove(0);
+        let y = MatMul.perform(ctx, &[x, matrix(2, 1, vec![2i8, 3])]).unwrap().remove(0);
         assert_eq!(y.flat_slice::<i8>(), Some(&[i8::MAX.wrapping_mul(2).wrapping_add(3)][..]));
     }
 

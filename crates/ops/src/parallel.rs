@@ -1,45 +1,16 @@
-//! Intra-op parallelism for reference kernels: the thread count of the call being run on this
-//! thread, the rayon pools (one per thread count, shared with the JIT's kernels), and the one
-//! way a kernel splits its output across them.
+//! Intra-op parallelism for reference kernels: the rayon pools (one per thread count, shared
+//! with the JIT's kernels), and the one way a kernel splits its output across the threads of its
+//! call ([`ExecContext::threads`]).
 //!
-//! Why a thread-local: ops have no context argument, and the thread count belongs to the
-//! compiled function (`CompileOptions::threads`), so `Function::call` sets it for the duration
-//! of the call ([`enter_threads`]). Worker threads never have it set, so nested work stays
-//! sequential. Parallel regions only compute into memory the calling thread allocated: the
-//! call's memory budget (`limits::enter_budget`) is thread-local too.
+//! Parallel regions only compute into memory the calling op allocated (through its context, so
+//! charged to the call's budget). Worker threads get no context of their own, so nested work
+//! stays sequential.
 
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use ragtime_core::{Error, Result};
+use ragtime_core::{Error, ExecContext, Result};
 use rayon::prelude::*;
-
-thread_local! {
-    static CALL_THREADS: Cell<usize> = const { Cell::new(1) };
-}
-
-/// Restores the previous thread count when dropped.
-#[derive(Debug)]
-pub struct ThreadsGuard {
-    previous: usize,
-}
-
-impl Drop for ThreadsGuard {
-    fn drop(&mut self) {
-        CALL_THREADS.with(|t| t.set(self.previous));
-    }
-}
-
-/// Lets the ops run on this thread use up to `threads` threads until the guard drops.
-pub fn enter_threads(threads: usize) -> ThreadsGuard {
-    ThreadsGuard { previous: CALL_THREADS.with(|t| t.replace(threads.max(1))) }
-}
-
-/// The threads the ops of the current call may use (1 outside a call).
-pub fn call_threads() -> usize {
-    CALL_THREADS.with(Cell::get)
-}
 
 /// The shared pool of `threads` threads, started on first use.
 pub fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
@@ -63,18 +34,23 @@ pub fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
 pub const MIN_ITEMS_PER_THREAD: usize = 1 << 14;
 
 /// Calls `fill(first_item, chunk)` on consecutive chunks of `out`, each a whole number of items
-/// of `item_len` elements: on the call's threads when each gets at least
+/// of `item_len` elements: on `ctx`'s threads when each gets at least
 /// [`MIN_ITEMS_PER_THREAD`] items, else once over all of `out` on this thread. `fill` must
 /// only compute (see the module docs).
-pub fn fill_chunks<T: Send>(out: &mut [T], item_len: usize, fill: impl Fn(usize, &mut [T]) + Sync) -> Result<()> {
+pub fn fill_chunks<T: Send>(
+    ctx: &ExecContext,
+    out: &mut [T],
+    item_len: usize,
+    fill: impl Fn(usize, &mut [T]) + Sync,
+) -> Result<()> {
     let items = out.len().checked_div(item_len).unwrap_or(0);
-    let threads = call_threads().min(items / MIN_ITEMS_PER_THREAD);
+    let threads = ctx.threads().min(items / MIN_ITEMS_PER_THREAD);
     if threads <= 1 {
         fill(0, out);
         return Ok(());
     }
     let per_chunk = items.div_ceil(threads);
-    pool(call_threads())?.install(|| {
+    pool(ctx.threads())?.install(|| {
         out.par_chunks_mut(per_chunk * item_len).enumerate().for_each(|(k, chunk)| fill(k * per_chunk, chunk));
     });
     Ok(())
@@ -86,12 +62,13 @@ pub fn fill_chunks<T: Send>(out: &mut [T], item_len: usize, fill: impl Fn(usize,
 /// threads when each gets at least [`MIN_ITEMS_PER_THREAD`] items, else one call covers all.
 /// `fill` must only compute (see the module docs).
 pub fn fill_spans<T: Send>(
+    ctx: &ExecContext,
     out: &mut [T],
     offsets: &[i64],
     fill: impl Fn(std::ops::Range<usize>, &mut [T]) + Sync,
 ) -> Result<()> {
     let items = offsets.len().saturating_sub(1);
-    let threads = call_threads().min(items / MIN_ITEMS_PER_THREAD);
+    let threads = ctx.threads().min(items / MIN_ITEMS_PER_THREAD);
     if threads <= 1 {
         fill(0..items, out);
         return Ok(());
@@ -106,7 +83,7 @@ pub fn fill_spans<T: Send>(
         groups.push((first..last, chunk));
         rest = tail;
     }
-    pool(call_threads())?.install(|| groups.into_par_iter().for_each(|(range, chunk)| fill(range, chunk)));
+    pool(ctx.threads())?.install(|| groups.into_par_iter().for_each(|(range, chunk)| fill(range, chunk)));
     Ok(())
 }
 
@@ -114,6 +91,7 @@ pub fn fill_spans<T: Send>(
 /// filled by [`fill_spans`]: the one way the string kernels build a variable-size output after
 /// computing its offsets.
 pub fn spans_filled<T: Send + Clone + Default>(
+    ctx: &ExecContext,
     op: &str,
     offsets: &[i64],
     fill: impl Fn(std::ops::Range<usize>, &mut [T]) + Sync,
@@ -122,9 +100,9 @@ pub fn spans_filled<T: Send + Clone + Default>(
         (Some(&first), Some(&last)) => usize::try_from(last - first).unwrap_or(0),
         _ => 0,
     };
-    let mut out: Vec<T> = ragtime_core::limits::try_vec(op, len)?;
+    let mut out: Vec<T> = ctx.try_vec(op, len)?;
     out.resize(len, T::default());
-    fill_spans(&mut out, offsets, fill)?;
+    fill_spans(ctx, &mut out, offsets, fill)?;
     Ok(out)
 }
 
@@ -135,10 +113,10 @@ mod tests {
     #[test]
     fn chunks_cover_the_output_once_whatever_the_thread_count() {
         for threads in [1, 2, 3, 8] {
-            let _guard = enter_threads(threads);
+            let ctx = ExecContext::default().with_threads(threads);
             let items = 5 * MIN_ITEMS_PER_THREAD + 7;
             let mut out = vec![0usize; items * 2];
-            fill_chunks(&mut out, 2, |first, chunk| {
+            fill_chunks(&ctx, &mut out, 2, |first, chunk| {
                 for (k, pair) in chunk.chunks_exact_mut(2).enumerate() {
                     pair[0] += first + k;
                     pair[1] += 1;
@@ -148,13 +126,12 @@ mod tests {
             let want: Vec<usize> = (0..items).flat_map(|i| [i, 1]).collect();
             assert_eq!(out, want, "{threads} threads: every item filled exactly once, with its index");
         }
-        assert_eq!(call_threads(), 1, "the guard restores the count");
     }
 
     #[test]
     fn spans_of_every_size_are_filled_once_by_their_item() {
         for threads in [1, 2, 3] {
-            let _guard = enter_threads(threads);
+            let ctx = ExecContext::default().with_threads(threads);
             let items = 3 * MIN_ITEMS_PER_THREAD + 5;
             let offsets: Vec<i64> = std::iter::once(0)
                 .chain((0..items).scan(0i64, |s, i| {
@@ -163,7 +140,7 @@ mod tests {
                 }))
                 .collect();
             let mut out = vec![usize::MAX; *offsets.last().unwrap() as usize];
-            fill_spans(&mut out, &offsets, |range, chunk| {
+            fill_spans(&ctx, &mut out, &offsets, |range, chunk| {
                 let base = offsets[range.start];
                 for i in range {
                     for v in &mut chunk[(offsets[i] - base) as usize..(offsets[i + 1] - base) as usize] {

@@ -5,7 +5,7 @@
 
 use std::any::Any;
 
-use ragtime_core::{Error, RaggedTensor, Result, TensorType};
+use ragtime_core::{Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{expect_arity, Attrs, Cost, Graph, Op, OpProperties, OpRef, VarId};
 
 use crate::util::{one, shared};
@@ -67,7 +67,7 @@ impl Op for WithFlatValues {
         Ok(vec![TensorType::new(values.dtype(), x.ragged_rank(), dims)?])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         if inputs.len() < 2 {
             return Err(Error::argument(NAME, format!("takes at least 2 inputs, got {}", inputs.len())));
         }
@@ -133,14 +133,17 @@ impl Op for WithFlatValues {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ragtime_core::limits::Limits;
+    use ragtime_core::ExecContext;
     use ragtime_core::{ragged, DenseTensor, ErrorKind};
 
     #[test]
     fn keeps_the_partitions_and_takes_the_values() {
+        let ctx = &ExecContext::new(Limits::untrusted());
         let x = ragged![[1, 2], [], [3]].unwrap();
         let values: RaggedTensor =
             DenseTensor::from_vec(vec![3, 2], vec![1.0f32, 1.5, 2.0, 2.5, 3.0, 3.5]).unwrap().into();
-        let out = WithFlatValues.perform(&[x.clone(), values.clone()]).unwrap().remove(0);
+        let out = WithFlatValues.perform(ctx, &[x.clone(), values.clone()]).unwrap().remove(0);
         assert!(out.partitions()[0].ptr_eq(&x.partitions()[0]), "the partition Arc is shared");
         assert_eq!(out.to_literal(), ragged![[[1.0f32, 1.5], [2.0, 2.5]], [], [[3.0, 3.5]]].unwrap().to_literal());
         let types: Vec<TensorType> = [x, values].iter().map(TensorType::of).collect();
@@ -149,13 +152,14 @@ mod tests {
 
     #[test]
     fn refuses_another_number_of_values_or_another_structure() {
+        let ctx = &ExecContext::new(Limits::untrusted());
         let x = ragged![[1, 2], [], [3]].unwrap();
         let short: RaggedTensor = DenseTensor::vector(vec![1, 2]).into();
-        let e = WithFlatValues.perform(&[x.clone(), short]).unwrap_err();
+        let e = WithFlatValues.perform(ctx, &[x.clone(), short]).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::IncompatibleShapes, "{e}");
         let values: RaggedTensor = DenseTensor::vector(vec![7, 8, 9]).into();
         let other = ragged![[1], [2, 3]].unwrap();
-        let e = WithFlatValues.perform(&[x, values, other]).unwrap_err();
+        let e = WithFlatValues.perform(ctx, &[x, values, other]).unwrap_err();
         assert!(e.to_string().contains("input 2 does not have the row partitions"), "{e}");
     }
 }

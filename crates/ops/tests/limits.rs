@@ -2,10 +2,11 @@
 //! comes from data or attributes refuses (with a typed error, quickly, without panicking) what the
 //! limits of `ragtime_core::limits` do not allow, and still computes small results.
 
+use ragtime_core::limits::Limits;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use ragtime_core::{DenseTensor, ErrorKind, RaggedTensor, Result, RowPartition, StringTensor, TensorType};
+use ragtime_core::{DenseTensor, ErrorKind, ExecContext, RaggedTensor, Result, RowPartition, StringTensor, TensorType};
 use ragtime_graph::{Attr, Attrs};
 use ragtime_ops::op_from_name;
 
@@ -15,7 +16,7 @@ fn run(name: &str, attrs: &[(&str, Attr)], inputs: &[RaggedTensor]) -> Result<Ve
     let op = op_from_name(name, &Attrs::new(name, map))?;
     let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
     op.infer(&types)?;
-    op.perform(inputs)
+    op.perform(&ExecContext::new(Limits::untrusted()), inputs)
 }
 
 /// `run` must return an error of `kind`, quickly, without panicking, leaving the inputs unchanged.
@@ -47,15 +48,15 @@ fn ints(v: &[i64]) -> Attr {
 fn reductions_over_empty_axes_check_the_result_size() {
     for huge in [1usize << 62, 1 << 40] {
         let x = dense::<f32>(vec![0, huge], vec![]);
-        refused(ErrorKind::InvalidArgument, "reduce_sum", &[("axis", Attr::Int(0))], std::slice::from_ref(&x));
-        refused(ErrorKind::InvalidArgument, "reduce_max", &[("axis", ints(&[0]))], &[x]);
+        refused(ErrorKind::ResourceExhausted, "reduce_sum", &[("axis", Attr::Int(0))], std::slice::from_ref(&x));
+        refused(ErrorKind::ResourceExhausted, "reduce_max", &[("axis", ints(&[0]))], &[x]);
         // `[[]]` with inner shape [huge]: one empty ragged row.
         let values = DenseTensor::from_vec(vec![0, huge], Vec::<f32>::new()).unwrap();
         let r = RaggedTensor::new(values, vec![RowPartition::from_row_splits(vec![0, 0]).unwrap()]).unwrap();
-        refused(ErrorKind::InvalidArgument, "reduce_sum", &[("axis", Attr::Int(0))], &[r]);
+        refused(ErrorKind::ResourceExhausted, "reduce_sum", &[("axis", Attr::Int(0))], &[r]);
         let s =
             RaggedTensor::dense(DenseTensor::String(StringTensor::from_strings::<&[u8]>(&[], vec![0, huge]).unwrap()));
-        refused(ErrorKind::InvalidArgument, "strings.reduce_join", &[("axis", Attr::Int(0))], &[s]);
+        refused(ErrorKind::ResourceExhausted, "strings.reduce_join", &[("axis", Attr::Int(0))], &[s]);
     }
     // Folding the huge dim away is fine: the result is empty.
     let x = dense::<f32>(vec![0, 1 << 40], vec![]);
@@ -69,7 +70,7 @@ fn ngrams_bound_their_output_before_writing_it() {
     let pad = ("pad_values", Attr::List(vec![Attr::Str("<".into()), Attr::Str(">".into())]));
     for width in [i64::from(i32::MAX), 100_000] {
         refused(
-            ErrorKind::InvalidArgument,
+            ErrorKind::ResourceExhausted,
             "strings.ngrams",
             &[("ngram_width", Attr::Int(width)), pad.clone()],
             std::slice::from_ref(&tokens),
@@ -83,7 +84,7 @@ fn ngrams_bound_their_output_before_writing_it() {
         ("padding_width", Attr::Int((1 << 30) - 2)),
         ("preserve_short_sequences", Attr::Bool(true)),
     ];
-    refused(ErrorKind::InvalidArgument, "strings.ngrams", &short, std::slice::from_ref(&tokens));
+    refused(ErrorKind::ResourceExhausted, "strings.ngrams", &short, std::slice::from_ref(&tokens));
     let out = run("strings.ngrams", &[("ngram_width", Attr::Int(2)), pad], &[tokens]).unwrap();
     let got: Vec<&[u8]> = out[0].flat_values().as_strings().unwrap().iter().collect();
     assert_eq!(got, [&b"< a"[..], b"a b", b"b >"]);
@@ -93,12 +94,12 @@ fn ngrams_bound_their_output_before_writing_it() {
 fn sizes_count_string_bytes() {
     let kb = vec![b'x'; 1024];
     let one = strings(&[&kb], vec![1]);
-    refused(ErrorKind::InvalidArgument, "tile", &[("multiples", ints(&[1 << 21]))], std::slice::from_ref(&one));
+    refused(ErrorKind::ResourceExhausted, "tile", &[("multiples", ints(&[1 << 21]))], std::slice::from_ref(&one));
     let scalar = strings(&[&kb], vec![]);
-    refused(ErrorKind::InvalidArgument, "fill", &[], &[dense(vec![1], vec![1i64 << 21]), scalar.clone()]);
-    refused(ErrorKind::InvalidArgument, "gather", &[], &[one.clone(), dense(vec![1 << 21], vec![0i32; 1 << 21])]);
+    refused(ErrorKind::ResourceExhausted, "fill", &[], &[dense(vec![1], vec![1i64 << 21]), scalar.clone()]);
+    refused(ErrorKind::ResourceExhausted, "gather", &[], &[one.clone(), dense(vec![1 << 21], vec![0i32; 1 << 21])]);
     let many_empty = strings(&vec![&b""[..]; 1 << 21], vec![1 << 21]);
-    refused(ErrorKind::InvalidArgument, "strings.join", &[], &[scalar, many_empty]);
+    refused(ErrorKind::ResourceExhausted, "strings.join", &[], &[scalar, many_empty]);
     // The same ops on small inputs still work.
     let out = run("tile", &[("multiples", ints(&[3]))], &[one]).unwrap();
     assert_eq!(out[0].flat_values().len(), 3);
@@ -108,23 +109,23 @@ fn sizes_count_string_bytes() {
 fn index_vectors_are_counted_so_results_under_the_element_cap_do_not_abort() {
     // 2^31 int8 elements: under the element cap, but 2 GiB of data and 32 GiB of indices.
     let x = dense(vec![1], vec![1i8]);
-    refused(ErrorKind::InvalidArgument, "tile", &[("multiples", ints(&[1 << 31]))], std::slice::from_ref(&x));
-    refused(ErrorKind::InvalidArgument, "fill", &[], &[dense(vec![1], vec![1i64 << 31]), dense(vec![], vec![1i8])]);
+    refused(ErrorKind::ResourceExhausted, "tile", &[("multiples", ints(&[1 << 31]))], std::slice::from_ref(&x));
+    refused(ErrorKind::ResourceExhausted, "fill", &[], &[dense(vec![1], vec![1i64 << 31]), dense(vec![], vec![1i8])]);
     let range = || dense(vec![1], vec![1i64 << 31]);
     refused(
-        ErrorKind::InvalidArgument,
+        ErrorKind::ResourceExhausted,
         "ragged.range",
         &[],
         &[dense(vec![1], vec![0i64]), range(), dense(vec![1], vec![1i64])],
     );
     refused(
-        ErrorKind::InvalidArgument,
+        ErrorKind::ResourceExhausted,
         "from_value_rowids",
         &[("nrows", Attr::Int(1 << 31))],
         &[x.clone(), dense(vec![1], vec![0i64])],
     );
     let ragged = RaggedTensor::from_row_splits(DenseTensor::vector(vec![1i8]), vec![0, 1]).unwrap();
-    refused(ErrorKind::InvalidArgument, "to_tensor", &[("shape", ints(&[1 << 16, 1 << 15]))], &[ragged]);
+    refused(ErrorKind::ResourceExhausted, "to_tensor", &[("shape", ints(&[1 << 16, 1 << 15]))], &[ragged]);
 }
 
 #[test]
@@ -134,13 +135,14 @@ fn keys_and_axis_lists_are_bounded() {
     refused(ErrorKind::InvalidArgument, "getitem", &[("key", Attr::Str(key))], std::slice::from_ref(&x));
     let key = ragtime_ops::index::Key(vec![ragtime_ops::index::KeyItem::NewAxis; 10_000]);
     let op = ragtime_ops::index::GetItem::new(key);
-    let e = ragtime_graph::Op::perform(&op, std::slice::from_ref(&x)).unwrap_err();
+    let e =
+        ragtime_graph::Op::perform(&op, &ExecContext::new(Limits::untrusted()), std::slice::from_ref(&x)).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
     let axes: Vec<i64> = vec![0; 50_000];
     refused(ErrorKind::InvalidArgument, "reduce_sum", &[("axis", ints(&axes))], std::slice::from_ref(&x));
     let op = ragtime_ops::reduce::Reduce::with_axes(ragtime_ops::reduce::ReduceKind::Sum, vec![0i64; 50_000], false);
     let start = Instant::now();
-    let e = ragtime_graph::Op::perform(&op, &[x]).unwrap_err();
+    let e = ragtime_graph::Op::perform(&op, &ExecContext::new(Limits::untrusted()), &[x]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
     assert!(start.elapsed() < Duration::from_secs(1), "{:?}", start.elapsed());
 }

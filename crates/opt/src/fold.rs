@@ -1,12 +1,17 @@
 //! Constant folding: a node whose inputs are all constants is replaced by its value, computed by
 //! the op's reference implementation.
 
-use ragtime_core::Result;
+use ragtime_core::limits::Limits;
+use ragtime_core::{ExecContext, Result};
 use ragtime_graph::{ApplyId, FunctionGraph, VarId};
 
 /// Folded results larger than this stay computed at run time: folding must not bloat the graph
 /// (or the compile time) with a big tensor that `fill` or `tile` could produce.
 pub(crate) const FOLD_LIMIT: usize = 1 << 16;
+
+/// The memory budget of one fold (64 MiB): a fold that would allocate more is left to run time,
+/// where the call's own limits apply, so compiling a graph file never allocates gigabytes.
+const FOLD_BUDGET: usize = 64 << 20;
 
 /// Law: `op(c1, ..., cn)` with constant inputs equals the constant `op.perform(c1, ..., cn)`.
 /// A node whose `perform` fails is left alone, so the error still happens at run time.
@@ -22,7 +27,8 @@ pub(crate) fn constant_folding(fg: &mut FunctionGraph, node: ApplyId) -> Result<
     };
     let op = apply.op.clone();
     let outputs = apply.outputs.clone();
-    let Ok(results) = op.perform(&values) else { return Ok(None) };
+    let ctx = ExecContext::new(Limits::untrusted().with_call_budget(FOLD_BUDGET));
+    let Ok(results) = op.perform(&ctx, &values) else { return Ok(None) };
     if results.len() != outputs.len() || results.iter().any(|r| r.flat_values().len() > FOLD_LIMIT) {
         return Ok(None);
     }

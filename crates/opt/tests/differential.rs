@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use ragtime_core::{DType, DenseTensor, RaggedTensor, RowPartition, TensorType};
+use ragtime_core::{DType, DenseTensor, ExecContext, RaggedTensor, RowPartition, TensorType};
 use ragtime_graph::{FunctionGraph, Graph, Interpreter, OpRef, VarId};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
 use ragtime_ops::reduce::{Reduce, ReduceKind};
@@ -125,8 +125,8 @@ proptest! {
         optimize(&mut fg, &OptimizeOptions::default()).unwrap();
         prop_assert!(fg.verify().is_empty(), "{:?}", fg.verify());
         let values = data(&lengths, &picks, rank);
-        let want = Interpreter::new(&plain).unwrap().run(&plain, &values);
-        let got = Interpreter::new(&fg).unwrap().run(&fg, &values);
+        let want = Interpreter::new(&plain).unwrap().run(&plain, &ExecContext::default(), &values);
+        let got = Interpreter::new(&fg).unwrap().run(&fg, &ExecContext::default(), &values);
         match (want, got) {
             (Ok(w), Ok(o)) => {
                 for (a, b) in w.iter().zip(&o) {

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use ragtime_core::{ragged, DType, DenseTensor, Literal, RaggedTensor, StringTensor, TensorType};
+use ragtime_core::{ragged, DType, DenseTensor, ExecContext, Literal, RaggedTensor, StringTensor, TensorType};
 use ragtime_graph::{FunctionGraph, Graph, Interpreter, OpRef, VarId};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
 use ragtime_ops::gather::Gather;
@@ -46,8 +46,8 @@ fn check(
     };
     optimize(&mut fg, &opts).unwrap();
     assert!(fg.verify().is_empty(), "{:?}", fg.verify());
-    let want = Interpreter::new(&plain).unwrap().run(&plain, values);
-    let got = Interpreter::new(&fg).unwrap().run(&fg, values);
+    let want = Interpreter::new(&plain).unwrap().run(&plain, &ExecContext::default(), values);
+    let got = Interpreter::new(&fg).unwrap().run(&fg, &ExecContext::default(), values);
     match (&want, &got) {
         (Ok(w), Ok(o)) => {
             for (a, b) in w.iter().zip(o) {
@@ -230,7 +230,7 @@ fn integer_division_by_zero_inside_a_composite_names_the_row() {
     assert_eq!(fg.node_count(), 1);
     let err = Interpreter::new(&fg)
         .unwrap()
-        .run(&fg, &[ragged![[1, 2], [], [3]].unwrap(), ragged![[1, 1], [], [0]].unwrap()])
+        .run(&fg, &ExecContext::default(), &[ragged![[1, 2], [], [3]].unwrap(), ragged![[1, 1], [], [0]].unwrap()])
         .unwrap_err();
     assert!(err.to_string().contains("row 2"), "{err}");
 }
@@ -306,7 +306,10 @@ fn gather_reduce_reports_the_gathers_errors_and_leaves_shared_gathers_alone() {
         let (_, names) = check(&g, &inputs, &[out], &values, &[]);
         assert!(names[0].starts_with("GatherReduce"), "{names:?}");
         let plain = FunctionGraph::new(&g, &inputs, &[out]).unwrap();
-        assert!(Interpreter::new(&plain).unwrap().run(&plain, &values).is_err(), "the unfused graph must fail");
+        assert!(
+            Interpreter::new(&plain).unwrap().run(&plain, &ExecContext::default(), &values).is_err(),
+            "the unfused graph must fail"
+        );
     }
 
     // A gather that is also an output is computed anyway: no fusion.

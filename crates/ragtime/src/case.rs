@@ -367,7 +367,10 @@ impl Case {
         self.build_typed(options.into(), true)
     }
 
-    fn build_typed(&self, options: CompileOptions, any_rows: bool) -> Result<BuiltCase> {
+    /// Graph files are untrusted input: unless `options` sets limits, the function runs under
+    /// [`Limits::untrusted`](ragtime_core::limits::Limits::untrusted).
+    fn build_typed(&self, mut options: CompileOptions, any_rows: bool) -> Result<BuiltCase> {
+        options.limits = Some(options.limits.unwrap_or_else(ragtime_core::limits::Limits::untrusted));
         let mut graph = Graph::new();
         let mut names: HashMap<String, VarId> = HashMap::new();
         let mut inputs = Vec::new();

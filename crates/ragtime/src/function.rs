@@ -2,7 +2,8 @@
 
 use std::fmt;
 
-use ragtime_core::{Error, ErrorKind, RaggedTensor, Result, TensorType};
+use ragtime_core::limits::Limits;
+use ragtime_core::{Error, ErrorKind, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{debugprint_function, FunctionGraph, Graph, Interpreter, PrintOptions, VarId};
 use ragtime_opt::{optimize, optimize_staged, Level, OptimizeOptions, RewriteReport};
 
@@ -92,6 +93,10 @@ pub struct CompileOptions {
     pub including: Vec<String>,
     /// Threads the JIT kernels may use (`None`: `RAGTIME_THREADS`, else every core).
     pub threads: Option<usize>,
+    /// The limits each call runs under (`None`: [`Limits::trusted`], the library's default;
+    /// graph files loaded by `ragtime run`, `conformance` and `ragtime::case` use
+    /// [`Limits::untrusted`]).
+    pub limits: Option<Limits>,
 }
 
 impl From<Mode> for CompileOptions {
@@ -117,6 +122,18 @@ impl CompileOptions {
     /// Runs a rewrite or a tag even if the mode leaves it out.
     pub fn including(mut self, name_or_tag: impl Into<String>) -> Self {
         self.including.push(name_or_tag.into());
+        self
+    }
+
+    /// Runs every call under `limits` (e.g. [`Limits::untrusted`] for graphs from files).
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = Some(limits);
+        self
+    }
+
+    /// Gives each call a memory budget of `bytes` (under the limits set, else the trusted ones).
+    pub fn memory_budget(mut self, bytes: usize) -> Self {
+        self.limits = Some(self.limits.unwrap_or_else(Limits::trusted).with_call_budget(bytes));
         self
     }
 }
@@ -149,9 +166,8 @@ pub struct Function {
     input_types: Vec<TensorType>,
     input_names: Vec<String>,
     mode: Mode,
-    /// Bytes one call may allocate for data-sized buffers (`None`: the process default,
-    /// `ragtime_core::limits::default_call_budget`).
-    memory_budget: Option<usize>,
+    /// The limits each call runs under, its memory budget included.
+    limits: Limits,
     /// Threads for JIT kernels and for reference kernels that split their work.
     threads: usize,
     report: RewriteReport,
@@ -234,11 +250,7 @@ impl Function {
         // `excluding("jit")` keeps the fused ops on their reference implementations.
         let jit_off = options.excluding.iter().any(|e| e == "jit");
         let threads = options.threads.unwrap_or_else(ragtime_jit::default_threads);
-        let jit_kernels = if mode == Mode::FastCompile || jit_off {
-            0
-        } else {
-            ragtime_jit::lower_fused(&mut fg, threads, mode == Mode::Debug)?
-        };
+        let jit_kernels = if mode == Mode::FastCompile || jit_off { 0 } else { ragtime_jit::lower_fused(&mut fg)? };
         if verify {
             verified(&fg, "after optimizing")?;
         }
@@ -265,7 +277,7 @@ impl Function {
             report,
             jit_kernels,
             stages,
-            memory_budget: None,
+            limits: options.limits.unwrap_or_else(Limits::trusted),
             threads,
         })
     }
@@ -312,36 +324,30 @@ impl Function {
         Ok(outputs)
     }
 
-    /// Runs the graph on the caller's inputs followed by the bound states' values.
+    /// Runs the graph on the caller's inputs followed by the bound states' values, under a
+    /// context of its own: the function's threads and limits, and a fresh memory budget that
+    /// every data-sized buffer of the call is charged to.
     fn run(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
-        // Every data-sized buffer of this call is charged to its memory budget.
-        let budget = self.memory_budget.unwrap_or_else(ragtime_core::limits::default_call_budget);
-        let _budget = ragtime_core::limits::enter_budget(budget);
-        // Reference kernels that split their work (hashing, embedding bags) use this many threads.
-        let _threads = ragtime_ops::parallel::enter_threads(self.threads);
+        let ctx = ExecContext::new(self.limits).with_threads(self.threads).with_debug(self.mode == Mode::Debug);
         if self.mode == Mode::Debug {
-            return self.call_checked(inputs);
+            return self.call_checked(&ctx, inputs);
         }
-        self.interpreter.run(&self.fg, inputs)
+        self.interpreter.run(&self.fg, &ctx, inputs)
     }
 
     /// `Mode::Debug`: runs the graph after every rewrite stage and compares each with the stage
     /// before it, so a rewrite that changes a result is named.
     ///
     /// The replays are checks, not the call: each runs under a fresh budget of its own (the
-    /// caller's or the process default, whichever is larger), and the final graph runs under the
-    /// caller's budget, open since `call`, as in the other modes. So a call fits the caller's
-    /// budget in Debug exactly when it does in FastRun, and when the final graph runs out of it
-    /// while the last replay succeeded, the final graph is run again under the replays' budget:
-    /// if it then agrees with the replay, the caller gets the budget's error, not a blamed rewrite.
-    fn call_checked(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
-        let replay_budget = self
-            .memory_budget
-            .unwrap_or_else(ragtime_core::limits::default_call_budget)
-            .max(ragtime_core::limits::default_call_budget());
+    /// function's, or the untrusted preset's, whichever is larger), and the final graph runs
+    /// under the call's budget `ctx`, as in the other modes. So a call fits the budget in Debug
+    /// exactly when it does in FastRun, and when the final graph runs out of it while the last
+    /// replay succeeded, the final graph is run again under the replays' budget: if it then
+    /// agrees with the replay, the caller gets the budget's error, not a blamed rewrite.
+    fn call_checked(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        let replay_budget = self.limits.call_budget.max(Limits::untrusted().call_budget);
         let replay = |interpreter: &Interpreter, fg: &FunctionGraph| {
-            let _own = ragtime_core::limits::enter_budget(replay_budget);
-            interpreter.run(fg, inputs)
+            interpreter.run(fg, &ctx.with_fresh_budget(replay_budget), inputs)
         };
         let mut previous: Option<(&'static str, Result<Vec<RaggedTensor>>)> = None;
         for stage in &self.stages {
@@ -351,10 +357,11 @@ impl Function {
             }
             previous = Some((stage.rewrite, result));
         }
-        let result = self.interpreter.run(&self.fg, inputs);
+        let result = self.interpreter.run(&self.fg, ctx, inputs);
         if let Some((before, expected)) = &previous {
             let exact = self.jit_kernels == 0;
-            let over_budget = matches!((&result, expected), (Err(e), Ok(_)) if e.kind() == ErrorKind::InvalidArgument);
+            let over_budget =
+                matches!((&result, expected), (Err(e), Ok(_)) if e.kind() == ErrorKind::ResourceExhausted);
             if over_budget
                 && compare_stage("jit", before, expected, &replay(&self.interpreter, &self.fg), exact).is_ok()
             {
@@ -449,11 +456,27 @@ impl Function {
     }
 
     /// The same function with a per-call memory budget of `bytes`: an op whose output or scratch
-    /// would take the call past it is refused (`invalid_argument`) before allocating. Without one,
-    /// calls use the process default (`ragtime_core::limits::set_default_call_budget`, 4 GiB).
+    /// would take the call past it is refused (`resource_exhausted`) before allocating. Without
+    /// one, calls use the budget of the function's limits ([`CompileOptions::limits`]).
     pub fn with_memory_budget(mut self, bytes: usize) -> Self {
-        self.memory_budget = Some(bytes);
+        self.limits = self.limits.with_call_budget(bytes);
         self
+    }
+
+    /// The same function running its calls under `limits`.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The limits its calls run under.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// The threads its calls may use.
+    pub fn threads(&self) -> usize {
+        self.threads
     }
 
     /// The mode it was compiled in.

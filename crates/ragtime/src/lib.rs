@@ -32,11 +32,11 @@ mod updates;
 pub use dsl::{compile, Graph, Var};
 pub use function::{CompileOptions, Function, Mode};
 pub use grad::{grad, grad_with};
-pub use ragtime_core::limits;
+pub use ragtime_core::limits::{self, Limits};
 pub use ragtime_core::{
-    dispatch_dtype, ragged, DType, DenseTensor, Dim, Element, Error, ErrorKind, Literal, Nested, NestedOut,
-    RaggedTensor, Result, RowPartition, Rows, Scalar, ScalarOut, StringBuilder, StringRow, StringRows, StringTensor,
-    TensorType, TypedLiteral,
+    dispatch_dtype, ragged, DType, DenseTensor, Dim, Element, Error, ErrorKind, ExecContext, Literal, Nested,
+    NestedOut, RaggedTensor, Result, RowPartition, Rows, Scalar, ScalarOut, StringBuilder, StringRow, StringRows,
+    StringTensor, TensorType, TypedLiteral,
 };
 pub use state::State;
 

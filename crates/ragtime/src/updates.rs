@@ -21,7 +21,7 @@
 
 use std::borrow::Cow;
 
-use ragtime_core::{DType, DenseTensor, Element, Error, RaggedTensor, Result, RowPartition, TensorType};
+use ragtime_core::{DType, DenseTensor, Element, Error, ExecContext, RaggedTensor, Result, RowPartition, TensorType};
 use ragtime_graph::{Graph, VarId};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
 use ragtime_ops::gather::Gather;
@@ -266,7 +266,7 @@ fn prepare(update: &Update, current: &RaggedTensor, outputs: &[RaggedTensor]) ->
             ),
         ));
     }
-    let mut checked = ragtime_core::limits::try_vec::<usize>(UPDATE, ids.len())?;
+    let mut checked = ExecContext::detached().try_vec::<usize>(UPDATE, ids.len())?;
     for (k, &p) in ids.iter().enumerate() {
         match usize::try_from(p) {
             Ok(p) if p < targets => checked.push(p),
@@ -296,7 +296,7 @@ fn writable<T: Element>(value: RaggedTensor) -> std::result::Result<Vec<T>, Box<
         Err(shared) => shared,
     };
     let copy = match shared.as_slice::<T>() {
-        Some(data) => ragtime_core::limits::try_vec::<T>(UPDATE, data.len()).map(|mut v| {
+        Some(data) => ExecContext::detached().try_vec::<T>(UPDATE, data.len()).map(|mut v| {
             v.extend_from_slice(data);
             v
         }),

@@ -3,6 +3,7 @@
 //! float scalar, an integer `wrt`, an op without a gradient on a connected path).
 
 use ragtime::prelude::*;
+use ragtime::ExecContext;
 
 fn x_value() -> RaggedTensor {
     ragged![[1.0f64, 2.0f64], [], [3.0f64, -1.0f64, 0.5f64]].unwrap()
@@ -97,7 +98,7 @@ impl ragtime::ir::Op for Twice {
     fn infer(&self, inputs: &[TensorType]) -> ragtime::Result<Vec<TensorType>> {
         Ok(vec![inputs[0].clone()])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> ragtime::Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> ragtime::Result<Vec<RaggedTensor>> {
         let doubled: Vec<f32> = inputs[0].flat_values().as_slice::<f32>().unwrap().iter().map(|v| 2.0 * v).collect();
         Ok(vec![inputs[0].with_flat_values(DenseTensor::vector(doubled))?])
     }

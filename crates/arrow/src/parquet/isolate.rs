@@ -20,7 +20,9 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
 
 thread_local! {
-    /// How many [`isolated`] calls are running on this thread (they may nest).
+    /// How many [`isolated`] calls are running on this thread (they may nest). A thread-local
+    /// because the panic hook is process-wide and only knows the panicking thread; it is the
+    /// hook's bookkeeping, not a run-time setting (those travel in `ExecContext`).
     static DEPTH: Cell<u32> = const { Cell::new(0) };
 }
 

@@ -26,7 +26,9 @@
 //! partitions share their `Arc`). Otherwise each output partition is an input's partition
 //! (same `Arc`) whenever its rows are that input's rows.
 
-use ragtime_core::{dispatch_dtype, DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, TensorType};
+use ragtime_core::{
+    dispatch_dtype, DenseTensor, Dim, Error, ExecContext, RaggedTensor, Result, RowPartition, TensorType,
+};
 use ragtime_graph::{Graph, VarId};
 
 /// Operands broadcast to one common shape.
@@ -66,8 +68,8 @@ fn broadcast_ragged_rank(shapes: impl Iterator<Item = (usize, usize)> + Clone) -
 /// A failure where a dense operand of rank 1 has as many values as a ragged operand has rows
 /// (`x - x.reduce_mean(1)`: a per-row result lines up with the last dimension, not the rows)
 /// says so and suggests `keepdims`.
-pub fn broadcast_values(op: &str, inputs: &[RaggedTensor]) -> Result<Broadcast> {
-    broadcast_values_aligned(op, inputs).map_err(|e| keepdims_hint(e, inputs))
+pub fn broadcast_values(ctx: &ExecContext, op: &str, inputs: &[RaggedTensor]) -> Result<Broadcast> {
+    broadcast_values_aligned(ctx, op, inputs).map_err(|e| keepdims_hint(e, inputs))
 }
 
 /// Adds the `keepdims` hint to a shape error between a per-row dense vector and a ragged operand.
@@ -88,7 +90,7 @@ fn keepdims_hint(e: Error, inputs: &[RaggedTensor]) -> Error {
     }
 }
 
-fn broadcast_values_aligned(op: &str, inputs: &[RaggedTensor]) -> Result<Broadcast> {
+fn broadcast_values_aligned(ctx: &ExecContext, op: &str, inputs: &[RaggedTensor]) -> Result<Broadcast> {
     let first = inputs.first().ok_or_else(|| Error::argument(op, "nothing to broadcast"))?;
     // Same splits are not enough when a uniform row length differs (possible with no rows): the
     // general path then builds the partition of the broadcast length that the type promises.
@@ -157,7 +159,7 @@ fn broadcast_values_aligned(op: &str, inputs: &[RaggedTensor]) -> Result<Broadca
         }
         if let Target::Uniform(len) = &target {
             // The gathers below build an index per result element: refuse a size past the limits first.
-            DenseTensor::checked_len(op, &[count, *len])?;
+            ctx.checked_len(op, &[count, *len])?;
         }
         for (s, layer) in sources.iter_mut().zip(&layers) {
             s.gather = next_gather(&s.gather, layer, &target, count);
@@ -178,7 +180,7 @@ fn broadcast_values_aligned(op: &str, inputs: &[RaggedTensor]) -> Result<Broadca
         let nvals = partitions.last().map_or(outer_count, RowPartition::nvals);
         std::iter::once(nvals).chain(inner_dims).collect::<Vec<_>>()
     };
-    let operands = sources.iter().map(|s| s.operand(&flat_shape)).collect::<Result<Vec<_>>>()?;
+    let operands = sources.iter().map(|s| s.operand(ctx, &flat_shape)).collect::<Result<Vec<_>>>()?;
     Ok(Broadcast { partitions, flat_shape, operands })
 }
 
@@ -271,14 +273,14 @@ impl<'a> Source<'a> {
     }
 
     /// The operand's flat values broadcast to `flat_shape`.
-    fn operand(&self, flat_shape: &[usize]) -> Result<DenseTensor> {
+    fn operand(&self, ctx: &ExecContext, flat_shape: &[usize]) -> Result<DenseTensor> {
         let flat = self.x.flat_values();
         match &self.gather {
             Gather::Same if flat.shape() == flat_shape => Ok(flat.clone()),
             Gather::Same => flat.reshape(flat_shape.to_vec()),
-            Gather::Zero => fill_with_first(flat, flat_shape),
+            Gather::Zero => fill_with_first(ctx, flat, flat_shape),
             Gather::Index(ix) => {
-                let taken = flat.take_rows_flat(ix)?;
+                let taken = flat.take_rows_flat_in(ctx, ix)?;
                 if flat_shape.len() == 1 {
                     Ok(taken)
                 } else {
@@ -290,14 +292,14 @@ impl<'a> Source<'a> {
 }
 
 /// A tensor of `shape` filled with the first element of `value` (which has at least one).
-fn fill_with_first(value: &DenseTensor, shape: &[usize]) -> Result<DenseTensor> {
+fn fill_with_first(ctx: &ExecContext, value: &DenseTensor, shape: &[usize]) -> Result<DenseTensor> {
     let n: usize = shape.iter().product();
     dispatch_dtype!(value.dtype(),
         T => {
             let v = value.as_slice::<T>().and_then(|s| s.first().copied()).unwrap_or_default();
             DenseTensor::from_vec(shape.to_vec(), vec![v; n])
         },
-        string => DenseTensor::full(shape.to_vec(), &value.take_rows_flat(&[0])?))
+        string => DenseTensor::full_in(ctx, shape.to_vec(), &value.take_rows_flat_in(ctx, &[0])?))
 }
 
 /// The result's split of dimension `dim - 1` (which has `count` elements) into `dim`, checking

@@ -1,6 +1,8 @@
 //! Unit tests of broadcasting: types and values, same-structure sharing, and TensorFlow's refusals.
 
 use super::*;
+use ragtime_core::limits::Limits;
+use ragtime_core::ExecContext;
 use ragtime_core::{ragged, DType, ErrorKind, Literal};
 
 /// The same nested list as a dense tensor.
@@ -15,7 +17,8 @@ fn with_inner(r: Result<RaggedTensor>, ragged_rank: usize, inner: &[usize]) -> R
 
 /// Broadcasts and returns each operand rebuilt as a tensor of the result's structure.
 fn operands(inputs: &[RaggedTensor]) -> Vec<RaggedTensor> {
-    let b = broadcast_values("add", inputs).unwrap();
+    let ctx = &ExecContext::new(Limits::untrusted());
+    let b = broadcast_values(ctx, "add", inputs).unwrap();
     b.operands.iter().map(|o| b.finish(o.clone()).unwrap()).collect()
 }
 
@@ -25,9 +28,10 @@ fn lit(r: Result<RaggedTensor>) -> Literal {
 
 #[test]
 fn same_structure_shares_partitions_and_values() {
+    let ctx = &ExecContext::new(Limits::untrusted());
     let x = ragged![[1, 2], [3]].unwrap();
     let y = x.with_flat_values(DenseTensor::vector(vec![10, 20, 30])).unwrap();
-    let b = broadcast_values("add", &[x.clone(), y]).unwrap();
+    let b = broadcast_values(ctx, "add", &[x.clone(), y]).unwrap();
     assert!(b.partitions[0].ptr_eq(&x.partitions()[0]), "partition must be shared, not copied");
     assert_eq!(b.flat_shape, vec![3]);
     assert_eq!(b.operands[0].as_slice::<i32>(), Some(&[1, 2, 3][..]));
@@ -35,9 +39,10 @@ fn same_structure_shares_partitions_and_values() {
 
 #[test]
 fn ragged_plus_scalar() {
+    let ctx = &ExecContext::new(Limits::untrusted());
     let x = ragged![[1, 2], [3]].unwrap();
     let s = RaggedTensor::dense(DenseTensor::scalar(3i32));
-    let b = broadcast_values("add", &[x.clone(), s]).unwrap();
+    let b = broadcast_values(ctx, "add", &[x.clone(), s]).unwrap();
     assert!(b.partitions[0].ptr_eq(&x.partitions()[0]));
     assert_eq!(b.operands[1].as_slice::<i32>(), Some(&[3, 3, 3][..]));
 }
@@ -54,10 +59,11 @@ fn dense_column_broadcasts_per_row() {
 
 #[test]
 fn one_by_one_against_inner_dims() {
+    let ctx = &ExecContext::new(Limits::untrusted());
     // TF guide: 2 x (r1) x 2 + [[10]].
     let x = with_inner(ragged![[[1, 2], [3, 4], [5, 6]], [[7, 8]]], 1, &[2]);
     let c = dense(ragged![[10]]);
-    let b = broadcast_values("add", &[x, c]).unwrap();
+    let b = broadcast_values(ctx, "add", &[x, c]).unwrap();
     assert_eq!(b.flat_shape, vec![4, 2]);
     assert_eq!(b.partitions.len(), 1);
     assert_eq!(b.operands[1].as_slice::<i32>(), Some(&[10; 8][..]));
@@ -65,10 +71,11 @@ fn one_by_one_against_inner_dims() {
 
 #[test]
 fn inner_size_one_against_lower_rank_vector() {
+    let ctx = &ExecContext::new(Limits::untrusted());
     // TF guide: 2 x (r1) x (r2) x 1 + [10, 20, 30] -> 2 x (r1) x (r2) x 3.
     let x = with_inner(ragged![[[[1], [2]], [], [[3]], [[4]]], [[[5], [6]], [[7]]]], 2, &[1]);
     let v = RaggedTensor::dense(DenseTensor::vector(vec![10i32, 20, 30]));
-    let b = broadcast_values("add", &[x.clone(), v]).unwrap();
+    let b = broadcast_values(ctx, "add", &[x.clone(), v]).unwrap();
     assert_eq!(b.flat_shape, vec![7, 3]);
     assert!(b.partitions[0].ptr_eq(&x.partitions()[0]) && b.partitions[1].ptr_eq(&x.partitions()[1]));
     let expanded: Vec<i32> = (1..=7).flat_map(|v| [v; 3]).collect();
@@ -78,28 +85,31 @@ fn inner_size_one_against_lower_rank_vector() {
 
 #[test]
 fn mismatched_ragged_rows_are_incompatible() {
+    let ctx = &ExecContext::new(Limits::untrusted());
     let x = ragged![[1, 2, 3], [4], [5, 6]].unwrap();
     let y = ragged![[10, 20], [30, 40], [50]].unwrap();
-    let e = broadcast_values("add", &[x, y]).unwrap_err();
+    let e = broadcast_values(ctx, "add", &[x, y]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::IncompatibleShapes);
     assert!(e.to_string().contains("add") && e.to_string().contains("row 0"), "{e}");
 }
 
 #[test]
 fn ragged_row_of_one_is_not_repeated() {
+    let ctx = &ExecContext::new(Limits::untrusted());
     let x = ragged![[1], [2, 3]].unwrap();
     let y = ragged![[10, 20], [30, 40]].unwrap();
-    assert_eq!(broadcast_values("add", &[x, y]).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
+    assert_eq!(broadcast_values(ctx, "add", &[x, y]).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
 }
 
 #[test]
 fn trailing_dense_dim_against_ragged_rows() {
+    let ctx = &ExecContext::new(Limits::untrusted());
     let x = ragged![[1, 2], [3, 4, 5, 6], [7]].unwrap();
     let y = dense(ragged![[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]]);
-    assert_eq!(broadcast_values("add", &[x, y.clone()]).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
+    assert_eq!(broadcast_values(ctx, "add", &[x, y.clone()]).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
     // Rows that all have 4 values do match a uniform dimension of 4.
     let x4 = ragged![[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]].unwrap();
-    let b = broadcast_values("add", &[x4.clone(), y]).unwrap();
+    let b = broadcast_values(ctx, "add", &[x4.clone(), y]).unwrap();
     assert!(b.partitions[0].ptr_eq(&x4.partitions()[0]));
     assert_eq!(b.flat_shape, vec![12]);
     assert_eq!(b.operands[1].as_slice::<i32>(), Some(&(1..=12).collect::<Vec<i32>>()[..]));
@@ -107,27 +117,30 @@ fn trailing_dense_dim_against_ragged_rows() {
 
 #[test]
 fn trailing_ragged_dims_differ() {
+    let ctx = &ExecContext::new(Limits::untrusted());
     let x = ragged![[[1, 2], [3, 4], [5, 6]], [[7, 8], [9, 10]]].unwrap();
     let y = ragged![[[1, 2, 0], [3, 4, 0], [5, 6, 0]], [[7, 8, 0], [9, 10, 0]]].unwrap();
-    let e = broadcast_values("add", &[x, y]).unwrap_err();
+    let e = broadcast_values(ctx, "add", &[x, y]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::IncompatibleShapes);
     assert!(e.to_string().contains("dimension 2"), "{e}");
 }
 
 #[test]
 fn outer_rows_must_match() {
+    let ctx = &ExecContext::new(Limits::untrusted());
     let x = ragged![[1], [2, 3]].unwrap();
     let y = ragged![[1], [2, 3], []].unwrap();
-    assert_eq!(broadcast_values("add", &[x, y]).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
+    assert_eq!(broadcast_values(ctx, "add", &[x, y]).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
 }
 
 #[test]
 fn a_single_dense_row_is_not_repeated_against_ragged_rows() {
+    let ctx = &ExecContext::new(Limits::untrusted());
     // TensorFlow 2.21 refuses [1, 2] against 3 x (r) even when every row has 2 values; against
     // rows held as a uniform inner dimension it broadcasts.
     let x = ragged![[1, 2], [3, 4], [5, 6]].unwrap();
     let y = dense(ragged![[1, 2]]);
-    let e = broadcast_values("add", &[x, y.clone()]).unwrap_err();
+    let e = broadcast_values(ctx, "add", &[x, y.clone()]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::IncompatibleShapes, "{e}");
     let uniform = dense(ragged![[1, 2], [3, 4], [5, 6]]);
     let ops = operands(&[uniform, y]);
@@ -147,49 +160,51 @@ fn ragged_against_higher_rank_dense_gains_a_ragged_dim() {
 
 #[test]
 fn a_per_row_vector_against_ragged_rows_suggests_keepdims() {
+    let ctx = &ExecContext::new(Limits::untrusted());
     let x = ragtime_core::ragged![[1.0, 2.0], [3.0], [4.0, 5.0, 6.0]].unwrap();
     let means = RaggedTensor::from(vec![1.5f32, 3.0, 5.0]);
-    let e = broadcast_values("subtract", &[x.clone(), means]).unwrap_err();
+    let e = broadcast_values(ctx, "subtract", &[x.clone(), means]).unwrap_err();
     assert_eq!(e.kind(), ragtime_core::ErrorKind::IncompatibleShapes);
     assert!(e.to_string().contains("did you mean keepdims=true"), "{e}");
     let other = RaggedTensor::from(vec![1.0f32, 2.0]);
-    let e = broadcast_values("subtract", &[x, other]).unwrap_err();
+    let e = broadcast_values(ctx, "subtract", &[x, other]).unwrap_err();
     assert!(!e.to_string().contains("keepdims"), "no hint when the vector is not one value per row: {e}");
 }
 
 #[test]
 fn a_dense_vector_against_a_ragged_last_dimension_is_refused_whatever_the_row_lengths() {
+    let ctx = &ExecContext::new(Limits::untrusted());
     // TensorFlow 2.21 refuses these even when every row has the vector's length.
     let square = ragtime_core::ragged![[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]].unwrap();
     let means = RaggedTensor::from(vec![2.0f32, 5.0, 8.0]);
-    let e = broadcast_values("subtract", &[square.clone(), means]).unwrap_err();
+    let e = broadcast_values(ctx, "subtract", &[square.clone(), means]).unwrap_err();
     assert_eq!(e.kind(), ragtime_core::ErrorKind::IncompatibleShapes);
     assert!(e.to_string().contains("did you mean keepdims=true"), "one value per row: the hint, got {e}");
     let two_rows = ragtime_core::ragged![[1, 2, 3], [4, 5, 6]].unwrap();
     let v = RaggedTensor::from(vec![1, 2, 3]);
-    let e = broadcast_values("subtract", &[two_rows.clone(), v.clone()]).unwrap_err();
+    let e = broadcast_values(ctx, "subtract", &[two_rows.clone(), v.clone()]).unwrap_err();
     assert_eq!(e.kind(), ragtime_core::ErrorKind::IncompatibleShapes, "{e}");
     assert!(e.to_string().contains("size 3 there and was broadcast"), "{e}");
     // Either operand order, and a ragged rank 2 tensor whose last dimension is ragged.
-    assert!(broadcast_values("add", &[v.clone(), two_rows.clone()]).is_err());
+    assert!(broadcast_values(ctx, "add", &[v.clone(), two_rows.clone()]).is_err());
     let rank2 = ragtime_core::ragged![[[1, 2], [3, 4]], [[5, 6]]].unwrap();
-    assert!(broadcast_values("add", &[rank2, RaggedTensor::from(vec![1, 2])]).is_err());
+    assert!(broadcast_values(ctx, "add", &[rank2, RaggedTensor::from(vec![1, 2])]).is_err());
     // [1, k] too, and [2, 1, k] against [2, (r), (s)] once its size-1 dimension broadcast.
-    assert!(broadcast_values("add", &[two_rows.clone(), dense(ragtime_core::ragged![[1, 2, 3]])]).is_err());
+    assert!(broadcast_values(ctx, "add", &[two_rows.clone(), dense(ragtime_core::ragged![[1, 2, 3]])]).is_err());
     let nested = ragtime_core::ragged![[[1, 2], [3, 4]], [[5, 6], [7, 8]]].unwrap();
-    assert!(broadcast_values("add", &[nested.clone(), dense(ragtime_core::ragged![[[1, 1]], [[2, 2]]])]).is_err());
+    assert!(broadcast_values(ctx, "add", &[nested.clone(), dense(ragtime_core::ragged![[[1, 1]], [[2, 2]]])]).is_err());
     // Still broadcast: a size-1 vector, a dense [nrows, k] operand against rows of k values, the
     // same dense operand against one row (nothing broadcast before), and a vector against a
     // uniform inner dimension.
     let whole = dense(ragtime_core::ragged![[[1, 1], [2, 2]], [[1, 1], [2, 2]]]);
-    assert!(broadcast_values("add", &[nested, whole]).is_ok());
+    assert!(broadcast_values(ctx, "add", &[nested, whole]).is_ok());
     let one_row = ragtime_core::ragged![[1, 2, 3]].unwrap();
-    assert!(broadcast_values("add", &[one_row, v.clone()]).is_ok());
-    assert!(broadcast_values("add", &[two_rows.clone(), RaggedTensor::from(vec![10])]).is_ok());
+    assert!(broadcast_values(ctx, "add", &[one_row, v.clone()]).is_ok());
+    assert!(broadcast_values(ctx, "add", &[two_rows.clone(), RaggedTensor::from(vec![10])]).is_ok());
     let table = dense(ragtime_core::ragged![[1, 1, 1], [2, 2, 2]]);
-    assert!(broadcast_values("add", &[two_rows.clone(), table]).is_ok());
+    assert!(broadcast_values(ctx, "add", &[two_rows.clone(), table]).is_ok());
     let inner = with_inner(ragtime_core::ragged![[[1, 2, 3]], [], [[4, 5, 6], [7, 8, 9]]], 1, &[3]);
-    assert!(broadcast_values("add", &[inner, v]).is_ok());
+    assert!(broadcast_values(ctx, "add", &[inner, v]).is_ok());
 }
 
 #[test]
@@ -224,26 +239,28 @@ fn strings_broadcast_too() {
 
 #[test]
 fn empty_rows_and_zero_rows() {
+    let ctx = &ExecContext::new(Limits::untrusted());
     let x = ragged![[], [1], []].unwrap();
     let c = dense(ragged![[7], [8], [9]]);
     let ops = operands(&[x, c]);
     assert_eq!(ops[1].to_literal(), lit(ragged![[], [8], []]));
     let none = RaggedTensor::from_row_splits(DenseTensor::vector(Vec::<i32>::new()), vec![0]).unwrap();
     let s = RaggedTensor::dense(DenseTensor::scalar(1i32));
-    let b = broadcast_values("add", &[none, s]).unwrap();
+    let b = broadcast_values(ctx, "add", &[none, s]).unwrap();
     assert_eq!(b.flat_shape, vec![0]);
     assert_eq!(b.operands[1].len(), 0);
 }
 
 #[test]
 fn uniform_sizes_must_agree_even_without_rows() {
+    let ctx = &ExecContext::new(Limits::untrusted());
     // [0, *] + [4] + [3]: the two vectors cannot broadcast together (4 vs 3), whether or not
     // the ragged operand has rows to compare them with; infer says so too.
     let none = RaggedTensor::from_row_splits(DenseTensor::vector(Vec::<i32>::new()), vec![0]).unwrap();
     let four = RaggedTensor::dense(DenseTensor::vector(vec![1i32, 2, 3, 4]));
     let three = RaggedTensor::dense(DenseTensor::vector(vec![1i32, 2, 3]));
     let inputs = [none, four, three];
-    let err = broadcast_values("add", &inputs).unwrap_err();
+    let err = broadcast_values(ctx, "add", &inputs).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::IncompatibleShapes, "{err}");
     let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
     assert_eq!(broadcast_types("add", &types).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
@@ -251,35 +268,37 @@ fn uniform_sizes_must_agree_even_without_rows() {
     // TensorFlow refuses whatever the rows (none here); size-1 vectors broadcast without rows.
     let none = RaggedTensor::from_row_splits(DenseTensor::vector(Vec::<i32>::new()), vec![0]).unwrap();
     let four_again = RaggedTensor::dense(DenseTensor::vector(vec![5i32, 6, 7, 8]));
-    let err = broadcast_values("add", &[none.clone(), inputs[1].clone(), four_again]).unwrap_err();
+    let err = broadcast_values(ctx, "add", &[none.clone(), inputs[1].clone(), four_again]).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::IncompatibleShapes, "{err}");
     let one = RaggedTensor::dense(DenseTensor::vector(vec![5i32]));
-    let b = broadcast_values("add", &[none, one.clone(), one]).unwrap();
+    let b = broadcast_values(ctx, "add", &[none, one.clone(), one]).unwrap();
     assert_eq!(b.flat_shape, vec![0]);
 }
 
 #[test]
 fn dense_numpy_rules() {
+    let ctx = &ExecContext::new(Limits::untrusted());
     let a = dense(ragged![[1], [2]]);
     let b = RaggedTensor::dense(DenseTensor::vector(vec![10i32, 20, 30]));
-    let r = broadcast_values("add", &[a, b]).unwrap();
+    let r = broadcast_values(ctx, "add", &[a, b]).unwrap();
     assert!(r.partitions.is_empty());
     assert_eq!(r.flat_shape, vec![2, 3]);
     assert_eq!(r.operands[0].as_slice::<i32>(), Some(&[1, 1, 1, 2, 2, 2][..]));
     assert_eq!(r.operands[1].as_slice::<i32>(), Some(&[10, 20, 30, 10, 20, 30][..]));
     let c = RaggedTensor::dense(DenseTensor::vector(vec![1i32, 2]));
     let d = RaggedTensor::dense(DenseTensor::vector(vec![1i32, 2, 3]));
-    assert_eq!(broadcast_values("add", &[c, d]).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
+    assert_eq!(broadcast_values(ctx, "add", &[c, d]).unwrap_err().kind(), ErrorKind::IncompatibleShapes);
     let s1 = RaggedTensor::dense(DenseTensor::scalar(1i32));
     let s2 = RaggedTensor::dense(DenseTensor::scalar(2.5f32));
-    let r = broadcast_values("add", &[s1, s2]).unwrap();
+    let r = broadcast_values(ctx, "add", &[s1, s2]).unwrap();
     assert!(r.flat_shape.is_empty() && r.operands.len() == 2);
 }
 
 #[test]
 fn an_element_is_named_by_its_row_at_every_level() {
+    let ctx = &ExecContext::new(Limits::untrusted());
     let x = ragged![[[1, 2], [3]], [], [[4]]].unwrap();
-    let b = broadcast_values("add", &[x]).unwrap();
+    let b = broadcast_values(ctx, "add", &[x]).unwrap();
     let named: Vec<String> = (0..4).map(|e| ragtime_core::describe_element(&b.partitions, &b.flat_shape, e)).collect();
     assert_eq!(
         named,
@@ -291,7 +310,7 @@ fn an_element_is_named_by_its_row_at_every_level() {
         ]
     );
     let v = RaggedTensor::from(vec![1, 2, 3]);
-    let b = broadcast_values("add", &[v]).unwrap();
+    let b = broadcast_values(ctx, "add", &[v]).unwrap();
     assert_eq!(ragtime_core::describe_element(&b.partitions, &b.flat_shape, 2), "element 2");
 }
 
@@ -345,6 +364,7 @@ fn a_uniform_partition_broadcasts_as_a_dense_dim() {
 
 #[test]
 fn uniform_partitions_are_typed_exactly_where_values_keep_them() {
+    let ctx = &ExecContext::new(Limits::untrusted());
     // The inferred type of each broadcast must accept its value: a uniform partition where
     // the type says so (a ragged type also accepts a uniform partition).
     let u = RaggedTensor::from_uniform_row_length(RaggedTensor::dense(DenseTensor::vector(vec![1i32; 6])), 3).unwrap();
@@ -362,7 +382,7 @@ fn uniform_partitions_are_typed_exactly_where_values_keep_them() {
         (&r, &u, "int32[2, *]"),
     ] {
         let ty = broadcast_types("add", &[TensorType::of(a), TensorType::of(b)]).unwrap();
-        let b = broadcast_values("add", &[a.clone(), b.clone()]).unwrap();
+        let b = broadcast_values(ctx, "add", &[a.clone(), b.clone()]).unwrap();
         let value = b.finish(b.operands[0].clone()).unwrap();
         assert_eq!(ty.to_string(), want);
         assert!(ty.accepts(&TensorType::of(&value)), "{want} must accept {value}");

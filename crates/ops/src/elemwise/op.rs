@@ -4,7 +4,8 @@
 use std::any::Any;
 
 use ragtime_core::{
-    dispatch_dtype, DType, DenseTensor, Dim, Element, Error, RaggedTensor, Result, StringBuilder, TensorType,
+    dispatch_dtype, DType, DenseTensor, Dim, Element, Error, ExecContext, RaggedTensor, Result, StringBuilder,
+    TensorType,
 };
 use ragtime_graph::{expect_arity, Attrs, Cost, Graph, Op, OpProperties, VarId};
 
@@ -35,7 +36,7 @@ impl Op for Elemwise {
         true
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let op = self.scalar;
         let dtypes: Vec<DType> = inputs.iter().map(RaggedTensor::dtype).collect();
         let out = op.output_dtype(&dtypes)?;
@@ -43,9 +44,9 @@ impl Op for Elemwise {
             let flat = unary_values(op, x.flat_values())?;
             return one(x.with_flat_values(flat)?);
         }
-        let b = broadcast_values(op.name(), inputs)?;
+        let b = broadcast_values(ctx, op.name(), inputs)?;
         let locate = |element: usize| ragtime_core::describe_element(&b.partitions, &b.flat_shape, element);
-        let flat = apply_aligned(op, &b.operands, b.flat_shape.clone(), out, &locate)?;
+        let flat = apply_aligned(ctx, op, &b.operands, b.flat_shape.clone(), out, &locate)?;
         one(b.finish(flat)?)
     }
 
@@ -125,7 +126,7 @@ impl Op for AddN {
         Ok(vec![TensorType::new(first.dtype(), first.ragged_rank(), dims)?])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
         self.output_types(&types)?;
         let first = &inputs[0];
@@ -140,7 +141,7 @@ impl Op for AddN {
                 ));
             }
             let shape = sum.shape().to_vec();
-            sum = apply_aligned(ScalarOp::Add, &[sum, x.flat_values().clone()], shape, first.dtype(), &|e| {
+            sum = apply_aligned(ctx, ScalarOp::Add, &[sum, x.flat_values().clone()], shape, first.dtype(), &|e| {
                 format!("element {e}")
             })?;
         }
@@ -203,6 +204,7 @@ fn unary_values(op: ScalarOp, x: &DenseTensor) -> Result<DenseTensor> {
 /// by [`Elemwise`] and the fused ops. A kernel fault (integer division by zero, a negative integer
 /// exponent) is `invalid_argument`, placed by `locate(flat element index)`.
 pub fn apply_aligned(
+    ctx: &ExecContext,
     op: ScalarOp,
     operands: &[DenseTensor],
     shape: Vec<usize>,
@@ -211,19 +213,20 @@ pub fn apply_aligned(
 ) -> Result<DenseTensor> {
     match (op, operands) {
         (_, [x]) => unary_values(op, x),
-        (ScalarOp::Where, _) => select(op, operands, shape),
+        (ScalarOp::Where, _) => select(ctx, op, operands, shape),
         (op, [x, y]) if op.is_comparison() => compare(op, x, y, shape),
         (ScalarOp::Divide | ScalarOp::DivideNoNan, [x, y]) if x.dtype() != out => {
             // True division of integers: convert both operands to the float result type.
-            combine(op, &x.cast(out)?, &y.cast(out)?, shape, locate)
+            combine(ctx, op, &x.cast(out)?, &y.cast(out)?, shape, locate)
         }
-        (_, [x, y]) => combine(op, x, y, shape, locate),
+        (_, [x, y]) => combine(ctx, op, x, y, shape, locate),
         _ => Err(Error::argument(op.name(), format!("takes {} inputs, got {}", op.arity(), operands.len()))),
     }
 }
 
 /// A same-type binary kernel over aligned operands; a kernel fault names the offending row.
 fn combine(
+    ctx: &ExecContext,
     op: ScalarOp,
     x: &DenseTensor,
     y: &DenseTensor,
@@ -242,7 +245,7 @@ fn combine(
     },
     string => match (op, x.as_strings(), y.as_strings()) {
         (ScalarOp::Add, Some(xs), Some(ys)) => {
-            let mut out = StringBuilder::with_capacity(xs.len(), xs.byte_len() + ys.byte_len());
+            let mut out = StringBuilder::in_call(ctx, xs.len(), xs.byte_len() + ys.byte_len());
             for (a, c) in xs.iter().zip(ys.iter()) {
                 out.extend(a);
                 out.extend(c);
@@ -278,7 +281,7 @@ fn compare(op: ScalarOp, x: &DenseTensor, y: &DenseTensor, shape: Vec<usize>) ->
     DenseTensor::from_vec(shape, data)
 }
 
-fn select(op: ScalarOp, operands: &[DenseTensor], shape: Vec<usize>) -> Result<DenseTensor> {
+fn select(ctx: &ExecContext, op: ScalarOp, operands: &[DenseTensor], shape: Vec<usize>) -> Result<DenseTensor> {
     let [cond, x, y] = operands else {
         return Err(Error::argument(op.name(), format!("takes 3 inputs, got {}", operands.len())));
     };
@@ -293,7 +296,7 @@ fn select(op: ScalarOp, operands: &[DenseTensor], shape: Vec<usize>) -> Result<D
         let (Some(xs), Some(ys)) = (x.as_strings(), y.as_strings()) else {
             return Err(Error::dtype(op.name(), "expected two string operands"));
         };
-        let mut out = StringBuilder::with_capacity(cond.len(), xs.byte_len().max(ys.byte_len()));
+        let mut out = StringBuilder::in_call(ctx, cond.len(), xs.byte_len().max(ys.byte_len()));
         for (i, &c) in cond.iter().enumerate() {
             out.push(if c { xs.get(i) } else { ys.get(i) });
         }

@@ -1,8 +1,9 @@
 //! Unit tests of the elementwise family.
 
+use ragtime_core::limits::Limits;
 use std::collections::BTreeMap;
 
-use ragtime_core::{ragged, ErrorKind, Literal, RowPartition};
+use ragtime_core::{ragged, ErrorKind, ExecContext, Literal, RowPartition};
 use ragtime_core::{DType, DenseTensor, Element, RaggedTensor, Result, TensorType};
 use ragtime_graph::{Attrs, Op};
 
@@ -15,7 +16,7 @@ fn run(op: ScalarOp, inputs: &[RaggedTensor]) -> Result<RaggedTensor> {
     let e = Elemwise::new(op);
     let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
     let inferred = e.infer(&types)?;
-    let out = e.perform(inputs)?.remove(0);
+    let out = e.perform(&ExecContext::new(Limits::untrusted()), inputs)?.remove(0);
     assert!(
         inferred[0].accepts(&TensorType::of(&out)),
         "infer said {}, perform gave {}",
@@ -270,7 +271,10 @@ fn dtype_mismatch_is_refused_at_build_time() {
     let e = Elemwise::new(ScalarOp::Add).infer(&[TensorType::of(&i), TensorType::of(&f)]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::TypeMismatch);
     assert!(e.to_string().contains("input 1 is float32"), "{e}");
-    assert_eq!(Elemwise::new(ScalarOp::Add).perform(&[i, f]).unwrap_err().kind(), ErrorKind::TypeMismatch);
+    assert_eq!(
+        Elemwise::new(ScalarOp::Add).perform(&ExecContext::new(Limits::untrusted()), &[i, f]).unwrap_err().kind(),
+        ErrorKind::TypeMismatch
+    );
     let arity = Elemwise::new(ScalarOp::Add).infer(&[TensorType::scalar(DType::I32)]).unwrap_err();
     assert_eq!(arity.kind(), ErrorKind::InvalidArgument);
 }
@@ -466,12 +470,15 @@ fn add_n_adds_without_broadcasting() {
     let types = |v: &[RaggedTensor]| v.iter().map(TensorType::of).collect::<Vec<_>>();
     let three = [x(), z(), x()];
     assert_eq!(add_n.infer(&types(&three)).unwrap()[0], TensorType::of(&x()));
-    let got = add_n.perform(&three).unwrap().remove(0);
+    let got = add_n.perform(&ExecContext::new(Limits::untrusted()), &three).unwrap().remove(0);
     assert_eq!(got.to_literal(), ragged![[3, 5], [8], [11, 13, 15]].unwrap().to_literal());
     assert!(got.partitions()[0].ptr_eq(&x().partitions()[0]) || got.same_structure(&x()));
-    assert_eq!(add_n.perform(&[x()]).unwrap()[0].to_literal(), x().to_literal());
+    assert_eq!(
+        add_n.perform(&ExecContext::new(Limits::untrusted()), &[x()]).unwrap()[0].to_literal(),
+        x().to_literal()
+    );
     let other = ragged![[1, 2, 3], [4], [5, 6]].unwrap();
-    let e = add_n.perform(&[x(), other]).unwrap_err();
+    let e = add_n.perform(&ExecContext::new(Limits::untrusted()), &[x(), other]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::IncompatibleShapes);
     assert!(e.to_string().contains("add_n") && e.to_string().contains("input 1"), "{e}");
     let e = add_n.infer(&types(&[x(), scalar(1i32)])).unwrap_err();

@@ -11,7 +11,7 @@
 use std::any::Any;
 use std::borrow::Cow;
 
-use ragtime_core::{DenseTensor, Element, RaggedTensor, Result, TensorType};
+use ragtime_core::{DenseTensor, Element, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{Cost, Op, OpProperties};
 
 use super::original::OriginalOps;
@@ -69,7 +69,11 @@ impl GatherReduce {
     /// The fast path, when every table is dense of element type `T` with one row shape and every
     /// index tensor is ragged `[nrows, *]` with the same number of rows and every index in range;
     /// `None` sends the call to the original ops (which report the errors).
-    fn fast<T: RowSum + Element + Send + Sync>(&self, inputs: &[RaggedTensor]) -> Option<Result<RaggedTensor>> {
+    fn fast<T: RowSum + Element + Send + Sync>(
+        &self,
+        ctx: &ExecContext,
+        inputs: &[RaggedTensor],
+    ) -> Option<Result<RaggedTensor>> {
         let pairs: Vec<(&RaggedTensor, &RaggedTensor)> = inputs.chunks_exact(2).map(|p| (&p[0], &p[1])).collect();
         let (first_table, first_indices) = *pairs.first()?;
         let row_shape = first_table.flat_values().shape().get(1..)?.to_vec();
@@ -100,7 +104,7 @@ impl GatherReduce {
         }
         let op = if self.kind == ReduceKind::Mean { "reduce_mean" } else { "reduce_sum" };
         let mut out: Vec<T> = match nrows.checked_mul(inner) {
-            Some(n) => match ragtime_core::limits::try_vec(op, n) {
+            Some(n) => match ctx.try_vec(op, n) {
                 Ok(v) => v,
                 Err(e) => return Some(Err(e)),
             },
@@ -108,7 +112,7 @@ impl GatherReduce {
         };
         out.resize(nrows * inner, T::ZERO);
         let mean = self.kind == ReduceKind::Mean;
-        let filled = crate::parallel::fill_chunks(&mut out, inner.max(1), |first_row, chunk| match inner {
+        let filled = crate::parallel::fill_chunks(ctx, &mut out, inner.max(1), |first_row, chunk| match inner {
             // Common embedding widths sum in a fixed-size accumulator the compiler keeps in
             // registers (the same adds in the same order as the general loop).
             4 => sum_rows::<T, 4>(&sources, first_row, chunk, mean),
@@ -164,16 +168,16 @@ impl Op for GatherReduce {
         true
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let fast = match inputs.first().map(|t| t.dtype()) {
             _ if inputs.len() != 2 * self.tables => None,
-            Some(ragtime_core::DType::F32) => self.fast::<f32>(inputs),
-            Some(ragtime_core::DType::F64) => self.fast::<f64>(inputs),
+            Some(ragtime_core::DType::F32) => self.fast::<f32>(ctx, inputs),
+            Some(ragtime_core::DType::F64) => self.fast::<f64>(ctx, inputs),
             _ => None,
         };
         match fast {
             Some(result) => Ok(vec![result?]),
-            None => self.original.run(inputs),
+            None => self.original.run(ctx, inputs),
         }
     }
 

@@ -5,7 +5,7 @@
 use std::any::Any;
 use std::cell::RefCell;
 
-use ragtime_core::{dispatch_dtype, DenseTensor, Error, RaggedTensor, Result};
+use ragtime_core::{dispatch_dtype, DenseTensor, Error, ExecContext, RaggedTensor, Result};
 use ragtime_graph::{Cost, Op, OpProperties};
 
 use super::original::OriginalOps;
@@ -106,12 +106,20 @@ impl<'a> Layout<'a> {
 
     /// The column of input `i` for flat elements `e0..e1` (`rows`: the row of each element,
     /// needed by per-row operands).
-    fn column(&self, kinds: &[OperandKind], i: usize, e0: usize, e1: usize, rows: &[usize]) -> Result<DenseTensor> {
+    fn column(
+        &self,
+        ctx: &ExecContext,
+        kinds: &[OperandKind],
+        i: usize,
+        e0: usize,
+        e1: usize,
+        rows: &[usize],
+    ) -> Result<DenseTensor> {
         let c = &self.columns[i];
         match kinds[i] {
             OperandKind::Full => slice(c, e0, e1),
             OperandKind::Scalar => fill(c, e1 - e0),
-            OperandKind::PerRow => c.take_rows(rows),
+            OperandKind::PerRow => c.take_rows_in(ctx, rows),
         }
     }
 
@@ -205,7 +213,7 @@ impl Composite {
         &self.original
     }
 
-    fn fast(&self, inputs: &[RaggedTensor]) -> Result<Option<Vec<RaggedTensor>>> {
+    fn fast(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Option<Vec<RaggedTensor>>> {
         let Some(layout) = Layout::new(&self.operands, inputs, false)? else { return Ok(None) };
         let reference = layout.reference;
         let total = reference.flat_values().len();
@@ -219,9 +227,9 @@ impl Composite {
                 (true, Some(s)) => element_rows(s, row_of(s, e0), s.len() - 1, e0, e1),
                 _ => Vec::new(),
             };
-            let fetch = |i: usize| layout.column(&self.operands, i, e0, e1, &rows);
+            let fetch = |i: usize| layout.column(ctx, &self.operands, i, e0, e1, &rows);
             let mut chunk = Chunk::new(&self.graph, e1 - e0, &fetch);
-            self.graph.eval_chunk(self.graph.outputs(), &mut chunk, &|e| layout.locate(e0 + e))?;
+            self.graph.eval_chunk(ctx, self.graph.outputs(), &mut chunk, &|e| layout.locate(e0 + e))?;
             for (part, &out) in parts.iter_mut().zip(self.graph.outputs()) {
                 part.push(chunk.value(out)?);
             }
@@ -234,7 +242,7 @@ impl Composite {
         parts
             .into_iter()
             .map(|p| {
-                let flat = DenseTensor::concat_rows(&p)?.reshape(flat_shape.clone())?;
+                let flat = DenseTensor::concat_rows_in(ctx, &p)?.reshape(flat_shape.clone())?;
                 RaggedTensor::new(flat, reference.partitions().to_vec())
             })
             .collect::<Result<Vec<_>>>()
@@ -262,10 +270,10 @@ impl Op for Composite {
         true
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
-        match self.fast(inputs)? {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        match self.fast(ctx, inputs)? {
             Some(outputs) => Ok(outputs),
-            None => self.original.run(inputs),
+            None => self.original.run(ctx, inputs),
         }
     }
 
@@ -446,7 +454,7 @@ impl RowKernel {
         }
     }
 
-    fn fast(&self, inputs: &[RaggedTensor]) -> Result<Option<Vec<RaggedTensor>>> {
+    fn fast(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Option<Vec<RaggedTensor>>> {
         let Some(layout) = Layout::new(&self.operands, inputs, true)? else { return Ok(None) };
         let reference = layout.reference;
         let splits = layout.row_splits().ok_or_else(|| Error::graph("a row kernel over a dense space"))?;
@@ -471,25 +479,25 @@ impl RowKernel {
             let reduced: RefCell<Vec<Option<DenseTensor>>> = RefCell::new(vec![None; self.reductions.len()]);
             let fetch = |i: usize| -> Result<DenseTensor> {
                 if i < n_ops {
-                    return layout.column(&self.operands, i, e0, e1, &rows);
+                    return layout.column(ctx, &self.operands, i, e0, e1, &rows);
                 }
                 let k = i - n_ops;
                 let column = reduced.borrow().get(k).cloned().flatten();
                 column
                     .ok_or_else(|| Error::graph(format!("row reduction r{k} read before it was computed")))?
-                    .take_rows(&local_rows)
+                    .take_rows_in(ctx, &local_rows)
             };
             let mut chunk = Chunk::new(&self.graph, e1 - e0, &fetch);
             let locate = |e: usize| layout.locate(e0 + e);
             for (k, red) in self.reductions.iter().enumerate() {
-                self.graph.eval_chunk(&[red.arg], &mut chunk, &locate)?;
+                self.graph.eval_chunk(ctx, &[red.arg], &mut chunk, &locate)?;
                 let values = chunk.value(red.arg)?;
-                let folded = fold_rows(red.kind, &values, &local, false)?;
+                let folded = fold_rows(ctx, red.kind, &values, &local, false)?;
                 reduction_parts[k].push(folded.clone());
                 reduced.borrow_mut()[k] = Some(folded);
             }
 
-            self.graph.eval_chunk(&wanted, &mut chunk, &locate)?;
+            self.graph.eval_chunk(ctx, &wanted, &mut chunk, &locate)?;
             for (part, out) in element_parts.iter_mut().zip(&self.outputs) {
                 if let RowOutput::Elements(r) = out {
                     part.push(chunk.value(*r)?);
@@ -504,11 +512,11 @@ impl RowKernel {
         for (out, parts) in self.outputs.iter().zip(element_parts) {
             results.push(match *out {
                 RowOutput::Elements(_) => {
-                    RaggedTensor::new(DenseTensor::concat_rows(&parts)?, reference.partitions().to_vec())?
+                    RaggedTensor::new(DenseTensor::concat_rows_in(ctx, &parts)?, reference.partitions().to_vec())?
                 }
                 RowOutput::Reduction { index: k, keepdims } => {
                     let parts = reduction_parts.get(k).ok_or_else(|| Error::graph(format!("no row reduction r{k}")))?;
-                    layout.per_row_output(DenseTensor::concat_rows(parts)?.reshape(vec![nrows])?, keepdims)?
+                    layout.per_row_output(DenseTensor::concat_rows_in(ctx, parts)?.reshape(vec![nrows])?, keepdims)?
                 }
             });
         }
@@ -531,10 +539,10 @@ impl Op for RowKernel {
         true
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
-        match self.fast(inputs)? {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        match self.fast(ctx, inputs)? {
             Some(outputs) => Ok(outputs),
-            None => self.original.run(inputs),
+            None => self.original.run(ctx, inputs),
         }
     }
 

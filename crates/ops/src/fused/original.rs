@@ -1,7 +1,7 @@
 //! [`OriginalOps`]: the ops a fused op replaced, kept as a small program that the fused op replays
 //! for type inference and for the operands fusion did not plan for.
 
-use ragtime_core::{Error, RaggedTensor, Result, TensorType};
+use ragtime_core::{Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::OpRef;
 
 /// Where a step of an [`OriginalOps`] program reads a value.
@@ -82,7 +82,7 @@ impl OriginalOps {
     }
 
     /// Runs the original ops one by one (the semantics the fast paths must reproduce).
-    pub fn run(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    pub fn run(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let mut steps: Vec<Vec<RaggedTensor>> = Vec::with_capacity(self.steps.len());
         for step in &self.steps {
             let args = step
@@ -90,7 +90,7 @@ impl OriginalOps {
                 .iter()
                 .map(|&r| self.resolve(r, inputs, &steps, &self.consts).cloned())
                 .collect::<Result<Vec<_>>>()?;
-            steps.push(step.op.perform(&args).map_err(|e| e.at_node(step.op.name()))?);
+            steps.push(step.op.perform(ctx, &args).map_err(|e| e.at_node(step.op.name()))?);
         }
         self.outputs.iter().map(|&r| self.resolve(r, inputs, &steps, &self.consts).cloned()).collect()
     }

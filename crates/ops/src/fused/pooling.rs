@@ -13,7 +13,7 @@
 
 use std::any::Any;
 
-use ragtime_core::{DType, DenseTensor, Error, RaggedTensor, Result, TensorType};
+use ragtime_core::{DType, DenseTensor, Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{Cost, Op, OpProperties};
 
 use super::original::OriginalOps;
@@ -140,9 +140,15 @@ fn fill_any<T: PoolFloat>(
 /// Fills `out` on the call's threads: pooled vectors, or with `outer` their fold per outer row by
 /// `Reduce`'s scalar steps (`+`, `*` and the IEEE extremes of the `Maximum` / `Minimum` kernels),
 /// monomorphized per width and step so the loops inline them.
-fn fill_all<T: PoolFloat>(ops: &Operands<'_, T>, outer: Option<ReduceKind>, width: usize, out: &mut [T]) -> Result<()> {
+fn fill_all<T: PoolFloat>(
+    ctx: &ExecContext,
+    ops: &Operands<'_, T>,
+    outer: Option<ReduceKind>,
+    width: usize,
+    out: &mut [T],
+) -> Result<()> {
     let (Some(kind), Some(splits)) = (outer, ops.outer) else {
-        return crate::parallel::fill_chunks(out, width, |first, chunk| match width {
+        return crate::parallel::fill_chunks(ctx, out, width, |first, chunk| match width {
             4 => fill::<T, 4>(ops, first, chunk),
             8 => fill::<T, 8>(ops, first, chunk),
             16 => fill::<T, 16>(ops, first, chunk),
@@ -152,7 +158,7 @@ fn fill_all<T: PoolFloat>(ops: &Operands<'_, T>, outer: Option<ReduceKind>, widt
     let identity = kind.identity::<T>(true);
     macro_rules! folded {
         ($step:expr) => {
-            crate::parallel::fill_chunks(out, width, |first, chunk| match width {
+            crate::parallel::fill_chunks(ctx, out, width, |first, chunk| match width {
                 4 => fill_outer::<T, 4, _>(ops, (splits, identity, $step), first, chunk),
                 8 => fill_outer::<T, 8, _>(ops, (splits, identity, $step), first, chunk),
                 16 => fill_outer::<T, 16, _>(ops, (splits, identity, $step), first, chunk),
@@ -195,7 +201,12 @@ impl RowPooling {
     }
 
     /// `None` when the operands are not shaped as the fusion assumed (the original ops then run).
-    fn fast<T: PoolFloat>(&self, w: &RaggedTensor, f: &RaggedTensor) -> Option<Result<RaggedTensor>> {
+    fn fast<T: PoolFloat>(
+        &self,
+        ctx: &ExecContext,
+        w: &RaggedTensor,
+        f: &RaggedTensor,
+    ) -> Option<Result<RaggedTensor>> {
         let k = w.ragged_rank();
         let total = w.flat_values().len();
         let shaped = k >= 1
@@ -222,9 +233,9 @@ impl RowPooling {
         let width = self.width;
         let run = || -> Result<RaggedTensor> {
             let len = items.checked_mul(width).ok_or_else(|| Error::graph("row pooling: output too large"))?;
-            let mut out: Vec<T> = ragtime_core::limits::try_vec("reduce_sum", len)?;
+            let mut out: Vec<T> = ctx.try_vec("reduce_sum", len)?;
             out.resize(len, T::ZERO);
-            fill_all(&ops, self.outer, width, &mut out)?;
+            fill_all(ctx, &ops, self.outer, width, &mut out)?;
             let flat = DenseTensor::from_vec(vec![items, width], out)?;
             if kept.is_empty() {
                 Ok(RaggedTensor::dense(flat))
@@ -255,18 +266,18 @@ impl Op for RowPooling {
         true
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let fast = match inputs {
             [w, f] if w.dtype() == f.dtype() => match w.dtype() {
-                DType::F32 => self.fast::<f32>(w, f),
-                DType::F64 => self.fast::<f64>(w, f),
+                DType::F32 => self.fast::<f32>(ctx, w, f),
+                DType::F64 => self.fast::<f64>(ctx, w, f),
                 _ => None,
             },
             _ => None,
         };
         match fast {
             Some(result) => Ok(vec![result?]),
-            None => self.original.run(inputs),
+            None => self.original.run(ctx, inputs),
         }
     }
 

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use ragtime_core::{dispatch_dtype, DType, DenseTensor, Element, Error, RaggedTensor, Result};
+use ragtime_core::{dispatch_dtype, DType, DenseTensor, Element, Error, ExecContext, RaggedTensor, Result};
 
 use crate::elemwise::op::apply_aligned;
 use crate::elemwise::scalar_op::ScalarOp;
@@ -263,6 +263,7 @@ impl ScalarGraph {
     /// (chunk-relative element index).
     pub(crate) fn eval_chunk(
         &self,
+        ctx: &ExecContext,
         wanted: &[ScalarRef],
         chunk: &mut Chunk<'_>,
         locate: &dyn Fn(usize) -> String,
@@ -285,7 +286,7 @@ impl ScalarGraph {
                 continue;
             }
             let args = node.args.iter().map(|&a| chunk.value(a)).collect::<Result<Vec<_>>>()?;
-            let value = apply_aligned(node.op, &args, vec![chunk.len], node.dtype, locate)?;
+            let value = apply_aligned(ctx, node.op, &args, vec![chunk.len], node.dtype, locate)?;
             chunk.nodes[j] = Some(value);
         }
         for &w in wanted {

@@ -2,7 +2,7 @@
 
 use std::any::Any;
 
-use ragtime_core::{DType, Dim, Error, RaggedTensor, Result, RowPartition, TensorType};
+use ragtime_core::{DType, Dim, Error, ExecContext, RaggedTensor, Result, RowPartition, TensorType};
 use ragtime_graph::{expect_arity, Attrs, Op};
 
 use crate::gather::take::{align_prefix, check_prefix_dims, take_rows, Aligned, BOOLEAN_MASK};
@@ -59,15 +59,15 @@ impl Op for BooleanMask {
         Ok(vec![TensorType::new(data.dtype(), ragged_rank, dims)?])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
         self.output_types(&types)?;
         let Aligned { mut partitions, items, prefix } =
-            align_prefix(BOOLEAN_MASK, &inputs[0], &inputs[1], "input 1 (mask)")?;
+            align_prefix(ctx, BOOLEAN_MASK, &inputs[0], &inputs[1], "input 1 (mask)")?;
         let flags =
             prefix.as_slice::<bool>().ok_or_else(|| Error::dtype(BOOLEAN_MASK, "input 1 (mask) must be bool"))?;
         let keep: Vec<usize> = flags.iter().enumerate().filter(|(_, &f)| f).map(|(i, _)| i).collect();
-        let taken = take_rows(BOOLEAN_MASK, &items, &keep)?;
+        let taken = take_rows(ctx, BOOLEAN_MASK, &items, &keep)?;
         // The mask's last dimension: its rows now hold only the items kept.
         if let Some(last) = partitions.pop() {
             let lengths: Vec<i64> =

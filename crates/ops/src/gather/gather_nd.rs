@@ -2,7 +2,7 @@
 
 use std::any::Any;
 
-use ragtime_core::{DType, DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, TensorType};
+use ragtime_core::{DType, DenseTensor, Dim, Error, ExecContext, RaggedTensor, Result, RowPartition, TensorType};
 use ragtime_graph::{expect_arity, Attrs, Cost, Op, OpProperties};
 
 use crate::gather::defs::Gather;
@@ -121,7 +121,7 @@ impl Op for GatherNd {
         Gather.infer(&[nd_view_type(params, depth)?, batch])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
         self.output_types(&types)?;
         let (params, indices) = (&inputs[0], &inputs[1]);
@@ -134,7 +134,7 @@ impl Op for GatherNd {
         };
         let ntuples: usize = batch_shape.iter().product();
         let levels = params.levels();
-        let mut positions = ragtime_core::limits::try_vec::<i64>(GATHER_ND, ntuples)?;
+        let mut positions = ctx.try_vec::<i64>(GATHER_ND, ntuples)?;
         for t in 0..ntuples {
             let tuple = &tuples[t * depth..(t + 1) * depth];
             // Walk down the dims: `pos` is the element's position among the elements at dim `k`.
@@ -162,7 +162,7 @@ impl Op for GatherNd {
         }
         let positions =
             RaggedTensor::new(DenseTensor::from_vec(batch_shape, positions)?, indices.partitions().to_vec())?;
-        Gather.perform(&[nd_view(params, depth)?, positions])
+        Gather.perform(ctx, &[nd_view(params, depth)?, positions])
     }
 
     fn as_any(&self) -> &dyn Any {

@@ -3,7 +3,7 @@
 
 use std::any::Any;
 
-use ragtime_core::{DType, DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, TensorType};
+use ragtime_core::{DType, DenseTensor, Dim, Error, ExecContext, RaggedTensor, Result, RowPartition, TensorType};
 use ragtime_graph::{expect_arity, Cost, Op, OpProperties};
 
 use crate::gather::defs::{Gather, GatherAxis};
@@ -40,7 +40,7 @@ impl Op for Gather {
         Ok(vec![TensorType::new(params.dtype(), ragged_rank, dims)?])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
         self.output_types(&types)?;
         let (params, indices) = (&inputs[0], &inputs[1]);
@@ -62,9 +62,9 @@ impl Op for Gather {
             })
             .collect::<Result<Vec<usize>>>()?;
         if indices.rank() == 0 {
-            return one(row_of(GATHER, params, rows[0])?);
+            return one(row_of(ctx, GATHER, params, rows[0])?);
         }
-        let taken = split_outer(take_rows(GATHER, params, &rows)?, indices.flat_values().shape())?;
+        let taken = split_outer(take_rows(ctx, GATHER, params, &rows)?, indices.flat_values().shape())?;
         one(taken.with_outer_partitions(indices.partitions())?)
     }
 
@@ -137,13 +137,19 @@ fn outer_rows(x: &RaggedTensor) -> Vec<usize> {
 }
 
 /// The value of `gather(p, i, axis, batch)` (resolved).
-fn gather_axis_value(p: &RaggedTensor, i: &RaggedTensor, axis: usize, batch: usize) -> Result<RaggedTensor> {
+fn gather_axis_value(
+    ctx: &ExecContext,
+    p: &RaggedTensor,
+    i: &RaggedTensor,
+    axis: usize,
+    batch: usize,
+) -> Result<RaggedTensor> {
     if batch == 0 && axis == 0 {
-        return Ok(Gather.perform(&[p.clone(), i.clone()])?.remove(0));
+        return Ok(Gather.perform(ctx, &[p.clone(), i.clone()])?.remove(0));
     }
     if batch == 0 {
-        let repeated = take_rows(GATHER, &nd_view(i, 0)?, &vec![0; p.nrows()])?;
-        return gather_axis_value(p, &repeated, axis, 1);
+        let repeated = take_rows(ctx, GATHER, &nd_view(i, 0)?, &vec![0; p.nrows()])?;
+        return gather_axis_value(ctx, p, &repeated, axis, 1);
     }
     if p.nrows() != i.nrows() {
         return Err(Error::shapes(
@@ -157,7 +163,7 @@ fn gather_axis_value(p: &RaggedTensor, i: &RaggedTensor, axis: usize, batch: usi
             // Each index becomes the global position of its item among params' dim-1 items.
             let local = i.flat_values().to_i64_vec(GATHER, "input 1 (indices)")?;
             let rows = outer_rows(i);
-            let mut global = ragtime_core::limits::try_vec::<i64>(GATHER, local.len())?;
+            let mut global = ctx.try_vec::<i64>(GATHER, local.len())?;
             for (e, (&index, &row)) in local.iter().zip(&rows).enumerate() {
                 let items = p_items.children(row);
                 match usize::try_from(index) {
@@ -174,16 +180,16 @@ fn gather_axis_value(p: &RaggedTensor, i: &RaggedTensor, axis: usize, batch: usi
                 }
             }
             let positions = i.with_flat_values(DenseTensor::from_vec(i.flat_values().shape().to_vec(), global)?)?;
-            Ok(Gather.perform(&[nd_view(p, 2)?, positions])?.remove(0))
+            Ok(Gather.perform(ctx, &[nd_view(p, 2)?, positions])?.remove(0))
         }
         (1, _) => {
             // A new batch dim: row b of indices repeated for each of params' items in row b.
             let lengths: Vec<i64> = (0..p.nrows()).map(|b| p_items.children(b).len() as i64).collect();
             let reps: Vec<usize> =
                 lengths.iter().enumerate().flat_map(|(b, &n)| std::iter::repeat_n(b, n as usize)).collect();
-            let repeated =
-                take_rows(GATHER, i, &reps)?.with_outer_partitions(&[RowPartition::from_row_lengths(&lengths)?])?;
-            gather_axis_value(p, &repeated, axis, 2)
+            let repeated = take_rows(ctx, GATHER, i, &reps)?
+                .with_outer_partitions(&[RowPartition::from_row_lengths(&lengths)?])?;
+            gather_axis_value(ctx, p, &repeated, axis, 2)
         }
         _ => {
             let i_items = i.levels()[1];
@@ -203,8 +209,9 @@ fn gather_axis_value(p: &RaggedTensor, i: &RaggedTensor, axis: usize, batch: usi
             };
             let merge = MergeDims::new(0, 1);
             let inner = gather_axis_value(
-                &merge.perform(std::slice::from_ref(p))?.remove(0),
-                &merge.perform(std::slice::from_ref(i))?.remove(0),
+                ctx,
+                &merge.perform(ctx, std::slice::from_ref(p))?.remove(0),
+                &merge.perform(ctx, std::slice::from_ref(i))?.remove(0),
                 axis - 1,
                 batch - 1,
             )?;
@@ -244,12 +251,12 @@ impl Op for GatherAxis {
         Ok(vec![ty])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
         self.output_types(&types)?;
         let (p, i) = (&inputs[0], &inputs[1]);
         let (axis, batch) = self.resolve(p.rank(), i.rank())?;
-        let out = gather_axis_value(p, i, axis, batch)?;
+        let out = gather_axis_value(ctx, p, i, axis, batch)?;
         if p.is_dense() && i.is_dense() {
             // The repeated and merged dims came back as uniform partitions: fold them.
             let shape = dense_gather_shape(p.flat_values().shape(), i.flat_values().shape(), axis, batch);

@@ -4,7 +4,8 @@
 use std::any::Any;
 
 use ragtime_core::{
-    dispatch_dtype, DType, DenseTensor, Dim, Element, Error, RaggedTensor, Result, RowPartition, TensorType,
+    dispatch_dtype, DType, DenseTensor, Dim, Element, Error, ExecContext, RaggedTensor, Result, RowPartition,
+    TensorType,
 };
 use ragtime_graph::{expect_arity, Cost, Graph, Op, OpProperties, VarId};
 
@@ -42,7 +43,7 @@ impl Op for SegmentReduce {
         Ok(vec![data.clone().with_dim(0, Dim::Unknown)?])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let op = self.reduction.tf_name();
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
         self.output_types(&types)?;
@@ -73,7 +74,7 @@ impl Op for SegmentReduce {
         }
         let nsegments = ids.last().map_or(0, |&id| id as usize + 1);
         let (partitions, values, _) =
-            aggregate(op, data.partitions(), data.flat_values(), &segments, nsegments, self.reduction, false)?;
+            aggregate(ctx, op, data.partitions(), data.flat_values(), &segments, nsegments, self.reduction, false)?;
         one(RaggedTensor::new(values, partitions)?)
     }
 
@@ -120,12 +121,12 @@ impl Op for UnsortedSegmentReduce {
         Ok(vec![TensorType::new(dtype, ragged_rank, dims)?])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let op = self.reduction.unsorted_name();
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
         self.output_types(&types)?;
         let ids = &inputs[1];
-        let Aligned { items, prefix, .. } = align_prefix(op, &inputs[0], ids, "input 1 (segment_ids)")?;
+        let Aligned { items, prefix, .. } = align_prefix(ctx, op, &inputs[0], ids, "input 1 (segment_ids)")?;
         let n = self.num_segments;
         let segments = prefix
             .to_i64_vec(op, "input 1 (segment_ids)")?
@@ -144,10 +145,10 @@ impl Op for UnsortedSegmentReduce {
             })
             .collect::<Result<Vec<_>>>()?;
         let (partitions, values, counts) =
-            aggregate(op, items.partitions(), items.flat_values(), &segments, n, self.reduction, true)?;
+            aggregate(ctx, op, items.partitions(), items.flat_values(), &segments, n, self.reduction, true)?;
         let values = match self.reduction {
             SegmentReduction::Mean | SegmentReduction::SqrtN => {
-                divide_by_counts(op, values, &counts, self.reduction, ids.ragged_rank() > 0)?
+                divide_by_counts(ctx, op, values, &counts, self.reduction, ids.ragged_rank() > 0)?
             }
             _ => values,
         };
@@ -178,6 +179,7 @@ impl Op for UnsortedSegmentReduce {
 /// count gives NaN when the segment ids were ragged (TensorFlow's ragged path divides 0 by 0),
 /// else 0 (its dense kernels divide by `max(count, 1)`).
 fn divide_by_counts(
+    ctx: &ExecContext,
     op: &str,
     values: DenseTensor,
     counts: &[usize],
@@ -189,7 +191,7 @@ fn divide_by_counts(
     let row = values.row_size();
     let sums = values.cast(DType::F64)?;
     let sums = sums.as_slice::<f64>().ok_or_else(|| Error::dtype(op, "the sums are not float64"))?;
-    let mut out = ragtime_core::limits::try_vec::<f64>(op, sums.len())?;
+    let mut out = ctx.try_vec::<f64>(op, sums.len())?;
     for (i, &sum) in sums.iter().enumerate() {
         let count = counts[i / row.max(1)] as f64;
         out.push(match (count == 0.0, ragged_ids) {
@@ -202,14 +204,14 @@ fn divide_by_counts(
     DenseTensor::from_vec(shape, out)?.cast(dtype)
 }
 
-/// A vector of `n` copies of `value`, or an `invalid_argument` error (instead of an abort or a
-/// machine-filling allocation) when `n` exceeds [`DenseTensor::MAX_ELEMENTS`] or cannot be
+/// A vector of `n` copies of `value`, or a `resource_exhausted` error (instead of an abort or a
+/// machine-filling allocation) when `n` exceeds the call's limits or cannot be
 /// allocated: segment ids choose the output size, so a huge id must not take the process down.
-fn filled<T: Clone>(op: &str, n: usize, value: T) -> Result<Vec<T>> {
-    DenseTensor::checked_len(op, &[n])?;
+fn filled<T: Clone>(ctx: &ExecContext, op: &str, n: usize, value: T) -> Result<Vec<T>> {
+    ctx.checked_len(op, &[n])?;
     let mut v = Vec::new();
     v.try_reserve_exact(n)
-        .map_err(|_| Error::argument(op, format!("the output needs {n} elements, more than fit in memory")))?;
+        .map_err(|_| Error::exhausted(op, format!("the output needs {n} elements, more than fit in memory")))?;
     v.resize(n, value);
     Ok(v)
 }
@@ -220,7 +222,10 @@ fn filled<T: Clone>(op: &str, n: usize, value: T) -> Result<Vec<T>> {
 /// segments of the next level, so the recursion combines items position by position.
 /// Also gives how many rows of the innermost level each output row combined. `unsorted`: an
 /// empty segment holds the reduction's identity (see [`UnsortedSegmentReduce`]), not 0.
+// The call's context plus the recursion's own state; bundling them would only rename them.
+#[allow(clippy::too_many_arguments)]
 fn aggregate(
+    ctx: &ExecContext,
     op: &str,
     partitions: &[RowPartition],
     values: &DenseTensor,
@@ -231,12 +236,12 @@ fn aggregate(
 ) -> Result<(Vec<RowPartition>, DenseTensor, Vec<usize>)> {
     let Some((rows, inner)) = partitions.split_first() else {
         let (combined, counts) = dispatch_dtype!(values.dtype(),
-            T => combine_rows::<T>(op, values, segments, nsegments, reduction, unsorted)?,
+            T => combine_rows::<T>(ctx, op, values, segments, nsegments, reduction, unsorted)?,
             string => return Err(Error::dtype(op, "input 0 (data) must be numeric, got string")));
         return Ok((Vec::new(), combined, counts));
     };
     let lengths = rows.row_lengths();
-    let mut out_lengths = filled(op, nsegments, 0i64)?;
+    let mut out_lengths = filled(ctx, op, nsegments, 0i64)?;
     for (row, segment) in segments.iter().enumerate() {
         if let Some(s) = *segment {
             out_lengths[s] = out_lengths[s].max(lengths[row]);
@@ -253,7 +258,7 @@ fn aggregate(
         }
     }
     let (mut out_partitions, out_values, counts) =
-        aggregate(op, inner, values, &item_segments, out_rows.nvals(), reduction, unsorted)?;
+        aggregate(ctx, op, inner, values, &item_segments, out_rows.nvals(), reduction, unsorted)?;
     out_partitions.insert(0, out_rows);
     Ok((out_partitions, out_values, counts))
 }
@@ -324,6 +329,7 @@ fn is_nan<T: PartialOrd>(v: T) -> bool {
 /// `[nsegments, inner...]`, and counts the rows of each segment. Empty segments stay 0, or with
 /// `unsorted` hold the identity of max (lowest finite), min (highest finite) and prod (1).
 fn combine_rows<T: SegmentElement>(
+    ctx: &ExecContext,
     op: &str,
     values: &DenseTensor,
     segments: &[Option<usize>],
@@ -336,8 +342,8 @@ fn combine_rows<T: SegmentElement>(
     let size = nsegments
         .checked_mul(row)
         .ok_or_else(|| Error::argument(op, format!("{nsegments} segments of {row} elements overflow")))?;
-    let mut out = filled(op, size, T::default())?;
-    let mut counts = filled(op, nsegments, 0usize)?;
+    let mut out = filled(ctx, op, size, T::default())?;
+    let mut counts = filled(ctx, op, nsegments, 0usize)?;
     for (i, segment) in segments.iter().enumerate() {
         let Some(s) = *segment else { continue };
         let source = &src[i * row..(i + 1) * row];

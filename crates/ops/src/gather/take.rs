@@ -2,7 +2,7 @@
 //! prefix of dims between data and indices; the kernels the gather ops, `getitem` and the
 //! structure ops share.
 
-use ragtime_core::{DType, DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, TensorType};
+use ragtime_core::{DType, DenseTensor, Dim, Error, ExecContext, RaggedTensor, Result, RowPartition, TensorType};
 
 pub(crate) const GATHER: &str = "gather";
 pub(crate) const BOOLEAN_MASK: &str = "boolean_mask";
@@ -15,7 +15,7 @@ pub(crate) const INDEX_DTYPES: [DType; 2] = [DType::I32, DType::I64];
 /// uniform row length stays uniform) and the flat values are moved once, with
 /// [`DenseTensor::take_rows`]. `op` names the caller in errors; a row `>= x.nrows()` is an
 /// `index_out_of_range` error.
-pub fn take_rows(op: &str, x: &RaggedTensor, rows: &[usize]) -> Result<RaggedTensor> {
+pub fn take_rows(ctx: &ExecContext, op: &str, x: &RaggedTensor, rows: &[usize]) -> Result<RaggedTensor> {
     let nrows = x.nrows();
     if x.rank() == 0 {
         return Err(Error::shapes(op, "cannot take rows of a scalar"));
@@ -24,16 +24,21 @@ pub fn take_rows(op: &str, x: &RaggedTensor, rows: &[usize]) -> Result<RaggedTen
         return Err(Error::out_of_range(op, bad as i64, 0, nrows));
     }
     if x.is_dense() {
-        return Ok(RaggedTensor::dense(x.flat_values().take_rows(rows)?));
+        return Ok(RaggedTensor::dense(x.flat_values().take_rows_in(ctx, rows)?));
     }
-    take_spans(op, x, rows.iter().map(|&r| r..r + 1).collect())
+    take_spans(ctx, op, x, rows.iter().map(|&r| r..r + 1).collect())
 }
 
 /// [`take_rows`] for runs of consecutive rows: the rows of every span of `spans`, in order
 /// (spans may repeat or overlap; an empty span takes nothing). A span past `x.nrows()` is an
 /// `index_out_of_range` error. Each level of the result is built with one pass over the rows
 /// taken, and the flat values move with one copy per run of consecutive values.
-pub fn take_spans(op: &str, x: &RaggedTensor, spans: Vec<std::ops::Range<usize>>) -> Result<RaggedTensor> {
+pub fn take_spans(
+    ctx: &ExecContext,
+    op: &str,
+    x: &RaggedTensor,
+    spans: Vec<std::ops::Range<usize>>,
+) -> Result<RaggedTensor> {
     let nrows = x.nrows();
     if x.rank() == 0 {
         return Err(Error::shapes(op, "cannot take rows of a scalar"));
@@ -42,7 +47,7 @@ pub fn take_spans(op: &str, x: &RaggedTensor, spans: Vec<std::ops::Range<usize>>
         return Err(Error::out_of_range(op, bad.start.max(nrows) as i64, 0, nrows));
     }
     if x.is_dense() {
-        return Ok(RaggedTensor::dense(x.flat_values().take_row_runs(&spans)?));
+        return Ok(RaggedTensor::dense(x.flat_values().take_row_runs_in(ctx, &spans)?));
     }
     // The spans of rows taken at the current level, in output order. Level by level, the rows of a
     // span own one contiguous span of the next level, so spans stay few.
@@ -51,7 +56,7 @@ pub fn take_spans(op: &str, x: &RaggedTensor, spans: Vec<std::ops::Range<usize>>
     for partition in x.partitions() {
         let splits = partition.row_splits();
         let taken = spans.iter().fold(0usize, |n, s| n.saturating_add(s.len()));
-        let mut new_splits = ragtime_core::limits::try_vec(op, taken.saturating_add(1))?;
+        let mut new_splits = ctx.try_vec(op, taken.saturating_add(1))?;
         new_splits.push(0i64);
         let mut total = 0i64;
         let mut next: Vec<std::ops::Range<usize>> = Vec::with_capacity(spans.len());
@@ -73,24 +78,24 @@ pub fn take_spans(op: &str, x: &RaggedTensor, spans: Vec<std::ops::Range<usize>>
         });
         spans = next;
     }
-    RaggedTensor::new(x.flat_values().take_row_runs(&spans)?, partitions)
+    RaggedTensor::new(x.flat_values().take_row_runs_in(ctx, &spans)?, partitions)
 }
 
 /// Row `row` of `x` (checked by the caller): a tensor of one rank less, as `x[row]`.
-pub(crate) fn row_of(op: &str, x: &RaggedTensor, row: usize) -> Result<RaggedTensor> {
+pub(crate) fn row_of(ctx: &ExecContext, op: &str, x: &RaggedTensor, row: usize) -> Result<RaggedTensor> {
     if x.is_dense() {
         let t = x.flat_values();
-        return Ok(RaggedTensor::dense(t.take_rows(&[row])?.reshape(t.shape()[1..].to_vec())?));
+        return Ok(RaggedTensor::dense(t.take_rows_in(ctx, &[row])?.reshape(t.shape()[1..].to_vec())?));
     }
-    take_rows(op, x, &[row])?.values()
+    take_rows(ctx, op, x, &[row])?.values()
 }
 
 /// The same tensor with at least `ragged_rank` ragged dimensions: the outermost uniform dimensions of
 /// the flat values become partitions with a uniform row length (TensorFlow's `from_tensor(...,
 /// ragged_rank=k)`). Needs `x.rank() > ragged_rank`; a tensor already ragged enough is returned as is.
 /// Rows of empty items still get one split each, so the rows folded into partitions are refused
-/// (`invalid_argument`) past [`DenseTensor::MAX_ELEMENTS`] instead of being allocated.
-pub fn raise_ragged_rank(op: &str, x: &RaggedTensor, ragged_rank: usize) -> Result<RaggedTensor> {
+/// (`resource_exhausted`) past the call's limits instead of being allocated.
+pub fn raise_ragged_rank(ctx: &ExecContext, op: &str, x: &RaggedTensor, ragged_rank: usize) -> Result<RaggedTensor> {
     if x.ragged_rank() >= ragged_rank {
         return Ok(x.clone());
     }
@@ -102,7 +107,7 @@ pub fn raise_ragged_rank(op: &str, x: &RaggedTensor, ragged_rank: usize) -> Resu
     }
     let shape = x.flat_values().shape();
     let folded = ragged_rank - x.ragged_rank();
-    DenseTensor::checked_len(op, &shape[..=folded])?;
+    ctx.checked_len(op, &shape[..=folded])?;
     let mut partitions = x.partitions().to_vec();
     let mut nrows = shape[0];
     for &len in &shape[1..=folded] {
@@ -171,7 +176,13 @@ pub(crate) struct Aligned {
 
 /// Checks that `prefix`'s shape (rank k >= 1, dense or ragged) is a prefix of `data`'s, row by row,
 /// and splits `data` into the items the prefix's elements stand for.
-pub(crate) fn align_prefix(op: &str, data: &RaggedTensor, prefix: &RaggedTensor, what: &str) -> Result<Aligned> {
+pub(crate) fn align_prefix(
+    ctx: &ExecContext,
+    op: &str,
+    data: &RaggedTensor,
+    prefix: &RaggedTensor,
+    what: &str,
+) -> Result<Aligned> {
     let k = prefix.rank();
     if k == 0 || k > data.rank() {
         return Err(Error::shapes(
@@ -182,8 +193,8 @@ pub(crate) fn align_prefix(op: &str, data: &RaggedTensor, prefix: &RaggedTensor,
             ),
         ));
     }
-    let data = raise_ragged_rank(op, data, k - 1)?;
-    let prefix = raise_ragged_rank(op, prefix, k - 1)?;
+    let data = raise_ragged_rank(ctx, op, data, k - 1)?;
+    let prefix = raise_ragged_rank(ctx, op, prefix, k - 1)?;
     if prefix.nrows() != data.nrows() {
         return Err(Error::shapes(
             op,

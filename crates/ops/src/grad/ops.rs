@@ -4,7 +4,7 @@
 
 use std::any::Any;
 
-use ragtime_core::{DType, DenseTensor, Dim, Error, RaggedTensor, Result, TensorType};
+use ragtime_core::{DType, DenseTensor, Dim, Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{expect_arity, Cost, Graph, Op, OpProperties, VarId};
 
 use crate::grad::nodes::{apply1, single};
@@ -72,9 +72,9 @@ impl Op for Unreduce {
         true
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x, r] = fixed_inputs::<2>(UNREDUCE, inputs)?;
-        let plan = plan_reduction(UNREDUCE, x, &self.axis, self.keepdims)?;
+        let plan = plan_reduction(ctx, UNREDUCE, x, &self.axis, self.keepdims)?;
         let groups = plan.flattened();
         let reduced = values_f64(UNREDUCE, 1, r)?;
         if reduced.len() != groups.len() {
@@ -83,7 +83,7 @@ impl Op for Unreduce {
                 format!("input 1 has {} values, the reduction of input 0 has {}", reduced.len(), groups.len()),
             ));
         }
-        let mut out = ragtime_core::limits::try_vec::<f64>(UNREDUCE, x.flat_values().len())?;
+        let mut out = ctx.try_vec::<f64>(UNREDUCE, x.flat_values().len())?;
         out.resize(x.flat_values().len(), 0.0);
         for (o, &v) in reduced.iter().enumerate() {
             for &m in groups.group(o) {
@@ -141,12 +141,12 @@ impl Op for ProdOthers {
         true
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>(PROD_OTHERS, inputs)?;
-        let plan = plan_reduction(PROD_OTHERS, x, &self.axis, self.keepdims)?;
+        let plan = plan_reduction(ctx, PROD_OTHERS, x, &self.axis, self.keepdims)?;
         let groups = plan.flattened();
         let values = values_f64(PROD_OTHERS, 0, x)?;
-        let mut out = ragtime_core::limits::try_vec::<f64>(PROD_OTHERS, values.len())?;
+        let mut out = ctx.try_vec::<f64>(PROD_OTHERS, values.len())?;
         out.resize(values.len(), 0.0);
         for o in 0..groups.len() {
             let members = groups.group(o);
@@ -203,10 +203,10 @@ impl Op for FlatPositions {
         true
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>(FLAT_POSITIONS, inputs)?;
         let n = x.flat_values().len();
-        let mut out = ragtime_core::limits::try_vec::<i64>(FLAT_POSITIONS, n)?;
+        let mut out = ctx.try_vec::<i64>(FLAT_POSITIONS, n)?;
         match self.fill {
             Some(v) => out.resize(n, v),
             None => out.extend(0..n as i64),
@@ -259,7 +259,7 @@ impl Op for ScatterAdd {
         true
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [like, positions, updates] = fixed_inputs::<3>(SCATTER_ADD, inputs)?;
         let positions = positions
             .flat_slice::<i64>()
@@ -272,7 +272,7 @@ impl Op for ScatterAdd {
             ));
         }
         let n = like.flat_values().len();
-        let mut out = ragtime_core::limits::try_vec::<f64>(SCATTER_ADD, n)?;
+        let mut out = ctx.try_vec::<f64>(SCATTER_ADD, n)?;
         out.resize(n, 0.0);
         for (k, (&p, &u)) in positions.iter().zip(&updates).enumerate() {
             if p < 0 {
@@ -316,7 +316,7 @@ impl Op for Transpose {
         Ok(vec![TensorType::new(inputs[0].dtype(), 0, dims)?])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>(TRANSPOSE, inputs)?;
         let values = crate::util::dense_input(TRANSPOSE, 0, "x", x)?;
         let &[a, b] = values.shape() else {
@@ -324,7 +324,7 @@ impl Op for Transpose {
         };
         // Row j of the result is column j of the input: one gather of single elements.
         let order: Vec<usize> = (0..b).flat_map(|j| (0..a).map(move |i| i * b + j)).collect();
-        let flat = values.take_rows_flat(&order)?.reshape(vec![b, a])?;
+        let flat = values.take_rows_flat_in(ctx, &order)?.reshape(vec![b, a])?;
         one(RaggedTensor::dense(flat))
     }
 
@@ -375,7 +375,7 @@ impl Op for ContractRows {
         }
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x, g] = fixed_inputs::<2>(CONTRACT_ROWS, inputs)?;
         let width = |v: &RaggedTensor| v.flat_values().shape().last().copied().unwrap_or(1);
         let (d, k) = (width(x), width(g));
@@ -391,8 +391,8 @@ impl Op for ContractRows {
                 ),
             ));
         }
-        let len = DenseTensor::checked_len(CONTRACT_ROWS, &[d, k])?;
-        let mut out = ragtime_core::limits::try_vec::<f64>(CONTRACT_ROWS, len)?;
+        let len = ctx.checked_len(CONTRACT_ROWS, &[d, k])?;
+        let mut out = ctx.try_vec::<f64>(CONTRACT_ROWS, len)?;
         out.resize(len, 0.0);
         for (xr, gr) in xs.chunks_exact(d.max(1)).zip(gs.chunks_exact(k.max(1))) {
             for (i, &xv) in xr.iter().enumerate() {
@@ -424,6 +424,8 @@ pub fn unreduce_vjp(
 
 #[cfg(test)]
 mod tests {
+    use ragtime_core::limits::Limits;
+    use ragtime_core::ExecContext;
     use ragtime_core::{ragged, ErrorKind};
 
     use super::*;
@@ -433,9 +435,10 @@ mod tests {
     }
 
     fn run(op: &dyn Op, inputs: &[RaggedTensor]) -> Result<RaggedTensor> {
+        let ctx = &ExecContext::new(Limits::untrusted());
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
         let inferred = op.infer(&types)?;
-        let out = op.perform(inputs)?.remove(0);
+        let out = op.perform(ctx, inputs)?.remove(0);
         assert!(inferred[0].accepts(&TensorType::of(&out)), "infer {} perform {}", inferred[0], TensorType::of(&out));
         Ok(out)
     }

@@ -4,7 +4,7 @@
 use std::any::Any;
 use std::ops::Range;
 
-use ragtime_core::{DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, TensorType};
+use ragtime_core::{DenseTensor, Dim, Error, ExecContext, RaggedTensor, Result, RowPartition, TensorType};
 use ragtime_graph::{expect_arity, Attr, Attrs, Op};
 
 use crate::gather::take::{take_rows, take_spans};
@@ -48,14 +48,14 @@ impl Op for GetItem {
         Ok(vec![walk.outer_type(&inputs[0], &items, 0)?])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = inputs else {
             return Err(Error::argument(OP, format!("takes 1 input, got {}", inputs.len())));
         };
         check_key_len(&self.key)?;
         let walk = Walk { key: &self.key };
         let items = walk.expand(x.rank())?;
-        one(walk.outer_value(x, &items, 0)?)
+        one(walk.outer_value(ctx, x, &items, 0)?)
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -272,50 +272,50 @@ impl Walk<'_> {
 
     // ---- values ----
 
-    fn outer_value(&self, x: &RaggedTensor, items: &[Item], axis: usize) -> Result<RaggedTensor> {
+    fn outer_value(&self, ctx: &ExecContext, x: &RaggedTensor, items: &[Item], axis: usize) -> Result<RaggedTensor> {
         let Some((first, rest)) = items.split_first() else { return Ok(x.clone()) };
         if x.is_dense() {
-            return Ok(RaggedTensor::dense(self.dense_value(x.flat_values(), items, false, axis)?));
+            return Ok(RaggedTensor::dense(self.dense_value(ctx, x.flat_values(), items, false, axis)?));
         }
         match *first {
-            Item::NewAxis => wrap_value(self.outer_value(x, rest, axis)?),
+            Item::NewAxis => wrap_value(self.outer_value(ctx, x, rest, axis)?),
             Item::Index(i) => {
                 let row = self.position(i, axis, x.nrows())?;
-                let row_value = take_rows(OP, x, &[row])?.values()?;
-                self.outer_value(&row_value, rest, axis + 1)
+                let row_value = take_rows(ctx, OP, x, &[row])?.values()?;
+                self.outer_value(ctx, &row_value, rest, axis + 1)
             }
             Item::Slice(s) => {
                 let sliced = if s.is_full() {
                     x.clone()
                 } else {
                     let rows: Vec<usize> = s.positions(x.nrows()).collect();
-                    take_rows(OP, x, &rows)?
+                    take_rows(ctx, OP, x, &rows)?
                 };
-                self.inner_value(&sliced, rest, axis)
+                self.inner_value(ctx, &sliced, rest, axis)
             }
         }
     }
 
-    fn inner_value(&self, x: &RaggedTensor, items: &[Item], axis: usize) -> Result<RaggedTensor> {
+    fn inner_value(&self, ctx: &ExecContext, x: &RaggedTensor, items: &[Item], axis: usize) -> Result<RaggedTensor> {
         let Some((first, rest)) = items.split_first() else { return Ok(x.clone()) };
         if x.is_dense() {
-            return Ok(RaggedTensor::dense(self.dense_value(x.flat_values(), items, true, axis)?));
+            return Ok(RaggedTensor::dense(self.dense_value(ctx, x.flat_values(), items, true, axis)?));
         }
         let (partition, inner) = match *first {
             Item::NewAxis => {
                 // Every row becomes a row of one item (the row itself).
-                let inner = self.inner_value(x, rest, axis)?;
+                let inner = self.inner_value(ctx, x, rest, axis)?;
                 (RowPartition::from_uniform_row_length(1, inner.nrows())?, inner)
             }
             Item::Slice(s) => {
                 let rows = &x.partitions()[0];
                 let values = x.values()?;
                 if s.is_full() {
-                    (rows.clone(), self.inner_value(&values, rest, axis + 1)?)
+                    (rows.clone(), self.inner_value(ctx, &values, rest, axis + 1)?)
                 } else {
                     let (partition, taken) = slice_each_row(rows, &s)?;
-                    let sliced = take_spans(OP, &values, taken)?;
-                    (partition, self.inner_value(&sliced, rest, axis + 1)?)
+                    let sliced = take_spans(ctx, OP, &values, taken)?;
+                    (partition, self.inner_value(ctx, &sliced, rest, axis + 1)?)
                 }
             }
             Item::Index(i) => {
@@ -324,8 +324,8 @@ impl Walk<'_> {
                 let pos = self.position(i, axis + 1, n)?;
                 // Row `r` of a uniform partition starts at value `r * n`.
                 let picks: Vec<usize> = (0..rows.nrows()).map(|r| r * n + pos).collect();
-                let picked = take_rows(OP, &x.values()?, &picks)?;
-                return self.inner_value(&picked, rest, axis + 1);
+                let picked = take_rows(ctx, OP, &x.values()?, &picks)?;
+                return self.inner_value(ctx, &picked, rest, axis + 1);
             }
         };
         let mut partitions = Vec::with_capacity(inner.ragged_rank() + 1);
@@ -335,7 +335,14 @@ impl Walk<'_> {
     }
 
     /// Indexes a dense tensor (`keep_outer`: dimension 0 is kept whole and the items start at dimension 1).
-    fn dense_value(&self, t: &DenseTensor, items: &[Item], keep_outer: bool, axis: usize) -> Result<DenseTensor> {
+    fn dense_value(
+        &self,
+        ctx: &ExecContext,
+        t: &DenseTensor,
+        items: &[Item],
+        keep_outer: bool,
+        axis: usize,
+    ) -> Result<DenseTensor> {
         let shape = t.shape();
         let mut out_shape = Vec::with_capacity(shape.len() + items.len());
         // The positions taken along each input dimension; `None` keeps the whole dimension.
@@ -380,7 +387,7 @@ impl Walk<'_> {
             };
         }
         let lead: usize = shape[..=last].iter().product();
-        t.reshape(vec![lead, block])?.take_rows(&rows)?.reshape(out_shape)
+        t.reshape(vec![lead, block])?.take_rows_in(ctx, &rows)?.reshape(out_shape)
     }
 }
 

@@ -1,6 +1,7 @@
 //! Unit tests of indexing.
 
-use ragtime_core::{ragged, DType, ErrorKind, Literal};
+use ragtime_core::limits::Limits;
+use ragtime_core::{ragged, DType, ErrorKind, ExecContext, Literal};
 use ragtime_core::{DenseTensor, RaggedTensor, Result, TensorType};
 use ragtime_graph::{Attr, Attrs, Op};
 
@@ -13,7 +14,8 @@ use crate::s;
 fn get(x: &RaggedTensor, key: &str) -> Result<RaggedTensor> {
     let op = GetItem::new(key.parse::<Key>()?);
     let inferred = op.infer(&[TensorType::of(x)]);
-    let performed = op.perform(std::slice::from_ref(x)).map(|mut v| v.remove(0));
+    let performed =
+        op.perform(&ExecContext::new(Limits::untrusted()), std::slice::from_ref(x)).map(|mut v| v.remove(0));
     match (&inferred, &performed) {
         (Ok(ty), Ok(value)) => assert!(
             ty[0].accepts(&TensorType::of(value)),

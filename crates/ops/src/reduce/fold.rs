@@ -3,7 +3,7 @@
 
 use std::any::Any;
 
-use ragtime_core::{dispatch_dtype, DenseTensor, Error, RaggedTensor, Result, TensorType};
+use ragtime_core::{dispatch_dtype, DenseTensor, Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{expect_arity, Graph, Op, VarId};
 
 use crate::elemwise::kernels::Kernels;
@@ -27,7 +27,7 @@ impl Op for Reduce {
         Ok(vec![reduced_type(name, &inputs[0], &self.axis, self.keepdims)?.with_dtype(out)])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let name = self.kind.name();
         let [x] = inputs else {
             return Err(Error::argument(name, format!("takes 1 input, got {}", inputs.len())));
@@ -36,7 +36,7 @@ impl Op for Reduce {
         let values = x.flat_values();
         // Fast path: the rows of a ragged rank 1 tensor without inner dims are contiguous.
         if x.ragged_rank() == 1 && values.rank() == 1 && matches!(self.axis.single(), Some(1 | -1)) {
-            let flat = fold_rows(self.kind, values, x.partitions()[0].row_splits(), self.keepdims)?;
+            let flat = fold_rows(ctx, self.kind, values, x.partitions()[0].row_splits(), self.keepdims)?;
             return one(RaggedTensor::dense(flat));
         }
         // Fast path: ragged rank 1 with uniform inner dims folded along axis 1: each row is a
@@ -50,12 +50,12 @@ impl Op for Reduce {
                 shape.push(1);
             }
             shape.extend_from_slice(inner_shape);
-            DenseTensor::checked_len(name, &shape)?;
+            ctx.checked_len(name, &shape)?;
             let inner = inner_shape.iter().product();
-            return one(RaggedTensor::dense(fold(self.kind, &Groups::Rows { splits, inner }, values, shape)?));
+            return one(RaggedTensor::dense(fold(ctx, self.kind, &Groups::Rows { splits, inner }, values, shape)?));
         }
-        let plan = plan_reduction(name, x, &self.axis, self.keepdims)?;
-        let flat = fold(self.kind, &Groups::Plan(&plan), values, plan.flat_shape.clone())?;
+        let plan = plan_reduction(ctx, name, x, &self.axis, self.keepdims)?;
+        let flat = fold(ctx, self.kind, &Groups::Plan(&plan), values, plan.flat_shape.clone())?;
         one(plan.finish(flat)?)
     }
 
@@ -79,10 +79,16 @@ impl Op for Reduce {
 /// [`Reduce`] and the fused row kernels so both compute bit-identical results. The result has
 /// shape `[nrows]`, or `[nrows, 1]` with `keepdims`. `splits` must be non-decreasing and within
 /// `values` (a validated partition's, or a slice of one rebased to start at 0).
-pub fn fold_rows(kind: ReduceKind, values: &DenseTensor, splits: &[i64], keepdims: bool) -> Result<DenseTensor> {
+pub fn fold_rows(
+    ctx: &ExecContext,
+    kind: ReduceKind,
+    values: &DenseTensor,
+    splits: &[i64],
+    keepdims: bool,
+) -> Result<DenseTensor> {
     let nrows = splits.len().saturating_sub(1);
     let shape = if keepdims { vec![nrows, 1] } else { vec![nrows] };
-    fold(kind, &Groups::Rows { splits, inner: 1 }, values, shape)
+    fold(ctx, kind, &Groups::Rows { splits, inner: 1 }, values, shape)
 }
 
 /// The groups to fold: contiguous rows (a ragged axis), or a plan's stages.
@@ -99,6 +105,7 @@ impl Groups<'_> {
     /// `step`.
     fn fold<T: Copy>(
         &self,
+        ctx: &ExecContext,
         op: &str,
         data: &[T],
         init: impl Fn(bool) -> T,
@@ -112,7 +119,7 @@ impl Groups<'_> {
             // Items without elements: nothing to fold (and no chunks to walk).
             Groups::Rows { inner: 0, .. } => Ok(Vec::new()),
             Groups::Rows { splits, inner } => {
-                let mut out = ragtime_core::limits::try_vec(op, (splits.len() - 1) * inner)?;
+                let mut out = ctx.try_vec(op, (splits.len() - 1) * inner)?;
                 for w in splits.windows(2) {
                     let start = out.len();
                     out.resize(start + inner, init(true));
@@ -175,8 +182,15 @@ pub fn add_item<T: RowSum>(acc: &mut [T], item: &[T]) {
 /// Sums (or averages) rows of `inner`-wide float items: [`Groups::Rows`] for `f32` / `f64` sums
 /// and means, with the addition inlined so the columns vectorize. Bit-identical to the generic
 /// fold (same start, same order, same adds).
-fn row_sums<T: RowSum>(op: &str, splits: &[i64], inner: usize, data: &[T], mean: bool) -> Result<Vec<T>> {
-    let mut out: Vec<T> = ragtime_core::limits::try_vec(op, (splits.len() - 1) * inner)?;
+fn row_sums<T: RowSum>(
+    ctx: &ExecContext,
+    op: &str,
+    splits: &[i64],
+    inner: usize,
+    data: &[T],
+    mean: bool,
+) -> Result<Vec<T>> {
+    let mut out: Vec<T> = ctx.try_vec(op, (splits.len() - 1) * inner)?;
     for w in splits.windows(2) {
         let start = out.len();
         out.resize(start + inner, T::ZERO);
@@ -196,17 +210,19 @@ fn row_sums<T: RowSum>(op: &str, splits: &[i64], inner: usize, data: &[T], mean:
 
 /// Folds `values` group by group into a tensor of `shape`.
 pub(crate) fn fold(
+    ctx: &ExecContext,
     kind: ReduceKind,
     groups: &Groups<'_>,
     values: &DenseTensor,
     shape: Vec<usize>,
 ) -> Result<DenseTensor> {
     dispatch_dtype!(values.dtype(),
-        T => fold_typed::<T>(kind, groups, values, shape),
+        T => fold_typed::<T>(ctx, kind, groups, values, shape),
         string => Err(Error::dtype(kind.name(), "takes a numeric or bool tensor, got string")))
 }
 
 fn fold_typed<T: Kernels>(
+    ctx: &ExecContext,
     kind: ReduceKind,
     groups: &Groups<'_>,
     values: &DenseTensor,
@@ -219,10 +235,10 @@ fn fold_typed<T: Kernels>(
         if inner > 1 {
             let mean = kind == ReduceKind::Mean;
             if let Some(data) = values.as_slice::<f32>() {
-                return DenseTensor::from_vec(shape, row_sums(kind.name(), splits, inner, data, mean)?);
+                return DenseTensor::from_vec(shape, row_sums(ctx, kind.name(), splits, inner, data, mean)?);
             }
             if let Some(data) = values.as_slice::<f64>() {
-                return DenseTensor::from_vec(shape, row_sums(kind.name(), splits, inner, data, mean)?);
+                return DenseTensor::from_vec(shape, row_sums(ctx, kind.name(), splits, inner, data, mean)?);
             }
         }
     }
@@ -230,6 +246,7 @@ fn fold_typed<T: Kernels>(
         T::binary(kind.combine()).ok_or_else(|| Error::dtype(kind.name(), format!("not defined on {}", T::DTYPE)))?;
     // Addition, multiplication, maximum, minimum and logical and / or never fault.
     let folded = groups.fold(
+        ctx,
         kind.name(),
         data,
         |ragged_axis| kind.identity::<T>(ragged_axis),

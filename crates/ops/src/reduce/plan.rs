@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use ragtime_core::{DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, TensorType};
+use ragtime_core::{DenseTensor, Dim, Error, ExecContext, RaggedTensor, Result, RowPartition, TensorType};
 
 use crate::reduce::axes::Axes;
 
@@ -181,7 +181,13 @@ fn innermost_first(mut axes: Vec<usize>) -> Vec<usize> {
 /// Which input elements fold into which result element when `x` is reduced along `axes` — the
 /// one definition of TensorFlow's reduction grouping (module doc). An axis outside
 /// `-rank..rank`, or one named twice, is `invalid_argument`, naming `op`.
-pub fn plan_reduction(op: &str, x: &RaggedTensor, axes: &Axes, keepdims: bool) -> Result<ReductionPlan> {
+pub fn plan_reduction(
+    ctx: &ExecContext,
+    op: &str,
+    x: &RaggedTensor,
+    axes: &Axes,
+    keepdims: bool,
+) -> Result<ReductionPlan> {
     let input_len = x.flat_values().len();
     let flat_shape = x.flat_values().shape();
     let Some(axes) = axes.resolve(op, x.rank())? else {
@@ -193,14 +199,14 @@ pub fn plan_reduction(op: &str, x: &RaggedTensor, axes: &Axes, keepdims: bool) -
     };
     if x.is_dense() {
         // TensorFlow's dense kernels fold every listed axis at once.
-        let (stage, flat_shape) = plan_uniform_axes(op, flat_shape, &axes, keepdims)?;
+        let (stage, flat_shape) = plan_uniform_axes(ctx, op, flat_shape, &axes, keepdims)?;
         return Ok(ReductionPlan { input_len, stages: vec![stage], partitions: Vec::new(), flat_shape });
     }
     let mut partitions = x.partitions().to_vec();
     let mut flat_shape = flat_shape.to_vec();
     let mut stages = Vec::with_capacity(axes.len().max(1));
     for axis in innermost_first(axes) {
-        let (stage, next_partitions, next_shape) = plan_axis(op, &partitions, &flat_shape, axis, keepdims)?;
+        let (stage, next_partitions, next_shape) = plan_axis(ctx, op, &partitions, &flat_shape, axis, keepdims)?;
         stages.push(stage);
         partitions = next_partitions;
         flat_shape = next_shape;
@@ -214,6 +220,7 @@ pub fn plan_reduction(op: &str, x: &RaggedTensor, axes: &Axes, keepdims: bool) -
 /// One stage folding resolved `axis` of a tensor with `partitions` and flat values of shape
 /// `flat_shape`, and the structure of its result (partitions, flat shape).
 fn plan_axis(
+    ctx: &ExecContext,
     op: &str,
     partitions: &[RowPartition],
     flat_shape: &[usize],
@@ -223,10 +230,10 @@ fn plan_axis(
     let rr = partitions.len();
     if rr == 0 || axis > rr {
         // A uniform axis: index `axis - rr` of the flat values (any axis of a dense tensor).
-        let (stage, flat_shape) = plan_uniform_axes(op, flat_shape, &[axis - rr], keepdims)?;
+        let (stage, flat_shape) = plan_uniform_axes(ctx, op, flat_shape, &[axis - rr], keepdims)?;
         return Ok((stage, partitions.to_vec(), flat_shape));
     }
-    plan_ragged_axis(op, partitions, flat_shape, axis, keepdims)
+    plan_ragged_axis(ctx, op, partitions, flat_shape, axis, keepdims)
 }
 
 /// Folds dimensions `axes` (distinct, in `0..shape.len()`) of dense values of shape `shape` in
@@ -236,6 +243,7 @@ fn plan_axis(
 /// The number of groups (the result's size) is checked before anything is built: the values may
 /// be empty while the kept dims are huge (`[0, 2^62]` summed over axis 0).
 fn plan_uniform_axes(
+    ctx: &ExecContext,
     op: &str,
     shape: &[usize],
     axes: &[usize],
@@ -254,7 +262,7 @@ fn plan_uniform_axes(
     };
     let kept: Vec<usize> = (0..shape.len()).filter(|d| !axes.contains(d)).collect();
     let kept_shape: Vec<usize> = kept.iter().map(|&d| shape[d]).collect();
-    DenseTensor::checked_len(op, &kept_shape)?;
+    ctx.checked_len(op, &kept_shape)?;
     let first_listed_fastest: Vec<usize> = axes.iter().rev().copied().collect();
     // Without values every group is empty (and the reduced dims may be huge): nothing to list.
     let empty = shape.contains(&0);
@@ -275,6 +283,7 @@ fn plan_uniform_axes(
 /// `parts` and flat values of shape `flat_shape`; gives the stage and the result's partitions
 /// and flat shape.
 fn plan_ragged_axis(
+    ctx: &ExecContext,
     op: &str,
     parts: &[RowPartition],
     flat_shape: &[usize],
@@ -322,7 +331,7 @@ fn plan_ragged_axis(
     // The result's size: the values may be empty while the inner dims are huge.
     let mut out_shape = vec![nsegments];
     out_shape.extend_from_slice(inner_shape);
-    DenseTensor::checked_len(op, &out_shape)?;
+    ctx.checked_len(op, &out_shape)?;
     let mut counts = vec![0usize; nsegments];
     for &o in &segment {
         counts[o] += 1;

@@ -3,7 +3,7 @@
 
 use std::any::Any;
 
-use ragtime_core::{dispatch_dtype, DType, DenseTensor, Error, RaggedTensor, Result, TensorType};
+use ragtime_core::{dispatch_dtype, DType, DenseTensor, Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{expect_arity, Cost, Graph, Op, OpProperties, VarId};
 
 use crate::elemwise::kernels::Kernels;
@@ -28,15 +28,15 @@ impl Op for Statistic {
         Ok(vec![reduced_type(name, &inputs[0], &self.axis, self.keepdims)?.with_dtype(out)])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let name = self.kind.name();
         let [x] = crate::util::fixed_inputs::<1>(name, inputs)?;
         let out_dtype = self.kind.output_dtype(x.dtype())?;
-        let plan = plan_reduction(name, x, &self.axis, self.keepdims)?;
+        let plan = plan_reduction(ctx, name, x, &self.axis, self.keepdims)?;
         let groups = plan.flattened();
         let values = x.flat_values();
         let flat: Vec<f64> = dispatch_dtype!(values.dtype(),
-            T => statistic_typed::<T>(self.kind, &groups, values)?,
+            T => statistic_typed::<T>(ctx, self.kind, &groups, values)?,
             string => return Err(Error::dtype(name, "takes a numeric tensor, got string")));
         one(plan.finish(DenseTensor::from_vec(plan.flat_shape.clone(), flat)?.cast(out_dtype)?)?)
     }
@@ -62,12 +62,17 @@ impl Op for Statistic {
 
 /// Each group's statistic, as float64 (exact for the integer Euclidean norm, which is a
 /// truncated square root of a value of the input's dtype).
-fn statistic_typed<T: Kernels>(kind: StatisticKind, groups: &ReductionStage, values: &DenseTensor) -> Result<Vec<f64>> {
+fn statistic_typed<T: Kernels>(
+    ctx: &ExecContext,
+    kind: StatisticKind,
+    groups: &ReductionStage,
+    values: &DenseTensor,
+) -> Result<Vec<f64>> {
     let name = kind.name();
     let data = values
         .as_slice::<T>()
         .ok_or_else(|| Error::dtype(name, format!("expected {} values, got {}", T::DTYPE, values.dtype())))?;
-    let mut out = ragtime_core::limits::try_vec::<f64>(name, groups.len())?;
+    let mut out = ctx.try_vec::<f64>(name, groups.len())?;
     if T::DTYPE.is_float() {
         for o in 0..groups.len() {
             let group = || groups.group(o).iter().map(|&m| data[m].to_f64());

@@ -1,9 +1,10 @@
 //! Unit tests of the reduction family.
 
+use ragtime_core::limits::Limits;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use ragtime_core::{ragged, ErrorKind, Literal};
+use ragtime_core::{ragged, ErrorKind, ExecContext, Literal};
 use ragtime_core::{DType, DenseTensor, Element, RaggedTensor, Result, TensorType};
 use ragtime_graph::{Attrs, Op, OpRef};
 
@@ -205,11 +206,13 @@ fn empty_inputs() {
 
 #[test]
 fn fast_path_agrees_with_the_plan() {
+    let ctx = &ExecContext::new(Limits::untrusted());
     for kind in [ReduceKind::Sum, ReduceKind::Max, ReduceKind::Mean, ReduceKind::Prod] {
         let x = floats();
-        let plan = plan_reduction("test", &x, &Axes::from(1), false).unwrap();
-        let via_plan = fold(kind, &Groups::Plan(&plan), x.flat_values(), plan.flat_shape.clone()).unwrap();
-        let fast = Reduce::new(kind, Some(1), false).perform(&[x]).unwrap().remove(0);
+        let plan = plan_reduction(ctx, "test", &x, &Axes::from(1), false).unwrap();
+        let via_plan = fold(ctx, kind, &Groups::Plan(&plan), x.flat_values(), plan.flat_shape.clone()).unwrap();
+        let fast =
+            Reduce::new(kind, Some(1), false).perform(&ExecContext::new(Limits::untrusted()), &[x]).unwrap().remove(0);
         let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&f32s(&fast)), bits(via_plan.as_slice::<f32>().unwrap()), "{kind:?}");
     }
@@ -217,6 +220,7 @@ fn fast_path_agrees_with_the_plan() {
 
 #[test]
 fn inner_dims_fast_path_agrees_with_the_plan() {
+    let ctx = &ExecContext::new(Limits::untrusted());
     // Ragged rank 1 over [*, 3] items (rows of 2, 0, 3 and 1 items), and over [*, 0] items.
     let splits = vec![0i64, 2, 2, 5, 6];
     let data: Vec<f32> = (0..18).map(|k| (k as f32 * 0.37 - 2.0) / 3.0).collect();
@@ -227,10 +231,13 @@ fn inner_dims_fast_path_agrees_with_the_plan() {
     for x in [wide.unwrap(), deep.unwrap(), empty.unwrap()] {
         for kind in [ReduceKind::Sum, ReduceKind::Max, ReduceKind::Mean, ReduceKind::Min, ReduceKind::Prod] {
             for keepdims in [false, true] {
-                let plan = plan_reduction("test", &x, &Axes::from(1), keepdims).unwrap();
-                let via_plan = fold(kind, &Groups::Plan(&plan), x.flat_values(), plan.flat_shape.clone()).unwrap();
+                let plan = plan_reduction(ctx, "test", &x, &Axes::from(1), keepdims).unwrap();
+                let via_plan = fold(ctx, kind, &Groups::Plan(&plan), x.flat_values(), plan.flat_shape.clone()).unwrap();
                 let via_plan = plan.finish(via_plan).unwrap();
-                let fast = Reduce::new(kind, Some(1), keepdims).perform(std::slice::from_ref(&x)).unwrap().remove(0);
+                let fast = Reduce::new(kind, Some(1), keepdims)
+                    .perform(&ExecContext::new(Limits::untrusted()), std::slice::from_ref(&x))
+                    .unwrap()
+                    .remove(0);
                 assert_eq!(fast.flat_values().shape(), via_plan.flat_values().shape(), "{kind:?}");
                 assert_eq!(fast.ragged_rank(), via_plan.ragged_rank());
                 let bits = |r: &RaggedTensor| match r.flat_values().dtype() {
@@ -246,7 +253,8 @@ fn inner_dims_fast_path_agrees_with_the_plan() {
 
 #[test]
 fn plan_groups_by_position_for_axis_0() {
-    let plan = plan_reduction("test", &rank3(), &Axes::from(0), false).unwrap();
+    let ctx = &ExecContext::new(Limits::untrusted());
+    let plan = plan_reduction(ctx, "test", &rank3(), &Axes::from(0), false).unwrap();
     // Result [[21, 11, 3], [14], [6]]: element 0 folds 1, 5, 7, 8 (flat indices 0, 4, 6, 7).
     assert_eq!(plan.stages().len(), 1);
     assert_eq!(plan.stages()[0].group(0), &[0, 4, 6, 7]);
@@ -297,7 +305,7 @@ fn types() {
 fn run_axes(kind: ReduceKind, x: &RaggedTensor, axes: impl Into<Axes>, keepdims: bool) -> Result<RaggedTensor> {
     let op = Reduce::with_axes(kind, axes, keepdims);
     let inferred = op.output_types(&[TensorType::of(x)])?;
-    let out = op.perform(std::slice::from_ref(x))?.remove(0);
+    let out = op.perform(&ExecContext::new(Limits::untrusted()), std::slice::from_ref(x))?.remove(0);
     assert!(
         inferred[0].accepts(&TensorType::of(&out)),
         "{}: infer said {}, perform gave {}",
@@ -334,7 +342,7 @@ fn lookup_accepts_axis_lists() {
     m.insert("axis".to_string(), Attr::List(vec![Attr::Int(0), Attr::Int(-1)]));
     let op = lookup("reduce_sum", &Attrs::new("reduce_sum", m)).unwrap().unwrap();
     assert_eq!(op.name(), "ReduceSum{axis=[0, -1], keepdims=false}");
-    let y = op.perform(&[rank3()]).unwrap().remove(0);
+    let y = op.perform(&ExecContext::new(Limits::untrusted()), &[rank3()]).unwrap().remove(0);
     assert_eq!(y.to_literal(), lit(ragged![35, 14, 6]));
     let mut one_item = BTreeMap::new();
     one_item.insert("axis".to_string(), Attr::List(vec![Attr::Int(1)]));
@@ -459,10 +467,12 @@ fn repeated_or_out_of_range_axes_are_invalid_arguments() {
         let e = op.infer(&[TensorType::of(&ints())]).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument, "infer, axes {axes:?}: {e}");
         assert!(e.to_string().contains("reduce_sum"), "{e}");
-        let e = op.perform(&[ints()]).unwrap_err();
+        let e = op.perform(&ExecContext::new(Limits::untrusted()), &[ints()]).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument, "perform, axes {axes:?}: {e}");
     }
-    let e = Reduce::with_axes(ReduceKind::Sum, vec![2, -1], false).perform(&[rank3()]).unwrap_err();
+    let e = Reduce::with_axes(ReduceKind::Sum, vec![2, -1], false)
+        .perform(&ExecContext::new(Limits::untrusted()), &[rank3()])
+        .unwrap_err();
     assert!(e.to_string().contains("twice"), "{e}");
 }
 
@@ -535,7 +545,8 @@ fn random_ragged(rng: &mut Rng, dtype: DType, ragged_rank: usize, inner: &[usize
 
 /// Reduces `x` along each of `axes` in turn (already resolved and sorted innermost first).
 fn one_axis_at_a_time(op: impl Fn(i64) -> OpRef, x: &RaggedTensor, axes: &[usize]) -> RaggedTensor {
-    axes.iter().fold(x.clone(), |y, &a| op(a as i64).perform(&[y]).unwrap().remove(0))
+    axes.iter()
+        .fold(x.clone(), |y, &a| op(a as i64).perform(&ExecContext::new(Limits::untrusted()), &[y]).unwrap().remove(0))
 }
 
 #[test]
@@ -590,7 +601,8 @@ fn several_axes_equal_one_axis_at_a_time() {
 
         let strings = random_ragged(&mut rng, DType::String, ragged_rank, &inner);
         let join = crate::strings::join::ReduceJoin::with_axes(listed.clone(), "/").with_keepdims(keepdims);
-        let got = join.perform(std::slice::from_ref(&strings)).unwrap().remove(0);
+        let got =
+            join.perform(&ExecContext::new(Limits::untrusted()), std::slice::from_ref(&strings)).unwrap().remove(0);
         let inferred = join.infer(&[TensorType::of(&strings)]).unwrap();
         assert!(inferred[0].accepts(&TensorType::of(&got)), "{}: infer said {}", join.name(), inferred[0]);
         let want = one_axis_at_a_time(

@@ -2,7 +2,7 @@
 
 use std::any::Any;
 
-use ragtime_core::{dispatch_dtype, limits, DType, DenseTensor, Element, Error, RaggedTensor, Result, TensorType};
+use ragtime_core::{dispatch_dtype, DType, DenseTensor, Element, Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{Attrs, Cost, Op, OpProperties};
 
 use crate::rows::lines::{expect_one_input, line_axis, slice_of, Lines};
@@ -103,7 +103,7 @@ impl Op for ArgExtreme {
         Ok(vec![TensorType::new(self.output_type, ragged_rank, dims)?])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let name = self.op_name();
         let [x] = fixed_inputs::<1>(name, inputs)?;
         let ty = TensorType::of(x);
@@ -113,7 +113,7 @@ impl Op for ArgExtreme {
         let found = dispatch_dtype!(x.dtype(),
             T => arg_extreme_lines(slice_of::<T>(name, x)?, &lines, self.min),
             string => return Err(Error::dtype(name, "takes integer or float tensors, got string")));
-        let mut positions: Vec<i64> = limits::try_vec(name, found.len())?;
+        let mut positions: Vec<i64> = ctx.try_vec(name, found.len())?;
         for (line, position) in found.into_iter().enumerate() {
             let Some(p) = position else {
                 // Along the innermost ragged axis a line is a row of the last partition: name it

@@ -2,7 +2,7 @@
 
 use std::any::Any;
 
-use ragtime_core::{dispatch_dtype, DenseTensor, Error, RaggedTensor, Result, TensorType};
+use ragtime_core::{dispatch_dtype, DenseTensor, Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{Cost, Graph, Op, OpProperties, VarId};
 
 use crate::elemwise::kernels::Kernels;
@@ -52,7 +52,7 @@ impl Op for Cumulative {
         Ok(vec![x.clone()])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let name = self.op_name();
         let [x] = fixed_inputs::<1>(name, inputs)?;
         let ty = TensorType::of(x);

@@ -2,7 +2,7 @@
 
 use std::any::Any;
 
-use ragtime_core::{DType, DenseTensor, Element, Error, RaggedTensor, Result, TensorType};
+use ragtime_core::{DType, DenseTensor, Element, Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{Cost, Graph, Op, OpProperties, VarId};
 
 use crate::elemwise::kernels::Kernels;
@@ -85,7 +85,7 @@ impl Op for Softmax {
         Ok(vec![inputs[0].clone()])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let name = self.op_name();
         let [x] = fixed_inputs::<1>(name, inputs)?;
         self.output_types(&[TensorType::of(x)])?;

@@ -3,7 +3,8 @@
 use std::any::Any;
 
 use ragtime_core::{
-    dispatch_dtype, limits, DType, DenseTensor, Dim, Element, Error, RaggedTensor, Result, RowPartition, TensorType,
+    dispatch_dtype, DType, DenseTensor, Dim, Element, Error, ExecContext, RaggedTensor, Result, RowPartition,
+    TensorType,
 };
 use ragtime_graph::{Attrs, Cost, Graph, Op, OpProperties, VarId};
 
@@ -78,7 +79,7 @@ impl Op for Sort {
         Ok(vec![inputs[0].clone()])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>("sort", inputs)?;
         self.output_types(&[TensorType::of(x)])?;
         let lines = Lines::last_axis("sort", x)?;
@@ -163,12 +164,12 @@ impl Op for Argsort {
         Ok(vec![inputs[0].clone().with_dtype(DType::I32)])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>("argsort", inputs)?;
         self.output_types(&[TensorType::of(x)])?;
         let lines = Lines::last_axis("argsort", x)?;
         let shape = x.flat_values().shape().to_vec();
-        let mut out: Vec<i32> = limits::try_vec("argsort", x.flat_values().len())?;
+        let mut out: Vec<i32> = ctx.try_vec("argsort", x.flat_values().len())?;
         out.resize(x.flat_values().len(), 0);
         dispatch_dtype!(x.dtype(),
             T => {
@@ -249,7 +250,7 @@ impl Op for TopK {
         Ok(vec![values, indices])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>("top_k", inputs)?;
         let ty = TensorType::of(x);
         self.output_types(std::slice::from_ref(&ty))?;
@@ -260,11 +261,11 @@ impl Op for TopK {
             .iter()
             .try_fold(0usize, |acc, &n| acc.checked_add(n))
             .ok_or_else(|| Error::argument("top_k", "the result is too large"))?;
-        let mut indices: Vec<i32> = limits::try_vec("top_k", total_kept)?;
+        let mut indices: Vec<i32> = ctx.try_vec("top_k", total_kept)?;
         let values = dispatch_dtype!(x.dtype(),
             T => {
                 let data = slice_of::<T>("top_k", x)?;
-                let mut values: Vec<T> = limits::try_vec("top_k", total_kept)?;
+                let mut values: Vec<T> = ctx.try_vec("top_k", total_kept)?;
                 for ((start, len), &keep) in lines.iter().zip(&kept) {
                     for src in line_order(data, start, len, lines.stride, true).into_iter().take(keep) {
                         values.push(data[start + src * lines.stride]);

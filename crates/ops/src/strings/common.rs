@@ -3,7 +3,9 @@
 
 use std::fmt;
 
-use ragtime_core::{DType, DenseTensor, Element, Error, RaggedTensor, Result, StringBuilder, StringTensor, TensorType};
+use ragtime_core::{
+    DType, DenseTensor, Element, Error, ExecContext, RaggedTensor, Result, StringBuilder, StringTensor, TensorType,
+};
 use ragtime_graph::{expect_arity, Attrs};
 
 use crate::util::expect_dtype;
@@ -66,12 +68,13 @@ pub(crate) fn locate(x: &RaggedTensor, col: &StringTensor, flat: usize) -> Strin
 /// Applies `f` to every string of `x`, which appends the result's bytes to the builder; the output
 /// keeps the shape of the column and the partitions of `x`.
 pub(crate) fn map_to_strings(
+    ctx: &ExecContext,
     op: &str,
     x: &RaggedTensor,
     mut f: impl FnMut(usize, &[u8], &mut StringBuilder) -> Result<()>,
 ) -> Result<RaggedTensor> {
     let col = string_column(op, 0, x)?;
-    let mut out = StringBuilder::with_capacity(col.len(), col.byte_len());
+    let mut out = StringBuilder::in_call(ctx, col.len(), col.byte_len());
     for (i, s) in col.iter().enumerate() {
         f(i, s, &mut out)?;
         out.end_string();

@@ -3,7 +3,9 @@
 
 use std::any::Any;
 
-use ragtime_core::{DType, DenseTensor, Element, Error, RaggedTensor, Result, StringBuilder, StringTensor, TensorType};
+use ragtime_core::{
+    DType, DenseTensor, Element, Error, ExecContext, RaggedTensor, Result, StringBuilder, StringTensor, TensorType,
+};
 use ragtime_graph::{expect_arity, Attrs, Op};
 
 use crate::strings::common::{
@@ -45,7 +47,7 @@ impl Op for Length {
         infer_same_structure(LENGTH, inputs, DType::I32)
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>(LENGTH, inputs)?;
         one(map_to_numbers::<i32>(LENGTH, x, |i, s| {
             let n = match self.unit {
@@ -106,7 +108,7 @@ impl Op for Lower {
         infer_same_structure(LOWER, inputs, DType::String)
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         map_ascii_case(LOWER, inputs, false)
     }
 
@@ -142,11 +144,11 @@ impl Op for Strip {
         infer_same_structure(STRIP, inputs, DType::String)
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>(STRIP, inputs)?;
         // `u8::is_ascii_whitespace` leaves out the vertical tab, which TensorFlow strips.
         let space = |b: &u8| b.is_ascii_whitespace() || *b == 0x0b;
-        one(map_to_strings(STRIP, x, |_, s, out| {
+        one(map_to_strings(ctx, STRIP, x, |_, s, out| {
             let start = s.iter().position(|b| !space(b)).unwrap_or(s.len());
             let end = s.iter().rposition(|b| !space(b)).map_or(start, |e| e + 1);
             out.extend(&s[start..end]);
@@ -199,14 +201,14 @@ impl Op for AsString {
         Ok(vec![inputs[0].clone().with_dtype(DType::String)])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         use std::fmt::Write;
         let [x] = fixed_inputs::<1>(AS_STRING, inputs)?;
         let values = x.flat_values();
         if values.dtype() == DType::String {
             return one(x.clone());
         }
-        let mut out = StringBuilder::with_capacity(values.len(), values.len() * 4);
+        let mut out = StringBuilder::in_call(ctx, values.len(), values.len() * 4);
         // One text buffer, reused for every element.
         let mut text = String::new();
         ragtime_core::dispatch_dtype!(values.dtype(),
@@ -324,7 +326,7 @@ impl Op for ToNumber {
         infer_same_structure(TO_NUMBER, inputs, self.out_type)
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>(TO_NUMBER, inputs)?;
         let col = string_column(TO_NUMBER, 0, x)?;
         let bad =
@@ -375,7 +377,7 @@ impl Op for Upper {
         infer_same_structure(UPPER, inputs, DType::String)
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         map_ascii_case(UPPER, inputs, true)
     }
 

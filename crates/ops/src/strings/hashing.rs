@@ -4,7 +4,7 @@
 use std::any::Any;
 use std::collections::HashMap;
 
-use ragtime_core::{limits, DType, DenseTensor, Error, RaggedTensor, Result, TensorType};
+use ragtime_core::{DType, DenseTensor, Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{Attr, Attrs, Cost, Op, OpProperties};
 
 use crate::strings::common::{infer_same_structure, map_to_numbers, string_column, HASH};
@@ -60,13 +60,13 @@ impl Op for ToHashBucketFast {
         infer_same_structure(HASH, inputs, DType::I64)
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>(HASH, inputs)?;
         let col = string_column(HASH, 0, x)?;
         let (bytes, offsets) = (col.bytes(), col.offsets());
-        let mut buckets = limits::try_vec(HASH, col.len())?;
+        let mut buckets = ctx.try_vec(HASH, col.len())?;
         buckets.resize(col.len(), 0i64);
-        crate::parallel::fill_chunks(&mut buckets, 1, |first, chunk| {
+        crate::parallel::fill_chunks(ctx, &mut buckets, 1, |first, chunk| {
             let offsets = &offsets[first..=first + chunk.len()];
             for (b, w) in chunk.iter_mut().zip(offsets.windows(2)) {
                 *b = self.bucket(&bytes[w[0] as usize..w[1] as usize]);
@@ -252,7 +252,7 @@ impl Op for ToHashBucket {
         infer_same_structure(self.op_name(), inputs, DType::I64)
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>(self.op_name(), inputs)?;
         one(map_to_numbers(self.op_name(), x, |_, s| Ok(self.bucket(s)))?)
     }
@@ -331,7 +331,7 @@ impl Op for Lookup {
         infer_same_structure(LOOKUP, inputs, DType::I64)
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>(LOOKUP, inputs)?;
         one(map_to_numbers(LOOKUP, x, |_, s| Ok(self.id(s)))?)
     }

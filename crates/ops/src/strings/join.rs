@@ -3,7 +3,9 @@
 use std::any::Any;
 use std::borrow::Cow;
 
-use ragtime_core::{limits, DType, DenseTensor, Error, RaggedTensor, Result, StringBuilder, StringTensor, TensorType};
+use ragtime_core::{
+    DType, DenseTensor, Error, ExecContext, RaggedTensor, Result, StringBuilder, StringTensor, TensorType,
+};
 use ragtime_graph::{expect_arity, Attrs, Op};
 
 use crate::broadcast::{broadcast_types, broadcast_values};
@@ -50,17 +52,17 @@ impl Op for Join {
         Ok(vec![broadcast_types(JOIN, inputs)?.with_dtype(DType::String)])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         if inputs.is_empty() {
             return Err(Error::argument(JOIN, "takes at least 1 input, got 0"));
         }
         for (i, x) in inputs.iter().enumerate() {
             string_column(JOIN, i, x)?;
         }
-        let b = broadcast_values(JOIN, inputs)?;
+        let b = broadcast_values(ctx, JOIN, inputs)?;
         let operands =
             b.operands.iter().enumerate().map(|(i, t)| string_column_of(JOIN, i, t)).collect::<Result<Vec<_>>>()?;
-        let n = limits::checked_size(JOIN, &b.flat_shape, 8)?;
+        let n = ctx.checked_size(JOIN, &b.flat_shape, 8)?;
         let sep = self.separator.as_bytes();
         // The result's bytes, counted before anything is joined (a broadcast operand repeats its
         // strings, and the separator comes once per join).
@@ -70,21 +72,21 @@ impl Op for Join {
         });
         let seps = n as u128 * operands.len().saturating_sub(1) as u128 * sep.len() as u128;
         let bytes = operand_bytes.sum::<u128>() + seps;
-        limits::checked_bytes(JOIN, usize::try_from(bytes).unwrap_or(usize::MAX), "the joined strings")?;
+        ctx.checked_bytes(JOIN, usize::try_from(bytes).unwrap_or(usize::MAX), "the joined strings")?;
         if operands.iter().all(|c| c.len() == n) {
             // Every operand has one string per element (nothing broadcast): copy byte ranges
             // straight into a buffer of the exact size.
             let columns: Vec<(&[u8], &[i64])> = operands.iter().map(|c| (&c.bytes()[..], &c.offsets()[..])).collect();
             // Offsets first, then the bytes, filled in parallel by groups of elements.
             let seps_per_join = (sep.len() * columns.len().saturating_sub(1)) as i64;
-            let mut offsets: Vec<i64> = limits::try_vec(JOIN, n + 1)?;
+            let mut offsets: Vec<i64> = ctx.try_vec(JOIN, n + 1)?;
             offsets.push(0);
             let mut end = 0i64;
             for e in 0..n {
                 end += seps_per_join + columns.iter().map(|&(_, o)| o[e + 1] - o[e]).sum::<i64>();
                 offsets.push(end);
             }
-            let buf: Vec<u8> = crate::parallel::spans_filled(JOIN, &offsets, |elements, chunk| {
+            let buf: Vec<u8> = crate::parallel::spans_filled(ctx, JOIN, &offsets, |elements, chunk| {
                 let mut at = 0;
                 for e in elements {
                     for (k, &(b, o)) in columns.iter().enumerate() {
@@ -98,7 +100,7 @@ impl Op for Join {
             let column = StringTensor::from_parts(buf, offsets, b.flat_shape.clone())?;
             return one(b.finish(DenseTensor::String(column))?);
         }
-        let mut out = StringBuilder::with_capacity(n, bytes as usize);
+        let mut out = StringBuilder::in_call(ctx, n, bytes as usize);
         for e in 0..n {
             for (k, col) in operands.iter().enumerate() {
                 if k > 0 {
@@ -175,9 +177,15 @@ impl ReduceJoin {
     }
 
     /// Joins the groups of one plan stage of `input`, giving a column of `shape`.
-    fn join_stage(&self, input: &StringTensor, stage: &ReductionStage, shape: Vec<usize>) -> Result<StringTensor> {
+    fn join_stage(
+        &self,
+        ctx: &ExecContext,
+        input: &StringTensor,
+        stage: &ReductionStage,
+        shape: Vec<usize>,
+    ) -> Result<StringTensor> {
         let sep = self.separator.as_bytes();
-        let mut out = StringBuilder::with_capacity(stage.len(), input.byte_len() + stage.members().len() * sep.len());
+        let mut out = StringBuilder::in_call(ctx, stage.len(), input.byte_len() + stage.members().len() * sep.len());
         for o in 0..stage.len() {
             for (k, &member) in stage.group(o).iter().enumerate() {
                 if k > 0 {
@@ -202,10 +210,10 @@ impl Op for ReduceJoin {
         Ok(vec![reduced_type(REDUCE_JOIN, &inputs[0], &self.axis, self.keepdims)?.with_dtype(DType::String)])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>(REDUCE_JOIN, inputs)?;
         let col = string_column(REDUCE_JOIN, 0, x)?;
-        let plan = plan_reduction(REDUCE_JOIN, x, &self.axis, self.keepdims)?;
+        let plan = plan_reduction(ctx, REDUCE_JOIN, x, &self.axis, self.keepdims)?;
         plan.check_input(REDUCE_JOIN, col.len())?;
         // Stage by stage; intermediate columns are flat, the last one takes the result's shape.
         let last = plan.stages().len().saturating_sub(1);
@@ -213,7 +221,7 @@ impl Op for ReduceJoin {
             |k: usize, stage: &ReductionStage| if k == last { plan.flat_shape.clone() } else { vec![stage.len()] };
         let mut joined = Cow::Borrowed(col);
         for (k, stage) in plan.stages().iter().enumerate() {
-            joined = Cow::Owned(self.join_stage(&joined, stage, shape_of(k, stage))?);
+            joined = Cow::Owned(self.join_stage(ctx, &joined, stage, shape_of(k, stage))?);
         }
         one(plan.finish(DenseTensor::String(joined.into_owned()))?)
     }

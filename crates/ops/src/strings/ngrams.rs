@@ -4,7 +4,8 @@
 use std::any::Any;
 
 use ragtime_core::{
-    limits, DType, DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, StringBuilder, StringTensor, TensorType,
+    DType, DenseTensor, Dim, Error, ExecContext, RaggedTensor, Result, RowPartition, StringBuilder, StringTensor,
+    TensorType,
 };
 use ragtime_graph::{expect_arity, Attr, Attrs, Op};
 
@@ -231,7 +232,7 @@ impl Ngrams {
     /// number, the items (tokens and pads) they are made of (the work), and an upper bound of
     /// their bytes. Padded output grows quadratically with the width, so a small file could
     /// otherwise ask for terabytes or run for hours. O(rows x widths).
-    fn check_output_size(&self, col: &StringTensor, splits: &[i64]) -> Result<()> {
+    fn check_output_size(&self, ctx: &ExecContext, col: &StringTensor, splits: &[i64]) -> Result<()> {
         let (lp, rp) = self.pad_values().map_or((0, 0), |(l, r)| (l.len() as u128, r.len() as u128));
         let sep = self.separator.len() as u128;
         let offsets = col.offsets();
@@ -261,39 +262,49 @@ impl Ngrams {
                 add_width(1, width, pad.min(width - 1), row_bytes);
             }
         }
-        let limit = limits::MAX_BYTES as u128;
-        if ngrams > (limits::MAX_BYTES / 8) as u128 || items > limit || bytes > limit {
-            return Err(Error::argument(
+        let max_bytes = ctx.limits().buffer_bytes;
+        let limit = max_bytes as u128;
+        if ngrams > (max_bytes / 8) as u128 || items > limit || bytes > limit {
+            return Err(ctx.limits().exceeded(
                 NGRAMS,
-                format!(
-                    "the n-grams would be {ngrams} strings of {items} tokens and pads (up to {bytes} bytes), over the limit of {} bytes",
-                    limits::MAX_BYTES
-                ),
+                "bytes per buffer",
+                max_bytes,
+                format!("the n-grams would be {ngrams} strings of {items} tokens and pads (up to {bytes} bytes)"),
             ));
         }
         Ok(())
     }
 
     /// The n-grams of every row `splits[i]..splits[i + 1]` of `col`: the n-gram column and its splits.
-    fn ngrams_of_rows(&self, col: &StringTensor, splits: &[i64]) -> Result<(StringTensor, Vec<i64>)> {
+    fn ngrams_of_rows(
+        &self,
+        ctx: &ExecContext,
+        col: &StringTensor,
+        splits: &[i64],
+    ) -> Result<(StringTensor, Vec<i64>)> {
         let nrows = splits.len().saturating_sub(1);
         // TensorFlow's kernel: no tokens at all means no n-gram in any row, padding or not.
         if col.is_empty() && !self.pad_without_tokens {
             return Ok((StringBuilder::default().finish(vec![0])?, vec![0; nrows + 1]));
         }
-        self.check_output_size(col, splits)?;
+        self.check_output_size(ctx, col, splits)?;
         if let Some(width) = self.one_width() {
-            return self.ngrams_of_one_width(col, splits, width);
+            return self.ngrams_of_one_width(ctx, col, splits, width);
         }
-        self.ngrams_one_by_one(col, splits)
+        self.ngrams_one_by_one(ctx, col, splits)
     }
 
     /// [`Ngrams::ngrams_of_rows`] for any widths (after the size check): n-gram after n-gram
     /// appended on this thread.
-    pub(crate) fn ngrams_one_by_one(&self, col: &StringTensor, splits: &[i64]) -> Result<(StringTensor, Vec<i64>)> {
+    pub(crate) fn ngrams_one_by_one(
+        &self,
+        ctx: &ExecContext,
+        col: &StringTensor,
+        splits: &[i64],
+    ) -> Result<(StringTensor, Vec<i64>)> {
         let mut out_splits = Vec::with_capacity(splits.len());
         out_splits.push(0i64);
-        let mut out = StringBuilder::with_capacity(0, col.byte_len());
+        let mut out = StringBuilder::in_call(ctx, 0, col.byte_len());
         for w in splits.windows(2) {
             let row = RowTokens { col, start: w[0] as usize, len: (w[1] - w[0]) as usize };
             let length = w[1] - w[0];
@@ -331,16 +342,17 @@ impl Ngrams {
     /// threads.
     pub(crate) fn ngrams_of_one_width(
         &self,
+        ctx: &ExecContext,
         col: &StringTensor,
         splits: &[i64],
         width: i64,
     ) -> Result<(StringTensor, Vec<i64>)> {
         let grams = OneWidth::new(self, col, width);
         let nrows = splits.len().saturating_sub(1);
-        let out_splits = self.one_width_splits(splits, width)?;
+        let out_splits = self.one_width_splits(ctx, splits, width)?;
         let total = out_splits[nrows] as usize;
-        let mut gram_offsets: Vec<i64> = limits::try_vec(NGRAMS, total + 1)?;
-        let mut row_offsets: Vec<i64> = limits::try_vec(NGRAMS, nrows + 1)?;
+        let mut gram_offsets: Vec<i64> = ctx.try_vec(NGRAMS, total + 1)?;
+        let mut row_offsets: Vec<i64> = ctx.try_vec(NGRAMS, nrows + 1)?;
         gram_offsets.push(0);
         row_offsets.push(0);
         let mut end = 0i64;
@@ -352,7 +364,7 @@ impl Ngrams {
             }
             row_offsets.push(end);
         }
-        let buf: Vec<u8> = crate::parallel::spans_filled(NGRAMS, &row_offsets, |rows, chunk| {
+        let buf: Vec<u8> = crate::parallel::spans_filled(ctx, NGRAMS, &row_offsets, |rows, chunk| {
             let mut at = 0;
             for r in rows {
                 let tokens = &grams.offsets[splits[r] as usize..=splits[r + 1] as usize];
@@ -365,8 +377,8 @@ impl Ngrams {
     }
 
     /// The n-gram splits of rows `splits` for one width.
-    fn one_width_splits(&self, splits: &[i64], width: i64) -> Result<Vec<i64>> {
-        let mut out_splits: Vec<i64> = limits::try_vec(NGRAMS, splits.len())?;
+    fn one_width_splits(&self, ctx: &ExecContext, splits: &[i64], width: i64) -> Result<Vec<i64>> {
+        let mut out_splits: Vec<i64> = ctx.try_vec(NGRAMS, splits.len())?;
         out_splits.push(0);
         for w in splits.windows(2) {
             let count = self.count_for_width(w[1] - w[0], width);
@@ -521,12 +533,12 @@ impl Op for Ngrams {
         Ok(vec![TensorType::new(DType::String, 0, dims)?])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>(NGRAMS, inputs)?;
         let col = string_column(NGRAMS, 0, x)?;
         Ngrams::check_tokens(&TensorType::of(x))?;
         if let Some(inner) = x.partitions().last() {
-            let (grams, splits) = self.ngrams_of_rows(col, inner.row_splits())?;
+            let (grams, splits) = self.ngrams_of_rows(ctx, col, inner.row_splits())?;
             let mut partitions = x.partitions()[..x.ragged_rank() - 1].to_vec();
             partitions.push(RowPartition::from_row_splits(splits)?);
             return one(RaggedTensor::new(DenseTensor::String(grams), partitions)?);
@@ -535,7 +547,7 @@ impl Op for Ngrams {
         let row_len = shape[shape.len() - 1];
         let nrows: usize = shape[..shape.len() - 1].iter().product();
         let splits: Vec<i64> = (0..=nrows).map(|r| (r * row_len) as i64).collect();
-        let (grams, _) = self.ngrams_of_rows(col, &splits)?;
+        let (grams, _) = self.ngrams_of_rows(ctx, col, &splits)?;
         let per_row = if row_len == 0 && !self.pad_without_tokens { 0 } else { self.count(row_len as i64) as usize };
         let mut out_shape = shape.to_vec();
         if let Some(last) = out_shape.last_mut() {
@@ -584,16 +596,22 @@ impl HashedNgrams {
 
     /// The buckets of the n-grams of every row `splits[i]..splits[i + 1]` of `col`, and the
     /// n-grams' splits.
-    fn buckets_of_rows(&self, col: &StringTensor, splits: &[i64], width: i64) -> Result<(Vec<i64>, Vec<i64>)> {
+    fn buckets_of_rows(
+        &self,
+        ctx: &ExecContext,
+        col: &StringTensor,
+        splits: &[i64],
+        width: i64,
+    ) -> Result<(Vec<i64>, Vec<i64>)> {
         let nrows = splits.len().saturating_sub(1);
         // TensorFlow's kernel: no tokens at all means no n-gram in any row, padding or not.
         if col.is_empty() && !self.ngrams.pad_without_tokens {
             return Ok((Vec::new(), vec![0; nrows + 1]));
         }
-        self.ngrams.check_output_size(col, splits)?;
-        let out_splits = self.ngrams.one_width_splits(splits, width)?;
+        self.ngrams.check_output_size(ctx, col, splits)?;
+        let out_splits = self.ngrams.one_width_splits(ctx, splits, width)?;
         let grams = OneWidth::new(&self.ngrams, col, width);
-        let buckets: Vec<i64> = crate::parallel::spans_filled(HASH, &out_splits, |rows, chunk| {
+        let buckets: Vec<i64> = crate::parallel::spans_filled(ctx, HASH, &out_splits, |rows, chunk| {
             // Room for the n-gram plus the 16 bytes `append_bytes` may write past it.
             let mut scratch: Vec<u8> = Vec::new();
             let mut k = 0;
@@ -624,15 +642,15 @@ impl Op for HashedNgrams {
         self.hash.infer(&grams)
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>(NGRAMS, inputs)?;
         let col = string_column(NGRAMS, 0, x)?;
         Ngrams::check_tokens(&TensorType::of(x))?;
         let (Some(inner), Some(width)) = (x.partitions().last(), self.ngrams.one_width()) else {
-            let grams = self.ngrams.perform(inputs)?;
-            return self.hash.perform(&grams);
+            let grams = self.ngrams.perform(ctx, inputs)?;
+            return self.hash.perform(ctx, &grams);
         };
-        let (buckets, splits) = self.buckets_of_rows(col, inner.row_splits(), width)?;
+        let (buckets, splits) = self.buckets_of_rows(ctx, col, inner.row_splits(), width)?;
         let n = buckets.len();
         let mut partitions = x.partitions()[..x.ragged_rank() - 1].to_vec();
         partitions.push(RowPartition::from_row_splits(splits)?);

@@ -2,7 +2,7 @@
 
 use std::any::Any;
 
-use ragtime_core::{DType, Error, RaggedTensor, Result, TensorType};
+use ragtime_core::{DType, Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{Attrs, Cost, Op, OpProperties};
 use regex::bytes::{Captures, Regex};
 
@@ -55,7 +55,7 @@ impl Op for RegexFullMatch {
         infer_same_structure(FULL_MATCH, inputs, DType::Bool)
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>(FULL_MATCH, inputs)?;
         one(map_to_numbers(FULL_MATCH, x, |_, s| Ok(self.regex.is_match(s)))?)
     }
@@ -167,9 +167,9 @@ impl Op for RegexReplace {
         infer_same_structure(REPLACE, inputs, DType::String)
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>(REPLACE, inputs)?;
-        one(map_to_strings(REPLACE, x, |_, s, out| {
+        one(map_to_strings(ctx, REPLACE, x, |_, s, out| {
             let mut last = 0;
             for caps in self.regex.captures_iter(s) {
                 let whole = caps.get(0).map_or(last..last, |m| m.range());

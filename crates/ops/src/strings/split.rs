@@ -2,7 +2,9 @@
 
 use std::any::Any;
 
-use ragtime_core::{DType, DenseTensor, Dim, RaggedTensor, Result, RowPartition, StringBuilder, TensorType};
+use ragtime_core::{
+    DType, DenseTensor, Dim, ExecContext, RaggedTensor, Result, RowPartition, StringBuilder, TensorType,
+};
 use ragtime_graph::{expect_arity, Attrs, Op};
 
 use crate::strings::common::{expect_string, string_column, SPLIT};
@@ -130,10 +132,10 @@ impl Op for Split {
         Ok(vec![TensorType::new(DType::String, rank, dims)?])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>(SPLIT, inputs)?;
         let col = string_column(SPLIT, 0, x)?;
-        let mut pieces = StringBuilder::with_capacity(col.len(), col.byte_len());
+        let mut pieces = StringBuilder::in_call(ctx, col.len(), col.byte_len());
         let lengths: Vec<i64> = col.iter().map(|s| self.split_into(s, &mut pieces) as i64).collect();
         let npieces = pieces.len();
         let pieces = DenseTensor::String(pieces.finish(vec![npieces])?);

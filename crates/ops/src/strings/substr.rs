@@ -2,7 +2,7 @@
 
 use std::any::Any;
 
-use ragtime_core::{DType, Error, RaggedTensor, Result, TensorType};
+use ragtime_core::{DType, Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{expect_arity, Attrs, Op};
 
 use crate::strings::common::{
@@ -209,7 +209,7 @@ impl Op for Substr {
         Ok(vec![x.clone()])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
         self.output_types(&types)?;
         let x = &inputs[0];
@@ -219,7 +219,7 @@ impl Op for Substr {
             (None, None)
         };
         let col = string_column(SUBSTR, 0, x)?;
-        one(map_to_strings(SUBSTR, x, |i, s, out| {
+        one(map_to_strings(ctx, SUBSTR, x, |i, s, out| {
             let pos = positions.as_ref().map_or(self.pos, |p| p[i]);
             let len = lengths.as_ref().map_or(self.len, |l| l[i]);
             match self.byte_range(s, pos, len) {

@@ -1,6 +1,7 @@
 //! Unit tests of the string family.
 
-use ragtime_core::{ragged, ErrorKind, Literal};
+use ragtime_core::limits::Limits;
+use ragtime_core::{ragged, ErrorKind, ExecContext, Literal};
 use ragtime_core::{DType, DenseTensor, RaggedTensor, StringBuilder, StringTensor, TensorType};
 use ragtime_graph::{Attr, Attrs, Op};
 
@@ -26,9 +27,14 @@ fn lit<T: Into<Literal>>(v: T) -> Literal {
 
 /// Runs `op` on `inputs`, checking that `infer` accepts every input type and the output's type.
 fn run(op: &dyn Op, inputs: &[RaggedTensor]) -> RaggedTensor {
+    run_in(&ExecContext::new(Limits::untrusted()), op, inputs)
+}
+
+/// [`run`] under the call context `ctx` (its threads, limits and budget).
+fn run_in(ctx: &ExecContext, op: &dyn Op, inputs: &[RaggedTensor]) -> RaggedTensor {
     let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
     let inferred = op.output_types(&types).unwrap_or_else(|e| panic!("{}: infer failed: {e}", op.name()));
-    let out = op.perform(inputs).unwrap_or_else(|e| panic!("{}: perform failed: {e}", op.name()));
+    let out = op.perform(ctx, inputs).unwrap_or_else(|e| panic!("{}: perform failed: {e}", op.name()));
     assert_eq!(out.len(), 1, "{} gives one output", op.name());
     let got = TensorType::of(&out[0]);
     assert!(inferred[0].accepts(&got), "{}: inferred {} but the value has type {got}", op.name(), inferred[0]);
@@ -40,7 +46,7 @@ fn assert_value(got: &RaggedTensor, want: &RaggedTensor) {
 }
 
 fn perform_error(op: &dyn Op, inputs: &[RaggedTensor]) -> ErrorKind {
-    match op.perform(inputs) {
+    match op.perform(&ExecContext::new(Limits::untrusted()), inputs) {
         Ok(v) => panic!("{}: expected an error, got {}", op.name(), v[0]),
         Err(e) => e.kind(),
     }
@@ -175,7 +181,7 @@ fn substr_pos_at_the_end_gives_empty_strings() {
 #[test]
 fn substr_pos_outside_a_string_is_out_of_range() {
     let x = ragged![["So", "long"], ["thanks", "for"]].unwrap();
-    let err = Substr::new(3, 1).perform(std::slice::from_ref(&x)).unwrap_err();
+    let err = Substr::new(3, 1).perform(&ExecContext::new(Limits::untrusted()), std::slice::from_ref(&x)).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::IndexOutOfRange);
     let msg = err.to_string();
     assert!(msg.contains("strings.substr") && msg.contains("b\"So\"") && msg.contains("[0, 0]"), "{msg}");
@@ -330,7 +336,7 @@ fn reduce_join_axis_lists_from_attributes() {
     m.insert("separator".to_owned(), Attr::Str(",".to_owned()));
     let op = lookup(REDUCE_JOIN, &Attrs::new(REDUCE_JOIN, m)).unwrap().unwrap();
     assert_eq!(op.name(), r#"StringsReduceJoin{axis=[0, -1], keepdims=false, separator=","}"#);
-    let out = op.perform(&[words()]).unwrap().remove(0);
+    let out = op.perform(&ExecContext::new(Limits::untrusted()), &[words()]).unwrap().remove(0);
     assert_value(&out, &RaggedTensor::from_literal(&lit("So,long,thanks,for,all,the,fish")).unwrap());
     assert_eq!(ReduceJoin::with_axes(vec![1], "").name(), ReduceJoin::new(Some(1), "").name());
     assert_eq!(ReduceJoin::with_axes([0, 2], "").axis(), &Axes::List(vec![0, 2]));
@@ -471,10 +477,10 @@ fn one_width_ngram_ops() -> Vec<(i64, Ngrams)> {
 #[test]
 fn one_width_ngrams_filled_in_parallel_match_the_ones_appended_one_by_one() {
     let (col, splits) = token_rows();
-    let _threads = crate::parallel::enter_threads(2);
+    let two_threads = ExecContext::new(Limits::untrusted()).with_threads(2);
     for (width, op) in one_width_ngram_ops() {
-        let fast = op.ngrams_of_one_width(&col, &splits, width).unwrap();
-        let slow = op.ngrams_one_by_one(&col, &splits).unwrap();
+        let fast = op.ngrams_of_one_width(&two_threads, &col, &splits, width).unwrap();
+        let slow = op.ngrams_one_by_one(&two_threads, &col, &splits).unwrap();
         assert_eq!(fast.1, slow.1, "{}: n-gram counts", op.name());
         assert_eq!(fast.0.offsets(), slow.0.offsets(), "{}: n-gram lengths", op.name());
         assert_eq!(fast.0.bytes(), slow.0.bytes(), "{}: n-gram bytes", op.name());
@@ -505,11 +511,11 @@ fn hashed_ngrams_are_the_buckets_of_the_ngrams() {
     let (col, splits) = token_rows();
     let tokens = RaggedTensor::from_row_splits(DenseTensor::String(col), splits).unwrap();
     let hash = ToHashBucketFast::new(1000).unwrap();
-    let _threads = crate::parallel::enter_threads(2);
+    let two_threads = ExecContext::new(Limits::untrusted()).with_threads(2);
     for (_, op) in one_width_ngram_ops() {
         let fused = HashedNgrams::new(op.clone(), hash.clone()).unwrap();
-        let want = run(&hash, &[run(&op, std::slice::from_ref(&tokens))]);
-        assert_value(&run(&fused, std::slice::from_ref(&tokens)), &want);
+        let want = run_in(&two_threads, &hash, &[run_in(&two_threads, &op, std::slice::from_ref(&tokens))]);
+        assert_value(&run_in(&two_threads, &fused, std::slice::from_ref(&tokens)), &want);
     }
     // Dense tokens run the two ops; no tokens at all give no n-gram even when padded.
     let op = Ngrams::new(&[2]).unwrap().with_padding("#", "#", None).unwrap();
@@ -649,7 +655,7 @@ fn lookup_builds_ops_from_attributes() {
         ],
     );
     let op = lookup("strings.ngrams", &ngrams).unwrap().unwrap();
-    let out = op.perform(&[ragged![["a", "b"]].unwrap()]).unwrap();
+    let out = op.perform(&ExecContext::new(Limits::untrusted()), &[ragged![["a", "b"]].unwrap()]).unwrap();
     let want = ragged![["<s> a", "a b", "b </s>", "<s> a b", "a b </s>"]].unwrap();
     assert_value(&out[0], &want);
     assert!(lookup("strings.nope", &attrs("strings.nope", &[])).is_none());
@@ -666,7 +672,7 @@ fn to_number_follows_strtod_and_refuses_the_rest() {
         assert_eq!(trimmed(text.as_bytes()).and_then(parse_float), None, "{text:?}");
     }
     let op = ToNumber::new(DType::I32).unwrap();
-    let e = op.perform(&[ragged![["1", "2147483648"]].unwrap()]).unwrap_err();
+    let e = op.perform(&ExecContext::new(Limits::untrusted()), &[ragged![["1", "2147483648"]].unwrap()]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidValue);
     assert!(e.to_string().contains("2147483648") && e.to_string().contains("[0, 1]"), "{e}");
     assert_eq!(ToNumber::new(DType::Bool).unwrap_err().kind(), ErrorKind::InvalidArgument);
@@ -677,14 +683,14 @@ fn unicode_encode_errors_and_as_string_floats() {
     let codes =
         RaggedTensor::from_row_splits(DenseTensor::vector(vec![104i32, 0xD800, 105, -1]), vec![0, 2, 4]).unwrap();
     let strict = UnicodeEncode { errors: UnicodeErrors::Strict, ..UnicodeEncode::default() };
-    let e = strict.perform(std::slice::from_ref(&codes)).unwrap_err();
+    let e = strict.perform(&ExecContext::new(Limits::untrusted()), std::slice::from_ref(&codes)).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidValue);
     assert!(e.to_string().contains("row 0") && e.to_string().contains("55296"), "{e}");
     let ignore = UnicodeEncode { errors: UnicodeErrors::Ignore, ..UnicodeEncode::default() };
-    let y = ignore.perform(std::slice::from_ref(&codes)).unwrap().remove(0);
+    let y = ignore.perform(&ExecContext::new(Limits::untrusted()), std::slice::from_ref(&codes)).unwrap().remove(0);
     let texts: Vec<&[u8]> = y.flat_values().as_strings().unwrap().iter().collect();
     assert_eq!(texts, [&b"h"[..], b"i"]);
-    let y = UnicodeEncode::default().perform(&[codes]).unwrap().remove(0);
+    let y = UnicodeEncode::default().perform(&ExecContext::new(Limits::untrusted()), &[codes]).unwrap().remove(0);
     assert_eq!(y.flat_values().as_strings().unwrap().get(1), "i\u{FFFD}".as_bytes());
     // C's %f: six decimals, signed zero and NaN keep their sign.
     let mut text = String::new();

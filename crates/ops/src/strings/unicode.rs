@@ -4,7 +4,7 @@
 use std::any::Any;
 
 use ragtime_core::{
-    limits, DType, DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, StringBuilder, TensorType,
+    DType, DenseTensor, Dim, Error, ExecContext, RaggedTensor, Result, RowPartition, StringBuilder, TensorType,
 };
 use ragtime_graph::{expect_arity, Attrs, Cost, Op, OpProperties};
 
@@ -102,7 +102,7 @@ impl Op for UnicodeEncode {
         Ok(vec![TensorType::new(DType::String, ragged_rank, dims)?])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs::<1>(UNICODE_ENCODE, inputs)?;
         self.output_types(&[TensorType::of(x)])?;
         let values = x.flat_values();
@@ -122,7 +122,7 @@ impl Op for UnicodeEncode {
                 let n: usize = shape.iter().product();
                 ((0..n).map(|r| r * width..(r + 1) * width).collect(), shape, x.partitions().to_vec())
             };
-        let mut out = StringBuilder::with_capacity(rows.len(), codes.len());
+        let mut out = StringBuilder::in_call(ctx, rows.len(), codes.len());
         let mut utf8 = [0u8; 4];
         for (r, range) in rows.into_iter().enumerate() {
             for &code in &codes[range] {
@@ -235,17 +235,17 @@ impl Op for UnicodeDecode {
         Ok(vec![TensorType::new(dtype, x.rank(), dims)?])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let op = self.op_name();
         let [x] = fixed_inputs::<1>(op, inputs)?;
         self.output_types(&[TensorType::of(x)])?;
         // Every dim of the strings as a partition, so their flat values are a vector.
         let strings =
-            if x.rank() >= 2 { crate::gather::take::raise_ragged_rank(op, x, x.rank() - 1)? } else { x.clone() };
+            if x.rank() >= 2 { crate::gather::take::raise_ragged_rank(ctx, op, x, x.rank() - 1)? } else { x.clone() };
         let col = string_column(op, 0, &strings)?;
-        let mut lengths = limits::try_vec::<i64>(op, col.len())?;
+        let mut lengths = ctx.try_vec::<i64>(op, col.len())?;
         let mut codes: Vec<i32> = Vec::new();
-        let mut pieces = StringBuilder::with_capacity(if self.split { col.byte_len() } else { 0 }, col.byte_len());
+        let mut pieces = StringBuilder::in_call(ctx, if self.split { col.byte_len() } else { 0 }, col.byte_len());
         let mut utf8 = [0u8; 4];
         for (i, s) in col.iter().enumerate() {
             let mut count = 0i64;

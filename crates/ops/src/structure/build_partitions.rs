@@ -3,7 +3,7 @@
 
 use std::any::Any;
 
-use ragtime_core::{DType, DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, TensorType};
+use ragtime_core::{DType, DenseTensor, Dim, Error, ExecContext, RaggedTensor, Result, RowPartition, TensorType};
 use ragtime_graph::{expect_arity, Attrs, Cost, Op, OpProperties};
 
 use crate::util::{expect_int_vector, fixed_inputs, int_vector_input, one};
@@ -43,9 +43,9 @@ pub(crate) fn int64_vector(values: &[i64]) -> RaggedTensor {
     DenseTensor::vector(values.to_vec()).into()
 }
 
-/// Refuses a row count that would make a partition larger than [`DenseTensor::MAX_ELEMENTS`].
-fn check_rows(op: &str, nrows: usize) -> Result<()> {
-    DenseTensor::checked_len(op, &[nrows]).map(|_| ())
+/// Refuses a row count whose splits (and the index vectors built for them) pass the call's limits.
+fn check_rows(ctx: &ExecContext, op: &str, nrows: usize) -> Result<()> {
+    ctx.checked_len(op, &[nrows]).map(|_| ())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -74,7 +74,7 @@ impl Op for Identity {
         expect_arity("identity", inputs, 1..=1)?;
         Ok(vec![inputs[0].clone()])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("identity", inputs)?;
         one(x.clone())
     }
@@ -115,7 +115,7 @@ impl Op for FromRowSplits {
         expect_int_vector(OP, 1, &inputs[1])?;
         Ok(vec![with_outer_type(OP, &inputs[0], rows_of_splits(OP, 1, &inputs[1])?)?])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         const OP: &str = "from_row_splits";
         let [values, splits] = fixed_inputs(OP, inputs)?;
         let splits = int_vector_input(OP, 1, "row splits", splits)?;
@@ -155,7 +155,7 @@ impl Op for FromRowLengths {
         expect_int_vector(OP, 1, &inputs[1])?;
         Ok(vec![with_outer_type(OP, &inputs[0], inputs[1].dims()[0])?])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         const OP: &str = "from_row_lengths";
         let [values, lengths] = fixed_inputs(OP, inputs)?;
         let lengths = int_vector_input(OP, 1, "row lengths", lengths)?;
@@ -212,13 +212,13 @@ impl Op for FromValueRowids {
         }
         Ok(vec![with_outer_type(OP, &inputs[0], Dim::from_option(self.nrows))?])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         const OP: &str = "from_value_rowids";
         let [values, rowids] = fixed_inputs(OP, inputs)?;
         let rowids = int_vector_input(OP, 1, "value row ids", rowids)?;
         // The largest row id sizes the splits: refuse absurd ids before allocating for them.
         let needed = rowids.iter().copied().max().map_or(0, |m| m.max(-1).saturating_add(1) as usize);
-        check_rows(OP, needed.max(self.nrows.unwrap_or(0)))?;
+        check_rows(ctx, OP, needed.max(self.nrows.unwrap_or(0)))?;
         one(RaggedTensor::from_value_rowids(values.clone(), &rowids, self.nrows)
             .map_err(|e| at_input(e, OP, "input 1 (value row ids)"))?)
     }
@@ -260,7 +260,7 @@ impl Op for FromNestedRowSplits {
         }
         Ok(vec![result])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         const OP: &str = "from_nested_row_splits";
         let (flat, nested) =
             inputs.split_first().ok_or_else(|| Error::argument(OP, "takes at least 1 input, got 0"))?;
@@ -345,14 +345,14 @@ impl Op for FromUniformRowLength {
         // The new partition is uniform; the values' own partitions are kept as they are.
         true
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         const OP: &str = "from_uniform_row_length";
         let [values] = fixed_inputs(OP, inputs)?;
         if values.rank() == 0 {
             return Err(Error::partition(OP, "input 0 (values) must have rank >= 1, got a scalar"));
         }
         let nrows = self.rows_for(values.nrows())?;
-        check_rows(OP, nrows)?;
+        check_rows(ctx, OP, nrows)?;
         let rows = RowPartition::from_uniform_row_length(self.uniform_row_length, nrows)?;
         one(values.with_outer_partitions(&[rows])?)
     }
@@ -404,7 +404,7 @@ impl Op for FromRowBounds {
         expect_int_vector(op, 1, &inputs[1])?;
         Ok(vec![with_outer_type(op, &inputs[0], inputs[1].dims()[0])?])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let op = self.op_name();
         let [values, bounds] = fixed_inputs(op, inputs)?;
         let what = if self.limits { "row limits" } else { "row starts" };
@@ -413,7 +413,7 @@ impl Op for FromRowBounds {
             return Err(Error::partition(op, "input 0 (values) must have rank >= 1, got a scalar"));
         }
         let nvals = values.nrows() as i64;
-        let mut splits = ragtime_core::limits::try_vec::<i64>(op, bounds.len() + 1)?;
+        let mut splits = ctx.try_vec::<i64>(op, bounds.len() + 1)?;
         if self.limits {
             splits.push(0);
             splits.extend_from_slice(&bounds);
@@ -504,7 +504,7 @@ impl Op for SegmentIdsToRowSplits {
         crate::util::expect_dense_rank(op, 0, &inputs[0], 1)?;
         Ok(vec![TensorType::vector(self.out_type.unwrap_or(inputs[0].dtype()))])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let op = SEGMENT_IDS_TO_ROW_SPLITS;
         let [ids] = fixed_inputs(op, inputs)?;
         let out_type = self.output_types(&[TensorType::of(ids)])?.remove(0).dtype();
@@ -515,8 +515,8 @@ impl Op for SegmentIdsToRowSplits {
                 .map_err(|_| Error::partition(op, format!("segment_ids[{i}] = {id} is negative")))?;
             nrows = nrows.max(id.saturating_add(1));
         }
-        check_rows(op, nrows)?;
-        let mut counts = ragtime_core::limits::try_vec::<i64>(op, nrows + 1)?;
+        check_rows(ctx, op, nrows)?;
+        let mut counts = ctx.try_vec::<i64>(op, nrows + 1)?;
         counts.resize(nrows + 1, 0);
         for &id in &ids {
             counts[id as usize + 1] += 1;

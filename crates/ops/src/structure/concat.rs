@@ -2,7 +2,9 @@
 
 use std::any::Any;
 
-use ragtime_core::{DenseTensor, Dim, Error, RaggedTensor, Result, RowPartition, StringTensor, TensorType};
+use ragtime_core::{
+    DenseTensor, Dim, Error, ExecContext, RaggedTensor, Result, RowPartition, StringTensor, TensorType,
+};
 use ragtime_graph::{expect_arity, Attrs, Op};
 
 use crate::gather::take::{raise_ragged_rank, take_rows};
@@ -161,7 +163,7 @@ pub fn expand_dims(t: &RaggedTensor, axis: usize) -> Result<RaggedTensor> {
 
 /// Dense concat / stack along `axis`: each output row of the dims before `axis` is the
 /// concatenation of the matching chunks of every operand.
-fn dense_join(op: &str, inputs: &[RaggedTensor], axis: usize, stack: bool) -> Result<DenseTensor> {
+fn dense_join(ctx: &ExecContext, op: &str, inputs: &[RaggedTensor], axis: usize, stack: bool) -> Result<DenseTensor> {
     let parts: Vec<DenseTensor> = inputs
         .iter()
         .map(|t| {
@@ -190,9 +192,9 @@ fn dense_join(op: &str, inputs: &[RaggedTensor], axis: usize, stack: bool) -> Re
     let chunks: Vec<usize> = parts.iter().map(|p| p.shape()[axis..].iter().product()).collect();
     let mut out_shape = shape0.clone();
     out_shape[axis] = parts.iter().map(|p| p.shape()[axis]).sum();
-    DenseTensor::checked_len(op, &out_shape)?;
+    ctx.checked_len(op, &out_shape)?;
     let flat: Vec<DenseTensor> = parts.iter().map(|p| reshaped(p, vec![p.len()])).collect::<Result<_>>()?;
-    let source = DenseTensor::concat_rows(&flat)?;
+    let source = DenseTensor::concat_rows_in(ctx, &flat)?;
     let starts: Vec<usize> = flat.iter().scan(0, |acc, p| Some(std::mem::replace(acc, *acc + p.len()))).collect();
     let mut index = Vec::with_capacity(source.len());
     for o in 0..outer {
@@ -200,11 +202,11 @@ fn dense_join(op: &str, inputs: &[RaggedTensor], axis: usize, stack: bool) -> Re
             index.extend(start + o * chunk..start + (o + 1) * chunk);
         }
     }
-    source.take_rows(&index)?.reshape(out_shape)
+    source.take_rows_in(ctx, &index)?.reshape(out_shape)
 }
 
 /// Axis 0: the rows of every operand one after the other (grouped per operand for `stack`).
-fn join_rows(op: &str, inputs: &[RaggedTensor], stack: bool) -> Result<RaggedTensor> {
+fn join_rows(ctx: &ExecContext, op: &str, inputs: &[RaggedTensor], stack: bool) -> Result<RaggedTensor> {
     let inner = &inputs[0].flat_values().shape()[1..];
     for (i, t) in inputs.iter().enumerate().skip(1) {
         if &t.flat_values().shape()[1..] != inner {
@@ -217,7 +219,7 @@ fn join_rows(op: &str, inputs: &[RaggedTensor], stack: bool) -> Result<RaggedTen
             ));
         }
     }
-    let flat = DenseTensor::concat_rows(&inputs.iter().map(|t| t.flat_values().clone()).collect::<Vec<_>>())?;
+    let flat = DenseTensor::concat_rows_in(ctx, &inputs.iter().map(|t| t.flat_values().clone()).collect::<Vec<_>>())?;
     let mut partitions = Vec::with_capacity(inputs[0].ragged_rank() + 1);
     if stack {
         let counts: Vec<i64> = inputs.iter().map(|t| t.nrows() as i64).collect();
@@ -233,7 +235,7 @@ fn join_rows(op: &str, inputs: &[RaggedTensor], stack: bool) -> Result<RaggedTen
 
 /// Axis 1: row `r` of the result joins row `r` of every operand (concat merges their items,
 /// stack keeps one sub-row per operand).
-fn join_columns(op: &str, inputs: &[RaggedTensor], stack: bool) -> Result<RaggedTensor> {
+fn join_columns(ctx: &ExecContext, op: &str, inputs: &[RaggedTensor], stack: bool) -> Result<RaggedTensor> {
     let nrows = inputs[0].nrows();
     for (i, t) in inputs.iter().enumerate().skip(1) {
         if t.nrows() != nrows {
@@ -247,14 +249,14 @@ fn join_columns(op: &str, inputs: &[RaggedTensor], stack: bool) -> Result<Ragged
         }
     }
     if !stack {
-        if let Some(joined) = concat_flat_rows(op, inputs)? {
+        if let Some(joined) = concat_flat_rows(ctx, op, inputs)? {
             return Ok(joined);
         }
     }
-    let all = join_rows(op, inputs, false)?;
+    let all = join_rows(ctx, op, inputs, false)?;
     let n = inputs.len();
     let interleaved: Vec<usize> = (0..nrows).flat_map(|row| (0..n).map(move |i| i * nrows + row)).collect();
-    let rows = take_rows(op, &all, &interleaved)?;
+    let rows = take_rows(ctx, op, &all, &interleaved)?;
     if stack {
         return rows.with_outer_partitions(&[RowPartition::from_uniform_row_length(n, nrows)?]);
     }
@@ -267,7 +269,7 @@ fn join_columns(op: &str, inputs: &[RaggedTensor], stack: bool) -> Result<Ragged
 /// count, dtype and item shape): row `r` of the result is row `r` of every operand (a dense
 /// operand's row is its `k` items), copied as one run each, straight into the result. `None` when
 /// the operands do not have that form (the general path then joins them, or names what differs).
-fn concat_flat_rows(op: &str, inputs: &[RaggedTensor]) -> Result<Option<RaggedTensor>> {
+fn concat_flat_rows(ctx: &ExecContext, op: &str, inputs: &[RaggedTensor]) -> Result<Option<RaggedTensor>> {
     // Each operand as items (`[n_items, item...]`) and row splits over them.
     let mut items: Vec<DenseTensor> = Vec::with_capacity(inputs.len());
     let mut uniform: Vec<Option<Vec<i64>>> = Vec::with_capacity(inputs.len());
@@ -283,7 +285,7 @@ fn concat_flat_rows(op: &str, inputs: &[RaggedTensor]) -> Result<Option<RaggedTe
                 let mut shape = vec![rows * k];
                 shape.extend_from_slice(&v.shape()[2..]);
                 items.push(v.reshape(shape)?);
-                let mut splits = ragtime_core::limits::try_vec(op, rows + 1)?;
+                let mut splits = ctx.try_vec(op, rows + 1)?;
                 splits.extend((0..=rows).map(|r| (r * k) as i64));
                 uniform.push(Some(splits));
             }
@@ -300,7 +302,7 @@ fn concat_flat_rows(op: &str, inputs: &[RaggedTensor]) -> Result<Option<RaggedTe
         .map(|(t, u)| u.as_deref().unwrap_or_else(|| t.partitions()[0].row_splits()))
         .collect();
     let nrows = inputs[0].nrows();
-    let mut new_splits = ragtime_core::limits::try_vec(op, nrows + 1)?;
+    let mut new_splits = ctx.try_vec(op, nrows + 1)?;
     new_splits.push(0i64);
     let mut total = 0i64;
     for r in 0..nrows {
@@ -312,12 +314,12 @@ fn concat_flat_rows(op: &str, inputs: &[RaggedTensor]) -> Result<Option<RaggedTe
     let columns: Option<Vec<&StringTensor>> =
         items.iter().map(|v| v.as_strings().filter(|c| c.shape().len() == 1)).collect();
     let values = match columns {
-        Some(columns) => concat_string_rows(op, &columns, &splits, &new_splits)?,
+        Some(columns) => concat_string_rows(ctx, op, &columns, &splits, &new_splits)?,
         None => {
             let sources: Vec<&DenseTensor> = items.iter().collect();
             let runs = (0..nrows)
                 .flat_map(|r| splits.iter().enumerate().map(move |(i, s)| (i, s[r] as usize..s[r + 1] as usize)));
-            DenseTensor::gather_row_runs(op, &sources, runs)?
+            DenseTensor::gather_row_runs(ctx, op, &sources, runs)?
         }
     };
     Ok(Some(RaggedTensor::new(values, vec![RowPartition::from_row_splits(new_splits)?])?))
@@ -329,6 +331,7 @@ fn concat_flat_rows(op: &str, inputs: &[RaggedTensor]) -> Result<Option<RaggedTe
 /// threads: a concat that adds markers around every row of tokens copies one short run per row
 /// and column, where a general gather of runs pays for each run.
 fn concat_string_rows(
+    ctx: &ExecContext,
     op: &str,
     columns: &[&StringTensor],
     splits: &[&[i64]],
@@ -336,7 +339,7 @@ fn concat_string_rows(
 ) -> Result<DenseTensor> {
     let nrows = new_splits.len() - 1;
     let total = new_splits[nrows] as usize;
-    let mut row_bytes: Vec<i64> = ragtime_core::limits::try_vec(op, nrows + 1)?;
+    let mut row_bytes: Vec<i64> = ctx.try_vec(op, nrows + 1)?;
     row_bytes.push(0);
     let mut bytes = 0i64;
     for r in 0..nrows {
@@ -346,10 +349,10 @@ fn concat_string_rows(
         }
         row_bytes.push(bytes);
     }
-    ragtime_core::limits::checked_bytes(op, bytes as usize, "the strings of the result")?;
-    let mut offsets: Vec<i64> = ragtime_core::limits::try_vec(op, total + 1)?;
+    ctx.checked_bytes(op, bytes as usize, "the strings of the result")?;
+    let mut offsets: Vec<i64> = ctx.try_vec(op, total + 1)?;
     offsets.resize(total + 1, 0);
-    crate::parallel::fill_spans(&mut offsets[1..], new_splits, |rows, chunk| {
+    crate::parallel::fill_spans(ctx, &mut offsets[1..], new_splits, |rows, chunk| {
         let mut k = 0;
         for r in rows {
             let mut end = row_bytes[r];
@@ -363,7 +366,7 @@ fn concat_string_rows(
             }
         }
     })?;
-    let buf: Vec<u8> = crate::parallel::spans_filled(op, &row_bytes, |rows, chunk| {
+    let buf: Vec<u8> = crate::parallel::spans_filled(ctx, op, &row_bytes, |rows, chunk| {
         let mut at = 0;
         for r in rows {
             for (c, s) in columns.iter().zip(splits) {
@@ -377,19 +380,26 @@ fn concat_string_rows(
 }
 
 /// `concat` (`stack == false`) or `stack` of `inputs` along the resolved `axis`.
-fn join(op: &str, inputs: &[RaggedTensor], axis: usize, stack: bool, top: bool) -> Result<RaggedTensor> {
+fn join(
+    ctx: &ExecContext,
+    op: &str,
+    inputs: &[RaggedTensor],
+    axis: usize,
+    stack: bool,
+    top: bool,
+) -> Result<RaggedTensor> {
     let first = inputs.first().ok_or_else(|| Error::argument(op, "takes at least 1 input, got 0"))?;
     if inputs.len() == 1 && !stack {
         return Ok(first.clone());
     }
     if joins_dense(inputs.iter().all(RaggedTensor::is_dense), first.rank(), axis, stack, top) {
-        return dense_join(op, inputs, axis, stack).map(RaggedTensor::from);
+        return dense_join(ctx, op, inputs, axis, stack).map(RaggedTensor::from);
     }
     let ragged_rank = inputs.iter().map(RaggedTensor::ragged_rank).max().unwrap_or(0).max(1);
-    let raised = inputs.iter().map(|t| raise_ragged_rank(op, t, ragged_rank)).collect::<Result<Vec<_>>>()?;
+    let raised = inputs.iter().map(|t| raise_ragged_rank(ctx, op, t, ragged_rank)).collect::<Result<Vec<_>>>()?;
     match axis {
-        0 => join_rows(op, &raised, stack),
-        1 => join_columns(op, &raised, stack),
+        0 => join_rows(ctx, op, &raised, stack),
+        1 => join_columns(ctx, op, &raised, stack),
         _ => {
             let outer = &raised[0].partitions()[0];
             for (i, t) in raised.iter().enumerate().skip(1) {
@@ -405,7 +415,7 @@ fn join(op: &str, inputs: &[RaggedTensor], axis: usize, stack: bool, top: bool) 
                 }
             }
             let values = raised.iter().map(RaggedTensor::values).collect::<Result<Vec<_>>>()?;
-            join(op, &values, axis - 1, stack, false)?.with_outer_partitions(std::slice::from_ref(outer))
+            join(ctx, op, &values, axis - 1, stack, false)?.with_outer_partitions(std::slice::from_ref(outer))
         }
     }
 }
@@ -443,10 +453,10 @@ impl Op for Concat {
         let axis = check_join("concat", inputs, self.axis, false)?;
         Ok(vec![join_type("concat", inputs, axis, false, true)?])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
         let axis = check_join("concat", &types, self.axis, false)?;
-        one(join("concat", inputs, axis, false, true)?)
+        one(join(ctx, "concat", inputs, axis, false, true)?)
     }
     fn as_any(&self) -> &dyn Any {
         self
@@ -488,10 +498,10 @@ impl Op for Stack {
         let axis = check_join("stack", inputs, self.axis, true)?;
         Ok(vec![join_type("stack", inputs, axis, true, true)?])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
         let axis = check_join("stack", &types, self.axis, true)?;
-        one(join("stack", inputs, axis, true, true)?)
+        one(join(ctx, "stack", inputs, axis, true, true)?)
     }
     fn as_any(&self) -> &dyn Any {
         self

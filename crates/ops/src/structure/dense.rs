@@ -2,7 +2,7 @@
 
 use std::any::Any;
 
-use ragtime_core::{DType, DenseTensor, Dim, Error, Literal, RaggedTensor, Result, RowPartition, TensorType};
+use ragtime_core::{DType, Dim, Error, ExecContext, Literal, RaggedTensor, Result, RowPartition, TensorType};
 use ragtime_graph::{expect_arity, Attrs, Graph, Op, VarId};
 
 use crate::structure::concat::merge_dim;
@@ -114,7 +114,7 @@ impl Op for ToTensor {
         };
         Ok(vec![TensorType::dense(x.dtype(), &dims)])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("to_tensor", inputs)?;
         self.check_shape(x.rank())?;
         let default = match &self.default_value {
@@ -226,7 +226,7 @@ impl Op for FromTensor {
         dims.extend_from_slice(&t.dims()[k + 1..]);
         Ok(vec![TensorType::new(t.dtype(), k, dims)?])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         const OP: &str = "from_tensor";
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
         self.output_types(&types)?;
@@ -246,7 +246,7 @@ impl Op for FromTensor {
         let k = self.ragged_rank;
         let shape = tensor.shape();
         let outer = &shape[..k];
-        let rows = DenseTensor::checked_len(OP, outer)?;
+        let rows = ctx.checked_len(OP, outer)?;
         let mut folded = vec![rows];
         folded.extend_from_slice(&shape[k..]);
         let inner = RaggedTensor::from_tensor(&tensor.reshape(folded)?, lengths.as_deref(), padding.as_ref())?;
@@ -309,7 +309,7 @@ impl Op for ToSparse {
             TensorType::dense(DType::I64, &[Some(rank)]),
         ])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("to_sparse", inputs)?;
         let (indices, values, dense_shape) = x.to_sparse()?;
         Ok(vec![indices.into(), values.into(), dense_shape.into()])
@@ -361,7 +361,7 @@ impl Op for FromSparse {
         }
         Ok(vec![TensorType::new(values.dtype(), 1, vec![Dim::Unknown, Dim::Ragged])?])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         const OP: &str = "from_sparse";
         let [indices, values, dense_shape] = fixed_inputs(OP, inputs)?;
         let indices = dense_input(OP, 0, "indices", indices)?;

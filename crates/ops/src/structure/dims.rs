@@ -2,7 +2,7 @@
 
 use std::any::Any;
 
-use ragtime_core::{Dim, Error, RaggedTensor, Result, RowPartition, TensorType};
+use ragtime_core::{Dim, Error, ExecContext, RaggedTensor, Result, RowPartition, TensorType};
 use ragtime_graph::{expect_arity, Attrs, Cost, Op, OpProperties};
 
 use crate::gather::take::raise_ragged_rank;
@@ -53,7 +53,7 @@ impl Op for ExpandDims {
         };
         Ok(vec![TensorType::new(x.dtype(), ragged_rank, dims)?])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("expand_dims", inputs)?;
         self.output_types(&[TensorType::of(x)])?;
         let axis = normalize_axis("expand_dims", self.axis, x.rank() + 1)?;
@@ -142,7 +142,7 @@ impl Op for MergeDims {
         dims.extend_from_slice(&x.dims()[inner + 1..]);
         Ok(vec![TensorType::new(x.dtype(), ragged_rank, dims)?])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("merge_dims", inputs)?;
         let (outer, inner) = self.axes(x.rank())?;
         let rr = x.ragged_rank();
@@ -160,7 +160,7 @@ impl Op for MergeDims {
         }
         // Every merged dim as a partition, then the partitions of dims `outer + 1..=inner` are
         // folded into the one of dim `outer` (or dropped when `outer` is the outer dim).
-        let y = raise_ragged_rank("merge_dims", x, inner)?;
+        let y = raise_ragged_rank(ctx, "merge_dims", x, inner)?;
         let parts = y.partitions();
         let mut partitions = Vec::with_capacity(parts.len());
         if outer > 0 {

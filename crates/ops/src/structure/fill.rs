@@ -2,7 +2,7 @@
 
 use std::any::Any;
 
-use ragtime_core::{DType, DenseTensor, Dim, Element, Error, Literal, RaggedTensor, Result, TensorType};
+use ragtime_core::{DType, DenseTensor, Dim, Element, Error, ExecContext, Literal, RaggedTensor, Result, TensorType};
 use ragtime_graph::{expect_arity, Attrs, Cost, Graph, Op, OpProperties, VarId};
 
 use crate::structure::concat::merge_dim;
@@ -45,7 +45,7 @@ impl Op for Fill {
         ragtime_core::limits::checked_rank(OP, rank)?;
         Ok(vec![TensorType::dense(inputs[1].dtype(), &vec![None; rank])])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         const OP: &str = "fill";
         let [dims, value] = fixed_inputs(OP, inputs)?;
         let dims = int_vector_input(OP, 0, "dims", dims)?;
@@ -57,12 +57,12 @@ impl Op for Fill {
                     .map_err(|_| Error::argument(OP, format!("input 0 (dims) has a negative size {d} at position {k}")))
             })
             .collect::<Result<Vec<_>>>()?;
-        DenseTensor::checked_len(OP, &shape)?;
+        ctx.checked_len(OP, &shape)?;
         let value = dense_input(OP, 1, "value", value)?;
         if value.rank() != 0 {
             return Err(Error::shapes(OP, format!("input 1 (value) must be a scalar, got shape {:?}", value.shape())));
         }
-        one(DenseTensor::full(shape, value)?.into())
+        one(DenseTensor::full_in(ctx, shape, value)?.into())
     }
     fn as_any(&self) -> &dyn Any {
         self
@@ -93,6 +93,10 @@ trait RangeElement: Element {
     fn range_len(start: Self, limit: Self, delta: Self) -> Option<usize>;
     /// The value after `v` (wrapping for integers: the step past the last value may overflow).
     fn step(v: Self, delta: Self) -> Self;
+    /// True for a float NaN (a bound no range can have).
+    fn is_nan(self) -> bool {
+        false
+    }
 }
 
 macro_rules! range_int {
@@ -121,10 +125,13 @@ macro_rules! range_float {
                     return Some(0);
                 }
                 let n = f64::from(((limit - start) / delta).abs().ceil());
-                (n.is_finite() && n <= DenseTensor::MAX_ELEMENTS as f64).then_some(n as usize)
+                (n.is_finite() && n <= usize::MAX as f64).then_some(n as usize)
             }
             fn step(v: Self, delta: Self) -> Self {
                 v + delta
+            }
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
             }
         }
     )*};
@@ -144,7 +151,11 @@ impl<T: Copy> RangeOperand<T> {
 }
 
 /// The rows `range(starts[i], limits[i], deltas[i])` as a ragged tensor.
-fn ragged_ranges<T: RangeElement>(operands: [&DenseTensor; 3], nrows: usize) -> Result<RaggedTensor> {
+fn ragged_ranges<T: RangeElement>(
+    ctx: &ExecContext,
+    operands: [&DenseTensor; 3],
+    nrows: usize,
+) -> Result<RaggedTensor> {
     const OP: &str = "ragged.range";
     let [starts, limits, deltas] =
         operands.map(|t| RangeOperand { values: t.as_slice::<T>().unwrap_or(&[]).to_vec(), scalar: t.rank() == 0 });
@@ -155,17 +166,19 @@ fn ragged_ranges<T: RangeElement>(operands: [&DenseTensor; 3], nrows: usize) -> 
         if delta == T::default() {
             return Err(Error::argument(OP, format!("row {row}: delta must not be 0")));
         }
+        if start.is_nan() || limit.is_nan() || delta.is_nan() {
+            return Err(Error::argument(OP, format!("row {row}: range({start}, {limit}, {delta}) has a NaN bound")));
+        }
         let len = T::range_len(start, limit, delta)
             .and_then(|n| total.checked_add(n).map(|t| (n, t)))
-            .filter(|&(_, t)| fits(t))
+            .filter(|&(_, t)| fits(ctx, t))
             .ok_or_else(|| {
-                Error::argument(
+                let limits = ctx.limits();
+                limits.exceeded(
                     OP,
-                    format!(
-                        "row {row}: range({start}, {limit}, {delta}) makes more values than the limits allow ({} elements, {} bytes)",
-                        DenseTensor::MAX_ELEMENTS,
-                        ragtime_core::limits::MAX_BYTES
-                    ),
+                    "elements",
+                    limits.elements,
+                    format!("row {row}: range({start}, {limit}, {delta}) makes more values than fit (at most {} bytes per buffer)", limits.buffer_bytes),
                 )
             })?;
         total = len.1;
@@ -245,7 +258,7 @@ impl Op for RaggedRange {
         let (dtype, nrows) = Self::plan(inputs)?;
         Ok(vec![TensorType::new(dtype, 1, vec![Dim::from_option(nrows), Dim::Ragged])?])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         const OP: &str = "ragged.range";
         let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
         expect_arity(OP, &types, 1..=3)?;
@@ -265,10 +278,10 @@ impl Op for RaggedRange {
             _ => return Err(Error::argument(OP, format!("takes 1 to 3 inputs, got {}", inputs.len()))),
         };
         one(match dtype {
-            DType::I32 => ragged_ranges::<i32>(operands, nrows)?,
-            DType::I64 => ragged_ranges::<i64>(operands, nrows)?,
-            DType::F32 => ragged_ranges::<f32>(operands, nrows)?,
-            _ => ragged_ranges::<f64>(operands, nrows)?,
+            DType::I32 => ragged_ranges::<i32>(ctx, operands, nrows)?,
+            DType::I64 => ragged_ranges::<i64>(ctx, operands, nrows)?,
+            DType::F32 => ragged_ranges::<f32>(ctx, operands, nrows)?,
+            _ => ragged_ranges::<f64>(ctx, operands, nrows)?,
         })
     }
     fn as_any(&self) -> &dyn Any {
@@ -293,10 +306,10 @@ impl Op for FilledLike {
         self.fill(dtype)?;
         Ok(vec![inputs[0].clone().with_dtype(dtype)])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs(self.op_name(), inputs)?;
         let dtype = self.dtype.unwrap_or(x.dtype());
-        let flat = DenseTensor::full(x.flat_values().shape().to_vec(), &self.fill(dtype)?)?;
+        let flat = DenseTensor::full_in(ctx, x.flat_values().shape().to_vec(), &self.fill(dtype)?)?;
         one(x.with_flat_values(flat)?)
     }
     fn properties(&self) -> OpProperties {
@@ -395,7 +408,7 @@ impl OneHot {
     }
 
     /// `[off, on]` as a 1-d tensor of the values' dtype (`type_mismatch` when a value is not of it).
-    fn palette(&self) -> Result<DenseTensor> {
+    fn palette(&self, ctx: &ExecContext) -> Result<DenseTensor> {
         let dtype = self.value_dtype();
         let default = |on: bool| match dtype {
             DType::Bool => Ok(Literal::Bool(on)),
@@ -406,7 +419,7 @@ impl OneHot {
         let on = self.on_value.clone().map_or_else(|| default(true), Ok)?;
         let off = scalar_tensor(ONE_HOT, "off_value", &off, dtype)?.reshape(vec![1])?;
         let on = scalar_tensor(ONE_HOT, "on_value", &on, dtype)?.reshape(vec![1])?;
-        DenseTensor::concat_rows(&[off, on])
+        DenseTensor::concat_rows_in(ctx, &[off, on])
     }
 }
 
@@ -430,21 +443,21 @@ impl Op for OneHot {
                 format!("indices must be uint8, int8, int32 or int64, got {}", indices.dtype()),
             ));
         }
-        self.palette()?;
+        self.palette(ExecContext::detached())?;
         let mut dims = indices.dims().to_vec();
         dims.push(Dim::Known(self.depth));
         ragtime_core::limits::checked_rank(ONE_HOT, dims.len())?;
         Ok(vec![TensorType::new(self.value_dtype(), indices.ragged_rank(), dims)?])
     }
 
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [indices] = fixed_inputs::<1>(ONE_HOT, inputs)?;
         self.output_types(&[TensorType::of(indices)])?;
-        let palette = self.palette()?;
+        let palette = self.palette(ctx)?;
         let values = indices.flat_values();
         let mut shape = values.shape().to_vec();
         shape.push(self.depth);
-        ragtime_core::limits::checked_size(ONE_HOT, &shape, self.value_dtype().size_of().max(1))?;
+        ctx.checked_size(ONE_HOT, &shape, self.value_dtype().size_of().max(1))?;
         let ids = values.to_i64_vec(ONE_HOT, "input 0 (indices)")?;
         let depth = self.depth as i64;
         // Row 1 of the palette (on) where the position is the index, row 0 (off) elsewhere.
@@ -454,7 +467,7 @@ impl Op for OneHot {
                 (0, row..row + 1)
             })
         });
-        let flat = DenseTensor::gather_row_runs(ONE_HOT, &[&palette], picks)?;
+        let flat = DenseTensor::gather_row_runs(ctx, ONE_HOT, &[&palette], picks)?;
         one(indices.with_flat_values(flat.reshape(shape)?)?)
     }
 

@@ -1,6 +1,7 @@
 //! Unit tests of the row partition constructors and accessors.
 
-use ragtime_core::{ragged, ErrorKind, Literal};
+use ragtime_core::limits::Limits;
+use ragtime_core::{ragged, ErrorKind, ExecContext, Literal};
 use ragtime_core::{DType, DenseTensor, RaggedTensor, TensorType};
 use ragtime_graph::Attr;
 use ragtime_graph::Op;
@@ -46,7 +47,7 @@ fn bad_partitions_are_invalid_row_partition() {
     let e = run("from_value_rowids", &[("nrows", Attr::Int(2))], &[values.clone(), i64s(&[0, 1, 2])]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidRowPartition);
     let e = run("from_value_rowids", &[], &[values, i64s(&[0, 1, i64::MAX])]).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "a huge row id is refused before allocating: {e}");
+    assert_eq!(e.kind(), ErrorKind::ResourceExhausted, "a huge row id is refused before allocating: {e}");
 }
 
 #[test]
@@ -204,8 +205,8 @@ fn names_carry_properties_and_unknown_attrs_are_refused() {
 
 #[test]
 fn perform_refuses_wrong_input_counts() {
-    let e = FromRowSplits::new().perform(&[i32s(&[1])]).unwrap_err();
+    let e = FromRowSplits::new().perform(&ExecContext::new(Limits::untrusted()), &[i32s(&[1])]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-    let e = FromNestedRowSplits::new().perform(&[]).unwrap_err();
+    let e = FromNestedRowSplits::new().perform(&ExecContext::new(Limits::untrusted()), &[]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
 }

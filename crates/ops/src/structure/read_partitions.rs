@@ -3,7 +3,7 @@
 
 use std::any::Any;
 
-use ragtime_core::{DType, DenseTensor, Dim, Error, RaggedTensor, Result, TensorType};
+use ragtime_core::{DType, DenseTensor, Dim, Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{expect_arity, Attrs, Cost, Op, OpProperties};
 
 use crate::structure::build_partitions::int64_vector;
@@ -54,7 +54,7 @@ impl Op for RowSplits {
         let len = inputs[0].dims()[0].size().map(|n| n + 1);
         Ok(vec![TensorType::dense(DType::I64, &[len])])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("row_splits", inputs)?;
         one(int64_vector(x.row_splits()?))
     }
@@ -105,7 +105,7 @@ impl Op for RowLengths {
         let ragged_rank = (axis - 1).min(x.ragged_rank());
         Ok(vec![TensorType::new(DType::I64, ragged_rank, x.dims()[..axis].to_vec())?])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         const OP: &str = "row_lengths";
         let [x] = fixed_inputs(OP, inputs)?;
         let axis = normalize_axis(OP, self.axis, x.rank())?;
@@ -114,7 +114,7 @@ impl Op for RowLengths {
         }
         if let Some(uniform) = axis.checked_sub(x.ragged_rank()).filter(|&j| j > 0) {
             // A uniform axis gets one length per item above it, even where the items are empty.
-            DenseTensor::checked_len(OP, &x.flat_values().shape()[..uniform])?;
+            ctx.checked_len(OP, &x.flat_values().shape()[..uniform])?;
         }
         one(x.row_lengths(axis as i64)?)
     }
@@ -148,7 +148,7 @@ impl Op for ValueRowids {
         expect_ragged("value_rowids", &inputs[0])?;
         Ok(vec![TensorType::vector(DType::I64)])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("value_rowids", inputs)?;
         one(int64_vector(x.value_rowids()?))
     }
@@ -182,7 +182,7 @@ impl Op for Nrows {
         expect_rows("nrows", &inputs[0])?;
         Ok(vec![TensorType::scalar(DType::I64)])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("nrows", inputs)?;
         if x.rank() == 0 {
             return Err(Error::argument("nrows", "input 0 must have rank >= 1, got a scalar"));
@@ -225,7 +225,7 @@ impl Op for FlatValues {
         dims.extend_from_slice(x.inner_dims());
         Ok(vec![TensorType::new(x.dtype(), 0, dims)?])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("flat_values", inputs)?;
         one(x.flat_values().clone().into())
     }
@@ -331,7 +331,7 @@ impl Op for BoundingShape {
             _ => TensorType::dense(self.out_type, &[Some(dims.len())]),
         }])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("bounding_shape", inputs)?;
         self.output_types(&[TensorType::of(x)])?;
         let bounds = x.bounding_shape();
@@ -384,7 +384,7 @@ impl Op for RowBounds {
         expect_ragged(self.op_name(), &inputs[0])?;
         Ok(vec![TensorType::dense(DType::I64, &[inputs[0].dims()[0].size()])])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs(self.op_name(), inputs)?;
         let splits = x.row_splits()?;
         one(int64_vector(if self.limits { &splits[1..] } else { &splits[..splits.len() - 1] }))
@@ -426,7 +426,7 @@ impl Op for Values {
         dims.extend_from_slice(&x.dims()[2..]);
         Ok(vec![TensorType::new(x.dtype(), x.ragged_rank() - 1, dims)?])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("values", inputs)?;
         if x.is_dense() {
             return Err(Error::argument("values", "input 0 must be a ragged tensor, got a dense one"));
@@ -470,7 +470,7 @@ impl Op for NestedRowSplits {
         let outer = x.dims().first().and_then(|d| d.size()).map(|n| n + 1);
         Ok((0..x.ragged_rank()).map(|k| TensorType::dense(DType::I64, &[if k == 0 { outer } else { None }])).collect())
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("nested_row_splits", inputs)?;
         Ok(x.partitions().iter().map(|p| int64_vector(p.row_splits())).collect())
     }
@@ -513,7 +513,7 @@ impl Op for Size {
         }
         Ok(vec![TensorType::scalar(self.out_type)])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("size", inputs)?;
         self.output_types(&[TensorType::of(x)])?;
         let n = x.flat_values().len();
@@ -556,7 +556,7 @@ impl Op for Rank {
         expect_arity("rank", inputs, 1..=1)?;
         Ok(vec![TensorType::scalar(DType::I32)])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, _ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("rank", inputs)?;
         // The rank is at most `limits::MAX_RANK`.
         one(DenseTensor::scalar(x.rank() as i32).into())

@@ -3,23 +3,23 @@
 
 use std::ops::Range;
 
-use ragtime_core::{DenseTensor, Error, Level, RaggedTensor, Result, RowPartition};
+use ragtime_core::{DenseTensor, Error, ExecContext, Level, RaggedTensor, Result, RowPartition};
 
-pub(crate) fn too_large(op: &str) -> Error {
-    Error::argument(
-        op,
-        format!(
-            "the result would exceed {} elements or {} bytes with its index vectors",
-            DenseTensor::MAX_ELEMENTS,
-            ragtime_core::limits::MAX_BYTES
-        ),
-    )
+pub(crate) fn too_large(ctx: &ExecContext, op: &str) -> Error {
+    let limits = ctx.limits();
+    limits.exceeded(op, "elements", limits.elements, format!(
+        "the result (with its index vectors, {PER_ELEMENT} bytes per element, at most {} bytes per buffer) would not fit",
+        limits.buffer_bytes
+    ))
 }
 
-/// True when `n` elements fit the limits of [`DenseTensor::checked_len`] (elements, and bytes
-/// with the index vectors built for them).
-pub(crate) fn fits(n: usize) -> bool {
-    DenseTensor::checked_len("", &[n]).is_ok()
+/// The bytes [`ExecContext::checked_len`] counts per element (the element and its index vectors).
+const PER_ELEMENT: usize = ragtime_core::limits::INDEX_BYTES_PER_ELEMENT + ragtime_core::limits::MAX_ELEMENT_BYTES;
+
+/// True when `n` elements fit the limits of [`ExecContext::checked_len`] (elements, and bytes
+/// with the index vectors built for them); charges nothing.
+pub(crate) fn fits(ctx: &ExecContext, n: usize) -> bool {
+    ctx.checked_size("", &[n], PER_ELEMENT).is_ok()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -60,9 +60,15 @@ impl DimMap {
 ///
 /// The walk goes down level by level collecting source rows and new row lengths, only as deep
 /// as the deepest dimension that changes; below it whole blocks of values move with one
-/// `take_rows`. Every intermediate size is checked against [`DenseTensor::MAX_ELEMENTS`] before
+/// `take_rows`. Every intermediate size is checked against the call's limits before
 /// it is allocated.
-pub(crate) fn remap(op: &str, rt: &RaggedTensor, outer: Vec<usize>, inner: &[DimMap]) -> Result<RaggedTensor> {
+pub(crate) fn remap(
+    ctx: &ExecContext,
+    op: &str,
+    rt: &RaggedTensor,
+    outer: Vec<usize>,
+    inner: &[DimMap],
+) -> Result<RaggedTensor> {
     let values = rt.flat_values();
     let vshape = values.shape();
     if vshape.is_empty() {
@@ -89,8 +95,8 @@ pub(crate) fn remap(op: &str, rt: &RaggedTensor, outer: Vec<usize>, inner: &[Dim
             .try_fold(0usize, |acc, &r| {
                 level.children(r).len().checked_mul(map.factor()).and_then(|n| acc.checked_add(n))
             })
-            .filter(|&n| fits(n))
-            .ok_or_else(|| too_large(op))?;
+            .filter(|&n| fits(ctx, n))
+            .ok_or_else(|| too_large(ctx, op))?;
         let mut next = Vec::with_capacity(count);
         if let Level::Ragged(_) = level {
             let mut lengths = Vec::with_capacity(rows.len());
@@ -107,17 +113,17 @@ pub(crate) fn remap(op: &str, rt: &RaggedTensor, outer: Vec<usize>, inner: &[Dim
             }
             // The dim may be tiled past any size even when no value moves (another dim is 0).
             let dim = &mut out_inner[d - ragged_rank - 1];
-            *dim = dim.checked_mul(map.factor()).filter(|&n| fits(n)).ok_or_else(|| too_large(op))?;
+            *dim = dim.checked_mul(map.factor()).filter(|&n| fits(ctx, n)).ok_or_else(|| too_large(ctx, op))?;
         }
         rows = next;
     }
 
     // `rows` index the input at level `depth`: flat values seen as [items at that level, rest...].
     let walked = depth - ragged_rank;
-    DenseTensor::checked_len(op, &[rows.len(), vshape[walked + 1..].iter().product()])?;
+    ctx.checked_len(op, &[rows.len(), vshape[walked + 1..].iter().product()])?;
     let mut block_shape = vec![vshape[..=walked].iter().product()];
     block_shape.extend_from_slice(&vshape[walked + 1..]);
-    let moved = reshaped(values, block_shape)?.take_rows(&rows)?;
+    let moved = reshaped(values, block_shape)?.take_rows_in(ctx, &rows)?;
     let mut flat_shape = vec![nvals];
     flat_shape.extend(out_inner);
     RaggedTensor::new(reshaped(&moved, flat_shape)?, partitions)

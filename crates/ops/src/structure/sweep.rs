@@ -2,6 +2,8 @@
 //! panic, inferred types must accept computed values, and when both inference and evaluation fail
 //! they agree on the kind.
 
+use ragtime_core::limits::Limits;
+use ragtime_core::ExecContext;
 use ragtime_core::{DenseTensor, RaggedTensor, RowPartition, TensorType};
 use ragtime_graph::Attr;
 
@@ -39,10 +41,11 @@ impl Lcg {
 }
 
 fn check(name: &str, attrs: &[(&str, Attr)], inputs: &[RaggedTensor]) {
+    let ctx = &ExecContext::new(Limits::untrusted());
     let op = build(name, attrs);
     let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
     let shown = || inputs.iter().map(|t| t.to_string()).collect::<Vec<_>>();
-    match (op.output_types(&types), op.perform(inputs)) {
+    match (op.output_types(&types), op.perform(ctx, inputs)) {
         (Ok(types), Ok(values)) => {
             for (t, v) in types.iter().zip(&values) {
                 assert!(t.accepts(&TensorType::of(v)), "{name} {attrs:?} {:?}: inferred {t}, got {v}", shown());

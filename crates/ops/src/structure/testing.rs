@@ -1,9 +1,10 @@
 //! Test helpers shared by the unit tests of the structure family: building ops by name through
 //! the registry and running them.
 
+use ragtime_core::limits::Limits;
 use std::collections::BTreeMap;
 
-use ragtime_core::{DenseTensor, RaggedTensor, Result, TensorType};
+use ragtime_core::{DenseTensor, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{Attr, Attrs, OpRef};
 
 /// Graph-file attributes for `op`.
@@ -18,10 +19,20 @@ pub fn build(name: &str, pairs: &[(&str, Attr)]) -> OpRef {
 
 /// Infers and performs `name` on `inputs`; the inferred types must accept the computed values.
 pub fn run(name: &str, pairs: &[(&str, Attr)], inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    run_in(&ExecContext::new(Limits::untrusted()), name, pairs, inputs)
+}
+
+/// [`run`] under the call context `ctx` (its threads, limits and budget).
+pub fn run_in(
+    ctx: &ExecContext,
+    name: &str,
+    pairs: &[(&str, Attr)],
+    inputs: &[RaggedTensor],
+) -> Result<Vec<RaggedTensor>> {
     let op = build(name, pairs);
     let types: Vec<TensorType> = inputs.iter().map(TensorType::of).collect();
     let out_types = op.output_types(&types)?;
-    let out = op.perform(inputs)?;
+    let out = op.perform(ctx, inputs)?;
     assert_eq!(out.len(), out_types.len(), "{name}: output count");
     for (t, v) in out_types.iter().zip(&out) {
         assert!(t.accepts(&TensorType::of(v)), "{name}: inferred {t} but computed {} = {v}", TensorType::of(v));

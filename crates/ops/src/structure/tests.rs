@@ -1,6 +1,7 @@
 //! Unit tests of the structure ops.
 
-use ragtime_core::{ragged, ErrorKind};
+use ragtime_core::limits::Limits;
+use ragtime_core::{ragged, ErrorKind, ExecContext};
 use ragtime_core::{DType, DenseTensor, Element, Literal, RaggedTensor, Result, StringTensor, TensorType};
 use ragtime_graph::Attr;
 use ragtime_graph::Op;
@@ -70,8 +71,8 @@ fn string_rows_concatenated_in_parallel_match_a_gather_of_runs() {
         RaggedTensor::dense(DenseTensor::full(vec![n, 1], &one).unwrap())
     };
     let inputs = [marker("<s>"), tokens.clone(), marker(""), tokens];
-    let _threads = crate::parallel::enter_threads(2);
-    let got = run1("concat", &axis(1), &inputs).unwrap();
+    let two_threads = ExecContext::new(Limits::untrusted()).with_threads(2);
+    let got = super::testing::run_in(&two_threads, "concat", &axis(1), &inputs).unwrap().remove(0);
     // The general path: one run per row and operand, gathered.
     let items: Vec<DenseTensor> = inputs
         .iter()
@@ -83,7 +84,7 @@ fn string_rows_concatenated_in_parallel_match_a_gather_of_runs() {
         .collect();
     let sources: Vec<&DenseTensor> = items.iter().collect();
     let runs = (0..n).flat_map(|r| splits.iter().enumerate().map(move |(i, s)| (i, s[r] as usize..s[r + 1] as usize)));
-    let want = DenseTensor::gather_row_runs("concat", &sources, runs).unwrap();
+    let want = DenseTensor::gather_row_runs(&two_threads, "concat", &sources, runs).unwrap();
     let (got_col, want_col) = (got.flat_values().as_strings().unwrap(), want.as_strings().unwrap());
     assert_eq!(got_col.offsets(), want_col.offsets(), "string lengths");
     assert_eq!(got_col.bytes(), want_col.bytes(), "string bytes");
@@ -180,7 +181,7 @@ fn join_errors() {
     let b = TensorType::dense(DType::I32, &[Some(3), Some(1)]);
     assert_kind(build("concat", &axis(1)).infer(&[a.clone(), b.clone()]), ErrorKind::IncompatibleShapes);
     assert_kind(build("stack", &axis(0)).infer(&[a, b]), ErrorKind::IncompatibleShapes);
-    assert_kind(Concat::new(0).perform(&[]), ErrorKind::InvalidArgument);
+    assert_kind(Concat::new(0).perform(&ExecContext::new(Limits::untrusted()), &[]), ErrorKind::InvalidArgument);
 }
 
 #[test]
@@ -291,10 +292,13 @@ fn tile_refuses_bad_and_huge_multiples() {
     let x = ragged![[1, 2], [3]].unwrap();
     let multiples = |m: Vec<i64>| [("multiples", Attr::List(m.into_iter().map(Attr::Int).collect()))];
     assert_kind(run("tile", &multiples(vec![2]), std::slice::from_ref(&x)), ErrorKind::InvalidArgument);
-    assert_kind(run("tile", &multiples(vec![1 << 40, 1 << 40]), std::slice::from_ref(&x)), ErrorKind::InvalidArgument);
-    assert_kind(run("tile", &multiples(vec![1, 1 << 62]), std::slice::from_ref(&x)), ErrorKind::InvalidArgument);
+    assert_kind(
+        run("tile", &multiples(vec![1 << 40, 1 << 40]), std::slice::from_ref(&x)),
+        ErrorKind::ResourceExhausted,
+    );
+    assert_kind(run("tile", &multiples(vec![1, 1 << 62]), std::slice::from_ref(&x)), ErrorKind::ResourceExhausted);
     let d = dense(&[2, 2], vec![1, 2, 3, 4]);
-    assert_kind(run("tile", &multiples(vec![1 << 33, 1 << 33]), &[d]), ErrorKind::InvalidArgument);
+    assert_kind(run("tile", &multiples(vec![1 << 33, 1 << 33]), &[d]), ErrorKind::ResourceExhausted);
     let e = crate::registry::op_from_name("tile", &attrs("tile", &multiples(vec![1, -1]))).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     assert_eq!(build("tile", &multiples(vec![2, 1])).name(), "Tile{multiples=[2, 1]}");
@@ -356,7 +360,7 @@ fn fill_builds_dense_tensors() {
     assert_kind(run("fill", &[], &[i64s(&[2, -1]), DenseTensor::scalar(7i32).into()]), ErrorKind::InvalidArgument);
     assert_kind(
         run("fill", &[], &[i64s(&[1 << 40, 1 << 40]), DenseTensor::scalar(7i32).into()]),
-        ErrorKind::InvalidArgument,
+        ErrorKind::ResourceExhausted,
     );
     assert_kind(run("fill", &[], &[i64s(&[2]), i32s(&[1, 2])]), ErrorKind::IncompatibleShapes);
     let floats: RaggedTensor = DenseTensor::vector(vec![2.0f32]).into();
@@ -400,7 +404,7 @@ fn ragged_range_errors() {
     assert_kind(run("ragged.range", &[], &[DenseTensor::vector(vec![3u8]).into()]), ErrorKind::TypeMismatch);
     assert_kind(
         run("ragged.range", &[], &[i64s(&[i64::MAX]), i64s(&[i64::MIN]), i64s(&[-1])]),
-        ErrorKind::InvalidArgument,
+        ErrorKind::ResourceExhausted,
     );
     let nan: RaggedTensor = DenseTensor::scalar(f64::NAN).into();
     assert_kind(run("ragged.range", &[], &[nan]), ErrorKind::InvalidArgument);
@@ -426,7 +430,10 @@ fn to_tensor_op() {
     );
     assert_eq!(op.name(), "ToTensor{default_value=-1, shape=[2, ?]}");
     assert_eq!(op.infer(&[TensorType::of(&x)]).unwrap()[0].to_string(), "int32[2, ?]");
-    assert_value(&op.perform(std::slice::from_ref(&x)).unwrap()[0], &dense(&[2, 4], vec![3, 1, 4, 1, -1, -1, -1, -1]));
+    assert_value(
+        &op.perform(&ExecContext::new(Limits::untrusted()), std::slice::from_ref(&x)).unwrap()[0],
+        &dense(&[2, 4], vec![3, 1, 4, 1, -1, -1, -1, -1]),
+    );
     assert_kind(
         run("to_tensor", &[("default_value", Attr::Str("x".into()))], std::slice::from_ref(&x)),
         ErrorKind::TypeMismatch,
@@ -487,20 +494,21 @@ fn empty_tensors_with_huge_dims_are_refused_not_allocated() {
     let r = ragged![[1]].unwrap();
     assert_kind(
         run("reverse", &[("axis", Attr::List(vec![Attr::Int(0)]))], std::slice::from_ref(&x)),
-        ErrorKind::InvalidArgument,
+        ErrorKind::ResourceExhausted,
     );
     let multiples = [("multiples", Attr::List(vec![Attr::Int(1), Attr::Int(1)]))];
-    assert_kind(run("tile", &multiples, std::slice::from_ref(&x)), ErrorKind::InvalidArgument);
-    assert_kind(run("concat", &axis(0), &[x.clone(), r]), ErrorKind::InvalidArgument);
-    assert_kind(run("to_tensor", &[], std::slice::from_ref(&x)), ErrorKind::InvalidArgument);
-    assert_kind(run("to_sparse", &[], std::slice::from_ref(&x)), ErrorKind::InvalidArgument);
-    assert_kind(run("from_tensor", &[], std::slice::from_ref(&x)), ErrorKind::InvalidArgument);
-    assert_kind(run("row_lengths", &[], std::slice::from_ref(&x)), ErrorKind::InvalidArgument);
+    assert_kind(run("tile", &multiples, std::slice::from_ref(&x)), ErrorKind::ResourceExhausted);
+    assert_kind(run("concat", &axis(0), &[x.clone(), r]), ErrorKind::ResourceExhausted);
+    assert_kind(run("to_tensor", &[], std::slice::from_ref(&x)), ErrorKind::ResourceExhausted);
+    assert_kind(run("to_sparse", &[], std::slice::from_ref(&x)), ErrorKind::ResourceExhausted);
+    assert_kind(run("from_tensor", &[], std::slice::from_ref(&x)), ErrorKind::ResourceExhausted);
+    assert_kind(run("row_lengths", &[], std::slice::from_ref(&x)), ErrorKind::ResourceExhausted);
 }
 
 /// `t` (dense, rank >= 2) as a ragged tensor of ragged rank `ragged_rank` with uniform rows.
 fn as_ragged(t: &RaggedTensor, ragged_rank: usize) -> RaggedTensor {
-    raise_ragged_rank("test", t, ragged_rank).unwrap()
+    let ctx = &ExecContext::new(Limits::untrusted());
+    raise_ragged_rank(ctx, "test", t, ragged_rank).unwrap()
 }
 
 /// Asserts that ragged `got` densifies to dense `want` (padded to `want`'s shape, since a

@@ -3,7 +3,7 @@
 use std::any::Any;
 use std::collections::BTreeSet;
 
-use ragtime_core::{DenseTensor, Dim, Error, RaggedTensor, Result, TensorType};
+use ragtime_core::{Dim, Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{expect_arity, Attrs, Op};
 
 use crate::structure::remap::{remap, too_large, DimMap};
@@ -11,8 +11,8 @@ use crate::util::{fixed_inputs, normalize_axis, one};
 
 /// `tile(x)` with `multiples`: `tf.tile`, generalized to ragged dimensions as TensorFlow does:
 /// `multiples[0]` repeats the list of rows, `multiples[d]` repeats the items of every row of
-/// dimension `d` (ragged or uniform). A result over [`DenseTensor::MAX_ELEMENTS`] values is an
-/// `invalid_argument` error, never an allocation attempt.
+/// dimension `d` (ragged or uniform). A result over the call's element limit is an
+/// `resource_exhausted` error, never an allocation attempt.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tile {
     multiples: Vec<usize>,
@@ -61,24 +61,26 @@ impl Op for Tile {
             .iter()
             .zip(&self.multiples)
             .map(|(&d, &m)| match d {
-                Dim::Known(n) => n.checked_mul(m).map(Dim::Known).ok_or_else(|| too_large("tile")),
+                Dim::Known(n) => {
+                    n.checked_mul(m).map(Dim::Known).ok_or_else(|| too_large(ExecContext::detached(), "tile"))
+                }
                 Dim::Unknown if m == 0 => Ok(Dim::Known(0)),
                 other => Ok(other),
             })
             .collect::<Result<_>>()?;
         Ok(vec![TensorType::new(x.dtype(), x.ragged_rank(), dims)?])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("tile", inputs)?;
         self.check_rank(x.rank())?;
         let Some((&times, inner)) = self.multiples.split_first() else {
             return one(x.clone());
         };
         let nrows = x.nrows();
-        DenseTensor::checked_len("tile", &[times, nrows])?;
+        ctx.checked_len("tile", &[times, nrows])?;
         let outer: Vec<usize> = (0..times).flat_map(|_| 0..nrows).collect();
         let maps: Vec<DimMap> = inner.iter().map(|&m| DimMap::Tile(m)).collect();
-        one(remap("tile", x, outer, &maps)?)
+        one(remap(ctx, "tile", x, outer, &maps)?)
     }
     fn as_any(&self) -> &dyn Any {
         self
@@ -129,18 +131,18 @@ impl Op for Reverse {
         self.resolve(&inputs[0])?;
         Ok(vec![inputs[0].clone()])
     }
-    fn perform(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+    fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x] = fixed_inputs("reverse", inputs)?;
         let axes = self.resolve(&TensorType::of(x))?;
         if axes.is_empty() {
             return one(x.clone());
         }
-        DenseTensor::checked_len("reverse", &[x.nrows()])?;
+        ctx.checked_len("reverse", &[x.nrows()])?;
         let outer: Vec<usize> =
             if axes.contains(&0) { (0..x.nrows()).rev().collect() } else { (0..x.nrows()).collect() };
         let maps: Vec<DimMap> =
             (1..x.rank()).map(|d| if axes.contains(&d) { DimMap::Reverse } else { DimMap::Keep }).collect();
-        one(remap("reverse", x, outer, &maps)?)
+        one(remap(ctx, "reverse", x, outer, &maps)?)
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -29,12 +29,13 @@ mod inputs;
 mod rng;
 mod values;
 
+use ragtime_core::limits::Limits;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ragtime_core::{RaggedTensor, TensorType};
+use ragtime_core::{ExecContext, RaggedTensor, TensorType};
 use ragtime_graph::{Attrs, OpRef};
 use ragtime_ops::{op_from_name, OP_NAMES};
 
@@ -130,7 +131,8 @@ fn run_case(rng: &mut Rng, op_name: &str, watch: &Current, failures: &mut Failur
     if inferred.is_err() && !rng.chance(0.3) {
         return;
     }
-    let (performed, elapsed) = catch(watch, "perform", &case, || op.perform(&inputs));
+    let (performed, elapsed) =
+        catch(watch, "perform", &case, || op.perform(&ExecContext::new(Limits::untrusted()), &inputs));
     if elapsed > SLOW_CALL {
         fail_with(
             format!("{} is slow", if inferred.is_ok() { "perform" } else { "perform (refused types)" }),

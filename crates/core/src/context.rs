@@ -1,0 +1,247 @@
+//! `ExecContext`: the run-time settings of one call (threads, limits, memory budget, Debug flag,
+//! current node), passed to every op's `perform` instead of living in thread-locals.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use crate::limits::{self, Limits, INDEX_BYTES_PER_ELEMENT, MAX_ELEMENT_BYTES};
+use crate::Result;
+
+/// The bytes charged to one call. Shared by the contexts of the call's nodes and safe to charge
+/// from the worker threads of a parallel region.
+#[derive(Debug)]
+struct Budget {
+    limit: usize,
+    used: AtomicUsize,
+}
+
+/// What one call of a compiled function runs with: the threads its ops may use, the [`Limits`] in
+/// force, its memory budget (every data-sized buffer an op allocates is charged to it, and one that
+/// would pass it is refused before it is made), the Debug flag, and the node being run (for
+/// errors). The executor builds one per call; cloning shares the budget.
+///
+/// ```
+/// use ragtime_core::{limits::Limits, ExecContext};
+/// let ctx = ExecContext::new(Limits::untrusted().with_call_budget(1000)).with_threads(2);
+/// let _kept: Vec<u64> = ctx.try_vec("demo", 100)?;
+/// assert_eq!(ctx.budget_used(), Some(800));
+/// assert!(ctx.try_vec::<u64>("demo", 100).is_err(), "800 + 800 bytes pass the budget");
+/// # Ok::<(), ragtime_core::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ExecContext {
+    threads: usize,
+    limits: Limits,
+    /// `None` outside a call: nothing is charged.
+    budget: Option<Arc<Budget>>,
+    debug: bool,
+    node: Option<Arc<str>>,
+}
+
+impl ExecContext {
+    /// A context for one call under `limits`, with a fresh budget of `limits.call_budget`, one
+    /// thread, Debug off.
+    pub fn new(limits: Limits) -> Self {
+        ExecContext {
+            threads: 1,
+            limits,
+            budget: Some(Arc::new(Budget { limit: limits.call_budget, used: AtomicUsize::new(0) })),
+            debug: false,
+            node: None,
+        }
+    }
+
+    /// The context of code that runs outside any call (building input values, converting
+    /// Arrow data, tests): [`Limits::trusted`], no budget, one thread.
+    pub fn detached() -> &'static ExecContext {
+        static DETACHED: OnceLock<ExecContext> = OnceLock::new();
+        DETACHED.get_or_init(|| ExecContext { budget: None, ..ExecContext::new(Limits::trusted()) })
+    }
+
+    /// This context with up to `threads` threads (at least one).
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
+        self
+    }
+
+    /// This context with the Debug flag (`Mode::Debug`: kernels check themselves against the
+    /// reference implementation).
+    pub fn with_debug(mut self, debug: bool) -> Self {
+        self.debug = debug;
+        self
+    }
+
+    /// This context while node `node` (its op and output, as errors name it) runs; shares the budget.
+    pub fn at_node(&self, node: &Arc<str>) -> Self {
+        ExecContext { node: Some(node.clone()), ..self.clone() }
+    }
+
+    /// The same settings with a fresh budget of `limit` bytes (the replays of `Mode::Debug`).
+    pub fn with_fresh_budget(&self, limit: usize) -> Self {
+        ExecContext {
+            budget: Some(Arc::new(Budget { limit, used: AtomicUsize::new(0) })),
+            limits: self.limits.with_call_budget(limit),
+            ..self.clone()
+        }
+    }
+
+    /// The threads the call's ops may use.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Whether the call runs in `Mode::Debug`.
+    pub fn debug(&self) -> bool {
+        self.debug
+    }
+
+    /// The node being run, when the executor said.
+    pub fn node(&self) -> Option<&str> {
+        self.node.as_deref()
+    }
+
+    /// The bytes charged so far to the call's budget (`None` outside a call).
+    pub fn budget_used(&self) -> Option<usize> {
+        self.budget.as_ref().map(|b| b.used.load(Ordering::Relaxed))
+    }
+
+    /// Charges `bytes` to the call's budget (nothing outside a call), refusing them when they
+    /// would pass its limit.
+    pub fn charge(&self, op: &str, bytes: usize) -> Result<()> {
+        let Some(budget) = &self.budget else { return Ok(()) };
+        budget
+            .used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                used.checked_add(bytes).filter(|&total| total <= budget.limit)
+            })
+            .map(drop)
+            .map_err(|used| {
+                limits::exhausted(
+                    op,
+                    format!(
+                        "{bytes} more bytes would exceed the call's memory budget of {} bytes ({used} already used); {}",
+                        budget.limit,
+                        limits::HOW_TO_RAISE
+                    ),
+                )
+            })
+    }
+
+    /// See [`Limits::checked_size`].
+    pub fn checked_size(&self, op: &str, shape: &[usize], bytes_per_element: usize) -> Result<usize> {
+        self.limits.checked_size(op, shape, bytes_per_element)
+    }
+
+    /// See [`Limits::checked_bytes`].
+    pub fn checked_bytes(&self, op: &str, bytes: usize, what: &str) -> Result<usize> {
+        self.limits.checked_bytes(op, bytes, what)
+    }
+
+    /// See [`Limits::checked_rank`].
+    pub fn checked_rank(&self, op: &str, rank: usize) -> Result<usize> {
+        self.limits.checked_rank(op, rank)
+    }
+
+    /// The number of elements of `shape`, refusing a shape whose non-zero dimensions multiply
+    /// past the elements limit, or whose elements with the index vectors built for them (row ids,
+    /// source positions: 16 bytes each, plus 8 for the widest element) pass the per-buffer limit.
+    /// The bytes counted are charged to the call's budget. Zero dimensions are left out of the
+    /// check because builders still walk the other dimensions (`[2^40, 0]` has 2^40 rows).
+    pub fn checked_len(&self, op: &str, shape: &[usize]) -> Result<usize> {
+        let per_element = INDEX_BYTES_PER_ELEMENT + MAX_ELEMENT_BYTES;
+        let n = self.limits.checked_size(op, shape, per_element)?;
+        self.charge(op, n * per_element)?;
+        Ok(n)
+    }
+
+    /// An empty vector with room for `n` items, allocated fallibly: more than the per-buffer
+    /// limit, more than the call's budget, or more than the allocator can give, is an error from
+    /// `op` instead of an abort.
+    pub fn try_vec<T>(&self, op: &str, n: usize) -> Result<Vec<T>> {
+        let bytes = n.saturating_mul(std::mem::size_of::<T>());
+        self.limits.checked_bytes(op, bytes, &format!("a buffer of {n} items"))?;
+        self.charge(op, bytes)?;
+        let mut v = Vec::new();
+        v.try_reserve_exact(n).map_err(|_| {
+            limits::exhausted(op, format!("cannot allocate a buffer of {n} items ({bytes} bytes): out of memory"))
+        })?;
+        Ok(v)
+    }
+
+    /// `n` copies of `value`, allocated fallibly (see [`ExecContext::try_vec`]).
+    pub fn try_filled<T: Clone>(&self, op: &str, n: usize, value: T) -> Result<Vec<T>> {
+        let mut v = self.try_vec(op, n)?;
+        v.resize(n, value);
+        Ok(v)
+    }
+
+    /// Collects an iterator of known length into a fallibly allocated vector (see [`ExecContext::try_vec`]).
+    pub fn try_collect<T>(&self, op: &str, items: impl ExactSizeIterator<Item = T>) -> Result<Vec<T>> {
+        let mut v = self.try_vec(op, items.len())?;
+        v.extend(items);
+        Ok(v)
+    }
+}
+
+impl Default for ExecContext {
+    /// A call under [`Limits::trusted`], one thread.
+    fn default() -> Self {
+        ExecContext::new(Limits::trusted())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    #[test]
+    fn fallible_buffers_refuse_instead_of_aborting() {
+        let ctx = ExecContext::new(Limits::untrusted());
+        let limit = Limits::untrusted().buffer_bytes;
+        assert_eq!(ctx.try_vec::<u64>("t", limit / 8 + 1).unwrap_err().kind(), ErrorKind::ResourceExhausted);
+        assert_eq!(ctx.try_vec::<u8>("t", usize::MAX).unwrap_err().kind(), ErrorKind::ResourceExhausted);
+        assert_eq!(ctx.try_filled("t", 3, 7u8).unwrap(), [7, 7, 7]);
+        assert_eq!(ctx.try_collect("t", 0..4u32).unwrap(), [0, 1, 2, 3]);
+        assert_eq!(ctx.checked_len("t", &[0, 5]).unwrap(), 0);
+        assert!(ctx.checked_len("t", &[usize::MAX, 3]).is_err());
+    }
+
+    #[test]
+    fn budgets_charge_buffers_and_are_shared_by_the_nodes_of_a_call() {
+        let ctx = ExecContext::new(Limits::untrusted().with_call_budget(1000));
+        ctx.try_vec::<u64>("t", 100).unwrap();
+        assert_eq!(ctx.budget_used(), Some(800));
+        let node: Arc<str> = Arc::from("Tile{..} -> y");
+        let at = ctx.at_node(&node);
+        let e = at.try_vec::<u64>("t", 100).unwrap_err();
+        assert!(e.to_string().contains("memory budget of 1000 bytes (800 already used)"), "{e}");
+        assert_eq!(at.node(), Some("Tile{..} -> y"));
+        let fresh = ctx.with_fresh_budget(10);
+        assert_eq!(fresh.budget_used(), Some(0));
+        assert_eq!(ctx.budget_used(), Some(800), "a fresh budget leaves the call's alone");
+        assert_eq!(ExecContext::detached().budget_used(), None);
+        ExecContext::detached().try_vec::<u64>("t", 1000).unwrap();
+    }
+
+    #[test]
+    fn worker_threads_charge_one_budget() {
+        let ctx = ExecContext::new(Limits::untrusted().with_call_budget(1 << 20));
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..64 {
+                        ctx.charge("t", 1024).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(ctx.budget_used(), Some(4 * 64 * 1024));
+        assert!(ctx.charge("t", 1 << 20).is_err());
+    }
+}
