@@ -87,7 +87,7 @@ struct CompileArgs {
     #[arg(long, value_name = "N", value_parser = crate::stream::positive)]
     threads: Option<usize>,
     #[command(flatten)]
-    limits: ragtime_cli::args::LimitsArgs,
+    limits: crate::args::LimitsArgs,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -113,7 +113,7 @@ impl CompileArgs {
             excluding: self.exclude.clone(),
             threads: self.threads,
             // Graph files are untrusted input unless the user says otherwise.
-            limits: Some(self.limits.limits(ragtime_cli::args::Preset::Untrusted)),
+            limits: Some(self.limits.limits(crate::args::Preset::Untrusted)),
             ..Default::default()
         }
     }
