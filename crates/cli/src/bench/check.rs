@@ -133,6 +133,27 @@ pub fn tensors(against: Against, got: &RaggedTensor, want: &RaggedTensor) -> Res
     values(against, float_values(against, got)?, float_values(against, want)?)
 }
 
+/// The checks of a row workload's float output once its shape and splits are checked: its values
+/// against the baseline's (`baseline`), the whole result against the interpreter's (`want`), and,
+/// when an approximation baseline ran, that baseline's values against the exact one's. Returns
+/// what the output was checked against.
+pub fn row_output(
+    out: &RaggedTensor,
+    baseline: &[f32],
+    want: &RaggedTensor,
+    approx_baseline: Option<&[f32]>,
+) -> Result<Vec<Against>, Mismatch> {
+    values(Against::Baseline, float_values(Against::Baseline, out)?, baseline)?;
+    tensors(Against::Interpreter, out, want)?;
+    match approx_baseline {
+        Some(approx) => {
+            values(Against::ApproxBaseline, approx, baseline)?;
+            Ok(vec![Against::Baseline, Against::ApproxBaseline, Against::Interpreter])
+        }
+        None => Ok(vec![Against::Baseline, Against::Interpreter]),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -67,13 +67,7 @@ pub fn run(
         if !mean {
             check::splits(Against::Baseline, &out.nested_row_splits()[0], splits)?;
         }
-        check::values(Against::Baseline, check::float_values(Against::Baseline, &out)?, &buf)?;
-        check::tensors(Against::Interpreter, &out, &want)?;
-        if approx_baseline_s.is_some() {
-            check::values(Against::ApproxBaseline, &approx_buf, &buf)?;
-            return Ok(vec![Against::Baseline, Against::ApproxBaseline, Against::Interpreter]);
-        }
-        Ok(vec![Against::Baseline, Against::Interpreter])
+        check::row_output(&out, &buf, &want, approx_baseline_s.map(|_| &approx_buf[..]))
     })();
     Ok(Outcome {
         recycled_outputs: true,

@@ -368,13 +368,7 @@ impl Bench {
             for (got, want) in got_splits.iter().zip(&want_splits) {
                 check::splits(Against::Baseline, got, want)?;
             }
-            check::values(Against::Baseline, check::float_values(Against::Baseline, &out)?, &buf)?;
-            check::tensors(Against::Interpreter, &out, &want)?;
-            if approx_baseline_s.is_some() {
-                check::values(Against::ApproxBaseline, &approx_buf, &buf)?;
-                return Ok(vec![Against::Baseline, Against::ApproxBaseline, Against::Interpreter]);
-            }
-            Ok(vec![Against::Baseline, Against::Interpreter])
+            check::row_output(&out, &buf, &want, approx_baseline_s.map(|_| &approx_buf[..]))
         })();
         Ok(Outcome {
             recycled_outputs: true,
