@@ -6,10 +6,7 @@ import pyarrow as pa
 import pytest
 
 import ragtime as rt
-
-
-def address(array):
-    return array.__array_interface__["data"][0]
+from conftest import address
 
 
 def test_numpy_in_and_out_share_memory():

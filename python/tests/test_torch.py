@@ -7,18 +7,9 @@ import numpy as np
 import pytest
 
 import ragtime as rt
+from conftest import address, row_sums
 
 torch = pytest.importorskip("torch", reason="torch is not installed: its round trips are skipped")
-
-
-def address(array):
-    return array.__array_interface__["data"][0]
-
-
-def row_sums():
-    g = rt.Graph()
-    x = g.input("x", rt.ragged("float32", 1))
-    return rt.compile([x], [x * 2, rt.reduce_sum(x, axis=1)])
 
 
 def jagged():
