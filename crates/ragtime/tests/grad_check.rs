@@ -404,6 +404,7 @@ proptest! {
             ("stack", Box::new(|v| v[0].stack(&[&v[1]], 0))),
             ("to_tensor", Box::new(|v| v[0].to_tensor())),
             ("flat_values", Box::new(|v| v[0].flat_values())),
+            ("to_sparse values", Box::new(|v| v[0].to_sparse().1)),
             ("boolean_mask", Box::new(|v| {
                 let zero = v[2].scalar_like(0.0);
                 v[0].boolean_mask(&elemwise(ScalarOp::Greater, &[&v[2], &zero]))
@@ -416,6 +417,14 @@ proptest! {
                 v[0].gather(&ids)
             })),
         ];
+        // `from_sparse` takes rank-2 sparse tensors: `to_sparse`'s output of a `[n, (r)]` value
+        // back, through both VJPs.
+        let flat = ragged(&mut rng, Shape { ragged_rank: 1, nrows: n, inner: None, min_len: 0 }, Domain::Signed);
+        let r = verify_grad(&mut rng, "from_sparse of to_sparse", vec![wrt(flat)], |v| {
+            let (indices, values, dense_shape) = v[0].to_sparse();
+            ragtime::ops::from_sparse(&indices, &values, &dense_shape)
+        });
+        prop_assert!(r.is_ok(), "{}", r.unwrap_err());
         for (what, f) in checks {
             // `gather` reads rows 0 and 1: give it at least two.
             if what == "gather" && x.nrows() < 2 {

@@ -12,7 +12,7 @@ use ragtime_core::{Error, Result};
 use ragtime_graph::{Graph, Op, OpRef, VarId};
 
 use super::ops::{FlatPositions, ScatterAdd};
-use crate::grad::nodes::{apply1, single, ty};
+use crate::grad::nodes::{apply1, ty};
 
 /// The VJP of a data-movement op `op` (see the module doc): every float input is data moved by
 /// the op, the others (indices, masks, splits) say where. `twin` is the op to run on int64
@@ -24,7 +24,16 @@ pub fn movement_vjp(
     inputs: &[VarId],
     output_grads: &[Option<VarId>],
 ) -> Result<Vec<Option<VarId>>> {
-    let Some(g) = single(output_grads) else { return Ok(vec![None; inputs.len()]) };
+    // The one output that moves data (to_sparse's `values`; output 0 of the others) carries the
+    // gradient; the others are integers (indices, shapes), whose gradients are disconnected.
+    let connected: Vec<(usize, VarId)> =
+        output_grads.iter().enumerate().filter_map(|(k, g)| g.map(|g| (k, g))).collect();
+    let [(out, g)] = connected[..] else {
+        if connected.is_empty() {
+            return Ok(vec![None; inputs.len()]);
+        }
+        return Err(Error::graph(format!("{}: a data-movement VJP needs one output that moves data", twin.name())));
+    };
     let is_data = inputs.iter().map(|&v| Ok(ty(graph, v)?.dtype().is_float())).collect::<Result<Vec<bool>>>()?;
     let mut grads = Vec::with_capacity(inputs.len());
     for (i, &input) in inputs.iter().enumerate() {
@@ -41,10 +50,10 @@ pub fn movement_vjp(
             });
         }
         let positions = graph.apply(twin.clone(), &args)?;
-        let [positions] = positions.as_slice() else {
-            return Err(Error::graph(format!("{}: a data-movement VJP needs a one-output op", twin.name())));
+        let Some(&positions) = positions.get(out) else {
+            return Err(Error::graph(format!("{}: no output {out} to take positions from", twin.name())));
         };
-        grads.push(Some(apply1(graph, ScatterAdd, &[input, *positions, g])?));
+        grads.push(Some(apply1(graph, ScatterAdd, &[input, positions, g])?));
     }
     Ok(grads)
 }

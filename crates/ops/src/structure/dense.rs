@@ -317,6 +317,9 @@ impl Op for ToSparse {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    // `values` holds `x`'s elements in row-major order, moved, never changed.
+    crate::grad::structure::movement_vjp_method!();
 }
 
 /// `from_sparse(indices, values, dense_shape)`: `tf.RaggedTensor.from_sparse` for a rank-2 sparse
@@ -372,4 +375,7 @@ impl Op for FromSparse {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    // Each value lands in one element of the result, chosen by the indices only.
+    crate::grad::structure::movement_vjp_method!();
 }
