@@ -119,3 +119,32 @@ fn the_gradient_of_a_product_is_exact_at_zeros() {
         assert_eq!(rows(&out[0]), vec![vec![0.0, 6.0, 0.0], vec![0.0, 0.0], vec![], vec![1.0]]);
     }
 }
+
+#[test]
+fn from_tensor_with_padding_sends_the_gradient_to_the_items_it_kept() {
+    let g = Graph::new();
+    let t = g.input("t", TensorType::dense(DType::F64, &[Some(3), Some(4)]));
+    // Trailing zeros are cut: row 0 keeps 2 items, row 1 none, row 2 all four (its zero is not
+    // trailing). cost = sum(exp(kept)), so a kept item gets exp(t) and a cut one 0 (exp(0) = 1
+    // would show a cut item that leaked).
+    let cost = ragtime::ops::from_tensor(&t, None, Some(Literal::Float(0.0))).exp().reduce_sum(None);
+    let dt = ragtime::grad(&cost, &[&t]).unwrap().remove(0);
+    let data: Vec<f64> = vec![1.5, -0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0, -1.0, 0.25];
+    let value = RaggedTensor::from(DenseTensor::from_vec(vec![3, 4], data.clone()).unwrap());
+    for mode in [Mode::FastRun, Mode::FastCompile] {
+        let f = g.compile_with(&[&t], &[&dt], mode).unwrap();
+        let got = f.call(std::slice::from_ref(&value)).unwrap().remove(0);
+        // A plain loop: each row keeps its items up to the last non-zero one.
+        let mut want = vec![0.0; 12];
+        for row in 0..3 {
+            let kept = (0..4).rev().find(|&j| data[row * 4 + j] != 0.0).map_or(0, |j| j + 1);
+            for j in 0..kept {
+                want[row * 4 + j] = data[row * 4 + j].exp();
+            }
+        }
+        // (ragtime's `exp` and std's may differ in the last bit; the cut items are exactly 0.)
+        let got = got.flat_slice::<f64>().unwrap();
+        let close = got.iter().zip(&want).all(|(a, b)| (a - b).abs() <= 1e-15 * b.abs());
+        assert!(close && got.len() == want.len(), "{mode:?}: got {got:?}, want {want:?}");
+    }
+}

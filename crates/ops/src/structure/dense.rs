@@ -266,13 +266,27 @@ impl Op for FromTensor {
         &self,
         graph: &mut Graph,
         inputs: &[VarId],
-        _outputs: &[VarId],
+        outputs: &[VarId],
         output_grads: &[Option<VarId>],
     ) -> Result<Vec<Option<VarId>>> {
         if self.padding.is_some() {
             // The rows' lengths depend on the values (trailing padding is cut), so positions
-            // cannot stand in for them.
-            return Err(Error::argument("from_tensor", "has no gradient with `padding`; give row lengths instead"));
+            // cannot stand in for the values. The forward's own row lengths say which items were
+            // kept: the VJP is that of the same conversion given those lengths (TensorFlow's too:
+            // the cut items get no gradient).
+            let [tensor] = inputs else {
+                return Err(Error::argument("from_tensor", "`lengths` and `padding` together are refused"));
+            };
+            if self.ragged_rank != 1 {
+                return Err(Error::argument(
+                    "from_tensor",
+                    "has no gradient with `padding` and ragged_rank above 1; give row lengths instead",
+                ));
+            }
+            let lengths = crate::grad::nodes::apply1(graph, crate::structure::RowLengths::new(1), &[outputs[0]])?;
+            let twin = std::sync::Arc::new(FromTensor { padding: None, ragged_rank: 1 });
+            let grads = crate::grad::structure::movement_vjp(twin, graph, &[*tensor, lengths], output_grads)?;
+            return Ok(vec![grads[0]]);
         }
         crate::grad::structure::same_movement_vjp(self, graph, inputs, output_grads)
     }
