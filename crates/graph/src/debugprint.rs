@@ -28,24 +28,46 @@ fn id_label(mut n: usize) -> String {
     String::from_utf8(s).unwrap_or_default()
 }
 
+/// Prints one graph (the function's, or one inner graph); ids continue from `first_id`, so the
+/// ids of inner graphs do not repeat the outer graph's.
 struct Printer<'g> {
     graph: &'g Graph,
     opts: PrintOptions,
     positions: HashMap<ApplyId, usize>,
+    first_id: usize,
     ids: HashMap<VarId, String>,
     expanded: std::collections::HashSet<ApplyId>,
-    inner: Vec<(String, String)>,
+    /// The fused nodes met, titled as they print, with their inner graphs.
+    inner: Vec<(String, &'g FunctionGraph)>,
     out: String,
 }
 
 impl<'g> Printer<'g> {
+    fn new(graph: &'g Graph, opts: PrintOptions, positions: HashMap<ApplyId, usize>, first_id: usize) -> Self {
+        Printer {
+            graph,
+            opts,
+            positions,
+            first_id,
+            ids: HashMap::new(),
+            expanded: Default::default(),
+            inner: Vec::new(),
+            out: String::new(),
+        }
+    }
+
+    /// The first id after those this printer gave.
+    fn next_id(&self) -> usize {
+        self.first_id + self.ids.len()
+    }
+
     fn id(&mut self, v: VarId) -> String {
         // Outputs of one node share the node's id, as in PyTensor.
         let key = match self.graph.var(v).and_then(|x| x.owner) {
             Some(owner) => self.graph.node(owner).and_then(|a| a.outputs.first().copied()).unwrap_or(v),
             None => v,
         };
-        let next = self.ids.len();
+        let next = self.next_id();
         self.ids.entry(key).or_insert_with(|| id_label(next)).clone()
     }
 
@@ -110,31 +132,30 @@ impl<'g> Printer<'g> {
 pub const MAX_INDENT: usize = 100;
 
 fn print(graph: &Graph, outputs: &[VarId], positions: HashMap<ApplyId, usize>, opts: PrintOptions) -> String {
-    let mut p = Printer {
-        graph,
-        opts,
-        positions,
-        ids: HashMap::new(),
-        expanded: Default::default(),
-        inner: Vec::new(),
-        out: String::new(),
-    };
+    let mut p = Printer::new(graph, opts, positions, 0);
     for &o in outputs {
         p.tree(o, "", "", " ");
     }
+    let (mut out, mut next_id, mut queue) = (p.out, p.first_id + p.ids.len(), p.inner);
+    // Each fused node's inner graph, under its title, one output a root (`←`, as PyTensor
+    // draws a Composite's inner graph); inner graphs met there follow.
     let mut k = 0;
-    while k < p.inner.len() {
+    while k < queue.len() {
         if k == 0 {
-            p.out.push_str("\nInner graphs:\n");
+            out.push_str("\nInner graphs:\n");
         }
-        let (title, inner) = p.inner[k].clone();
-        let _ = writeln!(p.out, "\n{title}");
-        for l in inner.lines() {
-            let _ = writeln!(p.out, " {l}");
+        let (title, inner) = (queue[k].0.clone(), queue[k].1);
+        let _ = writeln!(out, "\n{title}");
+        let mut q = Printer::new(inner.graph(), opts, HashMap::new(), next_id);
+        for &o in inner.outputs() {
+            q.tree(o, " ", "← ", "    ");
         }
+        next_id = q.next_id();
+        out.push_str(&q.out);
+        queue.extend(q.inner);
         k += 1;
     }
-    p.out
+    out
 }
 
 /// Prints the subgraph of `graph` that computes `outputs`.

@@ -390,6 +390,9 @@ impl FunctionGraph {
                     _ => problems.push(format!("{label}: output {k} does not point back to its node")),
                 }
             }
+            if let Some(inner) = apply.op.inner_graph() {
+                problems.extend(inner.verify().into_iter().map(|p| format!("{label}: inner graph: {p}")));
+            }
             if types.len() == apply.inputs.len() {
                 match apply.op.output_types(&types) {
                     Ok(inferred) => {

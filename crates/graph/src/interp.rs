@@ -102,10 +102,45 @@ impl Interpreter {
         self
     }
 
+    /// The output types for inputs of types `inputs`: each node's type inference
+    /// ([`crate::Op::output_types`]) in schedule order, constants typed by their values. How a
+    /// fused op's inner graph infers its types; errors name the node that refused.
+    pub fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
+        if inputs.len() != self.inputs.len() {
+            return Err(Error::graph(format!("expected {} input types, got {}", self.inputs.len(), inputs.len())));
+        }
+        let mut types: Vec<Option<TensorType>> = vec![None; self.slots];
+        for (&s, ty) in self.inputs.iter().zip(inputs) {
+            types[s] = Some(ty.clone());
+        }
+        for (s, c) in &self.constants {
+            types[*s] = Some(TensorType::of(c));
+        }
+        let missing = || Error::graph("a node's input type was not inferred");
+        for step in &self.steps {
+            let args =
+                step.args.iter().map(|a| types[a.slot].clone().ok_or_else(missing)).collect::<Result<Vec<_>>>()?;
+            let outs = step.op.output_types(&args).map_err(|e| e.at_node(&*step.label))?;
+            if outs.len() != step.outputs.len() {
+                return Err(Error::graph(format!(
+                    "{} infers {} outputs, expected {}",
+                    step.op.name(),
+                    outs.len(),
+                    step.outputs.len()
+                )));
+            }
+            for (&s, ty) in step.outputs.iter().zip(outs) {
+                types[s] = Some(ty);
+            }
+        }
+        self.outputs.iter().map(|&s| types[s].clone().ok_or_else(missing)).collect()
+    }
+
     /// Runs the schedule on `inputs` (already checked against the input types by the caller)
     /// under the call's context `ctx`; `fg` is the graph it was compiled from. Each op runs with
     /// `ctx` naming its node, every value it computes is checked against `ctx`'s limits, and
-    /// errors are wrapped with the node that raised them (the one place that names nodes).
+    /// errors are wrapped with the node that raised them (the one place that names nodes). Run
+    /// inside a node (a fused op's inner graph), the context names that node, then the inner one.
     pub fn run(&self, fg: &FunctionGraph, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         if inputs.len() != self.inputs.len() || fg.inputs().len() != self.inputs.len() {
             return Err(Error::argument(
@@ -127,7 +162,11 @@ impl Interpreter {
                 .iter()
                 .map(|a| if a.last_use { values[a.slot].take() } else { values[a.slot].clone() }.ok_or_else(missing))
                 .collect::<Result<Vec<_>>>()?;
-            let outs = step.op.perform(&ctx.at_node(&step.label), &args).map_err(|e| e.at_node(&*step.label))?;
+            let node_ctx = match ctx.node() {
+                None => ctx.at_node(&step.label),
+                Some(outer) => ctx.at_node(&Arc::from(format!("{outer} / {}", step.label))),
+            };
+            let outs = step.op.perform(&node_ctx, &args).map_err(|e| e.at_node(&*step.label))?;
             drop(args);
             if outs.len() != step.outputs.len() {
                 return Err(Error::graph(format!(

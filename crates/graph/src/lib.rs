@@ -6,11 +6,14 @@
 mod debugprint;
 mod fgraph;
 mod graph;
+mod inner;
 mod interp;
 mod op;
+mod structure;
 
 pub use debugprint::{debugprint, debugprint_function, PrintOptions};
 pub use fgraph::{Client, FunctionGraph};
 pub use graph::{constant_label, Apply, ApplyId, Graph, VarId, Variable};
+pub use inner::{InnerGraph, InnerGraphBuilder};
 pub use interp::Interpreter;
 pub use op::{expect_arity, Attr, Attrs, Cost, Op, OpEq, OpProperties, OpRef};

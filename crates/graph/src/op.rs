@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use ragtime_core::{Error, ExecContext, RaggedTensor, Result, TensorType};
 
-use crate::{Graph, VarId};
+use crate::{FunctionGraph, Graph, VarId};
 
 /// How expensive an op is per element, for rewrites that weigh recomputation against memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -81,9 +81,9 @@ pub trait Op: OpEq + fmt::Debug + Send + Sync + 'static {
     /// For rewrites that look inside a specific op type.
     fn as_any(&self) -> &dyn Any;
 
-    /// The inner graph of a composite op (a fused kernel), already drawn as a tree, shown by
-    /// `debugprint` under `Inner graphs:`.
-    fn inner_graph(&self) -> Option<String> {
+    /// The subgraph a fused op stands for (its definition: the ops it replaced, see
+    /// [`crate::InnerGraph`]), drawn by `debugprint` under `Inner graphs:`; `None` for other ops.
+    fn inner_graph(&self) -> Option<&FunctionGraph> {
         None
     }
 

@@ -494,7 +494,7 @@ impl Op for JitKernel {
         self
     }
 
-    fn inner_graph(&self) -> Option<String> {
+    fn inner_graph(&self) -> Option<&FunctionGraph> {
         self.inner.inner_graph()
     }
 

@@ -3,12 +3,11 @@
 //! `RowKernel` whose reductions read results not computed yet. The fast paths and the JIT index
 //! operands and values by these references, so each mismatch is refused at construction.
 
-use ragtime_core::{DType, ErrorKind};
-use ragtime_ops::elemwise::ScalarOp;
-use ragtime_ops::fused::{
-    Composite, OperandKind, OriginalOps, RowKernel, RowOutput, RowReduction, ScalarGraph, ScalarRef,
-};
-use ragtime_ops::reduce::ReduceKind;
+use ragtime_core::{DType, ErrorKind, TensorType};
+use ragtime_graph::{InnerGraph, InnerGraphBuilder};
+use ragtime_ops::elemwise::{Elemwise, ScalarOp};
+use ragtime_ops::fused::{op_ref, Composite, OperandKind, RowKernel, RowOutput, RowReduction, ScalarGraph, ScalarRef};
+use ragtime_ops::reduce::{Reduce, ReduceKind};
 
 fn refused<T: std::fmt::Debug>(what: &str, r: ragtime_core::Result<T>) {
     let e = r.expect_err(what);
@@ -35,13 +34,49 @@ fn sum_graph() -> ScalarGraph {
     g
 }
 
+/// The inner graph `add(i0, i1)` over a ragged and a scalar float32 input.
+fn sum_inner() -> InnerGraph {
+    let mut inner =
+        InnerGraphBuilder::new([TensorType::ragged(DType::F32, 1), TensorType::scalar(DType::F32)]).unwrap();
+    let (a, b) = (inner.input(0).unwrap(), inner.input(1).unwrap());
+    let sum = inner.apply(op_ref(Elemwise::new(ScalarOp::Add)), &[a, b]).unwrap();
+    inner.finish(&sum).unwrap()
+}
+
 #[test]
 fn composites_have_one_graph_input_per_operand() {
     let one = vec![OperandKind::Full];
-    refused("two graph inputs, one operand", Composite::new(sum_graph(), one, OriginalOps::default()));
+    refused("two graph inputs, one operand", Composite::new(sum_graph(), one, sum_inner()));
     let two = vec![OperandKind::Full, OperandKind::Scalar];
-    let c = Composite::new(sum_graph(), two.clone(), OriginalOps::default()).unwrap();
+    let c = Composite::new(sum_graph(), two.clone(), sum_inner()).unwrap();
     assert_eq!((c.graph(), c.operands()), (&sum_graph(), two.as_slice()));
+}
+
+/// The inner graph `i0 + reduce_sum(i0, axis=1, keepdims)` over a ragged float32 input.
+fn centered_inner() -> InnerGraph {
+    let mut inner = InnerGraphBuilder::new([TensorType::ragged(DType::F32, 1)]).unwrap();
+    let x = inner.input(0).unwrap();
+    let r = inner.apply(op_ref(Reduce::new(ReduceKind::Sum, Some(1), true)), &[x]).unwrap();
+    let out = inner.apply(op_ref(Elemwise::new(ScalarOp::Add)), &[x, r[0]]).unwrap();
+    inner.finish(&[out[0], r[0]]).unwrap()
+}
+
+#[test]
+fn fused_ops_have_one_inner_graph_input_per_operand() {
+    let full = vec![OperandKind::Full];
+    refused(
+        "an inner graph of two inputs, one operand",
+        Composite::new(ScalarGraph::new(vec![DType::F32]), full, sum_inner()),
+    );
+    let graph = sum_graph();
+    let out = graph.outputs()[0];
+    let reductions = vec![RowReduction { kind: ReduceKind::Sum, arg: ScalarRef::Input(0) }];
+    let outputs = vec![RowOutput::Elements(out), RowOutput::Reduction { index: 0, keepdims: true }];
+    let two = vec![OperandKind::Full, OperandKind::Full];
+    refused(
+        "an inner graph of one input, two operands",
+        RowKernel::new(graph, two, reductions, outputs, centered_inner()),
+    );
 }
 
 #[test]
@@ -58,7 +93,7 @@ fn row_kernels_check_how_their_parts_fit() {
         )
     };
     let build = |graph, reductions, outputs| {
-        RowKernel::new(graph, vec![OperandKind::Full], reductions, outputs, OriginalOps::default())
+        RowKernel::new(graph, vec![OperandKind::Full], reductions, outputs, centered_inner())
     };
     let (graph, reductions, outputs) = ok();
     let k = build(graph, reductions, outputs).unwrap();

@@ -19,11 +19,10 @@ use std::collections::HashMap;
 
 use fixedbitset::FixedBitSet;
 use ragtime_core::{DType, Dim, Result, TensorType};
-use ragtime_graph::{ApplyId, FunctionGraph, OpRef, VarId};
+use ragtime_graph::{ApplyId, FunctionGraph, InnerGraphBuilder, OpRef, VarId};
 use ragtime_ops::elemwise::Elemwise;
 use ragtime_ops::fused::{
-    op_ref, Composite, OperandKind, OriginalOps, OriginalRef, OriginalStep, RowKernel, RowOutput, RowReduction,
-    ScalarConst, ScalarGraphBuilder, ScalarRef,
+    op_ref, Composite, OperandKind, RowKernel, RowOutput, RowReduction, ScalarConst, ScalarGraphBuilder, ScalarRef,
 };
 use ragtime_ops::reduce::Reduce;
 
@@ -230,9 +229,11 @@ fn build(fg: &mut FunctionGraph, group: &Group) -> Result<bool> {
         }
     }
     let mut kinds = Vec::with_capacity(externals.len());
+    let mut types = Vec::with_capacity(externals.len());
     for &v in &externals {
         let ty =
             fg.var(v).map(|x| x.ty.clone()).ok_or_else(|| ragtime_core::Error::graph("a fused operand vanished"))?;
+        types.push(ty.clone());
         // `candidate` checked each operand's partition class when the group was formed; earlier
         // groups may have replaced the variable since, so only its shape is looked at here.
         let kind = operand_kind(&ty, &group.space, true)
@@ -246,31 +247,36 @@ fn build(fg: &mut FunctionGraph, group: &Group) -> Result<bool> {
         let r = builder.input(dtype);
         scalar_of.insert(v, r);
     }
-    let mut original = OriginalOps::default();
-    let mut original_of: HashMap<VarId, OriginalRef> =
-        externals.iter().enumerate().map(|(i, &v)| (v, OriginalRef::Input(i))).collect();
+    // The inner graph: the members as they are, reading the fused op's inputs and the inlined
+    // constants (as `Constant` variables).
+    let mut inner = InnerGraphBuilder::new(types)?;
+    let mut inner_of: HashMap<VarId, VarId> =
+        externals.iter().enumerate().filter_map(|(i, &v)| Some((v, inner.input(i)?))).collect();
     let mut reductions: Vec<RowReduction> = Vec::new();
     // Reduction results come after the operands among the graph's inputs, one per distinct
     // reduction: `reduce_max(x)` asked for with and without `keepdims` is computed once.
     let mut reduce_inputs: Vec<ScalarRef> = Vec::new();
     let mut keepdims_of: HashMap<VarId, bool> = HashMap::new();
-    for (j, &m) in group.members.iter().enumerate() {
+    for &m in &group.members {
         let Some(apply) = fg.node(m) else { continue };
         let (op, inputs, out): (OpRef, Vec<VarId>, VarId) = (apply.op.clone(), apply.inputs.clone(), apply.outputs[0]);
-        let mut step_inputs = Vec::with_capacity(inputs.len());
+        let mut inner_inputs = Vec::with_capacity(inputs.len());
         let mut args = Vec::with_capacity(inputs.len());
         for &v in &inputs {
-            if let Some(c) = inlined_const(fg, v).filter(|_| !produced_inside(fg, v)) {
-                args.push(ScalarRef::Const(c));
-                original.consts.push(c.to_tensor());
-                step_inputs.push(OriginalRef::Const(original.consts.len() - 1));
-            } else {
-                args.push(scalar_of[&v]);
-                step_inputs.push(original_of[&v]);
+            let constant = fg.var(v).and_then(|x| x.constant.clone());
+            match (inlined_const(fg, v).filter(|_| !produced_inside(fg, v)), constant) {
+                (Some(c), Some(value)) => {
+                    args.push(ScalarRef::Const(c));
+                    inner_inputs.push(inner.constant(value));
+                }
+                _ => {
+                    args.push(scalar_of[&v]);
+                    inner_inputs.push(inner_of[&v]);
+                }
             }
         }
-        original.steps.push(OriginalStep { op: op.clone(), inputs: step_inputs });
-        original_of.insert(out, OriginalRef::Step(j, 0));
+        let inner_out = inner.apply(op.clone(), &inner_inputs)?;
+        inner_of.insert(out, inner_out[0]);
         if let Some(reduce) = op.as_any().downcast_ref::<Reduce>() {
             let red = RowReduction { kind: reduce.kind, arg: args[0] };
             let k = reductions.iter().position(|r| *r == red).unwrap_or_else(|| {
@@ -300,11 +306,12 @@ fn build(fg: &mut FunctionGraph, group: &Group) -> Result<bool> {
             }
         }
     }
-    original.outputs = replaced.iter().map(|v| original_of[v]).collect();
+    let inner_outputs: Vec<VarId> = replaced.iter().map(|v| inner_of[v]).collect();
+    let inner = inner.finish(&inner_outputs)?;
     let scalar_outputs: Vec<ScalarRef> = replaced.iter().map(|v| scalar_of[v]).collect();
     let op: OpRef = if reductions.is_empty() {
         let graph = builder.finish(scalar_outputs)?;
-        op_ref(Composite::new(graph, kinds, original)?)
+        op_ref(Composite::new(graph, kinds, inner)?)
     } else {
         let outputs: Vec<RowOutput> = replaced
             .iter()
@@ -319,7 +326,7 @@ fn build(fg: &mut FunctionGraph, group: &Group) -> Result<bool> {
             .collect();
         let elements = RowOutput::elements(&outputs);
         let graph = builder.finish(elements)?;
-        op_ref(RowKernel::new(graph, kinds, reductions, outputs, original)?)
+        op_ref(RowKernel::new(graph, kinds, reductions, outputs, inner)?)
     };
     // Groups are convex one by one, but two groups can still feed each other through fused ops
     // built earlier; such a group stays unfused (correct, only slower).

@@ -11,8 +11,8 @@
 use std::sync::LazyLock;
 
 use ragtime_core::{DType, Result};
-use ragtime_graph::{ApplyId, FunctionGraph, VarId};
-use ragtime_ops::fused::{op_ref, GatherReduce, OriginalOps, OriginalRef, OriginalStep};
+use ragtime_graph::{ApplyId, FunctionGraph, InnerGraphBuilder, VarId};
+use ragtime_ops::fused::{op_ref, GatherReduce};
 use ragtime_ops::gather::Gather;
 use ragtime_ops::reduce::{Reduce, ReduceKind};
 use ragtime_ops::structure::Concat;
@@ -83,27 +83,26 @@ pub(crate) fn gather_reduce(fg: &mut FunctionGraph, node: ApplyId) -> Rewrite {
     };
     let consumer = concat.as_ref().map_or(node, |&(_, id)| id);
     let mut inputs = Vec::with_capacity(parts.len() * 2);
-    let mut steps = Vec::with_capacity(parts.len() + 2);
     for &part in &parts {
         let Some((table, indices)) = gather_source(fg, part, consumer, xt.dtype()) else { return Ok(None) };
-        let at = inputs.len();
         inputs.extend([table, indices]);
-        steps.push(OriginalStep {
-            op: op_ref(Gather::new()),
-            inputs: vec![OriginalRef::Input(at), OriginalRef::Input(at + 1)],
-        });
     }
-    let gathered: Vec<OriginalRef> = (0..parts.len()).map(|j| OriginalRef::Step(j, 0)).collect();
+    // The inner graph: a gather of each (table, indices) pair, the concat, the reduction.
+    let types = inputs.iter().filter_map(|&v| fg.var(v).map(|x| x.ty.clone())).collect::<Vec<_>>();
+    let mut inner = InnerGraphBuilder::new(types)?;
+    let mut gathered = Vec::with_capacity(parts.len());
+    for at in (0..inputs.len()).step_by(2) {
+        let pair = [inner.input(at), inner.input(at + 1)];
+        let [Some(table), Some(indices)] = pair else { return Ok(None) };
+        gathered.push(inner.apply(op_ref(Gather::new()), &[table, indices])?[0]);
+    }
     let reduced = match concat {
-        Some((op, _)) => {
-            steps.push(OriginalStep { op, inputs: gathered });
-            OriginalRef::Step(parts.len(), 0)
-        }
+        Some((op, _)) => inner.apply(op, &gathered)?[0],
         None => gathered[0],
     };
-    steps.push(OriginalStep { op: reduce_op, inputs: vec![reduced] });
-    let original = OriginalOps { outputs: vec![OriginalRef::Step(steps.len() - 1, 0)], steps, consts: Vec::new() };
-    let Some(fused) = GatherReduce::new(kind, keepdims, parts.len(), original) else { return Ok(None) };
+    let result = inner.apply(reduce_op, &[reduced])?;
+    let inner = inner.finish(&result)?;
+    let Some(fused) = GatherReduce::new(kind, keepdims, parts.len(), inner) else { return Ok(None) };
     let new_out = fg.add_node(op_ref(fused), &inputs)?;
     Ok(Some(vec![(out, new_out[0])]))
 }

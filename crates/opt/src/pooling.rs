@@ -8,13 +8,13 @@
 //!
 //! Law: see `ragtime_ops::fused::RowPooling` (the same multiplications, additions and
 //! combinations in the same order: bit-identical). The product and the inner sum must have the
-//! next op as their only client, so nothing is computed twice; the `OriginalOps` program replays
-//! the replaced ops when the operands do not line up at run time (different partitions).
+//! next op as their only client, so nothing is computed twice; the fused op's inner graph (the
+//! replaced ops) runs when the operands do not line up at run time (different partitions).
 
 use ragtime_core::{DType, Dim, Result, TensorType};
-use ragtime_graph::{ApplyId, Client, FunctionGraph, OpRef, VarId};
+use ragtime_graph::{ApplyId, Client, FunctionGraph, InnerGraphBuilder, OpRef, VarId};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
-use ragtime_ops::fused::{op_ref, OriginalOps, OriginalRef, OriginalStep, RowPooling};
+use ragtime_ops::fused::{op_ref, RowPooling};
 use ragtime_ops::reduce::{Reduce, ReduceKind};
 use ragtime_ops::structure::ExpandDims;
 
@@ -95,25 +95,23 @@ pub(crate) fn row_pooling(fg: &mut FunctionGraph, node: ApplyId) -> Rewrite {
         let foldable = matches!(kind, ReduceKind::Sum | ReduceKind::Max | ReduceKind::Min | ReduceKind::Prod);
         (foldable && k >= 2 && axis == k - 1).then_some((op, kind, out))
     });
-    let mul_inputs = if weights_first {
-        vec![OriginalRef::Step(0, 0), OriginalRef::Input(1)]
-    } else {
-        vec![OriginalRef::Input(1), OriginalRef::Step(0, 0)]
-    };
-    let mut steps = vec![
-        OriginalStep { op: expand_op, inputs: vec![OriginalRef::Input(0)] },
-        OriginalStep { op: mul_op, inputs: mul_inputs },
-        OriginalStep { op: sum_op, inputs: vec![OriginalRef::Step(1, 0)] },
-    ];
+    // The inner graph: expand_dims, the product (operands in their order), the sum and the
+    // outer reduction.
+    let (Some(wt), Some(ft)) = (ty(fg, w), ty(fg, f)) else { return Ok(None) };
+    let mut inner = InnerGraphBuilder::new([wt, ft])?;
+    let (Some(w_in), Some(f_in)) = (inner.input(0), inner.input(1)) else { return Ok(None) };
+    let expanded = inner.apply(expand_op, &[w_in])?[0];
+    let product = inner.apply(mul_op, &if weights_first { [expanded, f_in] } else { [f_in, expanded] })?[0];
+    let mut result = inner.apply(sum_op, &[product])?;
     let replaced = match &outer {
         Some((op, _, out)) => {
-            steps.push(OriginalStep { op: op.clone(), inputs: vec![OriginalRef::Step(2, 0)] });
+            result = inner.apply(op.clone(), &result)?;
             *out
         }
         None => pooled,
     };
-    let original = OriginalOps { outputs: vec![OriginalRef::Step(steps.len() - 1, 0)], steps, consts: Vec::new() };
-    let fused = RowPooling::new(width, outer.map(|(_, kind, _)| kind), original)?;
+    let inner = inner.finish(&result)?;
+    let fused = RowPooling::new(width, outer.map(|(_, kind, _)| kind), inner)?;
     let new_out = fg.add_node(op_ref(fused), &[w, f])?;
     Ok(Some(vec![(replaced, new_out[0])]))
 }

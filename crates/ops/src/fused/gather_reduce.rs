@@ -12,9 +12,8 @@ use std::any::Any;
 use std::borrow::Cow;
 
 use ragtime_core::{DenseTensor, Element, ExecContext, RaggedTensor, Result, TensorType};
-use ragtime_graph::{Cost, Op, OpProperties};
+use ragtime_graph::{Cost, FunctionGraph, InnerGraph, Op, OpProperties};
 
-use super::original::OriginalOps;
 use crate::reduce::defs::ReduceKind;
 use crate::reduce::fold::add_item;
 use crate::reduce::fold::RowSum;
@@ -25,7 +24,7 @@ pub struct GatherReduce {
     kind: ReduceKind,
     keepdims: bool,
     tables: usize,
-    original: OriginalOps,
+    inner: InnerGraph,
 }
 
 /// The rows of `chunk` (rows `first_row..` of `N` values each): each the sum (or mean) of the
@@ -55,20 +54,22 @@ type Source<'a, T> = (&'a [T], &'a [i64], Cow<'a, [i64]>);
 
 impl GatherReduce {
     /// `kind` (sum or mean) over the rows gathered from each `(table, indices)` pair of inputs,
-    /// with the ops it replaces (which define its types, errors and every case the fast path does
-    /// not take); `tables` pairs of inputs. Returns `None` for other reductions.
-    pub fn new(kind: ReduceKind, keepdims: bool, tables: usize, original: OriginalOps) -> Option<Self> {
-        (matches!(kind, ReduceKind::Sum | ReduceKind::Mean) && tables > 0).then_some(GatherReduce {
+    /// with the ops it replaces as its inner graph (which defines its types, errors and every case
+    /// the fast path does not take); `tables` pairs of inputs. Returns `None` for other reductions
+    /// or an inner graph without one input per input of the op.
+    pub fn new(kind: ReduceKind, keepdims: bool, tables: usize, inner: InnerGraph) -> Option<Self> {
+        let fits = inner.graph().inputs().len() == 2 * tables;
+        (matches!(kind, ReduceKind::Sum | ReduceKind::Mean) && tables > 0 && fits).then_some(GatherReduce {
             kind,
             keepdims,
             tables,
-            original,
+            inner,
         })
     }
 
     /// The fast path, when every table is dense of element type `T` with one row shape and every
     /// index tensor is ragged `[nrows, *]` with the same number of rows and every index in range;
-    /// `None` sends the call to the original ops (which report the errors).
+    /// `None` sends the call to the inner graph (the replaced ops, which report the errors).
     fn fast<T: RowSum + Element + Send + Sync>(
         &self,
         ctx: &ExecContext,
@@ -159,7 +160,7 @@ impl Op for GatherReduce {
     }
 
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
-        self.original.infer(inputs)
+        self.inner.infer(inputs)
     }
 
     fn keeps_uniform_rows(&self) -> bool {
@@ -177,12 +178,16 @@ impl Op for GatherReduce {
         };
         match fast {
             Some(result) => Ok(vec![result?]),
-            None => self.original.run(ctx, inputs),
+            None => self.inner.run(ctx, inputs),
         }
     }
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+
+    fn inner_graph(&self) -> Option<&FunctionGraph> {
+        Some(self.inner.graph())
     }
 
     fn properties(&self) -> OpProperties {

@@ -6,9 +6,8 @@ use std::any::Any;
 use std::cell::RefCell;
 
 use ragtime_core::{dispatch_dtype, DenseTensor, Error, ExecContext, RaggedTensor, Result};
-use ragtime_graph::{Cost, Op, OpProperties};
+use ragtime_graph::{Cost, FunctionGraph, InnerGraph, Op, OpProperties};
 
-use super::original::OriginalOps;
 use super::scalar_graph::{Chunk, ScalarGraph, ScalarRef};
 use crate::reduce::defs::ReduceKind;
 use crate::reduce::fold::fold_rows;
@@ -43,7 +42,7 @@ pub struct Layout<'a> {
 
 impl<'a> Layout<'a> {
     /// `None` when an operand does not have the shape its kind needs (the caller then runs the
-    /// original ops, which broadcast in general or report the error). `rows`: the space must be
+    /// inner graph, which broadcasts in general or reports the error). `rows`: the space must be
     /// ragged with 1-d flat values (row kernels), its rows the innermost partition's.
     pub fn new(kinds: &[OperandKind], inputs: &'a [RaggedTensor], rows: bool) -> Result<Option<Self>> {
         let Some(reference) = kinds.iter().zip(inputs).find(|(k, _)| **k == OperandKind::Full).map(|(_, x)| x) else {
@@ -172,6 +171,17 @@ fn max_cost(graph: &ScalarGraph) -> Cost {
     graph.nodes().iter().map(|n| n.op.cost()).max().unwrap_or(Cost::Free)
 }
 
+/// Refuses an inner graph that does not have one input per operand of the fused op `what`.
+pub(super) fn check_inner(what: &str, inner: &InnerGraph, operands: usize) -> Result<()> {
+    let inputs = inner.graph().inputs().len();
+    if inputs != operands {
+        return Err(Error::graph(format!(
+            "{what}: the inner graph has {inputs} inputs but the op has {operands} operands"
+        )));
+    }
+    Ok(())
+}
+
 /// A fused group of elementwise ops over one iteration space: one pass over the elements, no
 /// intermediate arrays, broadcasts read in place.
 ///
@@ -181,13 +191,13 @@ fn max_cost(graph: &ScalarGraph) -> Cost {
 pub struct Composite {
     graph: ScalarGraph,
     operands: Vec<OperandKind>,
-    original: OriginalOps,
+    inner: InnerGraph,
 }
 
 impl Composite {
     /// The fused op computing `graph` (input `i` is the op's input `i`, lined up with the
-    /// iteration space as `operands[i]` says), standing for the ops of `original`.
-    pub fn new(graph: ScalarGraph, operands: Vec<OperandKind>, original: OriginalOps) -> Result<Self> {
+    /// iteration space as `operands[i]` says), standing for the ops of `inner`.
+    pub fn new(graph: ScalarGraph, operands: Vec<OperandKind>, inner: InnerGraph) -> Result<Self> {
         if graph.inputs().len() != operands.len() {
             return Err(Error::graph(format!(
                 "composite: the scalar graph has {} inputs but the op has {} operands",
@@ -195,7 +205,8 @@ impl Composite {
                 operands.len()
             )));
         }
-        Ok(Composite { graph, operands, original })
+        check_inner("composite", &inner, operands.len())?;
+        Ok(Composite { graph, operands, inner })
     }
 
     /// The scalar computation; input `i` is the op's input `i`.
@@ -209,8 +220,8 @@ impl Composite {
     }
 
     /// The ops it replaced (types and general semantics).
-    pub fn original(&self) -> &OriginalOps {
-        &self.original
+    pub fn inner(&self) -> &InnerGraph {
+        &self.inner
     }
 
     fn fast(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Option<Vec<RaggedTensor>>> {
@@ -261,7 +272,7 @@ impl Op for Composite {
     }
 
     fn infer(&self, inputs: &[ragtime_core::TensorType]) -> Result<Vec<ragtime_core::TensorType>> {
-        self.original.infer(inputs)
+        self.inner.infer(inputs)
     }
 
     fn keeps_uniform_rows(&self) -> bool {
@@ -273,7 +284,7 @@ impl Op for Composite {
     fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         match self.fast(ctx, inputs)? {
             Some(outputs) => Ok(outputs),
-            None => self.original.run(ctx, inputs),
+            None => self.inner.run(ctx, inputs),
         }
     }
 
@@ -281,8 +292,8 @@ impl Op for Composite {
         self
     }
 
-    fn inner_graph(&self) -> Option<String> {
-        Some(self.graph.listing())
+    fn inner_graph(&self) -> Option<&FunctionGraph> {
+        Some(self.inner.graph())
     }
 
     fn properties(&self) -> OpProperties {
@@ -338,12 +349,12 @@ pub struct RowKernel {
     operands: Vec<OperandKind>,
     reductions: Vec<RowReduction>,
     outputs: Vec<RowOutput>,
-    original: OriginalOps,
+    inner: InnerGraph,
 }
 
 impl RowKernel {
     /// The row kernel computing `graph` over `operands`, with `reductions` in pass order,
-    /// returning `outputs`, standing for the ops of `original`. Checks that the graph has one
+    /// returning `outputs`, standing for the ops of `inner`. Checks that the graph has one
     /// input per operand and then one per reduction; that reduction `k` reads only the
     /// reductions before it; that the graph's outputs are the element outputs, in order; and that
     /// every reduction output names a reduction.
@@ -352,7 +363,7 @@ impl RowKernel {
         operands: Vec<OperandKind>,
         reductions: Vec<RowReduction>,
         outputs: Vec<RowOutput>,
-        original: OriginalOps,
+        inner: InnerGraph,
     ) -> Result<Self> {
         let fail = |what: String| Err(Error::graph(format!("row kernel: {what}")));
         let n_ops = operands.len();
@@ -390,7 +401,8 @@ impl RowKernel {
         if graph.outputs() != RowOutput::elements(&outputs).as_slice() {
             return fail("the scalar graph's outputs are not the kernel's element outputs".to_string());
         }
-        Ok(RowKernel { graph, operands, reductions, outputs, original })
+        check_inner("row kernel", &inner, operands.len())?;
+        Ok(RowKernel { graph, operands, reductions, outputs, inner })
     }
 
     /// The scalar computation.
@@ -414,8 +426,8 @@ impl RowKernel {
     }
 
     /// The ops it replaced (types and general semantics).
-    pub fn original(&self) -> &OriginalOps {
-        &self.original
+    pub fn inner(&self) -> &InnerGraph {
+        &self.inner
     }
 
     fn input_name(&self, i: usize) -> String {
@@ -530,7 +542,7 @@ impl Op for RowKernel {
     }
 
     fn infer(&self, inputs: &[ragtime_core::TensorType]) -> Result<Vec<ragtime_core::TensorType>> {
-        self.original.infer(inputs)
+        self.inner.infer(inputs)
     }
 
     fn keeps_uniform_rows(&self) -> bool {
@@ -542,7 +554,7 @@ impl Op for RowKernel {
     fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         match self.fast(ctx, inputs)? {
             Some(outputs) => Ok(outputs),
-            None => self.original.run(ctx, inputs),
+            None => self.inner.run(ctx, inputs),
         }
     }
 
@@ -550,22 +562,8 @@ impl Op for RowKernel {
         self
     }
 
-    fn inner_graph(&self) -> Option<String> {
-        let mut text = self.graph.listing();
-        for (k, r) in self.reductions.iter().enumerate() {
-            let arg = self.graph.expressions(&[r.arg], &|i| self.input_name(i)).remove(0);
-            // The shapes it is returned in (none when only the elements read it).
-            let shapes: Vec<String> = self
-                .outputs
-                .iter()
-                .filter_map(|o| match *o {
-                    RowOutput::Reduction { index, keepdims } if index == k => Some(format!(", keepdims={keepdims}")),
-                    _ => None,
-                })
-                .collect();
-            text.push_str(&format!("r{k} = {}({arg}) per row{}\n", r.kind.name(), shapes.concat()));
-        }
-        Some(text)
+    fn inner_graph(&self) -> Option<&FunctionGraph> {
+        Some(self.inner.graph())
     }
 
     fn properties(&self) -> OpProperties {

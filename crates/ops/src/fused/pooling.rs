@@ -14,9 +14,8 @@
 use std::any::Any;
 
 use ragtime_core::{DType, DenseTensor, Error, ExecContext, RaggedTensor, Result, TensorType};
-use ragtime_graph::{Cost, Op, OpProperties};
+use ragtime_graph::{Cost, FunctionGraph, InnerGraph, Op, OpProperties};
 
-use super::original::OriginalOps;
 use crate::elemwise::kernels::IeeeExtremes;
 use crate::reduce::defs::ReduceKind;
 use crate::reduce::fold::RowSum;
@@ -27,7 +26,7 @@ use crate::reduce::fold::RowSum;
 pub struct RowPooling {
     width: usize,
     outer: Option<ReduceKind>,
-    original: OriginalOps,
+    inner: InnerGraph,
 }
 
 /// The float types the fast path runs on.
@@ -177,8 +176,8 @@ fn fill_all<T: PoolFloat>(
 
 impl RowPooling {
     /// The fused op for vectors of `width` values, with an optional outer reduction (sum, max,
-    /// min or prod: the ones that fold without a count), standing for the ops of `original`.
-    pub fn new(width: usize, outer: Option<ReduceKind>, original: OriginalOps) -> Result<Self> {
+    /// min or prod: the ones that fold without a count), standing for the ops of `inner`.
+    pub fn new(width: usize, outer: Option<ReduceKind>, inner: InnerGraph) -> Result<Self> {
         if width == 0 {
             return Err(Error::graph("row pooling: vectors of width 0"));
         }
@@ -187,7 +186,8 @@ impl RowPooling {
                 return Err(Error::graph(format!("row pooling: no outer {}", kind.name())));
             }
         }
-        Ok(RowPooling { width, outer, original })
+        super::kernels::check_inner("row pooling", &inner, 2)?;
+        Ok(RowPooling { width, outer, inner })
     }
 
     /// The vectors' width.
@@ -200,7 +200,7 @@ impl RowPooling {
         self.outer
     }
 
-    /// `None` when the operands are not shaped as the fusion assumed (the original ops then run).
+    /// `None` when the operands are not shaped as the fusion assumed (the inner graph then runs).
     fn fast<T: PoolFloat>(
         &self,
         ctx: &ExecContext,
@@ -258,7 +258,7 @@ impl Op for RowPooling {
     }
 
     fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
-        self.original.infer(inputs)
+        self.inner.infer(inputs)
     }
 
     fn keeps_uniform_rows(&self) -> bool {
@@ -277,12 +277,16 @@ impl Op for RowPooling {
         };
         match fast {
             Some(result) => Ok(vec![result?]),
-            None => self.original.run(ctx, inputs),
+            None => self.inner.run(ctx, inputs),
         }
     }
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+
+    fn inner_graph(&self) -> Option<&FunctionGraph> {
+        Some(self.inner.graph())
     }
 
     fn properties(&self) -> OpProperties {
