@@ -283,7 +283,11 @@ impl Op for FromTensor {
                     "has no gradient with `padding` and ragged_rank above 1; give row lengths instead",
                 ));
             }
-            let lengths = crate::grad::nodes::apply1(graph, crate::structure::RowLengths::new(1), &[outputs[0]])?;
+            let lengths = crate::grad::nodes::apply1(
+                graph,
+                crate::structure::read_partitions::RowLengths::new(1),
+                &[outputs[0]],
+            )?;
             let twin = std::sync::Arc::new(FromTensor { padding: None, ragged_rank: 1 });
             let grads = crate::grad::structure::movement_vjp(twin, graph, &[*tensor, lengths], output_grads)?;
             return Ok(vec![grads[0]]);
