@@ -79,6 +79,7 @@
 
 mod alloc;
 pub mod bulk;
+mod bulk_avx512;
 mod callees;
 mod elem;
 mod exec;
@@ -86,6 +87,7 @@ mod kernel;
 mod lower;
 mod perf_map;
 pub mod plan;
+pub mod row_passes;
 mod spec;
 pub mod vmath;
 
