@@ -1,6 +1,6 @@
 //! Bulk math on 512-bit vectors: `vmath`'s algorithms evaluated sixteen float32 lanes at a time
-//! with AVX-512 (F, DQ, VL, BW) and FMA, the variant of [`crate::bulk`]'s AVX2 functions that
-//! CPUs with AVX-512 run, and the [`Arith`] implementation [`crate::row_passes`] builds on.
+//! with AVX-512 (F, DQ, VL, BW) and FMA: the variant of [`crate::bulk`]'s AVX2 functions that
+//! `bulk` hands out on CPUs with AVX-512.
 //!
 //! Every step is the same IEEE operation (or the same exact bit operation) as the AVX2 and IR
 //! paths, in the same order, so every lane gets the same bits (`tests/bulk.rs`). The tail of a
@@ -96,7 +96,7 @@ mod imp {
 
     /// The mask of the first `min(n, 16)` lanes.
     #[inline(always)]
-    pub(crate) fn first_lanes(n: usize) -> __mmask16 {
+    fn first_lanes(n: usize) -> __mmask16 {
         if n >= 16 {
             0xffff
         } else {
@@ -137,7 +137,7 @@ mod imp {
     /// reinterpreted, and masks are whole lanes of ones or zeros (as in the AVX2 and IR paths),
     /// moved to and from mask registers where an instruction needs one.
     #[derive(Clone, Copy)]
-    pub(crate) struct Avx512F32 {
+    struct Avx512F32 {
         _private: (),
     }
 
@@ -145,7 +145,7 @@ mod imp {
         /// # Safety
         /// The CPU has the features of [`supported`]: every method runs those instructions.
         #[inline(always)]
-        pub(crate) unsafe fn new() -> Self {
+        unsafe fn new() -> Self {
             Avx512F32 { _private: () }
         }
     }
