@@ -1,5 +1,6 @@
 //! Bulk math on 256-bit vectors: `vmath`'s algorithms evaluated eight float32 lanes at a time
-//! with AVX2 and FMA, in precompiled code that kernels call on a block's scratch buffer.
+//! with AVX2 and FMA, in precompiled code that kernels call on a block's scratch buffer; on CPUs
+//! with AVX-512 the sixteen-lane variants of [`crate::bulk_avx512`] are handed out instead.
 //!
 //! Cranelift's x64 backend has only 128-bit vectors. A multi-pass row kernel that computes an
 //! `exp` flat over a block (softmax), or a map kernel that needs `exp`, `tanh` or `sigmoid`,
@@ -18,9 +19,62 @@ pub(crate) type InPlaceFn = unsafe extern "C" fn(*mut f32, usize);
 
 /// The in-place float32 `op` for this CPU, bit for bit what `vmath` emits, for the functions
 /// written against `Arith` (`exp`, `tanh`, `sigmoid`); `None` for the others, or without AVX2 and FMA
-/// (kernels then keep the 128-bit IR path).
+/// (kernels then keep the 128-bit IR path). AVX-512's variant where the CPU has it.
 pub(crate) fn unary_f32(op: UnaryMath) -> Option<InPlaceFn> {
-    imp::unary_f32(op)
+    unary_f32_on(Isa::host(), op)
+}
+
+/// The vector instruction sets the bulk functions come in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isa {
+    /// 256-bit vectors: AVX2 and FMA.
+    Avx2,
+    /// 512-bit vectors: AVX-512 F, DQ, VL and BW (and AVX2 and FMA).
+    Avx512,
+}
+
+impl Isa {
+    /// The widest this CPU runs (AVX-512, else AVX2; [`supported`] says whether AVX2 runs).
+    pub fn host() -> Isa {
+        if Isa::Avx512.runs() {
+            Isa::Avx512
+        } else {
+            Isa::Avx2
+        }
+    }
+
+    /// Whether this CPU runs the functions of this instruction set.
+    pub fn runs(self) -> bool {
+        match self {
+            Isa::Avx2 => supported(),
+            Isa::Avx512 => avx512::supported(),
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+use crate::bulk_avx512 as avx512;
+
+/// Without x86-64 there is no AVX-512.
+#[cfg(not(target_arch = "x86_64"))]
+mod avx512 {
+    pub(crate) fn supported() -> bool {
+        false
+    }
+    pub(crate) fn unary_f32(_: crate::vmath::UnaryMath) -> Option<super::InPlaceFn> {
+        None
+    }
+    pub(crate) fn exp_sub_f32() -> Option<super::ExpSubFn> {
+        None
+    }
+}
+
+/// The in-place float32 `op` of `isa`'s functions, when this CPU runs them.
+fn unary_f32_on(isa: Isa, op: UnaryMath) -> Option<InPlaceFn> {
+    match isa {
+        Isa::Avx2 => imp::unary_f32(op),
+        Isa::Avx512 => avx512::unary_f32(op),
+    }
 }
 
 use crate::vmath::UnaryMath;
@@ -37,7 +91,15 @@ pub(crate) type ExpSubFn = unsafe extern "C" fn(*const f32, *const f32, *mut f32
 /// softmax and logsumexp, `exp(x - max)`, without a pass storing the difference), bit for bit
 /// `vmath`'s `exp` of the IR subtraction. `None` without AVX2 and FMA.
 pub(crate) fn exp_sub_f32() -> Option<ExpSubFn> {
-    imp::exp_sub_f32()
+    exp_sub_f32_on(Isa::host())
+}
+
+/// The float32 `exp(a - b)` of `isa`'s functions, when this CPU runs them.
+fn exp_sub_f32_on(isa: Isa) -> Option<ExpSubFn> {
+    match isa {
+        Isa::Avx2 => imp::exp_sub_f32(),
+        Isa::Avx512 => avx512::exp_sub_f32(),
+    }
 }
 
 /// `exp` of every value of `data`, in place, on the bulk path; `false` (and `data` unchanged)
@@ -49,10 +111,16 @@ pub fn exp_f32_in_place(data: &mut [f32]) -> bool {
 /// `op` of every value of `data`, in place, on the bulk path; `false` (and `data` unchanged)
 /// when this CPU or `op` has no such path. The results are those of the JIT's float32 `op`.
 pub fn unary_f32_in_place(op: UnaryMath, data: &mut [f32]) -> bool {
-    match unary_f32(op) {
+    unary_f32_in_place_on(Isa::host(), op, data)
+}
+
+/// As [`unary_f32_in_place`], with `isa`'s function (`false` when this CPU does not run it):
+/// tests compare every instruction set's results.
+pub fn unary_f32_in_place_on(isa: Isa, op: UnaryMath, data: &mut [f32]) -> bool {
+    match unary_f32_on(isa, op) {
         Some(f) => {
-            // SAFETY: `f` comes from `unary_f32`, which hands it out only on CPUs with AVX2 and
-            // FMA; `data` is valid for `len` reads and writes.
+            // SAFETY: `f` comes from `unary_f32_on`, which hands it out only on CPUs with its
+            // instruction set; `data` is valid for `len` reads and writes.
             unsafe { f(data.as_mut_ptr(), data.len()) };
             true
         }
@@ -66,11 +134,19 @@ pub fn unary_f32_in_place(op: UnaryMath, data: &mut [f32]) -> bool {
 /// # Panics
 /// If the three slices differ in length.
 pub fn exp_sub_f32_into(a: &[f32], b: &[f32], out: &mut [f32]) -> bool {
+    exp_sub_f32_into_on(Isa::host(), a, b, out)
+}
+
+/// As [`exp_sub_f32_into`], with `isa`'s function (`false` when this CPU does not run it).
+///
+/// # Panics
+/// If the three slices differ in length.
+pub fn exp_sub_f32_into_on(isa: Isa, a: &[f32], b: &[f32], out: &mut [f32]) -> bool {
     assert!(a.len() == out.len() && b.len() == out.len(), "exp_sub_f32_into: slices of different lengths");
-    match exp_sub_f32() {
+    match exp_sub_f32_on(isa) {
         Some(f) => {
-            // SAFETY: `f` comes from `exp_sub_f32`, which hands it out only on CPUs with AVX2
-            // and FMA; the slices hold `out.len()` values each.
+            // SAFETY: `f` comes from `exp_sub_f32_on`, which hands it out only on CPUs with its
+            // instruction set; the slices hold `out.len()` values each.
             unsafe { f(a.as_ptr(), b.as_ptr(), out.as_mut_ptr(), out.len()) };
             true
         }

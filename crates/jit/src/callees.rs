@@ -1,5 +1,5 @@
 //! Every address written into machine code: the functions kernels call — [`crate::bulk`]'s AVX2
-//! entries, the platform's `sin` / `cos`, shims into the interpreter's scalar kernels — and the
+//! and AVX-512 entries, the platform's `sin` / `cos`, shims into the interpreter's scalar kernels — and the
 //! one emitter that writes a call ([`emit_call`]: the address as an `iconst`, then
 //! `call_indirect`). A [`Callee`] can only be made here, so no other module puts a function
 //! pointer into IR.
@@ -22,10 +22,12 @@
 //!   plan for at least `n` values) or an input buffer at an offset `exec.rs` bounds-checked
 //!   before launching the kernel; reads and writes stay within `n` `f32` values of each; an
 //!   output may be the input (in place) and is otherwise a different buffer. Alignment: element
-//!   alignment (4 bytes) only; the bulk functions use unaligned loads and stores.
-//! - **CPU.** Bulk callees run AVX2 and FMA instructions: [`bulk`] hands them out only when
-//!   both features are detected at run time (`crate::bulk::supported`), and plans
-//!   for this machine (`Target::host`) ask for them only then.
+//!   alignment (4 bytes) only; the bulk functions use unaligned loads and stores (AVX-512's
+//!   tails are masked loads and stores, which touch no lane past `n`).
+//! - **CPU.** Bulk callees run AVX2 and FMA instructions, or AVX-512 (F, DQ, VL, BW) ones:
+//!   [`bulk`] hands each out only when its features are detected at run time
+//!   (`crate::bulk::supported`, `crate::bulk::Isa::runs`), and plans for this machine
+//!   (`Target::host`) ask for them only then.
 //! - **Threads.** No callee keeps state (they are pure functions of their arguments; the
 //!   platform's `sin` / `cos` are reentrant), so kernels may call them from any number of
 //!   threads at once. No callee panics (a panic in an `extern "C"` function would abort): the

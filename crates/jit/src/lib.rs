@@ -26,8 +26,8 @@
 //!   with `RAGTIME_JIT_PLAN=1`), then Cranelift IR written from the plan (`lower/`). Every
 //!   function address written into machine code comes from `callees.rs`, under one safety
 //!   contract.
-//! - [`bulk`]: `vmath`'s `exp`, `sigmoid` and float32 `tanh` evaluated with AVX2 + FMA in
-//!   precompiled code, which flat blocks of row kernels and chunks of map kernels call on
+//! - [`bulk`]: `vmath`'s `exp`, `sigmoid` and float32 `tanh` evaluated with AVX2 + FMA (or
+//!   AVX-512 where the CPU has it, `bulk_avx512.rs`) in precompiled code, which flat blocks of row kernels and chunks of map kernels call on
 //!   scratch buffers (same bits as the IR functions).
 //! - [`vmath`]: the math emitters: `ragtime-vmath`'s algorithms written as branch-free IR into
 //!   any `FunctionBuilder`, on all four lane shapes, so scalar tails, vector loops, the bulk path
@@ -79,6 +79,7 @@
 
 mod alloc;
 pub mod bulk;
+mod bulk_avx512;
 mod callees;
 mod elem;
 mod exec;

@@ -1,7 +1,17 @@
-//! The bulk (AVX2) `exp`, `tanh` and `sigmoid` give every value the bits of the JIT's own 128-bit
-//! ones.
+//! The bulk `exp`, `tanh` and `sigmoid`, AVX2 and AVX-512, give every value the bits of the JIT's
+//! own 128-bit ones (and of `vmath`'s scalar functions, which the interpreter runs).
 
-use ragtime_jit::{bulk, Jit, UnaryMath};
+use ragtime_jit::bulk::{self, Isa};
+use ragtime_jit::{Jit, UnaryMath};
+
+/// The instruction sets this CPU runs, each tested.
+fn isas() -> Vec<Isa> {
+    let isas: Vec<Isa> = [Isa::Avx2, Isa::Avx512].into_iter().filter(|isa| isa.runs()).collect();
+    if isas.len() < 2 {
+        eprintln!("this CPU runs the bulk functions of {isas:?} only: the others are not tested here");
+    }
+    isas
+}
 
 /// Every 4099th f32 bit pattern (all signs, binades, denormals, infinities and NaNs), a dense
 /// sweep over the range where `exp` is finite and nonzero, and the edges of that range.
@@ -24,25 +34,43 @@ fn bulk_exp_and_tanh_have_the_bits_of_the_jit_functions() {
         let f = jit.compile_unary::<f32>(op, true).unwrap();
         let mut expected = vec![0f32; x.len()];
         f.run(&[&x], &mut expected).unwrap();
-        // Lengths that leave every tail size (0 to 7 values past the last whole vector).
-        for len in [x.len(), x.len() - 1, x.len() - 3, x.len() - 7, 13, 8, 5, 1, 0] {
-            let mut got = x[..len].to_vec();
-            if !bulk::unary_f32_in_place(op, &mut got) {
-                assert_eq!(got, x[..len], "without the bulk path the data must be left alone");
-                eprintln!("this CPU has no AVX2 + FMA: the bulk path is not used here");
-                return;
-            }
-            for (i, (g, e)) in got.iter().zip(&expected[..len]).enumerate() {
-                assert_eq!(
-                    g.to_bits(),
-                    e.to_bits(),
-                    "{}({:e}) (bits {:#010x}), value {i} of {len}: bulk gives {g:e}, the JIT's {e:e}",
-                    op.name(),
-                    x[i],
-                    x[i].to_bits()
-                );
+        let scalar: fn(f32) -> f32 = match op {
+            UnaryMath::Exp => ragtime_vmath::plain::exp_f32,
+            UnaryMath::Tanh => ragtime_vmath::plain::tanh_f32,
+            _ => ragtime_vmath::plain::sigmoid_f32,
+        };
+        for (v, e) in x.iter().zip(&expected) {
+            assert_eq!(scalar(*v).to_bits(), e.to_bits(), "{}({v:e}): scalar vmath against the JIT", op.name());
+        }
+        // Lengths that leave every tail size (0 to 15 values past the last whole vector).
+        let mut lengths = vec![x.len(), x.len() - 1, x.len() - 3, x.len() - 7, x.len() - 9, x.len() - 15];
+        lengths.extend(0..=33);
+        for isa in isas() {
+            for &len in &lengths {
+                let mut got = x[..len].to_vec();
+                assert!(bulk::unary_f32_in_place_on(isa, op, &mut got), "{isa:?} runs here");
+                for (i, (g, e)) in got.iter().zip(&expected[..len]).enumerate() {
+                    assert_eq!(
+                        g.to_bits(),
+                        e.to_bits(),
+                        "{isa:?} {}({:e}) (bits {:#010x}), value {i} of {len}: bulk gives {g:e}, the JIT's {e:e}",
+                        op.name(),
+                        x[i],
+                        x[i].to_bits()
+                    );
+                }
             }
         }
+        let mut got = x[..100].to_vec();
+        if !bulk::unary_f32_in_place(op, &mut got) {
+            assert_eq!(got, x[..100], "without the bulk path the data must be left alone");
+            eprintln!("this CPU has no AVX2 + FMA: the bulk path is not used here");
+            return;
+        }
+        assert_eq!(
+            got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            expected[..100].iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
     }
     let mut log = vec![1.0f32];
     assert!(!bulk::unary_f32_in_place(UnaryMath::Log, &mut log), "log has no bulk path");
@@ -62,17 +90,21 @@ fn bulk_exp_of_a_difference_has_the_bits_of_the_jit_exp_of_the_difference() {
         let difference: Vec<f32> = x.iter().zip(b.iter()).map(|(p, q)| p - q).collect();
         let mut expected = vec![0f32; x.len()];
         exp.run(&[&difference], &mut expected).unwrap();
-        for len in [x.len(), x.len() - 5, 7, 0] {
+        let mut got = vec![0f32; 9];
+        if !bulk::exp_sub_f32_into(&x[..9], &b[..9], &mut got) {
+            assert!(got.iter().all(|&v| v == 0.0), "without the bulk path the output must be left alone");
+            eprintln!("this CPU has no AVX2 + FMA: the bulk path is not used here");
+            return;
+        }
+        for (isa, len) in
+            isas().into_iter().flat_map(|isa| [x.len(), x.len() - 5, x.len() - 13, 17, 7, 0].map(|len| (isa, len)))
+        {
             let mut got = vec![0f32; len];
-            if !bulk::exp_sub_f32_into(&x[..len], &b[..len], &mut got) {
-                assert!(got.iter().all(|&v| v == 0.0), "without the bulk path the output must be left alone");
-                eprintln!("this CPU has no AVX2 + FMA: the bulk path is not used here");
-                return;
-            }
+            assert!(bulk::exp_sub_f32_into_on(isa, &x[..len], &b[..len], &mut got), "{isa:?} runs here");
             for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
                 assert!(
                     g.to_bits() == e.to_bits(),
-                    "exp({:e} - {:e}), value {i} of {len}: bulk gives {g:e} ({:#010x}), the JIT's exp {e:e} ({:#010x})",
+                    "{isa:?} exp({:e} - {:e}), value {i} of {len}: bulk gives {g:e} ({:#010x}), the JIT's exp {e:e} ({:#010x})",
                     x[i],
                     b[i],
                     g.to_bits(),
