@@ -293,8 +293,10 @@ impl JitKernel {
             (false, _) => &[],
         };
         let nrows = splits.len().saturating_sub(1);
+        // Values per item of a row kernel (`perform` checked the layout's against the spec's).
+        let width = if rows { spec.item_width() } else { 1 };
         // Every bound the kernel relies on, checked before it runs.
-        if rows && splits.last().copied() != Some(total as i64) {
+        if rows && splits.last().map(|&s| s as usize * width) != Some(total) {
             return Err(Error::graph("JIT: the flat values do not end at the last row split"));
         }
         if layout.columns.len() != spec.operands().len() {
@@ -314,7 +316,7 @@ impl JitKernel {
             let want = match kind {
                 OperandKind::Full => total,
                 OperandKind::Scalar => 1,
-                OperandKind::PerRow => nrows,
+                OperandKind::PerRow => nrows * width,
             };
             if data.1 != want {
                 return Err(Error::graph(format!("JIT: operand {k} has {} values, expected {want}", data.1)));
@@ -327,7 +329,7 @@ impl JitKernel {
             .iter()
             .map(|o| match o {
                 RowOutput::Elements(_) => total,
-                RowOutput::Reduction { .. } => nrows,
+                RowOutput::Reduction { .. } => nrows * width,
             })
             .collect();
         let mut outputs: Vec<Box<dyn OutputBuffer>> = lengths
@@ -355,9 +357,10 @@ impl JitKernel {
         let launch = |&(begin, end): &(usize, usize)| {
             // SAFETY: every input pointer addresses a buffer of the dtype the kernel reads (checked
             // above against the spec's graph) with the length the kernel indexes (full operands
-            // `total` values, per-row ones `nrows`, scalars 1); outputs have room for `total` or
-            // `nrows` elements of their dtype; for row kernels `splits` is a validated partition
-            // (non-decreasing, from 0 to `total`) with `nrows + 1` entries and `end <= nrows`;
+            // `total` values, per-row ones `nrows * width`, scalars 1); outputs have room for
+            // `total` or `nrows * width` elements of their dtype; for row kernels `splits` is a
+            // validated partition (non-decreasing, from 0 to `total / width` items, checked
+            // above) with `nrows + 1` entries and `end <= nrows`;
             // ranges of different calls are disjoint, so no two threads write the same element.
             unsafe { buffers.launch(self.kernel, begin, end) }
         };
@@ -378,13 +381,13 @@ impl JitKernel {
             .map(|(o, (buffer, &n))| {
                 let shape = match *o {
                     RowOutput::Elements(_) => flat_shape.clone(),
-                    RowOutput::Reduction { .. } => vec![nrows],
+                    RowOutput::Reduction { .. } => vec![nrows * width],
                 };
                 // SAFETY: every range completed, and the ranges cover every element `0..total`
-                // (flat ranges) or every row `0..nrows` and with them every element
-                // `splits[0]..splits[nrows]` = `0..total` (row ranges); the kernel writes each
-                // element output at every element and each reduction output at every row of its
-                // range; `n` is the length the buffer was made for.
+                // (flat ranges) or every row `0..nrows` and with them every item
+                // `splits[0]..splits[nrows]` = `0..total / width` (row ranges); the kernel writes
+                // each element output at every value of every item and each reduction output at
+                // every value of every row of its range; `n` is the length the buffer was made for.
                 let flat = unsafe { buffer.finish(n, shape) }?;
                 match *o {
                     RowOutput::Elements(_) => RaggedTensor::new(flat, reference.partitions().to_vec()),
@@ -469,6 +472,9 @@ impl Op for JitKernel {
         let Some(layout) = Layout::new(self.spec().operands(), inputs, self.spec().rows())? else {
             return self.inner.perform(ctx, inputs);
         };
+        if self.spec().rows() && layout.item_width != self.spec().item_width() {
+            return self.inner.perform(ctx, inputs);
+        }
         let Some(outputs) = self.run(ctx, &layout)? else {
             // A fault (integer division by zero, negative integer exponent): the reference
             // implementation reports it, naming the op and the row as the interpreter does.
@@ -511,7 +517,7 @@ pub fn spec_of(op: &OpRef) -> Option<KernelSpec> {
         return KernelSpec::new(c.graph(), c.operands(), &[], &outputs);
     }
     let k = any.downcast_ref::<RowKernel>()?;
-    KernelSpec::new(k.graph(), k.operands(), k.reductions(), k.outputs())
+    Some(KernelSpec::new(k.graph(), k.operands(), k.reductions(), k.outputs())?.over_items(k.item_width()))
 }
 
 /// Replaces every fused op the JIT can lower by a [`JitKernel`] (running on the threads of each

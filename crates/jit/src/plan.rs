@@ -92,6 +92,10 @@ pub enum Fold {
     /// NaN flag, the last vector overlapping the row's end; a row that held a NaN or whose result
     /// is a zero folds again with the exact ops, so every row has the exact fold's bits.
     DroppingNans,
+    /// Items of several values ([`ItemRows`]): one accumulator per part of an item, each column
+    /// folded in item order from the reference's identity with its combining op, so the
+    /// reference's bits (vector kernels fold several columns per instruction, never reassociate).
+    Columns,
 }
 
 /// A precompiled function of [`crate::bulk`] a kernel calls on a scratch buffer.
@@ -197,6 +201,32 @@ pub enum Rows {
     },
 }
 
+/// One slice of an item that one op of the kernel computes: a vector of consecutive columns
+/// (as many as the lane type holds) or a single column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Part {
+    /// Its first column.
+    pub column: i64,
+    /// A vector of columns, or one column.
+    pub vector: bool,
+}
+
+/// The row loop of a kernel over items of several values (`[.., *, k]`: uniform inner dims):
+/// each row's items in order, each item in parts; per-row operands and reduction results are
+/// items read part by part (never expanded over the row).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemRows {
+    /// Values per item.
+    pub width: i64,
+    /// The parts of an item: vectors while whole vectors fit, then single columns.
+    pub parts: Vec<Part>,
+    /// Several passes: rows per block, each pass over the block's rows with each row's
+    /// reduction results kept in a stack slot; `None`: one pass, row after row.
+    pub block: Option<i64>,
+    /// Bytes of one row's item in those slots (16-byte multiples, room for 8-byte values).
+    pub row_bytes: i64,
+}
+
 /// The loop shape.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Shape {
@@ -204,6 +234,8 @@ pub enum Shape {
     Flat(Option<Chunked>),
     /// A loop over the rows `begin..end`.
     Rows(Rows),
+    /// A loop over the rows `begin..end` of items of several values.
+    Items(ItemRows),
 }
 
 /// One reduction's plan.
@@ -246,12 +278,14 @@ impl KernelPlan {
         let simd = spec.simd();
         let mut scratch = Vec::new();
         let stash = if spec.reductions().is_empty() { Vec::new() } else { stash_plan(spec) };
+        let items = spec.item_width() > 1;
         let reductions = spec
             .reductions()
             .iter()
             .map(|red| {
                 let float = simd.and_then(Elem::float).is_some();
                 let fold = match (simd, red.kind) {
+                    _ if items => Fold::Columns,
                     (None, _) => Fold::Ordered,
                     (Some(_), ReduceKind::Max | ReduceKind::Min) if float => Fold::DroppingNans,
                     _ => Fold::Vector,
@@ -263,7 +297,9 @@ impl KernelPlan {
                 ReductionPlan { kind: red.kind, arg: red.arg, fold, keep }
             })
             .collect();
-        let shape = if spec.rows() {
+        let shape = if items {
+            Shape::Items(items_plan(spec, &mut scratch))
+        } else if spec.rows() {
             Shape::Rows(rows_plan(spec, target, &mut scratch))
         } else {
             Shape::Flat(chunked_plan(spec, target, &mut scratch))
@@ -291,6 +327,30 @@ fn chunked_plan(spec: &KernelSpec, target: Target, scratch: &mut Vec<Scratch>) -
         })
         .collect();
     (!nodes.is_empty()).then_some(Chunked { values: MAP_CHUNK, nodes })
+}
+
+/// The item loop of `spec` (items of several values): parts of the lane type's width while
+/// they fit, then single columns (scalar kernels: single columns); blocks of rows pass by pass
+/// when there are several passes.
+fn items_plan(spec: &KernelSpec, scratch: &mut Vec<Scratch>) -> ItemRows {
+    let width = spec.item_width() as i64;
+    let lanes = spec.simd().map_or(width + 1, Elem::lanes);
+    let mut parts = Vec::new();
+    let mut column = 0;
+    while column + lanes <= width {
+        parts.push(Part { column, vector: true });
+        column += lanes;
+    }
+    parts.extend((column..width).map(|column| Part { column, vector: false }));
+    let row_bytes = (width * 8 + 15) / 16 * 16;
+    let passes = spec.reductions().len() + usize::from(!RowOutput::elements(spec.outputs()).is_empty());
+    let block = (passes > 1).then(|| {
+        for k in 0..spec.reductions().len() {
+            scratch.push(Scratch { bytes: ROW_BLOCK * row_bytes, holds: ScratchUse::RowValues(k) });
+        }
+        ROW_BLOCK
+    });
+    ItemRows { width, parts, block, row_bytes }
 }
 
 /// The row loop of `spec`.
@@ -485,14 +545,20 @@ impl fmt::Display for FlatNode {
 impl fmt::Display for KernelPlan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let spec = &self.spec;
-        match self.simd {
-            Some(elem) => writeln!(
+        match (self.simd, &self.shape) {
+            (Some(elem), Shape::Items(_)) => writeln!(
+                f,
+                "kernel: vector {} ({} parts of each item, then single columns)",
+                elem.dtype(),
+                elem.vector_ty().to_string().to_lowercase()
+            )?,
+            (Some(elem), _) => writeln!(
                 f,
                 "kernel: vector {} ({}, {UNROLL} vectors per iteration, then 1, then scalars)",
                 elem.dtype(),
                 elem.vector_ty().to_string().to_lowercase()
             )?,
-            None => writeln!(f, "kernel: scalar (one element per iteration)")?,
+            (None, _) => writeln!(f, "kernel: scalar (one element per iteration)")?,
         }
         writeln!(f, "graph:")?;
         for line in spec.graph().listing().lines().filter(|l| !l.starts_with("outputs:")) {
@@ -511,6 +577,7 @@ impl fmt::Display for KernelPlan {
                 Fold::Ordered => "ordered",
                 Fold::Vector => "vector",
                 Fold::DroppingNans => "vector dropping NaNs, exact refold of rows with a NaN or a zero result",
+                Fold::Columns => "each column in item order",
             };
             write!(f, "reduction r{k}: {} of {} -> i{}, fold {fold}", red.kind.name(), name(red.arg), n_ops + k)?;
             if red.kind == ReduceKind::Mean {
@@ -539,6 +606,24 @@ impl fmt::Display for KernelPlan {
                 writeln!(f, "  chunk pass: element outputs")?;
             }
             Shape::Rows(Rows::OnePass) => writeln!(f, "loop: rows, one pass per row")?,
+            Shape::Items(items) => {
+                let lane_ty = self.simd.map(|elem| elem.vector_ty().to_string().to_lowercase());
+                let parts: Vec<String> = items
+                    .parts
+                    .iter()
+                    .map(|part| match (&lane_ty, part.vector) {
+                        (Some(ty), true) => format!("{ty} at {}", part.column),
+                        _ => format!("column {}", part.column),
+                    })
+                    .collect();
+                write!(f, "loop: rows of items of {} values ({})", items.width, parts.join(", "))?;
+                match items.block {
+                    Some(rows) => {
+                        writeln!(f, ", in blocks of {rows} rows pass by pass, {} bytes a row's item", items.row_bytes)?
+                    }
+                    None => writeln!(f, ", one pass per row")?,
+                }
+            }
             Shape::Rows(Rows::Blocked { rows, flat }) => {
                 match flat {
                     None => writeln!(f, "loop: rows in blocks of {rows}, pass by pass")?,

@@ -45,6 +45,9 @@ pub struct KernelSpec {
     /// dtypes, bool, 8/16-bit or unsigned integers, calls to the interpreter's kernels,
     /// operations that can fault).
     simd: Option<Elem>,
+    /// Values per item of a row kernel: 1 for scalar items, `k` for the items of `[.., *, k]`
+    /// values (see `RowKernel::over_items`).
+    item_width: usize,
 }
 
 impl KernelSpec {
@@ -72,6 +75,20 @@ impl KernelSpec {
     /// vector kernels and every op a vector lowering ([`vector_op`]); `None` for scalar loops.
     pub fn simd(&self) -> Option<Elem> {
         self.simd
+    }
+
+    /// Values per item of a row kernel (1 for scalar items and for flat kernels).
+    pub fn item_width(&self) -> usize {
+        self.item_width
+    }
+
+    /// The same spec over items of `width` values (a row kernel over `[.., *, k]` values, see
+    /// `RowKernel::over_items`); a flat kernel reads every value alike, so it keeps width 1.
+    pub fn over_items(mut self, width: usize) -> KernelSpec {
+        if self.rows() && width > 0 {
+            self.item_width = width;
+        }
+        self
     }
 
     /// True when the kernel loops over rows (reductions or per-row operands), false for a flat
@@ -127,6 +144,7 @@ impl KernelSpec {
             reductions: reductions.to_vec(),
             outputs: outputs.to_vec(),
             simd: simd_elem(graph, reductions, outputs),
+            item_width: 1,
         })
     }
 }

@@ -8,7 +8,7 @@
 //! do not go through the JIT, so they have no plan.
 
 use ragtime_core::DType;
-use ragtime_jit::plan::{BulkCall, Fold, Rows, ScratchUse, Shape, Split};
+use ragtime_jit::plan::{BulkCall, Fold, Part, Rows, ScratchUse, Shape, Split};
 use ragtime_jit::{KernelPlan, KernelSpec, Target, UnaryMath};
 use ragtime_ops::elemwise::ScalarOp;
 use ragtime_ops::fused::{OperandKind, RowOutput, RowReduction, ScalarConst, ScalarGraph, ScalarRef};
@@ -142,9 +142,19 @@ fn int_vector() -> KernelSpec {
     KernelSpec::new(&g, &[OperandKind::Full, OperandKind::Full], &[], &[RowOutput::Elements(N(1))]).unwrap()
 }
 
+/// `int16` `reduce_prod(a * 3)` per row over items of 3 values: a scalar kernel, one column
+/// at a time.
+fn int16_items() -> KernelSpec {
+    let c = ScalarRef::Const(ScalarConst::from_value(3i16));
+    let g = graph(&[DType::I16, DType::I16], &[(ScalarOp::Multiply, vec![I(0), c])]);
+    let prod = RowReduction { kind: ReduceKind::Prod, arg: N(0) };
+    let out = RowOutput::Reduction { index: 0, keepdims: true };
+    KernelSpec::new(&g, &[OperandKind::Full], &[prod], &[out]).unwrap().over_items(3)
+}
+
 #[test]
 fn printed_plans_match_the_golden_files() {
-    let cases: [(&str, KernelSpec, Target); 11] = [
+    let cases: [(&str, KernelSpec, Target); 15] = [
         ("w1_elementwise.txt", w1(), BULK),
         ("w1_elementwise_no_bulk.txt", w1(), Target::with_bulk(false)),
         ("w2_axpy.txt", w2(), BULK),
@@ -156,6 +166,10 @@ fn printed_plans_match_the_golden_files() {
         ("mixed_dtypes.txt", mixed_dtypes(), BULK),
         ("int_and_bool_rows.txt", int_and_bool_rows(), BULK),
         ("int_vector.txt", int_vector(), BULK),
+        ("w3_row_mean_inner8.txt", w3().over_items(8), BULK),
+        ("w4_row_softmax_inner8.txt", softmax(None).over_items(8), BULK),
+        ("w4_row_softmax_inner6.txt", softmax(None).over_items(6), BULK),
+        ("int16_items.txt", int16_items(), BULK),
     ];
     for (file, spec, target) in cases {
         golden(file, &KernelPlan::new(&spec, target).to_string());
@@ -254,4 +268,29 @@ fn plans_for_this_machine_follow_its_features() {
     assert_eq!(host.bulk(), ragtime_jit::bulk::exp_f32_in_place(&mut [0.0f32]));
     let softmax = softmax(None);
     assert_eq!(KernelPlan::new(&softmax, host), KernelPlan::new(&softmax, Target::with_bulk(host.bulk())));
+}
+
+#[test]
+fn item_rows_split_items_into_vectors_then_columns() {
+    let plan = KernelPlan::new(&softmax(None).over_items(6), BULK);
+    let Shape::Items(items) = &plan.shape else { panic!("{plan}") };
+    let parts = [(0, true), (4, false), (5, false)].map(|(column, vector)| Part { column, vector });
+    assert_eq!((items.width, items.parts.as_slice(), items.block), (6, &parts[..], Some(8)), "{plan}");
+    assert!(plan.reductions.iter().all(|r| r.fold == Fold::Columns), "{plan}");
+    // exp(x - max) is kept in the output's buffer for the division, as over scalar items.
+    assert_eq!(plan.stash, [(1, 0)]);
+    assert_eq!(plan.split, Split::Rows);
+    let uses: Vec<ScratchUse> = plan.scratch.iter().map(|s| s.holds).collect();
+    assert_eq!(uses, [ScratchUse::RowValues(0), ScratchUse::RowValues(1)]);
+    assert!(plan.scratch.iter().all(|s| s.bytes == 8 * items.row_bytes) && items.row_bytes == 48, "{plan}");
+    // One reduction alone: one pass per row, no slots; a scalar kernel: single columns.
+    let mean = KernelPlan::new(&w3().over_items(8), BULK);
+    let Shape::Items(items) = &mean.shape else { panic!("{mean}") };
+    assert_eq!((items.parts.len(), items.block), (2, None));
+    assert!(mean.scratch.is_empty());
+    let ints = KernelPlan::new(&int16_items(), BULK);
+    let Shape::Items(items) = &ints.shape else { panic!("{ints}") };
+    assert!(ints.simd.is_none() && items.parts.iter().all(|p| !p.vector) && items.parts.len() == 3, "{ints}");
+    // A flat kernel has no items: its values are read alike.
+    assert_eq!(w2().over_items(8).item_width(), 1);
 }

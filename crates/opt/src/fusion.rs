@@ -1,16 +1,19 @@
 //! Fusion: maximal convex groups of ops over one iteration space become one fused op.
 //!
 //! - `Kind::Rows`: elementwise ops and reductions over the innermost ragged axis of one partition
-//!   class of any ragged rank `k` with scalar items (`[n, *]`, `[n, *, *]`, ...: softmax,
-//!   mean-centering, `reduce_mean(x * 2 + z)`) become a `RowKernel` (printed `RowReduce` when it is
-//!   one reduction). Its rows are the innermost partition's rows: a ragged rank 2 tensor is a
-//!   rank 1 row kernel over its flattened inner rows, whose reductions keep the outer partitions.
+//!   class of any ragged rank `k` (`[n, *]`, `[n, *, *]`, ...: softmax, mean-centering,
+//!   `reduce_mean(x * 2 + z)`) become a `RowKernel` (printed `RowReduce` when it is one
+//!   reduction). Its rows are the innermost partition's rows: a ragged rank 2 tensor is a rank 1
+//!   row kernel over its flattened inner rows, whose reductions keep the outer partitions. Items
+//!   are scalars or the `[k]` vectors of uniform inner dims known in the types (`[n, *, 8]`:
+//!   `RowKernel::over_items`), each column reduced on its own.
 //! - `Kind::Elementwise`: the remaining elementwise ops over one iteration space (same type and
 //!   partition class) become a `Composite`.
 //!
 //! Operands line up as `Full` (the space's own type and class), `Scalar` (rank 0; rank-0
-//! constants are inlined into the scalar graph) or `PerRow` (one value per innermost row: a dense
-//! `[n, 1]` value against a ragged rank 1 space, a `[n, *, 1]` one against ragged rank 2, ...). Groups stay convex: a node joins a group only if none of its other
+//! constants are inlined into the scalar graph) or `PerRow` (one item per innermost row: a dense
+//! `[n, 1]` value against a ragged rank 1 space, a `[n, *, 1]` one against ragged rank 2, `[n, 1,
+//! 8]` against `[n, *, 8]`, ...; composites take per-row operands of scalar items only). Groups stay convex: a node joins a group only if none of its other
 //! inputs depends on the group through a node outside it, so the fused op never needs its own
 //! output. A node with several clients still fuses; every member read outside the group becomes
 //! an output of the fused op.
@@ -59,26 +62,47 @@ struct Group {
     reductions: usize,
 }
 
-/// Row kernels iterate over the innermost rows of a ragged tensor with scalar items.
-fn is_rows_space(dims: &[Dim], ragged_rank: usize) -> bool {
-    ragged_rank >= 1 && dims.len() == ragged_rank + 1
+/// The values per item of a rows space (the innermost rows of a ragged tensor whose items are
+/// scalars, width 1, or vectors of uniform inner dims known in the type, the product of those
+/// dims), or `None` when row kernels do not iterate over it.
+fn item_width(dims: &[Dim], ragged_rank: usize) -> Option<usize> {
+    if ragged_rank == 0 || dims.len() <= ragged_rank {
+        return None;
+    }
+    let mut width = 1usize;
+    for d in &dims[ragged_rank + 1..] {
+        match d {
+            Dim::Known(k) if *k > 0 => width = width.checked_mul(*k)?,
+            _ => return None,
+        }
+    }
+    Some(width)
 }
 
-/// One value per innermost row of a rows space of ragged rank `k`: rank `k + 1`, ragged rank
-/// `k - 1`, last dim 1 (a reduction over the innermost axis with `keepdims`).
-fn is_per_row(ty: &TensorType, space: &Space) -> bool {
-    is_rows_space(&space.dims, space.ragged_rank)
-        && ty.ragged_rank() + 1 == space.ragged_rank
+fn is_rows_space(dims: &[Dim], ragged_rank: usize) -> bool {
+    item_width(dims, ragged_rank).is_some()
+}
+
+/// One item per innermost row of a rows space of ragged rank `k`: rank of the space, ragged rank
+/// `k - 1`, dim `k` of 1 (a reduction over the innermost ragged axis with `keepdims`), then the
+/// space's inner dims. Composites (`rows` false) take them only over scalar items.
+fn is_per_row(ty: &TensorType, space: &Space, rows: bool) -> bool {
+    let k = space.ragged_rank;
+    is_rows_space(&space.dims, k)
+        && (rows || space.dims.len() == k + 1)
+        && ty.ragged_rank() + 1 == k
         && ty.rank() == space.dims.len()
-        && ty.dims().last() == Some(&Dim::Known(1))
+        && ty.dims()[k] == Dim::Known(1)
+        && ty.dims()[k + 1..] == space.dims[k + 1..]
 }
 
 fn inlined_const(fg: &FunctionGraph, v: VarId) -> Option<ScalarConst> {
     ScalarConst::from_tensor(fg.var(v)?.constant.as_ref()?)
 }
 
-/// The operand kind of an input of type `ty` in `space`, if it lines up.
-fn operand_kind(ty: &TensorType, space: &Space, same_class: bool) -> Option<OperandKind> {
+/// The operand kind of an input of type `ty` in `space`, if it lines up (`rows`: for a row
+/// kernel).
+fn operand_kind(ty: &TensorType, space: &Space, same_class: bool, rows: bool) -> Option<OperandKind> {
     if ty.dtype() == DType::String {
         return None;
     }
@@ -88,7 +112,7 @@ fn operand_kind(ty: &TensorType, space: &Space, same_class: bool) -> Option<Oper
     if ty.dims() == space.dims && ty.ragged_rank() == space.ragged_rank && (space.class.is_none() || same_class) {
         return Some(OperandKind::Full);
     }
-    if is_per_row(ty, space) {
+    if is_per_row(ty, space, rows) {
         return Some(OperandKind::PerRow);
     }
     None
@@ -105,7 +129,11 @@ fn candidate(fg: &FunctionGraph, node: ApplyId, classes: &mut PartitionClasses, 
         let x = apply.inputs[0];
         let x_ty = &fg.var(x)?.ty;
         let rank = x_ty.ragged_rank();
-        let innermost = reduce.axis.single().is_some_and(|a| a == -1 || a == rank as i64);
+        // The innermost ragged axis, named from the front or from the back (past the inner dims).
+        let innermost = reduce.axis.single().is_some_and(|a| {
+            let a = if a < 0 { a + x_ty.rank() as i64 } else { a };
+            a == rank as i64
+        });
         if kind != Kind::Rows || !innermost || !is_rows_space(x_ty.dims(), rank) || x_ty.dtype() == DType::String {
             return None;
         }
@@ -129,7 +157,7 @@ fn candidate(fg: &FunctionGraph, node: ApplyId, classes: &mut PartitionClasses, 
         }
         let ty = fg.var(v)?.ty.clone();
         let same_class = space.class.is_some_and(|c| classes.find(v) == c);
-        match operand_kind(&ty, &space, same_class)? {
+        match operand_kind(&ty, &space, same_class, kind == Kind::Rows)? {
             OperandKind::Full => {
                 full = true;
                 links.push(v);
@@ -207,7 +235,7 @@ pub(crate) fn fuse(fg: &mut FunctionGraph, kind: Kind) -> Result<usize> {
             Kind::Rows => group.reductions > 0,
             Kind::Elementwise => !group.members.is_empty(),
         };
-        if wanted && build(fg, group)? {
+        if wanted && build(fg, group, kind)? {
             built += 1;
         }
     }
@@ -215,7 +243,7 @@ pub(crate) fn fuse(fg: &mut FunctionGraph, kind: Kind) -> Result<usize> {
 }
 
 /// Replaces a group by one fused op; `false` when that would make a cycle.
-fn build(fg: &mut FunctionGraph, group: &Group) -> Result<bool> {
+fn build(fg: &mut FunctionGraph, group: &Group, kind: Kind) -> Result<bool> {
     let members: std::collections::HashSet<ApplyId> = group.members.iter().copied().collect();
     let produced_inside =
         |fg: &FunctionGraph, v: VarId| fg.var(v).and_then(|x| x.owner).is_some_and(|o| members.contains(&o));
@@ -236,9 +264,9 @@ fn build(fg: &mut FunctionGraph, group: &Group) -> Result<bool> {
         types.push(ty.clone());
         // `candidate` checked each operand's partition class when the group was formed; earlier
         // groups may have replaced the variable since, so only its shape is looked at here.
-        let kind = operand_kind(&ty, &group.space, true)
+        let operand = operand_kind(&ty, &group.space, true, kind == Kind::Rows)
             .ok_or_else(|| ragtime_core::Error::graph(format!("fusion: operand of type {ty} does not line up")))?;
-        kinds.push(kind);
+        kinds.push(operand);
     }
     let mut builder = ScalarGraphBuilder::new(Vec::new());
     let mut scalar_of: HashMap<VarId, ScalarRef> = HashMap::new();
@@ -326,7 +354,9 @@ fn build(fg: &mut FunctionGraph, group: &Group) -> Result<bool> {
             .collect();
         let elements = RowOutput::elements(&outputs);
         let graph = builder.finish(elements)?;
-        op_ref(RowKernel::new(graph, kinds, reductions, outputs, inner)?)
+        let width = item_width(&group.space.dims, group.space.ragged_rank)
+            .ok_or_else(|| ragtime_core::Error::graph("fusion: a row kernel over a space without rows"))?;
+        op_ref(RowKernel::new(graph, kinds, reductions, outputs, inner)?.over_items(width)?)
     };
     // Groups are convex one by one, but two groups can still feed each other through fused ops
     // built earlier; such a group stays unfused (correct, only slower).

@@ -1,8 +1,8 @@
 //! Property test: random DAGs of elementwise ops (with per-row and scalar broadcasts) and row
-//! reductions over random ragged data of ragged rank 1 to 3 (reductions over the innermost ragged
-//! axis; empty rows at every level) compute bit-identical results before and after optimization
-//! (merge, folding, canonicalization and fusion), including one reduction asked for with and
-//! without `keepdims`.
+//! reductions over random ragged data of ragged rank 1 to 3, with scalar items or uniform inner
+//! dims of 1 to 16 (reductions over the innermost ragged axis; empty rows at every level) compute
+//! bit-identical results before and after optimization (merge, folding, canonicalization and
+//! fusion), including one reduction asked for with and without `keepdims`.
 
 use std::sync::Arc;
 
@@ -23,14 +23,17 @@ const VALUES: [f32; 10] = [0.5, -1.25, 2.0, 0.0, -0.0, f32::NAN, f32::INFINITY, 
 /// One random step: (what, operand picks).
 type Step = (u8, u8, u8);
 
-/// The graph over `x`, `z` of ragged rank `rank` and `row`, one value per innermost row.
-fn build(steps: &[Step], rank: usize) -> (Graph, Vec<VarId>, Vec<VarId>) {
+/// The graph over `x`, `z` of ragged rank `rank` (items of `width` values when it is set) and
+/// `row`, one item per innermost row.
+fn build(steps: &[Step], rank: usize, width: Option<usize>) -> (Graph, Vec<VarId>, Vec<VarId>) {
     let mut g = Graph::new();
-    let x = g.input("x", TensorType::ragged(DType::F32, rank)).unwrap();
-    let z = g.input("z", TensorType::ragged(DType::F32, rank)).unwrap();
+    let inner: Vec<Option<usize>> = width.into_iter().map(Some).collect();
+    let x = g.input("x", TensorType::ragged(DType::F32, rank).with_inner(&inner)).unwrap();
+    let z = g.input("z", TensorType::ragged(DType::F32, rank).with_inner(&inner)).unwrap();
+    let row_inner: Vec<Option<usize>> = std::iter::once(Some(1)).chain(inner.iter().copied()).collect();
     let row_type = match rank {
-        1 => TensorType::dense(DType::F32, &[None, Some(1)]),
-        _ => TensorType::ragged(DType::F32, rank - 1).with_inner(&[Some(1)]),
+        1 => TensorType::dense(DType::F32, &[&[None][..], &row_inner].concat()),
+        _ => TensorType::ragged(DType::F32, rank - 1).with_inner(&row_inner),
     };
     let row = g.input("row", row_type).unwrap();
     let inner = rank as i64;
@@ -69,7 +72,7 @@ fn build(steps: &[Step], rank: usize) -> (Graph, Vec<VarId>, Vec<VarId>) {
                     Some(same) if a >= 128 => same,
                     _ => (KINDS[a as usize % KINDS.len()], r(b)),
                 };
-                let v = g.apply(Arc::new(Reduce::new(kind, Some(-1), false)), &[arg]).unwrap()[0];
+                let v = g.apply(Arc::new(Reduce::new(kind, Some(inner), false)), &[arg]).unwrap()[0];
                 outputs.push(v);
             }
         }
@@ -81,11 +84,13 @@ fn build(steps: &[Step], rank: usize) -> (Graph, Vec<VarId>, Vec<VarId>) {
     (g, vec![x, z, row], outputs)
 }
 
-/// `x`, `z` and `row` for ragged rank `rank`: the innermost rows have `lengths`; each outer
-/// level groups the rows below it `(i * 5 + level) % 4` at a time (so empty outer rows occur),
-/// the last outer row taking what is left.
-fn data(lengths: &[usize], picks: &[u8], rank: usize) -> Vec<RaggedTensor> {
-    let total: usize = lengths.iter().sum();
+/// `x`, `z` and `row` for ragged rank `rank` (items of `width` values when it is set): the
+/// innermost rows have `lengths`; each outer level groups the rows below it `(i * 5 + level) % 4`
+/// at a time (so empty outer rows occur), the last outer row taking what is left.
+fn data(lengths: &[usize], picks: &[u8], rank: usize, width: Option<usize>) -> Vec<RaggedTensor> {
+    let items: usize = lengths.iter().sum();
+    let k = width.unwrap_or(1);
+    let total = items * k;
     let lengths: Vec<i64> = lengths.iter().map(|&l| l as i64).collect();
     let mut parts = vec![RowPartition::from_row_lengths(&lengths).unwrap()];
     for level in 1..rank {
@@ -102,9 +107,17 @@ fn data(lengths: &[usize], picks: &[u8], rank: usize) -> Vec<RaggedTensor> {
     let vals = |offset: usize, n: usize| -> Vec<f32> {
         (0..n).map(|i| VALUES[picks.get(i + offset).copied().unwrap_or(i as u8) as usize % VALUES.len()]).collect()
     };
-    let x = RaggedTensor::new(DenseTensor::vector(vals(0, total)), parts.clone()).unwrap();
-    let z = RaggedTensor::new(DenseTensor::vector(vals(3, total)), parts.clone()).unwrap();
-    let per_row = DenseTensor::from_vec(vec![lengths.len(), 1], vals(7, lengths.len())).unwrap();
+    let shape = |n: usize, one: bool| -> Vec<usize> {
+        let mut s = vec![n];
+        s.extend(one.then_some(1));
+        s.extend(width);
+        s
+    };
+    let x =
+        RaggedTensor::new(DenseTensor::from_vec(shape(items, false), vals(0, total)).unwrap(), parts.clone()).unwrap();
+    let z =
+        RaggedTensor::new(DenseTensor::from_vec(shape(items, false), vals(3, total)).unwrap(), parts.clone()).unwrap();
+    let per_row = DenseTensor::from_vec(shape(lengths.len(), true), vals(7, lengths.len() * k)).unwrap();
     let row = RaggedTensor::new(per_row, parts[..rank - 1].to_vec()).unwrap();
     vec![x, z, row]
 }
@@ -118,13 +131,14 @@ proptest! {
         lengths in prop::collection::vec(0usize..6, 0..7),
         picks in prop::collection::vec(any::<u8>(), 0..64),
         rank in 1usize..4,
+        width in prop_oneof![2 => Just(None), 3 => (1usize..17).prop_map(Some)],
     ) {
-        let (g, inputs, outputs) = build(&steps, rank);
+        let (g, inputs, outputs) = build(&steps, rank, width);
         let plain = FunctionGraph::new(&g, &inputs, &outputs).unwrap();
         let mut fg = plain.clone();
         optimize(&mut fg, &OptimizeOptions::default()).unwrap();
         prop_assert!(fg.verify().is_empty(), "{:?}", fg.verify());
-        let values = data(&lengths, &picks, rank);
+        let values = data(&lengths, &picks, rank, width);
         let want = Interpreter::new(&plain).unwrap().run(&plain, &ExecContext::default(), &values);
         let got = Interpreter::new(&fg).unwrap().run(&fg, &ExecContext::default(), &values);
         match (want, got) {

@@ -1,7 +1,8 @@
 //! The JIT against the reference interpreter on nested shapes: random fused graphs over ragged
 //! rank 2 and 3 tensors (row kernels over the innermost rows, per-row broadcasts of innermost
-//! reductions at every level), reductions on every axis, empty rows at every level, all-empty and
-//! zero-row inputs, one and several threads.
+//! reductions at every level), and over `[.., *, k]` values of ragged rank 1 to 3 with uniform
+//! inner dims `k` of 1 to 16 (row kernels over items of `k` values); reductions on every axis,
+//! empty rows at every level, all-empty and zero-row inputs, one and several threads.
 
 use proptest::prelude::*;
 use ragtime::case::compare;
@@ -319,5 +320,152 @@ fn row_pooling_split_across_threads_gives_the_one_thread_bits() {
         assert!(one.equals(&run(4)), "outer {outer}");
         let reference = g.compile_with(&[&w, &f], &[&out], Mode::FastCompile).unwrap();
         assert!(one.equals(&reference.call(&inputs).unwrap()[0]), "outer {outer}");
+    }
+}
+
+/// A graph over `x` and `z` of type `[n, *.., width]` (ragged rank `rank`): elementwise ops,
+/// reductions over the innermost ragged axis (kept as per-row operands, or returned), softmax
+/// over that axis column by column, and reductions over every axis, the inner one included.
+fn build_inner(g: &Graph, dtype: DType, rank: usize, width: usize, steps: &[Step]) -> (Vec<Var>, Vec<Var>) {
+    let ty = TensorType::ragged(dtype, rank).with_inner(&[Some(width)]);
+    let (x, z) = (g.input("x", ty.clone()), g.input("z", ty));
+    let axis = rank as i64;
+    let mut ragged = vec![x.clone(), z.clone()];
+    let mut per_row: Vec<Var> = vec![x.reduce_max(keepdims(axis))];
+    let mut outputs = Vec::new();
+    for &(what, a, b) in steps {
+        let r = |k: u8| ragged[k as usize % ragged.len()].clone();
+        let p = |k: u8| per_row[k as usize % per_row.len()].clone();
+        let v = match what % 13 {
+            0 => r(a) + r(b),
+            1 => r(a) - p(b),
+            2 => r(a) * r(b),
+            3 => r(a) / p(b),
+            4 => r(a).maximum(&r(b)),
+            5 => r(a) * 2.0 + 1.0,
+            6 => r(a).exp(),
+            7 => r(a).tanh(),
+            8 => r(a).minimum(&p(b)),
+            9 => {
+                // Softmax over the ragged axis, each column on its own (W4's inner-dim form).
+                let e = (r(a) - r(a).reduce_max(keepdims(axis))).exp();
+                &e / e.reduce_sum(keepdims(axis))
+            }
+            10 => {
+                per_row.push(match b % 4 {
+                    0 => r(a).reduce_sum(keepdims(axis)),
+                    1 => r(a).reduce_mean(keepdims(axis)),
+                    2 => r(a).reduce_max(keepdims(axis)),
+                    _ => r(a).reduce_min(keepdims(axis)),
+                });
+                continue;
+            }
+            11 => {
+                // Any axis, the inner one included, negative or not: the innermost ragged axis
+                // fuses, the others run as ops.
+                let dims = rank as i64 + 2;
+                let axis = (b as i64 % dims) - if a % 2 == 0 { 0 } else { dims };
+                outputs.push(match a % 3 {
+                    0 => r(b).reduce_sum(axis),
+                    1 => r(b).reduce_max(axis),
+                    _ => r(b).reduce_mean(axis),
+                });
+                continue;
+            }
+            _ => {
+                outputs.push(r(a).reduce_sum(axis));
+                if b % 2 == 1 {
+                    outputs.push(r(a).reduce_sum(keepdims(axis)));
+                }
+                continue;
+            }
+        };
+        ragged.push(v);
+    }
+    outputs.push(ragged.last().cloned().expect("x"));
+    (vec![x, z], outputs)
+}
+
+/// `[.., *, width]` values on `parts` drawn from `SPECIAL` by `picks` (from `shift` on).
+fn items(dtype: DType, parts: &[RowPartition], width: usize, picks: &[u8], shift: usize) -> RaggedTensor {
+    let total = parts.last().map_or(0, |p| p.nvals()) * width;
+    let values: Vec<f64> = (0..total)
+        .map(|i| SPECIAL[picks.get((i + shift) % picks.len().max(1)).copied().unwrap_or(0) as usize % SPECIAL.len()])
+        .collect();
+    let nvals = total / width;
+    let flat = match dtype {
+        DType::F32 => DenseTensor::from_vec(vec![nvals, width], values.iter().map(|&v| v as f32).collect::<Vec<_>>()),
+        _ => DenseTensor::from_vec(vec![nvals, width], values),
+    };
+    RaggedTensor::new(flat.expect("valid shape"), parts.to_vec()).expect("valid partitions")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 384, ..ProptestConfig::default() })]
+
+    /// Random fused graphs over `[.., *, k]` values: the interpreter's results, bit for bit when
+    /// items have several values (each column is folded in item order, as the reference folds
+    /// it), within the tolerance for `k = 1` (scalar items' vector folds reassociate sums).
+    #[test]
+    fn inner_dim_jit_kernels_agree_with_the_interpreter(
+        steps in prop::collection::vec((any::<u8>(), any::<u8>(), any::<u8>()), 1..10),
+        rank in 1usize..4,
+        width in 1usize..17,
+        nrows in 0usize..7,
+        seeds in prop::collection::vec(prop_oneof![3 => 0usize..6, 1 => Just(0usize)], 1..9),
+        picks in prop::collection::vec(any::<u8>(), 1..64),
+        f64s in any::<bool>(),
+        threads in 1usize..4,
+    ) {
+        let dtype = if f64s { DType::F64 } else { DType::F32 };
+        let g = Graph::new();
+        let (inputs, outputs) = build_inner(&g, dtype, rank, width, &steps);
+        let ins: Vec<&Var> = inputs.iter().collect();
+        let outs: Vec<&Var> = outputs.iter().collect();
+        let jit = g.compile_with(&ins, &outs, CompileOptions::from(Mode::FastRun).threads(threads)).unwrap();
+        let reference = g.compile_with(&ins, &outs, Mode::FastCompile).unwrap();
+        let parts = partitions(rank, nrows, &seeds);
+        let values = [items(dtype, &parts, width, &picks, 0), items(dtype, &parts, width, &picks, 5)];
+        match (reference.call(&values), jit.call(&values)) {
+            (Ok(want), Ok(got)) => {
+                for (k, (a, b)) in want.iter().zip(&got).enumerate() {
+                    if width > 1 {
+                        prop_assert!(a.equals(b), "output {}: JIT {} vs reference {}\n{}", k, b, a, jit.debugprint());
+                    } else {
+                        let same = compare(a, b);
+                        prop_assert!(same.is_ok(), "output {}: {:?}\n{}", k, same, jit.debugprint());
+                    }
+                }
+            }
+            (Err(a), Err(b)) => prop_assert_eq!(a.kind(), b.kind()),
+            (w, o) => prop_assert!(false, "interpreter {:?}, JIT {:?}", w, o),
+        }
+    }
+}
+
+/// W3's and W4's inner-dim forms (`[n, *, k]`, ragged ranks 1 and 2) are one JIT row kernel each,
+/// for widths that fill whole vectors and for ones that do not.
+#[test]
+fn inner_dim_means_and_softmaxes_are_single_row_kernels() {
+    for (rank, width) in [(1, 8), (1, 3), (2, 8), (2, 5), (1, 16)] {
+        let g = Graph::new();
+        let ty = TensorType::ragged(DType::F32, rank).with_inner(&[Some(width)]);
+        let (x, z) = (g.input("x", ty.clone()), g.input("z", ty));
+        let axis = rank as i64;
+        let mean = (&x * 2.0 + &z).reduce_mean(axis);
+        let e = (&x - x.reduce_max(keepdims(axis))).exp();
+        let softmax = &e / e.reduce_sum(keepdims(axis));
+        let parts = partitions(rank, 40, &[3, 0, 2, 4, 1, 9]);
+        let values =
+            [items(DType::F32, &parts, width, &[1, 2, 3, 8, 9, 10], 0), items(DType::F32, &parts, width, &[7, 1], 1)];
+        for out in [&mean, &softmax] {
+            let f = g.compile(&[&x, &z], &[out]).unwrap();
+            let printed = f.debugprint();
+            assert_eq!(f.rewrite_report().nodes_after, 1, "{printed}");
+            assert!(printed.contains("JitRow"), "{printed}");
+            let reference = g.compile_with(&[&x, &z], &[out], Mode::FastCompile).unwrap();
+            let (want, got) = (reference.call(&values).unwrap(), f.call(&values).unwrap());
+            assert!(want[0].equals(&got[0]), "rank {rank}, width {width}: JIT {} vs reference {}", got[0], want[0]);
+        }
     }
 }

@@ -304,7 +304,7 @@ fn fold_dropping_nans(
 
 /// A row's mean from its sum, as `reduce::fold_rows`: the sum in the element type, divided in
 /// float64.
-fn emit_mean(b: &mut FunctionBuilder, sum: Value, start: Value, end: Value, dtype: DType) -> Value {
+pub(super) fn emit_mean(b: &mut FunctionBuilder, sum: Value, start: Value, end: Value, dtype: DType) -> Value {
     let count = b.ins().isub(end, start);
     let count = b.ins().fcvt_from_sint(types::F64, count);
     if dtype == DType::F32 {

@@ -4,11 +4,13 @@
 //! - `expr`: the scalar graph's values at one element or vector (expression translation), with
 //!   `lanes` (one op of a vector kernel) and `scalar` (one op of a scalar kernel, every dtype);
 //! - `loops`: loop skeletons; `flat`: element walks and flat evaluation into scratch buffers;
-//!   `rows`: row walks (one pass, blocks pass by pass, flat blocks); `fold`: row reductions.
+//!   `rows`: row walks (one pass, blocks pass by pass, flat blocks); `fold`: row reductions;
+//!   `items`: row walks over items of several values (uniform inner dims), column folds.
 
 mod expr;
 mod flat;
 mod fold;
+mod items;
 pub(crate) mod lanes;
 mod loops;
 mod rows;
@@ -54,6 +56,7 @@ pub(crate) fn emit_kernel(b: &mut FunctionBuilder, p: &FusedParams, plan: &Kerne
     match &plan.shape {
         Shape::Rows(rows) => rows::emit_rows(b, p, &e, rows, &slots),
         Shape::Flat(chunked) => flat::emit_flat(b, p, &e, chunked.as_ref(), &slots),
+        Shape::Items(items) => items::emit_items(b, p, &e, items, &slots),
     }
     let done = b.ins().iconst(p.ptr, 0);
     b.ins().return_(&[done]);

@@ -1,6 +1,8 @@
 //! The fused op types and their chunked reference evaluation: [`Composite`] maps over every
 //! element of one iteration space; [`RowKernel`] makes several passes over each innermost row of a
-//! ragged tensor with scalar items (row reductions, then maps that read their results).
+//! ragged tensor (row reductions, then maps that read their results), whose items are scalars or
+//! `[k]` vectors of uniform inner dimensions known when the graph is built (reduced column by
+//! column).
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -23,9 +25,9 @@ pub enum OperandKind {
     Full,
     /// A rank-0 value, repeated for every element.
     Scalar,
-    /// One value per innermost row of a ragged iteration space with scalar items (a row reduction
-    /// with `keepdims`: dense `[nrows, 1]` against ragged rank 1, `[n, *, 1]` with the outer
-    /// partitions against ragged rank 2, ...), repeated along the row.
+    /// One item per innermost row of a ragged iteration space (a row reduction with `keepdims`:
+    /// dense `[nrows, 1]` against ragged rank 1, `[n, *, 1]` with the outer partitions against
+    /// ragged rank 2, `[nrows, 1, k]` against `[n, *, k]`, ...), repeated along the row.
     PerRow,
 }
 
@@ -36,20 +38,25 @@ pub struct Layout<'a> {
     /// The first full operand: its partitions and flat shape are the iteration space.
     pub reference: &'a RaggedTensor,
     /// Each input's values: Full as flat 1-d (as long as the reference's flat values), PerRow as
-    /// `[rows]` (one per innermost row), Scalar as rank 0.
+    /// `[rows * item_width]` (one item per innermost row), Scalar as rank 0.
     pub columns: Vec<DenseTensor>,
+    /// Values per item of the space: the product of the flat values' inner dims (1 for scalar
+    /// items).
+    pub item_width: usize,
 }
 
 impl<'a> Layout<'a> {
     /// `None` when an operand does not have the shape its kind needs (the caller then runs the
     /// inner graph, which broadcasts in general or reports the error). `rows`: the space must be
-    /// ragged with 1-d flat values (row kernels), its rows the innermost partition's.
+    /// ragged (row kernels), its rows the innermost partition's, its items the flat values' rows
+    /// ([`Layout::item_width`] values each).
     pub fn new(kinds: &[OperandKind], inputs: &'a [RaggedTensor], rows: bool) -> Result<Option<Self>> {
         let Some(reference) = kinds.iter().zip(inputs).find(|(k, _)| **k == OperandKind::Full).map(|(_, x)| x) else {
             return Ok(None);
         };
         let flat_shape = reference.flat_values().shape();
-        let rows_layout = reference.ragged_rank() >= 1 && flat_shape.len() == 1;
+        let rows_layout = reference.ragged_rank() >= 1 && !flat_shape.is_empty();
+        let item_width: usize = flat_shape.iter().skip(1).product();
         if rows && !rows_layout {
             return Ok(None);
         }
@@ -72,15 +79,20 @@ impl<'a> Layout<'a> {
                 OperandKind::PerRow => {
                     let same_outer =
                         x.partitions().len() == outer.len() && x.partitions().iter().zip(outer).all(|(a, b)| a.same(b));
-                    if !rows_layout || !same_outer || x.flat_values().shape() != [nrows, 1] {
+                    // `[nrows, 1]` followed by the space's inner dims.
+                    let shape = x.flat_values().shape();
+                    let lines_up = shape.len() == flat_shape.len() + 1
+                        && shape[..2] == [nrows, 1]
+                        && shape[2..] == flat_shape[1..];
+                    if !rows_layout || !same_outer || !lines_up {
                         return Ok(None);
                     }
-                    x.flat_values().reshape(vec![nrows])?
+                    x.flat_values().reshape(vec![nrows * item_width])?
                 }
             };
             columns.push(column);
         }
-        Ok(Some(Layout { reference, columns }))
+        Ok(Some(Layout { reference, columns, item_width }))
     }
 
     /// The row splits of the innermost partition: the rows row kernels and per-row operands
@@ -89,14 +101,17 @@ impl<'a> Layout<'a> {
         self.reference.partitions().last().map(|p| p.row_splits())
     }
 
-    /// A per-row result (`values`, one per innermost row) in the shape of a reduction over the
-    /// innermost ragged axis: `[rows]` or `[rows, 1]` with `keepdims`, under the outer partitions
-    /// of the space (which it shares), so a ragged rank 2 space gives `[n, *]` / `[n, *, 1]`.
+    /// A per-row result (`values`, one item per innermost row) in the shape of a reduction over
+    /// the innermost ragged axis: `[rows]` or `[rows, 1]` with `keepdims`, then the space's inner
+    /// dims, under the outer partitions of the space (which it shares), so a ragged rank 2 space
+    /// gives `[n, *]` / `[n, *, 1]`.
     pub fn per_row_output(&self, values: DenseTensor, keepdims: bool) -> Result<RaggedTensor> {
         let partitions = self.reference.partitions();
         let outer = partitions.split_last().map_or(&[][..], |(_, outer)| outer);
-        let nrows = values.len();
-        let flat = values.reshape(if keepdims { vec![nrows, 1] } else { vec![nrows] })?;
+        let nrows = partitions.last().map_or(0, |p| p.nrows());
+        let mut shape = if keepdims { vec![nrows, 1] } else { vec![nrows] };
+        shape.extend_from_slice(&self.reference.flat_values().shape()[1..]);
+        let flat = values.reshape(shape)?;
         if outer.is_empty() {
             return Ok(RaggedTensor::dense(flat));
         }
@@ -230,6 +245,11 @@ impl Composite {
         let total = reference.flat_values().len();
         let splits = layout.row_splits();
         let per_row = self.operands.contains(&OperandKind::PerRow);
+        if per_row && layout.item_width != 1 {
+            // The chunks repeat per-row values element by element; the original ops broadcast
+            // items.
+            return Ok(None);
+        }
         let mut parts: Vec<Vec<DenseTensor>> = vec![Vec::new(); self.graph.outputs().len()];
         let mut e0 = 0;
         loop {
@@ -349,6 +369,9 @@ pub struct RowKernel {
     operands: Vec<OperandKind>,
     reductions: Vec<RowReduction>,
     outputs: Vec<RowOutput>,
+    /// Values per item: 1 for scalar items, `k` for the `[k]` items of `[.., *, k]` values (the
+    /// product of the uniform inner dims), each column folded on its own.
+    item_width: usize,
     inner: InnerGraph,
 }
 
@@ -402,7 +425,24 @@ impl RowKernel {
             return fail("the scalar graph's outputs are not the kernel's element outputs".to_string());
         }
         check_inner("row kernel", &inner, operands.len())?;
-        Ok(RowKernel { graph, operands, reductions, outputs, inner })
+        Ok(RowKernel { graph, operands, reductions, outputs, item_width: 1, inner })
+    }
+
+    /// The same kernel over items of `width` values (`[.., *, k]` spaces, `width` the product of
+    /// the uniform inner dims; at least 1): every full operand, per-row operand, element output
+    /// and reduction result holds `width` values per item, and reductions fold each column on its
+    /// own, in item order.
+    pub fn over_items(mut self, width: usize) -> Result<Self> {
+        if width == 0 {
+            return Err(Error::graph("row kernel: items of no values"));
+        }
+        self.item_width = width;
+        Ok(self)
+    }
+
+    /// Values per item (see [`RowKernel::over_items`]).
+    pub fn item_width(&self) -> usize {
+        self.item_width
     }
 
     /// The scalar computation.
@@ -445,7 +485,8 @@ impl RowKernel {
         if let ([red], [RowOutput::Reduction { index: 0, keepdims }]) =
             (self.reductions.as_slice(), self.outputs.as_slice())
         {
-            return format!("RowReduce{{{}({}), keepdims={keepdims}}}", red.kind.name(), arg_texts[0]);
+            let width = if self.item_width > 1 { format!(", width={}", self.item_width) } else { String::new() };
+            return format!("RowReduce{{{}({}), keepdims={keepdims}{width}}}", red.kind.name(), arg_texts[0]);
         }
         let mut parts: Vec<String> = self
             .reductions
@@ -458,6 +499,9 @@ impl RowKernel {
         for t in self.graph.expressions(&outs, &names) {
             parts.push(format!("out = {t}"));
         }
+        if self.item_width > 1 {
+            parts.push(format!("width={}", self.item_width));
+        }
         let text = parts.join("; ");
         if text.len() <= 120 {
             format!("RowKernel{{{text}}}")
@@ -469,6 +513,11 @@ impl RowKernel {
     fn fast(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Option<Vec<RaggedTensor>>> {
         let Some(layout) = Layout::new(&self.operands, inputs, true)? else { return Ok(None) };
         let reference = layout.reference;
+        if self.item_width != 1 || reference.flat_values().shape().len() != 1 {
+            // Items of several values (or an inner dim of 1): the chunks fold scalars, so the
+            // inner graph runs (the JIT lowers these kernels).
+            return Ok(None);
+        }
         let splits = layout.row_splits().ok_or_else(|| Error::graph("a row kernel over a dense space"))?;
         let nrows = splits.len() - 1;
         let n_ops = self.operands.len();

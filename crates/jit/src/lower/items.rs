@@ -1,0 +1,272 @@
+//! Item rows: the row loop of a kernel over `[.., *, k]` values (uniform inner dims, `k` values
+//! per item), as the plan's [`ItemRows`] says. A row's items go one after another, each in the
+//! plan's parts (vectors of consecutive columns, then single columns); per-row operands and
+//! reduction results are items too, read part by part, never expanded over the row. Reductions
+//! fold each column in item order from the reference's identity with the reference's combining
+//! op, so they give the reference's bits; several passes run over blocks of rows, each row's
+//! results kept in a stack slot.
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, InstBuilder, StackSlot, Value};
+use cranelift_frontend::FunctionBuilder;
+use ragtime_core::{dispatch_dtype, DType};
+use ragtime_ops::fused::{OperandKind, RowOutput, ScalarConst, ScalarRef};
+use ragtime_ops::reduce::ReduceKind;
+
+use super::expr::{mem, Both, Emitter, RowValue};
+use super::fold::emit_mean;
+use super::lanes::emit_op;
+use super::loops::emit_loop;
+use super::scalar::emit_scalar_op;
+use crate::kernel::FusedParams;
+use crate::plan::{ItemRows, Part, ReductionPlan};
+
+/// Per-row inputs of one row as each part sees them: `[part][graph input]`.
+type PartValues = Vec<Vec<RowValue>>;
+
+/// Byte offset of `part` within an item of `dtype` values.
+fn offset(part: &Part, dtype: DType) -> i32 {
+    (part.column * dtype.size_of() as i64) as i32
+}
+
+/// Loads `part` of the item whose first value is at `base`.
+fn load_part(b: &mut FunctionBuilder, e: &Emitter<'_>, base: Value, part: &Part, dtype: DType) -> Value {
+    b.ins().load(e.ty(dtype, part.vector), mem(), base, offset(part, dtype))
+}
+
+/// A value read by every part alike (`Both`'s two fields are the part's value: a part is either
+/// a vector or a scalar, and `eval` picks the field of its shape).
+fn row_value(v: Value) -> RowValue {
+    RowValue::Row(Both { scalar: v, vector: v })
+}
+
+/// The row loop over rows `p.begin..p.end` of item rows.
+pub(super) fn emit_items(
+    b: &mut FunctionBuilder,
+    p: &FusedParams,
+    e: &Emitter<'_>,
+    items: &ItemRows,
+    slots: &[StackSlot],
+) {
+    let (spec, plan) = (e.spec, e.plan);
+    let n_ops = spec.operands().len();
+    let n_inputs = spec.graph().inputs().len();
+    let width = items.width;
+    // The row's item range and its per-row operands, part by part.
+    let row_start = |b: &mut FunctionBuilder, r: Value| -> (Value, Value, PartValues) {
+        let off = b.ins().imul_imm_s(r, 8);
+        let at = b.ins().iadd(p.splits, off);
+        let start = b.ins().load(types::I64, mem(), at, 0);
+        let end = b.ins().load(types::I64, mem(), at, 8);
+        let mut values = vec![vec![RowValue::Absent; n_inputs]; items.parts.len()];
+        let item = b.ins().imul_imm_s(r, width);
+        for (k, kind) in spec.operands().iter().enumerate() {
+            if *kind == OperandKind::PerRow {
+                let dtype = spec.graph().inputs()[k];
+                let base = e.addr(b, e.in_ptrs[k], item, dtype);
+                for (q, part) in items.parts.iter().enumerate() {
+                    values[q][k] = row_value(load_part(b, e, base, part, dtype));
+                }
+            }
+        }
+        (start, end, values)
+    };
+    // Reduction `k`'s result of row `r`, part by part, into the outputs returning it.
+    let store_results = |b: &mut FunctionBuilder, r: Value, k: usize, parts: &[Value]| {
+        let dtype = spec.graph().inputs()[n_ops + k];
+        let item = b.ins().imul_imm_s(r, width);
+        for (j, o) in spec.outputs().iter().enumerate() {
+            if matches!(*o, RowOutput::Reduction { index, .. } if index == k) {
+                let base = e.addr(b, e.out_ptrs[j], item, dtype);
+                for (part, &v) in items.parts.iter().zip(parts) {
+                    b.ins().store(mem(), v, base, offset(part, dtype));
+                }
+            }
+        }
+    };
+    let out_stash = e.out_stash();
+    let Some(block) = items.block else {
+        // One pass per row: a reduction alone, or a row map.
+        let _ = emit_loop(b, e.ptr, p.begin, p.end, 1, &[], &mut |b, r, _| {
+            let (start, end, values) = row_start(b, r);
+            match plan.reductions.first() {
+                Some(red) => {
+                    let result = emit_item_reduction(b, e, items, red, (start, end), &values, None);
+                    store_results(b, r, 0, &result);
+                }
+                None => emit_item_outputs(b, e, items, (start, end), &values, &out_stash),
+            }
+            Vec::new()
+        });
+        return;
+    };
+    // Several passes: blocks of rows, each pass over the block's rows; reduction `k`'s results
+    // for the block in slot `k` (the first slots of the plan's scratch list), `row_bytes` a row.
+    let slot_entry = |b: &mut FunctionBuilder, k: usize, first: Value, r: Value| {
+        let base = b.ins().stack_addr(e.ptr, slots[k], 0);
+        let i = b.ins().isub(r, first);
+        let off = b.ins().imul_imm_s(i, items.row_bytes);
+        b.ins().iadd(base, off)
+    };
+    let earlier = |b: &mut FunctionBuilder, values: &mut PartValues, first: Value, r: Value, upto: usize| {
+        for k in 0..upto {
+            let dtype = spec.graph().inputs()[n_ops + k];
+            let at = slot_entry(b, k, first, r);
+            for (q, part) in items.parts.iter().enumerate() {
+                values[q][n_ops + k] = row_value(load_part(b, e, at, part, dtype));
+            }
+        }
+    };
+    let _ = emit_loop(b, e.ptr, p.begin, p.end, block, &[], &mut |b, first, _| {
+        let past = b.ins().iadd_imm_s(first, block);
+        let short = b.ins().icmp(IntCC::UnsignedLessThan, past, p.end);
+        let last = b.ins().select(short, past, p.end);
+        for (k, red) in plan.reductions.iter().enumerate() {
+            let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
+                let (start, end, mut values) = row_start(b, r);
+                earlier(b, &mut values, first, r, k);
+                let keep = red.keep.map(|j| e.out_ptrs[j]);
+                let result = emit_item_reduction(b, e, items, red, (start, end), &values, keep);
+                store_results(b, r, k, &result);
+                let dtype = spec.graph().inputs()[n_ops + k];
+                let at = slot_entry(b, k, first, r);
+                for (part, &v) in items.parts.iter().zip(&result) {
+                    b.ins().store(mem(), v, at, offset(part, dtype));
+                }
+                Vec::new()
+            });
+        }
+        let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
+            let (start, end, mut values) = row_start(b, r);
+            earlier(b, &mut values, first, r, plan.reductions.len());
+            emit_item_outputs(b, e, items, (start, end), &values, &out_stash);
+            Vec::new()
+        });
+        Vec::new()
+    });
+}
+
+/// The element outputs of items `start..end`, part by part.
+fn emit_item_outputs(
+    b: &mut FunctionBuilder,
+    e: &Emitter<'_>,
+    items: &ItemRows,
+    (start, end): (Value, Value),
+    values: &PartValues,
+    stash: &[(usize, Value)],
+) {
+    let outs: Vec<(ScalarRef, Value)> = e
+        .spec
+        .outputs()
+        .iter()
+        .enumerate()
+        .filter_map(|(j, o)| if let RowOutput::Elements(r) = o { Some((*r, e.out_ptrs[j])) } else { None })
+        .collect();
+    if outs.is_empty() {
+        return;
+    }
+    let wanted: Vec<ScalarRef> = outs.iter().map(|(r, _)| *r).collect();
+    let graph = e.spec.graph();
+    let _ = emit_loop(b, e.ptr, start, end, 1, &[], &mut |b, item, _| {
+        let first = b.ins().imul_imm_s(item, items.width);
+        for (q, part) in items.parts.iter().enumerate() {
+            let idx = b.ins().iadd_imm_s(first, part.column);
+            let results = e.eval(b, &wanted, idx, part.vector, &values[q], stash);
+            for (&(r, base), v) in outs.iter().zip(results) {
+                let a = e.addr(b, base, idx, graph.dtype(r));
+                b.ins().store(mem(), v, a, 0);
+            }
+        }
+        Vec::new()
+    });
+}
+
+/// One reduction over items `start..end` of the current row: one accumulator per part, folded
+/// in item order from the reference's identity with the reference's combining op (the lane
+/// lowering of the same scalar op in vector kernels); means divide each column's sum by the
+/// count as the reference does. `keep`: a buffer the argument is also stored into (the
+/// output-buffer stash). Returns the result part by part.
+fn emit_item_reduction(
+    b: &mut FunctionBuilder,
+    e: &Emitter<'_>,
+    items: &ItemRows,
+    red: &ReductionPlan,
+    (start, end): (Value, Value),
+    values: &PartValues,
+    keep: Option<Value>,
+) -> Vec<Value> {
+    let dtype = e.spec.graph().dtype(red.arg);
+    let identity = dispatch_dtype!(dtype,
+        T => ScalarConst::from_value(red.kind.identity::<T>(true)),
+        // `KernelSpec::new` refuses strings.
+        string => ScalarConst::from_value(0i64));
+    let init: Vec<Value> = items.parts.iter().map(|part| e.scalar_const(b, &identity, part.vector)).collect();
+    let combine = red.kind.combine();
+    let accs = emit_loop(b, e.ptr, start, end, 1, &init, &mut |b, item, acc| {
+        let first = b.ins().imul_imm_s(item, items.width);
+        let mut next = Vec::with_capacity(acc.len());
+        for (q, part) in items.parts.iter().enumerate() {
+            let idx = b.ins().iadd_imm_s(first, part.column);
+            let x = e.eval(b, &[red.arg], idx, part.vector, &values[q], &[])[0];
+            if let Some(base) = keep {
+                let a = e.addr(b, base, idx, dtype);
+                b.ins().store(mem(), x, a, 0);
+            }
+            next.push(match e.spec.simd() {
+                Some(elem) => emit_op(b, elem, combine, &[acc[q], x]),
+                None => emit_scalar_op(b, combine, dtype, &[dtype, dtype], &[acc[q], x]).0,
+            });
+        }
+        next
+    });
+    if red.kind != ReduceKind::Mean {
+        return accs;
+    }
+    items
+        .parts
+        .iter()
+        .zip(accs)
+        .map(
+            |(part, sum)| {
+                if part.vector {
+                    vector_mean(b, sum, start, end, dtype)
+                } else {
+                    emit_mean(b, sum, start, end, dtype)
+                }
+            },
+        )
+        .collect()
+}
+
+/// Each lane of a vector of float sums divided by the count as the reference divides (in
+/// float64, rounded once). A float32 quotient by a count below 2^24 (exact in float32) is that
+/// rounding already (float64 has more than twice float32's precision, so rounding twice is
+/// rounding once), so the common case is one vector division; longer rows divide lane by lane.
+fn vector_mean(b: &mut FunctionBuilder, sum: Value, start: Value, end: Value, dtype: DType) -> Value {
+    let ty = b.func.dfg.value_type(sum);
+    let count = b.ins().isub(end, start);
+    if dtype == DType::F64 {
+        let n = b.ins().fcvt_from_sint(types::F64, count);
+        let n = b.ins().splat(ty, n);
+        return b.ins().fdiv(sum, n);
+    }
+    let (common, rare, join) = (b.create_block(), b.create_block(), b.create_block());
+    b.append_block_param(join, ty);
+    let exact = b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, count, 1 << 24);
+    b.ins().brif(exact, common, &[], rare, &[]);
+    b.switch_to_block(common);
+    let n = b.ins().fcvt_from_sint(types::F32, count);
+    let n = b.ins().splat(ty, n);
+    let q = b.ins().fdiv(sum, n);
+    b.ins().jump(join, &[q.into()]);
+    b.switch_to_block(rare);
+    let mut q = sum;
+    for lane in 0..ty.lane_count() as u8 {
+        let s = b.ins().extractlane(sum, lane);
+        let m = emit_mean(b, s, start, end, dtype);
+        q = b.ins().insertlane(q, m, lane);
+    }
+    b.ins().jump(join, &[q.into()]);
+    b.switch_to_block(join);
+    b.block_params(join)[0]
+}
