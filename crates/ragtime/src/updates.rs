@@ -358,32 +358,35 @@ impl<T: UpdateFloat + Send + Sync> ScatterSub<'_, T> {
     fn rows(&self, first_row: usize, rows: &mut [T]) {
         let width = self.width.max(1);
         let owned = first_row as i64..(first_row + rows.len() / width) as i64;
-        let mut subtract = |t: i64, src: &[T]| {
-            if owned.contains(&t) {
-                let at = (t - owned.start) as usize * width;
-                for (e, &u) in rows[at..at + width].iter_mut().zip(src) {
-                    *e = *e - self.scale * u;
-                }
-            }
-        };
+        let start_of = |t: i64| (t - owned.start) as usize * width;
         match self.bags {
             None => {
                 for (&t, src) in self.targets.iter().zip(self.values.chunks_exact(width)) {
-                    subtract(t, src);
+                    if owned.contains(&t) {
+                        let at = start_of(t);
+                        for (e, &u) in rows[at..at + width].iter_mut().zip(src) {
+                            *e = *e - self.scale * u;
+                        }
+                    }
                 }
             }
             Some((bags, mean)) => {
-                let mut row: Vec<T> = Vec::with_capacity(width);
+                // `scale * (g / n)` once per bag: the same operations on the same operands as
+                // for each member in turn.
+                let mut scaled: Vec<T> = Vec::with_capacity(width);
                 for (span, g) in bags.row_splits().windows(2).zip(self.values.chunks_exact(width)) {
                     let members = &self.targets[span[0] as usize..span[1] as usize];
                     if !members.iter().any(|t| owned.contains(t)) {
                         continue;
                     }
                     let n = T::of(members.len() as f64);
-                    row.clear();
-                    row.extend(g.iter().map(|&v| if *mean { v / n } else { v }));
-                    for &t in members {
-                        subtract(t, &row);
+                    scaled.clear();
+                    scaled.extend(g.iter().map(|&v| self.scale * if *mean { v / n } else { v }));
+                    for &t in members.iter().filter(|t| owned.contains(t)) {
+                        let at = start_of(t);
+                        for (e, &u) in rows[at..at + width].iter_mut().zip(&scaled) {
+                            *e = *e - u;
+                        }
                     }
                 }
             }
@@ -470,7 +473,8 @@ pub(crate) fn apply(
                 *slot = match buffer {
                     Buffer::F32(mut b) => {
                         let values = values.flat_slice::<f32>().unwrap_or(&[]);
-                        ScatterSub { targets: &targets, width, values, scale: scale as f32, bags }.run(&mut b, threads)?;
+                        ScatterSub { targets: &targets, width, values, scale: scale as f32, bags }
+                            .run(&mut b, threads)?;
                         layout.rebuilt(b)?
                     }
                     Buffer::F64(mut b) => {
