@@ -320,7 +320,7 @@ impl Function {
         // else holds is changed in place.
         drop(all);
         let extra = outputs.split_off(self.user_outputs);
-        updates::apply(&self.updates, &extra, &mut locked)?;
+        updates::apply(&self.updates, &extra, &mut locked, self.threads)?;
         Ok(outputs)
     }
 

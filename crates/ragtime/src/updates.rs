@@ -18,6 +18,11 @@
 //!
 //! All or none: every update is checked (types, positions in range, sizes) and every buffer
 //! made writable before the first state changes; the changes themselves cannot fail.
+//!
+//! An in-place update runs on the function's threads: the state's rows are split into
+//! contiguous ranges, one per thread, and each thread walks every update in order and applies
+//! those that land in its range. Rows are disjoint between threads and each row receives its
+//! updates in the same order as on one thread, so the result is the same bit for bit.
 
 use std::borrow::Cow;
 
@@ -26,6 +31,7 @@ use ragtime_graph::{Graph, VarId};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
 use ragtime_ops::gather::Gather;
 use ragtime_ops::grad::{FlatPositions, ScatterAdd, Unreduce};
+use ragtime_ops::parallel;
 use ragtime_ops::reduce::{Reduce, ReduceKind};
 use ragtime_ops::structure::FilledLike;
 
@@ -184,13 +190,14 @@ pub(crate) fn in_place(graph: &Graph, state_var: VarId, new: VarId) -> Option<In
 }
 
 /// An update checked against the call's outputs and the state's current value, ready to commit.
-enum Pending {
+enum Pending<'a> {
     Replace(RaggedTensor),
-    /// Target row `targets[j]` (`usize::MAX`: none) minus `scale` times values row `j`, or, with
+    /// Target row `targets[j]` (negative: none) minus `scale` times values row `j`, or, with
     /// `bags`, values row `b` (divided by the bag's size when `mean`) for every `j` of bag `b`.
+    /// `targets` are the flat values of an index output, checked in range.
     Scatter {
         scale: f64,
-        targets: Vec<usize>,
+        targets: Cow<'a, [i64]>,
         width: usize,
         values: RaggedTensor,
         bags: Option<(RowPartition, bool)>,
@@ -221,7 +228,7 @@ fn indices<'a>(index: &'a RaggedTensor, what: &str) -> Result<Cow<'a, [i64]>> {
 }
 
 /// Checks one update against `current` (the state's value) and the call's extra outputs.
-fn prepare(update: &Update, current: &RaggedTensor, outputs: &[RaggedTensor]) -> Result<Pending> {
+fn prepare<'a>(update: &Update, current: &RaggedTensor, outputs: &'a [RaggedTensor]) -> Result<Pending<'a>> {
     let state = &update.state;
     let dtype = state.ty().dtype();
     let (scale, index, values, rows, mean) = match update.form {
@@ -266,24 +273,18 @@ fn prepare(update: &Update, current: &RaggedTensor, outputs: &[RaggedTensor]) ->
             ),
         ));
     }
-    let mut checked = ExecContext::detached().try_vec::<usize>(UPDATE, ids.len())?;
-    for (k, &p) in ids.iter().enumerate() {
-        match usize::try_from(p) {
-            Ok(p) if p < targets => checked.push(p),
-            // `scatter_add` drops negative positions (from no element); rows never are negative.
-            _ if p < 0 && !rows => checked.push(usize::MAX),
-            _ => {
-                return Err(Error::out_of_range_at(
-                    UPDATE,
-                    p,
-                    0,
-                    targets,
-                    format!("position {k} of the update of state `{}`", state.name()),
-                ))
-            }
-        }
+    // `scatter_add` drops negative positions (from no element); rows never are negative.
+    let refused = |p: i64| if p < 0 { rows } else { p as u64 >= targets as u64 };
+    if let Some(k) = ids.iter().position(|&p| refused(p)) {
+        return Err(Error::out_of_range_at(
+            UPDATE,
+            ids[k],
+            0,
+            targets,
+            format!("position {k} of the update of state `{}`", state.name()),
+        ));
     }
-    Ok(Pending::Scatter { scale, targets: checked, width, values, bags })
+    Ok(Pending::Scatter { scale, targets: ids, width, values, bags })
 }
 
 /// `value`'s flat buffer, owned for writing: its own memory when nothing else holds it, else a
@@ -327,39 +328,66 @@ impl UpdateFloat for f64 {
     }
 }
 
-/// `buf[t * width + i] -= scale * values[j * width + i]` for each target `t = targets[j]`
-/// (`usize::MAX`: none); with `bags`, values row `b` serves every target `j` of bag `b`, divided
-/// by the bag's size first when `mean` (as the graph computes `(g / n) * scale`).
-fn scatter_sub<T: UpdateFloat>(
-    buf: &mut [T],
-    targets: &[usize],
+/// One in-place update's arguments: `buf[t * width + i] -= scale * values[j * width + i]` for
+/// each target `t = targets[j]` (negative: none); with `bags`, values row `b` serves every target
+/// `j` of bag `b`, divided by the bag's size first when `mean` (as the graph computes `(g / n) *
+/// scale`).
+struct ScatterSub<'a, T> {
+    targets: &'a [i64],
     width: usize,
-    values: &[T],
+    values: &'a [T],
     scale: T,
-    bags: Option<&(RowPartition, bool)>,
-) {
-    let mut subtract = |t: usize, src: &[T]| {
-        if t != usize::MAX {
-            for (e, &u) in buf[t * width..(t + 1) * width].iter_mut().zip(src) {
-                *e = *e - scale * u;
+    bags: Option<&'a (RowPartition, bool)>,
+}
+
+/// Fewest targets per thread: below this, a thread's walk over every target costs more than the
+/// updates it takes off the others.
+const MIN_TARGETS_PER_THREAD: usize = parallel::MIN_ITEMS_PER_THREAD;
+
+impl<T: UpdateFloat + Send + Sync> ScatterSub<'_, T> {
+    /// Applies the update to `buf` on up to `threads` threads, each owning a contiguous range of
+    /// rows (the same result as on one thread, bit for bit: see the module docs).
+    fn run(&self, buf: &mut [T], threads: usize) -> Result<()> {
+        let width = self.width.max(1);
+        let threads = threads.min(self.targets.len() / MIN_TARGETS_PER_THREAD).max(1);
+        let ctx = ExecContext::detached().clone().with_threads(threads);
+        parallel::fill_chunks(&ctx, buf, width, |first_row, rows| self.rows(first_row, rows))
+    }
+
+    /// The update restricted to rows `first_row..` held in `rows`.
+    fn rows(&self, first_row: usize, rows: &mut [T]) {
+        let width = self.width.max(1);
+        let owned = first_row as i64..(first_row + rows.len() / width) as i64;
+        let start_of = |t: i64| (t - owned.start) as usize * width;
+        match self.bags {
+            None => {
+                for (&t, src) in self.targets.iter().zip(self.values.chunks_exact(width)) {
+                    if owned.contains(&t) {
+                        let at = start_of(t);
+                        for (e, &u) in rows[at..at + width].iter_mut().zip(src) {
+                            *e = *e - self.scale * u;
+                        }
+                    }
+                }
             }
-        }
-    };
-    match bags {
-        None => {
-            for (&t, src) in targets.iter().zip(values.chunks_exact(width.max(1))) {
-                subtract(t, src);
-            }
-        }
-        Some((bags, mean)) => {
-            let mut row: Vec<T> = Vec::with_capacity(width);
-            for (span, g) in bags.row_splits().windows(2).zip(values.chunks_exact(width.max(1))) {
-                let members = &targets[span[0] as usize..span[1] as usize];
-                let n = T::of(members.len() as f64);
-                row.clear();
-                row.extend(g.iter().map(|&v| if *mean { v / n } else { v }));
-                for &t in members {
-                    subtract(t, &row);
+            Some((bags, mean)) => {
+                // `scale * (g / n)` once per bag: the same operations on the same operands as
+                // for each member in turn.
+                let mut scaled: Vec<T> = Vec::with_capacity(width);
+                for (span, g) in bags.row_splits().windows(2).zip(self.values.chunks_exact(width)) {
+                    let members = &self.targets[span[0] as usize..span[1] as usize];
+                    if !members.iter().any(|t| owned.contains(t)) {
+                        continue;
+                    }
+                    let n = T::of(members.len() as f64);
+                    scaled.clear();
+                    scaled.extend(g.iter().map(|&v| self.scale * if *mean { v / n } else { v }));
+                    for &t in members.iter().filter(|t| owned.contains(t)) {
+                        let at = start_of(t);
+                        for (e, &u) in rows[at..at + width].iter_mut().zip(&scaled) {
+                            *e = *e - u;
+                        }
+                    }
                 }
             }
         }
@@ -382,12 +410,21 @@ impl Layout {
     }
 }
 
-/// Applies `updates` to their (locked) states from `outputs`, the call's extra outputs: all or
-/// none.
-pub(crate) fn apply(updates: &[Update], outputs: &[RaggedTensor], locked: &mut Locked<'_>) -> Result<()> {
+/// Applies `updates` to their (locked) states from `outputs`, the call's extra outputs, with
+/// in-place updates on up to `threads` threads: all or none.
+pub(crate) fn apply(
+    updates: &[Update],
+    outputs: &[RaggedTensor],
+    locked: &mut Locked<'_>,
+    threads: usize,
+) -> Result<()> {
     let mut pending = Vec::with_capacity(updates.len());
     for u in updates {
         pending.push(prepare(u, locked.value(&u.state)?, outputs)?);
+    }
+    // The threads start (or fail to) before anything changes; the pool is shared afterwards.
+    if threads > 1 && pending.iter().any(|p| matches!(p, Pending::Scatter { .. })) {
+        parallel::pool(threads)?;
     }
     // Take each in-place target out of its state so that its buffer has one owner, then make
     // it writable; on failure every taken value goes back as it was.
@@ -432,15 +469,17 @@ pub(crate) fn apply(updates: &[Update], outputs: &[RaggedTensor], locked: &mut L
                 let Some((_, layout, buffer)) = taken.next() else {
                     return Err(Error::graph("update: an in-place buffer went missing"));
                 };
+                let bags = bags.as_ref();
                 *slot = match buffer {
                     Buffer::F32(mut b) => {
-                        let v = values.flat_slice::<f32>().unwrap_or(&[]);
-                        scatter_sub(&mut b, &targets, width, v, scale as f32, bags.as_ref());
+                        let values = values.flat_slice::<f32>().unwrap_or(&[]);
+                        ScatterSub { targets: &targets, width, values, scale: scale as f32, bags }
+                            .run(&mut b, threads)?;
                         layout.rebuilt(b)?
                     }
                     Buffer::F64(mut b) => {
-                        let v = values.flat_slice::<f64>().unwrap_or(&[]);
-                        scatter_sub(&mut b, &targets, width, v, scale, bags.as_ref());
+                        let values = values.flat_slice::<f64>().unwrap_or(&[]);
+                        ScatterSub { targets: &targets, width, values, scale, bags }.run(&mut b, threads)?;
                         layout.rebuilt(b)?
                     }
                 };

@@ -129,8 +129,9 @@ pub fn built() -> Built {
 }
 
 /// The hand-written step on `threads` threads: features hashed and each query's forward pass and
-/// output gradient computed in parallel over chunks of queries, then the parameters' gradients
-/// summed and the table's rows updated in one sequential pass.
+/// output gradient computed in parallel over chunks of queries, then `dW`, `db` and the loss
+/// summed in one sequential pass, and the table's rows updated in parallel the way ragtime's
+/// in-place update splits them (each thread owns a range of rows and walks every query in order).
 #[derive(Debug)]
 pub struct HandStep {
     pool: Option<ThreadPool>,
@@ -188,12 +189,22 @@ impl HandStep {
             Some(pool) => pool.install(|| pieces.into_par_iter().for_each(forward)),
             None => pieces.into_iter().for_each(forward),
         }
-        // Backward and update, sequentially: dW, db and the loss from the records, then each
-        // feature's row moves against its query's `dh / n`.
+        // Backward: dW, db and the loss from the records, sequentially; then each feature's row
+        // moves against its query's `dh / n`, the table's rows split between the threads.
+        let threads = self.pool.as_ref().map_or(1, ThreadPool::current_num_threads);
+        let rows_per_thread = TABLE_ROWS.div_ceil(threads);
+        let (records, feature_splits, features, weights) = (&self.records, &self.feature_splits, &self.features, &*w);
+        let update = |(k, rows): (usize, &mut [f32])| {
+            update_rows(k * rows_per_thread, rows, records, feature_splits, features, weights)
+        };
+        match &self.pool {
+            Some(pool) => pool.install(|| e.par_chunks_mut(rows_per_thread * WIDTH).enumerate().for_each(update)),
+            None => update((0, e)),
+        }
         let mut dw = [0f32; WIDTH * CLASSES];
         let mut db = [0f32; CLASSES];
         let mut loss = 0f64;
-        for (r, rec) in self.records.chunks_exact(RECORD).enumerate() {
+        for rec in self.records.chunks_exact(RECORD) {
             let (h, dl) = (&rec[..WIDTH], &rec[WIDTH..WIDTH + CLASSES]);
             for (i, &hi) in h.iter().enumerate() {
                 for (c, &d) in dl.iter().enumerate() {
@@ -204,18 +215,6 @@ impl HandStep {
                 db[c] += d;
             }
             loss += f64::from(rec[WIDTH + CLASSES]);
-            let span = self.feature_splits[r]..self.feature_splits[r + 1];
-            let n = span.len() as f32;
-            let mut dh = [0f32; WIDTH];
-            for (i, d) in dh.iter_mut().enumerate() {
-                *d = (0..CLASSES).map(|c| weights_at(w, i, c) * dl[c]).sum::<f32>() / n * LR;
-            }
-            for &id in &self.features[span] {
-                let row = &mut e[id as usize * WIDTH..(id as usize + 1) * WIDTH];
-                for (x, d) in row.iter_mut().zip(&dh) {
-                    *x -= d;
-                }
-            }
         }
         for (x, d) in w.iter_mut().zip(dw) {
             *x -= LR * d;
@@ -224,6 +223,37 @@ impl HandStep {
             *x -= LR * d;
         }
         (loss / count as f64) as f32
+    }
+}
+
+/// The table's rows `first_row..` (in `rows`) after the step: each feature's row in range minus
+/// its query's `dh / n * LR`, queries in order.
+fn update_rows(
+    first_row: usize,
+    rows: &mut [f32],
+    records: &[f32],
+    feature_splits: &[usize],
+    features: &[u32],
+    w: &[f32],
+) {
+    let owned = first_row..first_row + rows.len() / WIDTH;
+    for (r, rec) in records.chunks_exact(RECORD).enumerate() {
+        let members = &features[feature_splits[r]..feature_splits[r + 1]];
+        if !members.iter().any(|&id| owned.contains(&(id as usize))) {
+            continue;
+        }
+        let dl = &rec[WIDTH..WIDTH + CLASSES];
+        let n = members.len() as f32;
+        let mut dh = [0f32; WIDTH];
+        for (i, d) in dh.iter_mut().enumerate() {
+            *d = (0..CLASSES).map(|c| weights_at(w, i, c) * dl[c]).sum::<f32>() / n * LR;
+        }
+        for &id in members.iter().filter(|&&id| owned.contains(&(id as usize))) {
+            let at = (id as usize - first_row) * WIDTH;
+            for (x, d) in rows[at..at + WIDTH].iter_mut().zip(&dh) {
+                *x -= d;
+            }
+        }
     }
 }
 
@@ -323,6 +353,9 @@ pub fn run(settings: &Settings) -> std::result::Result<Outcome, BenchError> {
 
     let trained = states().map_err(library)?;
     let f = compile(&trained, CompileOptions::from(Mode::FastRun).threads(threads)).map_err(library)?;
+    if std::env::var_os("RAGTIME_BENCH_GRAPHS").is_some_and(|v| v == "1") {
+        eprintln!("{}: optimized graph\n{}", id.name(), f.debugprint());
+    }
     let ragtime_s = best_loop(runs, || {
         let _ = f.call(&inputs);
     });
