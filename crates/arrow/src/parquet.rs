@@ -480,6 +480,21 @@ impl<'f> ParquetRun<'f> {
         Ok(summary)
     }
 
+    /// Reads and converts every batch of the inputs as [`ParquetRun::write_to`] does (same
+    /// readers, same batches), but calls no function and writes nothing: the baseline a run's
+    /// throughput is measured against (`ragtime run --read-only`). The summary names no outputs.
+    pub fn read_only(mut self, mut progress: impl FnMut(Progress)) -> Result<ParquetSummary, ParquetError> {
+        let started = Instant::now();
+        let (mut rows, mut batches) = (0u64, 0u64);
+        while let Some(inputs) = self.next_batch(batches, rows)? {
+            rows += inputs.first().map_or(0, RaggedTensor::nrows) as u64;
+            drop(inputs);
+            batches += 1;
+            progress(Progress { rows, total_rows: self.total_rows, batches });
+        }
+        Ok(ParquetSummary { rows, batches, outputs: Vec::new(), elapsed: started.elapsed() })
+    }
+
     fn write_partial(
         mut self,
         path: &Path,

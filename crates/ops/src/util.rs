@@ -175,6 +175,18 @@ pub fn show_literal(lit: &Literal) -> String {
     }
 }
 
+/// Sizes or positions computed as int64, as a tensor of `shape` in the index dtype `out_type`
+/// (int32 or int64): an int32 `out_type` that cannot hold a value is `invalid_value` naming it,
+/// never a silent wrap (TensorFlow's int32 outputs are the caller's choice, not a size limit).
+pub fn index_tensor(op: &str, what: &str, shape: Vec<usize>, values: Vec<i64>, out_type: DType) -> Result<DenseTensor> {
+    if out_type == DType::I32 {
+        if let Some((i, v)) = values.iter().enumerate().find(|(_, v)| i32::try_from(**v).is_err()) {
+            return Err(Error::value(op, format!("{what}[{i}] = {v} does not fit the int32 out_type: ask for int64")));
+        }
+    }
+    DenseTensor::from_vec(shape, values)?.cast(out_type)
+}
+
 /// Attribute `name` naming an index dtype (`out_type`, `output_type`): `"int32"` or `"int64"`,
 /// `default` when absent; anything else is `invalid_argument`.
 pub fn index_dtype_attr(attrs: &Attrs, name: &str, default: DType) -> Result<DType> {
