@@ -168,6 +168,10 @@ fn stream(
         .batch_size(args.batch_size)
         .output_names(built.output_names.iter().cloned())
         .compression(args.compression.codec());
+    // The command is an application streaming batch after batch: like `ragtime bench`, it opts in
+    // to glibc keeping freed memory, so each batch reuses the last one's pages instead of paying
+    // page faults for fresh ones (the process keeps its peak, which the batch size bounds).
+    ragtime::ir::jit::retain_freed_memory();
     let run = ParquetRun::open(function, &inputs, &parquet_options).map_err(|e| e.to_string())?;
     let bar = (!as_json && std::io::stderr().is_terminal()).then(|| progress_bar(run.total_rows()));
     let progress = |p: ragtime_arrow::parquet::Progress| {
