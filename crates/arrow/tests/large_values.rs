@@ -63,7 +63,7 @@ fn row_softmax_over_more_than_2_pow_31_float32_values() {
     let leaf: ArrayRef = Arc::new(PrimitiveArray::<Float32Type>::new(ScalarBuffer::from(data), None));
     let field = Arc::new(Field::new_list_field(arrow_schema::DataType::Float32, true));
     let column = LargeListArray::new(field, OffsetBuffer::new(ScalarBuffer::from(offsets)), leaf, None);
-    let x = from_arrow(&column).unwrap();
+    let x = from_arrow("x", Arc::new(column.clone())).unwrap();
     assert_eq!(x.flat_values().len(), values);
     assert!(x.flat_values().len() > i32::MAX as usize);
 
@@ -128,7 +128,7 @@ fn string_column_over_4_gib_round_trips_through_large_utf8() {
     let strings = arrow.as_string::<i64>();
     assert_eq!(strings.len(), count);
     assert_eq!(*strings.value_offsets().last().unwrap() as usize, total);
-    let back = from_arrow(&arrow).unwrap();
+    let back = from_arrow("s", arrow.clone()).unwrap();
     assert!(back.equals(&x), "the column changed on its way through LargeUtf8");
     let back = back.flat_strings().unwrap();
     let want = |i: usize| {

@@ -200,3 +200,23 @@ pub fn index_dtype_attr(attrs: &Attrs, name: &str, default: DType) -> Result<DTy
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ragtime_core::ErrorKind;
+
+    #[test]
+    fn index_tensors_refuse_what_int32_cannot_hold() {
+        let big = i64::from(i32::MAX) + 1;
+        let wide = index_tensor("bounding_shape", "size", vec![2], vec![3, big], DType::I64).unwrap();
+        assert_eq!(wide.as_slice::<i64>().unwrap(), &[3, big]);
+        let narrow = index_tensor("bounding_shape", "size", vec![], vec![7], DType::I32).unwrap();
+        assert_eq!(narrow.as_slice::<i32>().unwrap(), &[7]);
+        let e = index_tensor("bounding_shape", "size", vec![2], vec![3, big], DType::I32).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidValue, "{e}");
+        assert!(e.to_string().contains("size[1] = 2147483648") && e.to_string().contains("int64"), "{e}");
+        let e = index_tensor("argmax", "position", vec![1], vec![-big - 1], DType::I32).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidValue, "{e}");
+    }
+}
