@@ -346,10 +346,9 @@ fn walk(fg: &FunctionGraph, inputs: &[ValueSize], threads: usize) -> Result<(usi
         let mut ins = Vec::with_capacity(node.inputs.len());
         for &v in &node.inputs {
             let variable = var(v)?;
-            if !sizes.contains_key(&v) {
+            if let std::collections::hash_map::Entry::Vacant(slot) = sizes.entry(v) {
                 // A constant (its buffers exist before the call) or a value no rule reached.
-                let size = variable.constant.as_ref().map(ValueSize::of).unwrap_or_default();
-                sizes.insert(v, size);
+                slot.insert(variable.constant.as_ref().map(ValueSize::of).unwrap_or_default());
                 structure.insert(v, next_structure);
                 next_structure += 1;
             }
