@@ -480,6 +480,21 @@ impl<'f> ParquetRun<'f> {
         Ok(summary)
     }
 
+    /// Reads and converts every batch of the inputs as [`ParquetRun::write_to`] does (same
+    /// readers, same batches), but calls no function and writes nothing: the baseline a run's
+    /// throughput is measured against (`ragtime run --read-only`). The summary names no outputs.
+    pub fn read_only(mut self, mut progress: impl FnMut(Progress)) -> Result<ParquetSummary, ParquetError> {
+        let started = Instant::now();
+        let (mut rows, mut batches) = (0u64, 0u64);
+        while let Some(inputs) = next_batch(&mut self.readers, batches, rows)? {
+            rows += inputs.first().map_or(0, RaggedTensor::nrows) as u64;
+            drop(inputs);
+            batches += 1;
+            progress(Progress { rows, total_rows: self.total_rows, batches });
+        }
+        Ok(ParquetSummary { rows, batches, outputs: Vec::new(), elapsed: started.elapsed() })
+    }
+
     fn write_partial(
         mut self,
         path: &Path,
@@ -504,43 +519,31 @@ impl<'f> ParquetRun<'f> {
         let mut writer: Option<ArrowWriter<File>> = None;
         let mut schema: Option<SchemaRef> = None;
         let (mut rows, mut batches) = (0u64, 0u64);
-        while let Some(inputs) = self.next_batch(batches, rows)? {
-            let n = inputs.first().map_or(0, RaggedTensor::nrows);
-            let range = rows..rows + n as u64;
-            let outputs = self.function.call(&inputs).map_err(|source| ParquetError::Call {
-                batch: batches,
-                rows: range.clone(),
-                source: Box::new(source),
-            })?;
-            drop(inputs);
-            let columns = self.columns(&outputs, batches, &range)?;
-            let schema = schema.get_or_insert_with(|| schema_of(&self.output_names, &columns));
-            self.check_types(schema, &columns, batches, &range)?;
-            let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| ParquetError::Output {
-                output: self.output_names.join(", "),
-                batch: batches,
-                rows: range.clone(),
-                reason: e.to_string(),
-            })?;
-            let w = match writer.as_mut() {
-                Some(w) => w,
-                None => writer.insert(open_writer(schema.clone())?),
-            };
-            w.write(&batch).map_err(parquet_error)?;
-            // The Arrow arrays shared the outputs' buffers; once they are gone, the buffers can
-            // serve the next batch's outputs.
-            drop(batch);
-            self.function.recycle(outputs);
-            rows = range.end;
-            batches += 1;
-            progress(Progress { rows, total_rows: self.total_rows, batches });
-        }
+        // The next batch is read and converted on a thread of its own while this one is computed
+        // and written (reading and writing wait on the disk, so a run takes about as long as the
+        // slower of the two instead of their sum); a rendezvous channel keeps it one batch ahead.
+        let mut readers = std::mem::take(&mut self.readers);
+        let empty: Vec<RaggedTensor> = readers.iter().map(|r| r.empty.clone()).collect();
+        let (ahead, batches_read) = std::sync::mpsc::sync_channel(0);
+        let result = std::thread::scope(|scope| {
+            scope.spawn(|| read_ahead(&mut readers, &ahead));
+            let result = (|| {
+                while let Some(inputs) = batches_read.recv().unwrap_or(Ok(None))? {
+                    self.write_batch(inputs, &mut writer, &mut schema, &open_writer, path, (&mut rows, &mut batches))?;
+                    progress(Progress { rows, total_rows: self.total_rows, batches });
+                }
+                Ok(())
+            })();
+            // Stops the reader at its next batch if this side failed.
+            drop(batches_read);
+            result
+        });
+        result?;
         let writer = match writer {
             Some(w) => w,
             None => {
                 // No rows: the output still gets the outputs' column types, from a call on the
                 // zero-row inputs.
-                let empty: Vec<RaggedTensor> = self.readers.iter().map(|r| r.empty.clone()).collect();
                 let outputs = self.function.call(&empty).map_err(|source| ParquetError::Call {
                     batch: 0,
                     rows: 0..0,
@@ -556,35 +559,49 @@ impl<'f> ParquetRun<'f> {
         Ok(ParquetSummary { rows, batches, outputs: self.output_names, elapsed: started.elapsed() })
     }
 
-    /// The next batch of every input, converted to tensors; `None` at the end of the inputs.
-    fn next_batch(&mut self, batch: u64, first_row: u64) -> Result<Option<Vec<RaggedTensor>>, ParquetError> {
-        let mut arrays = Vec::with_capacity(self.readers.len());
-        for reader in &mut self.readers {
-            arrays.push(reader.next_array(batch, first_row)?);
-        }
-        let lengths: Vec<u64> = arrays.iter().map(|a| a.as_ref().map_or(0, |a| a.len() as u64)).collect();
-        if lengths.iter().any(|&n| n != lengths[0]) {
-            let counts = self.readers.iter().map(InputReader::label).zip(lengths).collect();
-            return Err(ParquetError::RowCounts { first_row, counts });
-        }
-        if lengths.first().is_none_or(|&n| n == 0) {
-            return Ok(None);
-        }
-        let rows = first_row..first_row + lengths[0];
-        let mut tensors = Vec::with_capacity(arrays.len());
-        for (reader, array) in self.readers.iter().zip(arrays) {
-            let Some(array) = array else { continue };
-            let input = &reader.input;
-            let tensor = input.nulls.convert(&input.column, array).map_err(|source| ParquetError::Column {
-                path: input.path.clone(),
-                column: input.column.clone(),
-                batch,
-                rows: rows.clone(),
+    /// Computes one batch's outputs and writes them as one row group (opening the writer with
+    /// the first batch's schema); advances `(rows, batches)`.
+    fn write_batch(
+        &self,
+        inputs: Vec<RaggedTensor>,
+        writer: &mut Option<ArrowWriter<File>>,
+        schema: &mut Option<SchemaRef>,
+        open_writer: &impl Fn(SchemaRef) -> Result<ArrowWriter<File>, ParquetError>,
+        path: &Path,
+        (rows, batches): (&mut u64, &mut u64),
+    ) -> Result<(), ParquetError> {
+        let parquet_error = |source| ParquetError::Parquet { path: path.to_path_buf(), source };
+        {
+            let n = inputs.first().map_or(0, RaggedTensor::nrows);
+            let range = *rows..*rows + n as u64;
+            let outputs = self.function.call(&inputs).map_err(|source| ParquetError::Call {
+                batch: *batches,
+                rows: range.clone(),
                 source: Box::new(source),
             })?;
-            tensors.push(tensor);
+            drop(inputs);
+            let columns = self.columns(&outputs, *batches, &range)?;
+            let schema = schema.get_or_insert_with(|| schema_of(&self.output_names, &columns));
+            self.check_types(schema, &columns, *batches, &range)?;
+            let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| ParquetError::Output {
+                output: self.output_names.join(", "),
+                batch: *batches,
+                rows: range.clone(),
+                reason: e.to_string(),
+            })?;
+            let w = match writer.as_mut() {
+                Some(w) => w,
+                None => writer.insert(open_writer(schema.clone())?),
+            };
+            w.write(&batch).map_err(parquet_error)?;
+            // The Arrow arrays shared the outputs' buffers; once they are gone, the buffers can
+            // serve the next batch's outputs.
+            drop(batch);
+            self.function.recycle(outputs);
+            *rows = range.end;
+            *batches += 1;
         }
-        Ok(Some(tensors))
+        Ok(())
     }
 
     /// The outputs of one batch as Arrow arrays, each checked to have one row per input row.
@@ -638,6 +655,64 @@ impl<'f> ParquetRun<'f> {
             }
         }
         Ok(())
+    }
+}
+
+/// The next batch of every input, converted to tensors; `None` at the end of the inputs.
+fn next_batch(
+    readers: &mut [InputReader],
+    batch: u64,
+    first_row: u64,
+) -> Result<Option<Vec<RaggedTensor>>, ParquetError> {
+    let mut arrays = Vec::with_capacity(readers.len());
+    for reader in readers.iter_mut() {
+        arrays.push(reader.next_array(batch, first_row)?);
+    }
+    let lengths: Vec<u64> = arrays.iter().map(|a| a.as_ref().map_or(0, |a| a.len() as u64)).collect();
+    if lengths.iter().any(|&n| n != lengths[0]) {
+        let counts = readers.iter().map(InputReader::label).zip(lengths).collect();
+        return Err(ParquetError::RowCounts { first_row, counts });
+    }
+    if lengths.first().is_none_or(|&n| n == 0) {
+        return Ok(None);
+    }
+    let rows = first_row..first_row + lengths[0];
+    let mut tensors = Vec::with_capacity(arrays.len());
+    for (reader, array) in readers.iter().zip(arrays) {
+        let Some(array) = array else { continue };
+        let input = &reader.input;
+        let tensor = input.nulls.convert(&input.column, array).map_err(|source| ParquetError::Column {
+            path: input.path.clone(),
+            column: input.column.clone(),
+            batch,
+            rows: rows.clone(),
+            source: Box::new(source),
+        })?;
+        tensors.push(tensor);
+    }
+    Ok(Some(tensors))
+}
+
+/// Reads batch after batch into `ahead` until the inputs end, a read fails, or the receiver is
+/// gone (the run stopped).
+fn read_ahead(
+    readers: &mut [InputReader],
+    ahead: &std::sync::mpsc::SyncSender<Result<Option<Vec<RaggedTensor>>, ParquetError>>,
+) {
+    let (mut rows, mut batch) = (0u64, 0u64);
+    loop {
+        let next = next_batch(readers, batch, rows);
+        let more = match &next {
+            Ok(Some(inputs)) => {
+                rows += inputs.first().map_or(0, RaggedTensor::nrows) as u64;
+                true
+            }
+            _ => false,
+        };
+        if ahead.send(next).is_err() || !more {
+            return;
+        }
+        batch += 1;
     }
 }
 

@@ -21,12 +21,16 @@ use serde_json::{json, Value};
 pub struct StreamArgs {
     /// Stream the function over Parquet columns instead of the file's own inputs: function input
     /// NAME reads column COLUMN of FILE (repeat for each input). Needs `--output`.
-    #[arg(long = "input", value_name = "NAME=FILE.parquet:COLUMN", value_parser = parse_input, requires = "output")]
+    #[arg(long = "input", value_name = "NAME=FILE.parquet:COLUMN", value_parser = parse_input, requires = "sink")]
     pub inputs: Vec<InputSpec>,
     /// The Parquet file to write, one column per function output (named as the graph file's
     /// outputs). Written beside it first and renamed when complete.
-    #[arg(long, value_name = "OUT.parquet", requires = "inputs")]
+    #[arg(long, value_name = "OUT.parquet", requires = "inputs", group = "sink")]
     pub output: Option<PathBuf>,
+    /// Read and convert the inputs' batches only, without running the function or writing
+    /// (instead of `--output`): the baseline a streaming run's throughput is measured against.
+    #[arg(long, requires = "inputs", group = "sink")]
+    pub read_only: bool,
     /// Rows read, computed and written at a time; memory use is proportional to it.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_BATCH_SIZE, value_parser = positive)]
     pub batch_size: usize,
@@ -140,7 +144,11 @@ fn stream(
     args: &StreamArgs,
     options: CompileOptions,
 ) -> Result<String, String> {
-    let output = args.output.as_deref().ok_or("--input needs --output OUT.parquet")?;
+    let output = match (&args.output, args.read_only) {
+        (Some(path), _) => Some(path.as_path()),
+        (None, true) => None,
+        (None, false) => return Err("--input needs --output OUT.parquet (or --read-only)".to_string()),
+    };
     let cases = CaseFile::load(file).map_err(|e| e.to_string())?.cases;
     let case = select(&cases, only, file)?;
     let built = case.build_any_rows(options).map_err(|e| format!("{}: {e}", case.name))?;
@@ -160,27 +168,35 @@ fn stream(
         .batch_size(args.batch_size)
         .output_names(built.output_names.iter().cloned())
         .compression(args.compression.codec());
+    // The command is an application streaming batch after batch: like `ragtime bench`, it opts in
+    // to glibc keeping freed memory, so each batch reuses the last one's pages instead of paying
+    // page faults for fresh ones (the process keeps its peak, which the batch size bounds).
+    ragtime::ir::jit::retain_freed_memory();
     let run = ParquetRun::open(function, &inputs, &parquet_options).map_err(|e| e.to_string())?;
     let bar = (!as_json && std::io::stderr().is_terminal()).then(|| progress_bar(run.total_rows()));
-    let summary = run
-        .write_to(output, |p| {
-            if let Some(bar) = &bar {
-                bar.set_position(p.rows);
-            }
-        })
-        .map_err(|e| e.to_string());
+    let progress = |p: ragtime_arrow::parquet::Progress| {
+        if let Some(bar) = &bar {
+            bar.set_position(p.rows);
+        }
+    };
+    let summary = match output {
+        Some(output) => run.write_to(output, progress),
+        None => run.read_only(progress),
+    }
+    .map_err(|e| e.to_string());
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
     let summary = summary?;
     let seconds = summary.elapsed.as_secs_f64();
+    let written = output.map_or_else(|| "(read only)".to_string(), |o| o.display().to_string());
     Ok(if as_json {
         json!({
             "case": case.name,
             "rows": summary.rows,
             "batches": summary.batches,
             "seconds": seconds,
-            "output": output.display().to_string(),
+            "output": output.map(|o| o.display().to_string()),
             "outputs": summary.outputs,
         })
         .to_string()
@@ -191,7 +207,7 @@ fn stream(
             summary.batches,
             args.batch_size,
             case.name,
-            output.display(),
+            written,
             summary.outputs.join(", ")
         )
     })

@@ -309,6 +309,17 @@ impl RaggedTensor {
         shape
     }
 
+    /// The bytes this value's buffers hold: flat values (a string column's bytes plus 8 per offset)
+    /// and every partition's row splits. What a call returning it allocated for it, unless it shares
+    /// an input's buffers (views count their viewed range).
+    pub fn buffer_bytes(&self) -> usize {
+        let values = match self.flat_values.as_strings() {
+            Some(s) => s.byte_len().saturating_add(8 * (s.len() + 1)),
+            None => self.flat_values.len().saturating_mul(self.dtype().size_of()),
+        };
+        self.partitions.iter().fold(values, |sum, p| sum.saturating_add(8 * (p.nrows() + 1)))
+    }
+
     /// The smallest dense shape that holds every row: `[nrows, longest row per ragged dim, inner...]`.
     pub fn bounding_shape(&self) -> Vec<usize> {
         if self.partitions.is_empty() {

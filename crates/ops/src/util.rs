@@ -175,6 +175,18 @@ pub fn show_literal(lit: &Literal) -> String {
     }
 }
 
+/// Sizes or positions computed as int64, as a tensor of `shape` in the index dtype `out_type`
+/// (int32 or int64): an int32 `out_type` that cannot hold a value is `invalid_value` naming it,
+/// never a silent wrap (TensorFlow's int32 outputs are the caller's choice, not a size limit).
+pub fn index_tensor(op: &str, what: &str, shape: Vec<usize>, values: Vec<i64>, out_type: DType) -> Result<DenseTensor> {
+    if out_type == DType::I32 {
+        if let Some((i, v)) = values.iter().enumerate().find(|(_, v)| i32::try_from(**v).is_err()) {
+            return Err(Error::value(op, format!("{what}[{i}] = {v} does not fit the int32 out_type: ask for int64")));
+        }
+    }
+    DenseTensor::from_vec(shape, values)?.cast(out_type)
+}
+
 /// Attribute `name` naming an index dtype (`out_type`, `output_type`): `"int32"` or `"int64"`,
 /// `default` when absent; anything else is `invalid_argument`.
 pub fn index_dtype_attr(attrs: &Attrs, name: &str, default: DType) -> Result<DType> {
@@ -186,5 +198,25 @@ pub fn index_dtype_attr(attrs: &Attrs, name: &str, default: DType) -> Result<DTy
             attrs.op(),
             format!("attribute `{name}` must be \"int32\" or \"int64\", got `{other}`"),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ragtime_core::ErrorKind;
+
+    #[test]
+    fn index_tensors_refuse_what_int32_cannot_hold() {
+        let big = i64::from(i32::MAX) + 1;
+        let wide = index_tensor("bounding_shape", "size", vec![2], vec![3, big], DType::I64).unwrap();
+        assert_eq!(wide.as_slice::<i64>().unwrap(), &[3, big]);
+        let narrow = index_tensor("bounding_shape", "size", vec![], vec![7], DType::I32).unwrap();
+        assert_eq!(narrow.as_slice::<i32>().unwrap(), &[7]);
+        let e = index_tensor("bounding_shape", "size", vec![2], vec![3, big], DType::I32).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidValue, "{e}");
+        assert!(e.to_string().contains("size[1] = 2147483648") && e.to_string().contains("int64"), "{e}");
+        let e = index_tensor("argmax", "position", vec![1], vec![-big - 1], DType::I32).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidValue, "{e}");
     }
 }

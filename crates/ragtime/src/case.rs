@@ -370,13 +370,17 @@ impl Case {
     /// Graph files are untrusted input: unless `options` sets limits, the function runs under
     /// [`Limits::untrusted`](ragtime_core::limits::Limits::untrusted).
     fn build_typed(&self, mut options: CompileOptions, any_rows: bool) -> Result<BuiltCase> {
-        options.limits = Some(options.limits.unwrap_or_else(ragtime_core::limits::Limits::untrusted));
+        let limits = options.limits.unwrap_or_else(ragtime_core::limits::Limits::untrusted);
+        options.limits = Some(limits);
         let mut graph = Graph::new();
         let mut names: HashMap<String, VarId> = HashMap::new();
         let mut inputs = Vec::new();
         let mut input_vars = Vec::new();
         for (name, v) in &self.doc.inputs {
             let value = v.decode().map_err(|e| e.at_node(format!("input {name}")))?;
+            // The file's own values are held to the case's limits too (2^27 values per partition
+            // untrusted), not only what its ops compute.
+            limits.check_value("input", &value).map_err(|e| e.at_node(format!("input {name}")))?;
             let mut ty = ragtime_core::TensorType::of(&value);
             if any_rows && ty.rank() > 0 {
                 ty = ty.with_dim(0, ragtime_core::Dim::Unknown)?;

@@ -1,12 +1,14 @@
 //! `compile()` and `Function`: a graph cloned into a `FunctionGraph` and run on data.
 
 use std::fmt;
+use std::sync::Arc;
 
 use ragtime_core::limits::Limits;
 use ragtime_core::{Error, ErrorKind, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{debugprint_function, FunctionGraph, Graph, Interpreter, PrintOptions, VarId};
 use ragtime_opt::{optimize, optimize_staged, Level, OptimizeOptions, RewriteReport};
 
+use crate::estimate::{MemoryEstimate, ValueSize};
 use crate::state::{Locked, State};
 use crate::updates::{self, Update};
 
@@ -175,6 +177,8 @@ pub struct Function {
     jit_kernels: usize,
     /// `Mode::Debug`: the unoptimized graph, then the graph after each rewrite stage.
     stages: Vec<Stage>,
+    /// The graph before optimizing: `estimate_memory` bounds a call on it.
+    unoptimized: Arc<FunctionGraph>,
 }
 
 impl fmt::Debug for Function {
@@ -227,6 +231,7 @@ impl Function {
         // `jit` names the backend stage below, which `excluding` may switch off too.
         opt.check(&["jit"])?;
         let check_types = mode == Mode::Debug || cfg!(debug_assertions);
+        let unoptimized = Arc::new(fg.clone());
         let mut stages = Vec::new();
         let report = if mode == Mode::Debug {
             let unoptimized = fg.clone();
@@ -279,6 +284,7 @@ impl Function {
             stages,
             limits: options.limits.unwrap_or_else(Limits::trusted),
             threads,
+            unoptimized,
         })
     }
 
@@ -467,6 +473,36 @@ impl Function {
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
+    }
+
+    /// Predicts, before a call, what one call allocates for inputs of these sizes (one per
+    /// input, in order; the bound states' current values are added): an estimate and, when every
+    /// op's output size follows from its inputs' sizes, an upper bound on the peak bytes
+    /// allocated, so a caller can size batches. The rules are in [`crate::estimate`]; what a call
+    /// allocates in practice is its outputs plus a little scratch (the README's "Memory").
+    ///
+    /// ```
+    /// use ragtime::prelude::*;
+    /// use ragtime::estimate::ValueSize;
+    /// let g = Graph::new();
+    /// let x = g.input("x", TensorType::ragged(DType::F32, 1));
+    /// let y = &x * 2.0f32 + 1.0f32;
+    /// let f = compile(&[&x], &[&y]).unwrap();
+    /// // 1,000 rows holding 10,000 values: the output's values take 40,000 bytes.
+    /// let predicted = f.estimate_memory(&[ValueSize::ragged(&[1000], &[10_000])]).unwrap();
+    /// assert!(predicted.estimate >= 40_000);
+    /// assert!(predicted.upper_bound.unwrap() >= predicted.estimate);
+    /// ```
+    pub fn estimate_memory(&self, inputs: &[ValueSize]) -> Result<MemoryEstimate> {
+        if inputs.len() != self.input_types.len() {
+            return Err(Error::argument(
+                "estimate_memory",
+                format!("the function takes {} inputs, got {} sizes", self.input_types.len(), inputs.len()),
+            ));
+        }
+        let mut all = inputs.to_vec();
+        all.extend(self.states.iter().map(|s| ValueSize::of(&s.get())));
+        crate::estimate::estimate(&self.fg, &self.unoptimized, &all, self.threads)
     }
 
     /// The limits its calls run under.

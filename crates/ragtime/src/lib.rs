@@ -23,6 +23,7 @@
 
 pub mod case;
 mod dsl;
+pub mod estimate;
 mod function;
 mod grad;
 pub mod ops;

@@ -7,6 +7,7 @@
 //! - [`baseline`]: the plain Rust loops on the same footing as the kernels (instruction set,
 //!   threads), and [`approx`]: the vectorizable `tanh` / `exp` of W1's and W4's second baselines;
 //! - [`check`]: the output comparison (conformance tolerance, first differing index);
+//! - [`memory`]: the counting allocator and the bytes a call allocates;
 //! - [`run`]: timing and checking one workload ([`inner`]: the inner-dim forms of W3 and W4); [`report`]: the JSON object and the table.
 
 pub mod approx;
@@ -14,6 +15,7 @@ pub mod baseline;
 pub mod check;
 pub mod data;
 pub mod inner;
+pub mod memory;
 pub mod report;
 pub mod run;
 pub mod variants;

@@ -11,6 +11,7 @@ use super::check::{self, Against, Mismatch};
 use super::data::{
     self, Data, Inner, Queries, Rank2, Sessions, DEFAULT_QUERIES, DEFAULT_ROWS, DEFAULT_USERS, DIM, FEATURES,
 };
+use super::memory;
 use super::variants;
 use super::workloads::{self, WorkloadId};
 use super::{BenchArgs, BenchError};
@@ -102,16 +103,18 @@ impl Outcome {
 /// The best wall time in seconds of `runs` calls of `f` after one warm-up call, and the last result.
 /// The previous result is dropped before each call, outside the timed region, as a caller looping over
 /// batches would drop it.
+/// Records the peak bytes the timed calls allocated (`memory::measure`).
 pub fn best_call<T, E>(runs: usize, mut f: impl FnMut() -> Result<T, E>) -> Result<(f64, T), E> {
     let mut last = f()?;
     let mut best = f64::INFINITY;
     for _ in 0..runs {
         drop(last);
         let start = Instant::now();
-        let result = f();
+        let (result, peak) = memory::measure(&mut f);
         let seconds = start.elapsed().as_secs_f64();
         last = result?;
         best = best.min(seconds);
+        memory::record(memory::CallMemory { fresh_peak: peak, ..Default::default() });
     }
     Ok((best, last))
 }
@@ -172,21 +175,25 @@ pub(super) fn compiled(
 }
 
 /// [`best_call`] of `f` on `inputs`, each call first handing the previous result back with
-/// `Function::recycle` (outside the timed region), as a caller looping over batches would.
+/// `Function::recycle` (outside the timed region), as a caller looping over batches would; records
+/// the timed calls' peak allocation and the warm-up call's, which is given nothing back (`memory`).
 pub(super) fn best_recycling(
     runs: usize,
     f: &Function,
     inputs: &[RaggedTensor],
 ) -> ragtime::Result<(f64, Vec<RaggedTensor>)> {
-    let mut last = f.call(inputs)?;
+    // The first call finds the pool empty: what a call allocates when given nothing back.
+    memory::record_estimate(f, inputs);
+    let mut last = memory::measured_call(|| f.call(inputs))?;
     let mut best = f64::INFINITY;
     for _ in 0..runs {
         f.recycle(std::mem::take(&mut last));
         let start = Instant::now();
-        let result = f.call(inputs);
+        let (result, peak) = memory::measure(|| f.call(inputs));
         let seconds = start.elapsed().as_secs_f64();
         last = result?;
         best = best.min(seconds);
+        memory::record(memory::CallMemory { recycled_peak: peak, ..Default::default() });
     }
     Ok((best, last))
 }
@@ -245,7 +252,15 @@ impl Bench {
     }
 
     /// Times and checks one workload.
+    /// The allocation figures of its calls join its sizes (`memory::CallMemory::annotate`).
     pub fn run(&self, id: WorkloadId) -> Result<Outcome, BenchError> {
+        let _ = memory::take();
+        let mut outcome = self.run_workload(id)?;
+        memory::take().annotate(&mut outcome.size);
+        Ok(outcome)
+    }
+
+    fn run_workload(&self, id: WorkloadId) -> Result<Outcome, BenchError> {
         match (id, &self.data, &self.queries) {
             (WorkloadId::Compile, _, _) => self.compile(),
             (WorkloadId::SmallCall, _, _) => self.small_call(),

@@ -373,7 +373,9 @@ pub fn run(settings: &Settings) -> std::result::Result<Outcome, BenchError> {
     // The check: one step from the initial parameters on each side.
     let fresh = states().map_err(library)?;
     let f_check = compile(&fresh, CompileOptions::from(Mode::FastRun).threads(threads)).map_err(library)?;
-    let loss = f_check.call(&inputs).map_err(library)?[0].to_vec::<f32>().map_err(library)?[0];
+    let loss = super::memory::measured_call(|| f_check.call(&inputs)).map_err(library)?[0]
+        .to_vec::<f32>()
+        .map_err(library)?[0];
     let got = values(&fresh);
     let (mut e, mut w, mut b) = initial_parameters();
     let mut hand = parallel(threads).map_err(pool_error(threads))?;

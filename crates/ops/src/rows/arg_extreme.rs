@@ -2,7 +2,7 @@
 
 use std::any::Any;
 
-use ragtime_core::{dispatch_dtype, DType, DenseTensor, Element, Error, ExecContext, RaggedTensor, Result, TensorType};
+use ragtime_core::{dispatch_dtype, DType, Element, Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{Attrs, Cost, Op, OpProperties};
 
 use crate::rows::lines::{expect_one_input, line_axis, slice_of, Lines};
@@ -137,7 +137,7 @@ impl Op for ArgExtreme {
             shape.remove(axis - rr);
             x.partitions().to_vec()
         };
-        let flat = DenseTensor::from_vec(shape, positions)?.cast(self.output_type)?;
+        let flat = crate::util::index_tensor(name, "position", shape, positions, self.output_type)?;
         one(RaggedTensor::new(flat, partitions)?)
     }
 

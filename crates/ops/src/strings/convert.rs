@@ -313,7 +313,9 @@ fn parse_hex_float(text: &str) -> Option<f64> {
     for c in int_part.chars().chain(frac_part.chars()) {
         mantissa = mantissa * 16.0 + f64::from(c.to_digit(16)?);
     }
-    let scale = exponent.saturating_sub(4 * frac_part.len() as i32);
+    // Four bits per hex digit after the point; a fraction longer than int32 holds saturates (to 0.0).
+    let frac_bits = i32::try_from(frac_part.len()).unwrap_or(i32::MAX).saturating_mul(4);
+    let scale = exponent.saturating_sub(frac_bits);
     Some(libm::ldexp(mantissa, scale))
 }
 

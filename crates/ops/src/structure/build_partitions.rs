@@ -524,7 +524,8 @@ impl Op for SegmentIdsToRowSplits {
         for r in 1..counts.len() {
             counts[r] += counts[r - 1];
         }
-        one(DenseTensor::vector(counts).cast(out_type)?.into())
+        let len = counts.len();
+        one(crate::util::index_tensor(op, "row_splits", vec![len], counts, out_type)?.into())
     }
     fn as_any(&self) -> &dyn Any {
         self

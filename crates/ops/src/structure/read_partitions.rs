@@ -335,13 +335,16 @@ impl Op for BoundingShape {
         let [x] = fixed_inputs("bounding_shape", inputs)?;
         self.output_types(&[TensorType::of(x)])?;
         let bounds = x.bounding_shape();
-        let sizes: Vec<i64> = self.dims(x.rank())?.into_iter().map(|d| bounds[d] as i64).collect();
-        let out = match self.axis {
-            BoundingAxes::One(_) => DenseTensor::scalar(sizes[0]),
-            _ => DenseTensor::vector(sizes),
+        let sizes = self
+            .dims(x.rank())?
+            .into_iter()
+            .map(|d| i64::try_from(bounds[d]).map_err(|_| Error::value("bounding_shape", "a size past int64")))
+            .collect::<Result<Vec<i64>>>()?;
+        let shape = match self.axis {
+            BoundingAxes::One(_) => vec![],
+            _ => vec![sizes.len()],
         };
-        // Sizes are below `DenseTensor::MAX_ELEMENTS` (2^31), so int32 holds them.
-        one(out.cast(self.out_type)?.into())
+        one(crate::util::index_tensor("bounding_shape", "size", shape, sizes, self.out_type)?.into())
     }
     fn as_any(&self) -> &dyn Any {
         self
