@@ -80,6 +80,8 @@ def strip_comments_and_strings(text):
 
 def expand_use_tree(tree):
     """Expands `a::{b, c::{d, e}}` into ['a::b', 'a::c::d', 'a::c::e'] (aliases and globs dropped)."""
+    # Aliases go before whitespace does: `a::b as c` names `a::b`.
+    tree = re.sub(r"\s+as\s+" + IDENT, "", tree)
     tree = re.sub(r"\s+", "", tree)
     paths = []
 
@@ -102,8 +104,6 @@ def expand_use_tree(tree):
                 head = part[:brace].rstrip(":")
                 walk(prefix + ([head] if head else []), part[brace + 1 : -1])
             else:
-                part = re.sub(r"as" + IDENT + "$", "", part) if "as" in part and False else part
-                part = part.split(" as ")[0]
                 paths.append("::".join(prefix + [p for p in part.split("::") if p]))
 
     walk([], tree)

@@ -13,9 +13,7 @@
 // Calling precompiled AVX2 code through raw pointers; each block says why it is sound.
 #![allow(unsafe_code)]
 
-/// `fn(data, n)`: replaces `data[..n]` by a function of each value. Kernels reach these entries
-/// only through [`crate::callees`], whose contract says what they are called with.
-pub(crate) type InPlaceFn = unsafe extern "C" fn(*mut f32, usize);
+use crate::bulk_abi::{ExpSubFn, InPlaceFn};
 
 /// The in-place float32 `op` for this CPU, bit for bit what `vmath` emits, for the functions
 /// written against `Arith` (`exp`, `tanh`, `sigmoid`); `None` for the others, or without AVX2 and FMA
@@ -61,10 +59,10 @@ mod avx512 {
     pub(crate) fn supported() -> bool {
         false
     }
-    pub(crate) fn unary_f32(_: crate::vmath::UnaryMath) -> Option<super::InPlaceFn> {
+    pub(crate) fn unary_f32(_: crate::vmath::UnaryMath) -> Option<crate::bulk_abi::InPlaceFn> {
         None
     }
-    pub(crate) fn exp_sub_f32() -> Option<super::ExpSubFn> {
+    pub(crate) fn exp_sub_f32() -> Option<crate::bulk_abi::ExpSubFn> {
         None
     }
 }
@@ -83,9 +81,6 @@ use crate::vmath::UnaryMath;
 pub(crate) fn supported() -> bool {
     imp::supported()
 }
-
-/// `fn(a, b, out, n)`: `out[i] = exp(a[i] - b[i])` for `i < n`.
-pub(crate) type ExpSubFn = unsafe extern "C" fn(*const f32, *const f32, *mut f32, usize);
 
 /// The float32 `exp(a - b)` over buffers for this CPU (the numerically stable exponential of
 /// softmax and logsumexp, `exp(x - max)`, without a pass storing the difference), bit for bit
@@ -165,7 +160,7 @@ mod imp {
         _CMP_NEQ_UQ, _CMP_NLT_UQ, _CMP_ORD_Q, _MM_FROUND_NO_EXC, _MM_FROUND_TO_ZERO,
     };
 
-    use super::{ExpSubFn, InPlaceFn};
+    use crate::bulk_abi::{ExpSubFn, InPlaceFn};
     use crate::vmath::UnaryMath;
     use ragtime_vmath::{explog, hyper, Arith, Float};
 
@@ -471,10 +466,10 @@ mod imp {
     pub(super) fn supported() -> bool {
         false
     }
-    pub(super) fn unary_f32(_: crate::vmath::UnaryMath) -> Option<super::InPlaceFn> {
+    pub(super) fn unary_f32(_: crate::vmath::UnaryMath) -> Option<crate::bulk_abi::InPlaceFn> {
         None
     }
-    pub(super) fn exp_sub_f32() -> Option<super::ExpSubFn> {
+    pub(super) fn exp_sub_f32() -> Option<crate::bulk_abi::ExpSubFn> {
         None
     }
 }

@@ -79,6 +79,7 @@
 
 mod alloc;
 pub mod bulk;
+mod bulk_abi;
 mod bulk_avx512;
 mod callees;
 mod elem;
