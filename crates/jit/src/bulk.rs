@@ -1,6 +1,6 @@
 //! Bulk math on 256-bit vectors: `vmath`'s algorithms evaluated eight float32 lanes at a time
 //! with AVX2 and FMA, in precompiled code that kernels call on a block's scratch buffer; on CPUs
-//! with AVX-512 the sixteen-lane variants of [`crate::bulk_avx512`] are handed out instead.
+//! with AVX-512 the sixteen-lane variants of `bulk_avx512.rs` are handed out instead.
 //!
 //! Cranelift's x64 backend has only 128-bit vectors. A multi-pass row kernel that computes an
 //! `exp` flat over a block (softmax), or a map kernel that needs `exp`, `tanh` or `sigmoid`,
@@ -32,7 +32,7 @@ pub enum Isa {
 }
 
 impl Isa {
-    /// The widest this CPU runs (AVX-512, else AVX2; [`supported`] says whether AVX2 runs).
+    /// The widest this CPU runs (AVX-512, else AVX2; `supported` says whether AVX2 runs).
     pub fn host() -> Isa {
         if Isa::Avx512.runs() {
             Isa::Avx512
