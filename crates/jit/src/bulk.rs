@@ -168,57 +168,7 @@ mod imp {
         std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
     }
 
-    pub(super) fn unary_f32(op: UnaryMath) -> Option<InPlaceFn> {
-        let f: InPlaceFn = match op {
-            UnaryMath::Exp => exp_f32_entry,
-            UnaryMath::Tanh => tanh_f32_entry,
-            UnaryMath::Sigmoid => sigmoid_f32_entry,
-            _ => return None,
-        };
-        supported().then_some(f)
-    }
-
-    pub(super) fn exp_sub_f32() -> Option<ExpSubFn> {
-        supported().then_some(exp_sub_f32_entry as ExpSubFn)
-    }
-
-    /// # Safety
-    /// The CPU has AVX2 and FMA, and `data` is valid for `n` reads and writes of `f32`.
-    #[target_feature(enable = "avx2,fma")]
-    unsafe extern "C" fn exp_f32_entry(data: *mut f32, n: usize) {
-        // SAFETY: this function's own contract; the output is the input, read before written.
-        unsafe { map_avx2([data.cast_const()], data, n, |m, [x]| explog::exp(m, x, None)) }
-    }
-
-    /// # Safety
-    /// As [`exp_f32_entry`].
-    #[target_feature(enable = "avx2,fma")]
-    unsafe extern "C" fn tanh_f32_entry(data: *mut f32, n: usize) {
-        // SAFETY: this function's own contract; the output is the input, read before written.
-        unsafe { map_avx2([data.cast_const()], data, n, |m, [x]| hyper::tanh_f32(m, x)) }
-    }
-
-    /// # Safety
-    /// As [`exp_f32_entry`].
-    #[target_feature(enable = "avx2,fma")]
-    unsafe extern "C" fn sigmoid_f32_entry(data: *mut f32, n: usize) {
-        // SAFETY: this function's own contract; the output is the input, read before written.
-        unsafe { map_avx2([data.cast_const()], data, n, |m, [x]| hyper::sigmoid(m, x)) }
-    }
-
-    /// # Safety
-    /// The CPU has AVX2 and FMA; `a` and `b` are valid for `n` reads and `out` for `n` writes
-    /// of `f32`.
-    #[target_feature(enable = "avx2,fma")]
-    unsafe extern "C" fn exp_sub_f32_entry(a: *const f32, b: *const f32, out: *mut f32, n: usize) {
-        // SAFETY: this function's own contract.
-        unsafe {
-            map_avx2([a, b], out, n, |m, [a, b]| {
-                let x = m.sub(a, b);
-                explog::exp(m, x, None)
-            })
-        }
-    }
+    crate::bulk_abi::bulk_entries!("avx2,fma", map_avx2);
 
     /// `out[i] = f(ins[0][i], ...)` for `i < n`, eight values at a time; the last few values go
     /// through padded copies, so nothing past `n` is read or written. An output may be one of

@@ -39,60 +39,7 @@ mod imp {
             && std::is_x86_feature_detected!("fma")
     }
 
-    /// The in-place float32 `op` on sixteen lanes, for the ops `crate::bulk` has; `None` without
-    /// AVX-512.
-    pub(crate) fn unary_f32(op: UnaryMath) -> Option<InPlaceFn> {
-        let f: InPlaceFn = match op {
-            UnaryMath::Exp => exp_f32_entry,
-            UnaryMath::Tanh => tanh_f32_entry,
-            UnaryMath::Sigmoid => sigmoid_f32_entry,
-            _ => return None,
-        };
-        supported().then_some(f)
-    }
-
-    /// `exp(a - b)` over buffers on sixteen lanes; `None` without AVX-512.
-    pub(crate) fn exp_sub_f32() -> Option<ExpSubFn> {
-        supported().then_some(exp_sub_f32_entry as ExpSubFn)
-    }
-
-    /// # Safety
-    /// The CPU has the features of [`supported`], and `data` is valid for `n` reads and writes.
-    #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
-    unsafe extern "C" fn exp_f32_entry(data: *mut f32, n: usize) {
-        // SAFETY: this function's own contract; the output is the input, read before written.
-        unsafe { map_avx512([data.cast_const()], data, n, |m, [x]| explog::exp(m, x, None)) }
-    }
-
-    /// # Safety
-    /// As [`exp_f32_entry`].
-    #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
-    unsafe extern "C" fn tanh_f32_entry(data: *mut f32, n: usize) {
-        // SAFETY: this function's own contract; the output is the input, read before written.
-        unsafe { map_avx512([data.cast_const()], data, n, |m, [x]| hyper::tanh_f32(m, x)) }
-    }
-
-    /// # Safety
-    /// As [`exp_f32_entry`].
-    #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
-    unsafe extern "C" fn sigmoid_f32_entry(data: *mut f32, n: usize) {
-        // SAFETY: this function's own contract; the output is the input, read before written.
-        unsafe { map_avx512([data.cast_const()], data, n, |m, [x]| hyper::sigmoid(m, x)) }
-    }
-
-    /// # Safety
-    /// The CPU has the features of [`supported`]; `a` and `b` are valid for `n` reads and `out`
-    /// for `n` writes.
-    #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
-    unsafe extern "C" fn exp_sub_f32_entry(a: *const f32, b: *const f32, out: *mut f32, n: usize) {
-        // SAFETY: this function's own contract.
-        unsafe {
-            map_avx512([a, b], out, n, |m, [a, b]| {
-                let x = m.sub(a, b);
-                explog::exp(m, x, None)
-            })
-        }
-    }
+    crate::bulk_abi::bulk_entries!("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma", map_avx512);
 
     /// The mask of the first `min(n, 16)` lanes.
     #[inline(always)]
