@@ -6,7 +6,7 @@
 use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 use ragtime_core::DType;
-use ragtime_ops::fused::{OperandKind, ScalarConst, ScalarRef};
+use ragtime_ops::fused::{OperandKind, RowOutput, ScalarConst, ScalarRef};
 
 use super::lanes::emit_op;
 use super::scalar::{emit_scalar_op, int_const, ir_type};
@@ -75,6 +75,16 @@ impl Emitter<'_> {
     /// buffer that keeps its values.
     pub(super) fn out_stash(&self) -> Vec<(usize, Value)> {
         self.plan.stash.iter().map(|&(n, out)| (n, self.out_ptrs[out])).collect()
+    }
+
+    /// The element outputs, each with its buffer: what the element passes store.
+    pub(super) fn element_outputs(&self) -> Vec<(ScalarRef, Value)> {
+        self.spec
+            .outputs()
+            .iter()
+            .zip(&self.out_ptrs)
+            .filter_map(|(o, &ptr)| if let RowOutput::Elements(r) = o { Some((*r, ptr)) } else { None })
+            .collect()
     }
 
     /// A constant of the vector kernel's element type: `float` for floats, `int` for integers.

@@ -5,7 +5,7 @@
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, StackSlot, Value};
 use cranelift_frontend::FunctionBuilder;
-use ragtime_ops::fused::{OperandKind, RowOutput, ScalarRef};
+use ragtime_ops::fused::{OperandKind, ScalarRef};
 
 use super::expr::{mem, Emitter, RowValue};
 use super::loops::{emit_loop, vector_limit};
@@ -57,13 +57,7 @@ pub(super) fn emit_elements(
     row_values: &[RowValue],
     stash: &[(usize, Value)],
 ) {
-    let outs: Vec<(ScalarRef, Value)> = e
-        .spec
-        .outputs()
-        .iter()
-        .enumerate()
-        .filter_map(|(j, o)| if let RowOutput::Elements(r) = o { Some((*r, e.out_ptrs[j])) } else { None })
-        .collect();
+    let outs = e.element_outputs();
     emit_map(b, e, start, end, &outs, row_values, stash);
 }
 

@@ -155,13 +155,7 @@ fn emit_item_outputs(
     values: &PartValues,
     stash: &[(usize, Value)],
 ) {
-    let outs: Vec<(ScalarRef, Value)> = e
-        .spec
-        .outputs()
-        .iter()
-        .enumerate()
-        .filter_map(|(j, o)| if let RowOutput::Elements(r) = o { Some((*r, e.out_ptrs[j])) } else { None })
-        .collect();
+    let outs = e.element_outputs();
     if outs.is_empty() {
         return;
     }
