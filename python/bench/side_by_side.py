@@ -233,7 +233,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=1 << 20)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--release-freed-memory", action="store_true",
+                        help="leave glibc's default (large freed blocks go back to the kernel)")
     args = parser.parse_args()
+    # As `ragtime bench` does: freed memory stays in the process for every system alike, so large
+    # outputs reuse pages instead of faulting in fresh ones on each call.
+    kept = False if args.release_freed_memory else rt.retain_freed_memory()
     x, z, splits = data(args.rows)
     # W7's queries scale with the rows as `ragtime bench --rows` scales them (100,000 at 2^20).
     queries, table = bigram_data(max(1, 100_000 * args.rows // (1 << 20)))
@@ -247,7 +252,8 @@ def main():
     expected = {w: fn() for w, fn in reference.items()}
     expected["W7"] = w7_expected
     nwords = sum(len(q) for q in queries)
-    print(f"{args.rows} rows, {len(x)} values; W7: {len(queries)} queries, {nwords} words; best of {args.repeat}; seconds")
+    print(f"{args.rows} rows, {len(x)} values; W7: {len(queries)} queries, {nwords} words; best of {args.repeat}; seconds; "
+          f"freed memory {'kept for reuse' if kept else 'returned to the kernel'}")
     print(f"{'system':<18}" + "".join(f"{w:>12}" for w in expected))
     for system, make in systems.items():
         try:

@@ -44,6 +44,7 @@ from ._ragtime import (
     load,
     save,
     op_attributes,
+    retain_freed_memory,
 )
 from ._ops import install as _install_ops
 from .interop import constant, from_awkward, from_tf, from_torch, to_awkward, to_tf, to_torch

@@ -29,6 +29,7 @@ from ._ragtime import (
     load as load,
     save as save,
     op_attributes as op_attributes,
+    retain_freed_memory as retain_freed_memory,
 )
 
 MODES: tuple[str, str, str]

@@ -143,6 +143,11 @@ def compile(
     including: Sequence[str] = ...,
     threads: Optional[int] = None,
 ) -> Function: ...
+def retain_freed_memory() -> bool:
+    """Keeps freed memory in the process for reuse (glibc's allocator), so calls on large data in
+    a loop reuse pages instead of faulting in fresh ones; process-wide, opt-in. Returns whether
+    it was applied (glibc only)."""
+    ...
 def load(path: Union[str, PathLike[str]]) -> list[Case]: ...
 def save(
     path: Union[str, PathLike[str]],

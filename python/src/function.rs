@@ -47,6 +47,16 @@ pub fn options_of(
 /// Compiles `outputs` (one variable or a list) as a function of `inputs` (a list of graph
 /// inputs). `mode` is `fast_run` (default), `fast_compile` or `debug`; `excluding` / `including`
 /// switch rewrites off or on by name or tag; `threads` caps the threads of one call.
+/// `retain_freed_memory()`: asks the process's allocator (glibc) to keep freed memory for reuse
+/// instead of returning large blocks to the kernel, so that calls on large data in a loop reuse
+/// the pages the last call freed instead of faulting in and zeroing fresh ones (tens of
+/// milliseconds per call on 10 million values). Process-wide, so never applied on its own: an
+/// application opts in, as `ragtime bench` does. Returns whether it was applied (glibc only).
+#[pyfunction]
+pub fn retain_freed_memory() -> bool {
+    ragtime::ir::jit::retain_freed_memory()
+}
+
 #[pyfunction]
 #[pyo3(signature = (inputs, outputs, mode="fast_run", excluding=Vec::new(), including=Vec::new(), threads=None))]
 pub fn compile(

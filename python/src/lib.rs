@@ -30,6 +30,7 @@ fn _ragtime(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(graph::op_attributes, m)?)?;
     m.add_function(wrap_pyfunction!(graph::grad, m)?)?;
     m.add_function(wrap_pyfunction!(function::compile, m)?)?;
+    m.add_function(wrap_pyfunction!(function::retain_freed_memory, m)?)?;
     m.add_function(wrap_pyfunction!(cases::load, m)?)?;
     m.add_function(wrap_pyfunction!(save::save, m)?)?;
     m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;

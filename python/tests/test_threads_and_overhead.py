@@ -91,3 +91,16 @@ def test_small_call_overhead(record_property):
     record_property("w6_python_us", python_s * 1e6)
     print(f"\nW6 small call: Rust {rust_s * 1e6:.2f} us, Python {python_s * 1e6:.2f} us, overhead {overhead_us:.2f} us")
     assert overhead_us <= 5.0, overhead_us
+
+
+def test_retain_freed_memory_is_applied_on_glibc_and_calls_stay_correct():
+    import platform
+
+    applied = rt.retain_freed_memory()
+    assert applied == (platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"), applied
+    g = rt.Graph()
+    x = g.input("x", rt.ragged("float32", 1))
+    f = rt.compile([x], x * 2 + 1)
+    value = rt.constant([[1, 2], [], [3]], dtype="float32")
+    for _ in range(3):  # freed outputs are reused from here on
+        np.testing.assert_array_equal(np.asarray(f(value).flat_values), np.array([3, 5, 7], dtype=np.float32))
