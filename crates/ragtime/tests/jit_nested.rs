@@ -15,12 +15,18 @@ const SPECIAL: [f64; 12] =
 /// One random step: (what, operand picks).
 type Step = (u8, u8, u8);
 
-/// A graph of elementwise ops, innermost-row reductions (kept as per-row operands or returned)
-/// and reductions over every axis, over `x` and `z` of ragged rank `rank`.
-fn build(g: &Graph, dtype: DType, rank: usize, steps: &[Step]) -> (Vec<Var>, Vec<Var>) {
-    let x = g.input("x", TensorType::ragged(dtype, rank));
-    let z = g.input("z", TensorType::ragged(dtype, rank));
+/// A graph over `x` and `z` of ragged rank `rank`, scalar items or, with `width`, items of
+/// `width` values (`[n, *.., width]`): elementwise ops, reductions over the innermost ragged axis
+/// (kept as per-row operands, or returned), softmax over that axis (column by column for vector
+/// items), and reductions over every axis, the inner one included.
+fn build(g: &Graph, dtype: DType, rank: usize, width: Option<usize>, steps: &[Step]) -> (Vec<Var>, Vec<Var>) {
+    let ty = match width {
+        Some(width) => TensorType::ragged(dtype, rank).with_inner(&[Some(width)]),
+        None => TensorType::ragged(dtype, rank),
+    };
+    let (x, z) = (g.input("x", ty.clone()), g.input("z", ty));
     let inner = rank as i64;
+    let dims = rank as i64 + 1 + i64::from(width.is_some());
     let mut ragged = vec![x.clone(), z.clone()];
     let mut per_row: Vec<Var> = vec![x.reduce_max(keepdims(inner))];
     let mut outputs = Vec::new();
@@ -37,7 +43,12 @@ fn build(g: &Graph, dtype: DType, rank: usize, steps: &[Step]) -> (Vec<Var>, Vec
             6 => r(a).exp(),
             7 => r(a).tanh(),
             8 => r(a).minimum(&p(b)),
-            9 => ragtime::ops::softmax(&r(a)),
+            9 if width.is_none() => ragtime::ops::softmax(&r(a)),
+            9 => {
+                // Softmax over the ragged axis, each column on its own (W4's inner-dim form).
+                let e = (r(a) - r(a).reduce_max(keepdims(inner))).exp();
+                &e / e.reduce_sum(keepdims(inner))
+            }
             10 => {
                 per_row.push(match b % 4 {
                     0 => r(a).reduce_sum(keepdims(inner)),
@@ -48,8 +59,9 @@ fn build(g: &Graph, dtype: DType, rank: usize, steps: &[Step]) -> (Vec<Var>, Vec
                 continue;
             }
             11 => {
-                // Any axis, negative or not: the innermost fuses, the others run as ops.
-                let axis = (b as i64 % (rank as i64 + 1)) - if a % 2 == 0 { 0 } else { rank as i64 + 1 };
+                // Any axis, the inner one included, negative or not: the innermost ragged axis
+                // fuses, the others run as ops.
+                let axis = (b as i64 % dims) - if a % 2 == 0 { 0 } else { dims };
                 outputs.push(match a % 3 {
                     0 => r(b).reduce_sum(axis),
                     1 => r(b).reduce_max(axis),
@@ -112,7 +124,7 @@ struct Case<'a> {
 
 fn check(case: &Case) -> std::result::Result<(), String> {
     let g = Graph::new();
-    let (inputs, outputs) = build(&g, case.dtype, case.rank, case.steps);
+    let (inputs, outputs) = build(&g, case.dtype, case.rank, None, case.steps);
     let ins: Vec<&Var> = inputs.iter().collect();
     let outs: Vec<&Var> = outputs.iter().collect();
     let options = CompileOptions::from(Mode::FastRun).threads(case.threads);
@@ -323,69 +335,6 @@ fn row_pooling_split_across_threads_gives_the_one_thread_bits() {
     }
 }
 
-/// A graph over `x` and `z` of type `[n, *.., width]` (ragged rank `rank`): elementwise ops,
-/// reductions over the innermost ragged axis (kept as per-row operands, or returned), softmax
-/// over that axis column by column, and reductions over every axis, the inner one included.
-fn build_inner(g: &Graph, dtype: DType, rank: usize, width: usize, steps: &[Step]) -> (Vec<Var>, Vec<Var>) {
-    let ty = TensorType::ragged(dtype, rank).with_inner(&[Some(width)]);
-    let (x, z) = (g.input("x", ty.clone()), g.input("z", ty));
-    let axis = rank as i64;
-    let mut ragged = vec![x.clone(), z.clone()];
-    let mut per_row: Vec<Var> = vec![x.reduce_max(keepdims(axis))];
-    let mut outputs = Vec::new();
-    for &(what, a, b) in steps {
-        let r = |k: u8| ragged[k as usize % ragged.len()].clone();
-        let p = |k: u8| per_row[k as usize % per_row.len()].clone();
-        let v = match what % 13 {
-            0 => r(a) + r(b),
-            1 => r(a) - p(b),
-            2 => r(a) * r(b),
-            3 => r(a) / p(b),
-            4 => r(a).maximum(&r(b)),
-            5 => r(a) * 2.0 + 1.0,
-            6 => r(a).exp(),
-            7 => r(a).tanh(),
-            8 => r(a).minimum(&p(b)),
-            9 => {
-                // Softmax over the ragged axis, each column on its own (W4's inner-dim form).
-                let e = (r(a) - r(a).reduce_max(keepdims(axis))).exp();
-                &e / e.reduce_sum(keepdims(axis))
-            }
-            10 => {
-                per_row.push(match b % 4 {
-                    0 => r(a).reduce_sum(keepdims(axis)),
-                    1 => r(a).reduce_mean(keepdims(axis)),
-                    2 => r(a).reduce_max(keepdims(axis)),
-                    _ => r(a).reduce_min(keepdims(axis)),
-                });
-                continue;
-            }
-            11 => {
-                // Any axis, the inner one included, negative or not: the innermost ragged axis
-                // fuses, the others run as ops.
-                let dims = rank as i64 + 2;
-                let axis = (b as i64 % dims) - if a % 2 == 0 { 0 } else { dims };
-                outputs.push(match a % 3 {
-                    0 => r(b).reduce_sum(axis),
-                    1 => r(b).reduce_max(axis),
-                    _ => r(b).reduce_mean(axis),
-                });
-                continue;
-            }
-            _ => {
-                outputs.push(r(a).reduce_sum(axis));
-                if b % 2 == 1 {
-                    outputs.push(r(a).reduce_sum(keepdims(axis)));
-                }
-                continue;
-            }
-        };
-        ragged.push(v);
-    }
-    outputs.push(ragged.last().cloned().expect("x"));
-    (vec![x, z], outputs)
-}
-
 /// `[.., *, width]` values on `parts` drawn from `SPECIAL` by `picks` (from `shift` on).
 fn items(dtype: DType, parts: &[RowPartition], width: usize, picks: &[u8], shift: usize) -> RaggedTensor {
     let total = parts.last().map_or(0, |p| p.nvals()) * width;
@@ -419,7 +368,7 @@ proptest! {
     ) {
         let dtype = if f64s { DType::F64 } else { DType::F32 };
         let g = Graph::new();
-        let (inputs, outputs) = build_inner(&g, dtype, rank, width, &steps);
+        let (inputs, outputs) = build(&g, dtype, rank, Some(width), &steps);
         let ins: Vec<&Var> = inputs.iter().collect();
         let outs: Vec<&Var> = outputs.iter().collect();
         let jit = g.compile_with(&ins, &outs, CompileOptions::from(Mode::FastRun).threads(threads)).unwrap();
