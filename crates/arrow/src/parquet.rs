@@ -24,7 +24,8 @@ use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
 };
-use parquet::arrow::{ArrowWriter, ProjectionMask};
+use parquet::arrow::{ArrowSchemaConverter, ArrowWriter, ProjectionMask};
+use parquet::basic::Type as PhysicalType;
 use parquet::file::properties::WriterProperties;
 use ragtime::Function;
 use ragtime_core::{Error, RaggedTensor, TensorType};
@@ -179,7 +180,8 @@ pub enum ParquetError {
         /// The Parquet library's error.
         source: parquet::errors::ParquetError,
     },
-    /// A batch of a column could not be decoded (a corrupt page, a codec that is not compiled in).
+    /// A batch of a column uses what this build cannot decode (an encoding the reader does not
+    /// implement, a codec not compiled in). Pages that do not decode are [`ParquetError::Corrupt`].
     #[error("{}: column \"{column}\", batch {batch} (from row {first_row}): {source}", path.display())]
     Read {
         /// The file.
@@ -220,9 +222,9 @@ pub enum ParquetError {
         /// The top-level columns the file has, in order.
         columns: Vec<String>,
     },
-    /// The file is corrupt in a way the Parquet reader does not report itself: metadata that
-    /// contradicts the file (a negative row count, a column chunk outside the file), or a value
-    /// the upstream Parquet or Arrow IPC reader panicked on (caught; see `docs/safety.md`).
+    /// The file is corrupt: metadata that contradicts the file (a negative row count, a column
+    /// chunk outside the file), pages the reader refuses, or a value the upstream Parquet or
+    /// Arrow IPC reader panicked on (caught; see `docs/safety.md`).
     /// `source` is an `invalid_value` error saying what was found.
     #[error("{}: corrupt file{}: {source}", path.display(), place_text(row_groups, column.as_deref()))]
     Corrupt {
@@ -502,44 +504,67 @@ impl<'f> ParquetRun<'f> {
     ) -> Result<ParquetSummary, ParquetError> {
         let started = Instant::now();
         let parquet_error = |source| ParquetError::Parquet { path: path.to_path_buf(), source };
-        let properties = WriterProperties::builder()
-            .set_compression(self.options.compression)
-            .set_max_row_group_row_count(Some(self.options.batch_size))
-            .build();
+        let (compression, batch_size) = (self.options.compression, self.options.batch_size);
         // The file is created once the first batch has succeeded (or the inputs are found empty),
         // with the schema of the outputs.
         let open_writer = |schema: SchemaRef| {
+            let properties = writer_properties(&schema, compression, batch_size).map_err(parquet_error)?;
             let file = File::create(path).map_err(|source| ParquetError::Io {
                 path: path.to_path_buf(),
                 action: "create",
                 source,
             })?;
-            ArrowWriter::try_new(file, schema, Some(properties.clone())).map_err(parquet_error)
+            ArrowWriter::try_new(file, schema, Some(properties)).map_err(parquet_error)
         };
-        let mut writer: Option<ArrowWriter<File>> = None;
-        let mut schema: Option<SchemaRef> = None;
         let (mut rows, mut batches) = (0u64, 0u64);
-        // The next batch is read and converted on a thread of its own while this one is computed
-        // and written (reading and writing wait on the disk, so a run takes about as long as the
-        // slower of the two instead of their sum); a rendezvous channel keeps it one batch ahead.
+        // Three stages, each on a thread of its own, one batch apart: the next batch is read and
+        // converted while this one is computed, and the previous one is encoded and written.
+        // Reading, encoding and the disk's writes then overlap, so a run takes about as long as
+        // its slowest stage instead of their sum. Rendezvous channels keep at most one batch
+        // between stages, so memory stays bounded by a few batches, not the file.
         let mut readers = std::mem::take(&mut self.readers);
         let empty: Vec<RaggedTensor> = readers.iter().map(|r| r.empty.clone()).collect();
         let (ahead, batches_read) = std::sync::mpsc::sync_channel(0);
-        let result = std::thread::scope(|scope| {
+        let (to_writer, batches_computed) = std::sync::mpsc::sync_channel::<(RecordBatch, Vec<RaggedTensor>)>(0);
+        let (this, function) = (&self, self.function);
+        let (computed, written) = std::thread::scope(|scope| {
             scope.spawn(|| read_ahead(&mut readers, &ahead));
-            let result = (|| {
+            let writing = scope.spawn(move || -> Result<Option<ArrowWriter<File>>, ParquetError> {
+                let mut writer: Option<ArrowWriter<File>> = None;
+                for (batch, outputs) in batches_computed {
+                    let w = match writer.as_mut() {
+                        Some(w) => w,
+                        None => writer.insert(open_writer(batch.schema())?),
+                    };
+                    w.write(&batch).map_err(parquet_error)?;
+                    // The Arrow arrays shared the outputs' buffers; once they are gone, the
+                    // buffers can serve a later batch's outputs.
+                    drop(batch);
+                    function.recycle(outputs);
+                }
+                Ok(writer)
+            });
+            let mut schema: Option<SchemaRef> = None;
+            let computed = (|| {
                 while let Some(inputs) = batches_read.recv().unwrap_or(Ok(None))? {
-                    self.write_batch(inputs, &mut writer, &mut schema, &open_writer, path, (&mut rows, &mut batches))?;
-                    progress(Progress { rows, total_rows: self.total_rows, batches });
+                    let computed = this.compute_batch(inputs, &mut schema, (&mut rows, &mut batches))?;
+                    if to_writer.send(computed).is_err() {
+                        // The writer stopped on an error of its own, which it returns.
+                        break;
+                    }
+                    progress(Progress { rows, total_rows: this.total_rows, batches });
                 }
                 Ok(())
             })();
-            // Stops the reader at its next batch if this side failed.
+            // Stops the reader at its next batch if this side failed, and lets the writer finish.
             drop(batches_read);
-            result
+            drop(to_writer);
+            let written = writing.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (computed, written)
         });
-        result?;
-        let writer = match writer {
+        // A batch's own error comes first; the writer's only when every batch was computed.
+        computed?;
+        let writer = match written? {
             Some(w) => w,
             None => {
                 // No rows: the output still gets the outputs' column types, from a call on the
@@ -559,49 +584,35 @@ impl<'f> ParquetRun<'f> {
         Ok(ParquetSummary { rows, batches, outputs: self.output_names, elapsed: started.elapsed() })
     }
 
-    /// Computes one batch's outputs and writes them as one row group (opening the writer with
-    /// the first batch's schema); advances `(rows, batches)`.
-    fn write_batch(
+    /// Computes one batch's outputs as a record batch of the output file's schema (the first
+    /// batch's); advances `(rows, batches)`. Returns the outputs too, to be recycled once the
+    /// batch is written.
+    fn compute_batch(
         &self,
         inputs: Vec<RaggedTensor>,
-        writer: &mut Option<ArrowWriter<File>>,
         schema: &mut Option<SchemaRef>,
-        open_writer: &impl Fn(SchemaRef) -> Result<ArrowWriter<File>, ParquetError>,
-        path: &Path,
         (rows, batches): (&mut u64, &mut u64),
-    ) -> Result<(), ParquetError> {
-        let parquet_error = |source| ParquetError::Parquet { path: path.to_path_buf(), source };
-        {
-            let n = inputs.first().map_or(0, RaggedTensor::nrows);
-            let range = *rows..*rows + n as u64;
-            let outputs = self.function.call(&inputs).map_err(|source| ParquetError::Call {
-                batch: *batches,
-                rows: range.clone(),
-                source: Box::new(source),
-            })?;
-            drop(inputs);
-            let columns = self.columns(&outputs, *batches, &range)?;
-            let schema = schema.get_or_insert_with(|| schema_of(&self.output_names, &columns));
-            self.check_types(schema, &columns, *batches, &range)?;
-            let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| ParquetError::Output {
-                output: self.output_names.join(", "),
-                batch: *batches,
-                rows: range.clone(),
-                reason: e.to_string(),
-            })?;
-            let w = match writer.as_mut() {
-                Some(w) => w,
-                None => writer.insert(open_writer(schema.clone())?),
-            };
-            w.write(&batch).map_err(parquet_error)?;
-            // The Arrow arrays shared the outputs' buffers; once they are gone, the buffers can
-            // serve the next batch's outputs.
-            drop(batch);
-            self.function.recycle(outputs);
-            *rows = range.end;
-            *batches += 1;
-        }
-        Ok(())
+    ) -> Result<(RecordBatch, Vec<RaggedTensor>), ParquetError> {
+        let n = inputs.first().map_or(0, RaggedTensor::nrows);
+        let range = *rows..*rows + n as u64;
+        let outputs = self.function.call(&inputs).map_err(|source| ParquetError::Call {
+            batch: *batches,
+            rows: range.clone(),
+            source: Box::new(source),
+        })?;
+        drop(inputs);
+        let columns = self.columns(&outputs, *batches, &range)?;
+        let schema = schema.get_or_insert_with(|| schema_of(&self.output_names, &columns));
+        self.check_types(schema, &columns, *batches, &range)?;
+        let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| ParquetError::Output {
+            output: self.output_names.join(", "),
+            batch: *batches,
+            rows: range.clone(),
+            reason: e.to_string(),
+        })?;
+        *rows = range.end;
+        *batches += 1;
+        Ok((batch, outputs))
     }
 
     /// The outputs of one batch as Arrow arrays, each checked to have one row per input row.
@@ -656,6 +667,26 @@ impl<'f> ParquetRun<'f> {
         }
         Ok(())
     }
+}
+
+/// How the output file is written: row groups of one batch, the codec asked for, and no
+/// dictionary for float columns. The writer otherwise builds a dictionary for every page of every
+/// column, hashing each value, until the dictionary outgrows its limit and it falls back to plain
+/// encoding; float values (a softmax's, a mean's) almost never repeat, so for them that is only
+/// cost (about a fifth of a run's encoding time on `tools/parquet_at_size.py`'s file).
+fn writer_properties(
+    schema: &Schema,
+    compression: Compression,
+    batch_size: usize,
+) -> parquet::errors::Result<WriterProperties> {
+    let mut properties =
+        WriterProperties::builder().set_compression(compression).set_max_row_group_row_count(Some(batch_size));
+    for column in ArrowSchemaConverter::new().convert(schema)?.columns() {
+        if matches!(column.physical_type(), PhysicalType::FLOAT | PhysicalType::DOUBLE) {
+            properties = properties.set_column_dictionary_enabled(column.path().clone(), false);
+        }
+    }
+    Ok(properties.build())
 }
 
 /// The next batch of every input, converted to tensors; `None` at the end of the inputs.
@@ -869,16 +900,7 @@ impl InputReader {
     /// again (the error ends the run, which drops it).
     fn next_array(&mut self, batch: u64, first_row: u64) -> Result<Option<ArrayRef>, ParquetError> {
         let next = isolate::isolated(|| self.batches.next()).map_err(|panic| {
-            let rows = first_row..first_row.saturating_add(self.batch_size);
-            ParquetError::Corrupt {
-                path: self.input.path.clone(),
-                row_groups: Some(footer::row_groups_of(&self.group_rows, rows)),
-                column: Some(self.input.column.clone()),
-                source: Box::new(Error::value(
-                    "parquet",
-                    format!("the reader failed on batch {batch} (from row {first_row}): {panic}"),
-                )),
-            }
+            self.corrupt_batch(first_row, format!("the reader failed on batch {batch} (from row {first_row}): {panic}"))
         })?;
         match next {
             None => Ok(None),
@@ -887,7 +909,24 @@ impl InputReader {
                 let (_, mut columns, _) = record_batch.into_parts();
                 Ok(columns.pop())
             }
-            Some(Err(e)) => Err(self.read_error(e, batch, first_row)),
+            Some(Err(e)) if is_unsupported(&e) => Err(self.read_error(e, batch, first_row)),
+            Some(Err(e)) => {
+                Err(self
+                    .corrupt_batch(first_row, format!("the reader refused batch {batch} (from row {first_row}): {e}")))
+            }
+        }
+    }
+
+    /// The error for the batch from row `first_row` of a file whose pages do not decode: the same kind whether the
+    /// reader noticed itself or panicked (which of the two happens can depend on the build: some
+    /// of its checks are debug assertions or overflow checks).
+    fn corrupt_batch(&self, first_row: u64, reason: String) -> ParquetError {
+        let rows = first_row..first_row.saturating_add(self.batch_size);
+        ParquetError::Corrupt {
+            path: self.input.path.clone(),
+            row_groups: Some(footer::row_groups_of(&self.group_rows, rows)),
+            column: Some(self.input.column.clone()),
+            source: Box::new(Error::value("parquet", reason)),
         }
     }
 
@@ -899,5 +938,19 @@ impl InputReader {
             first_row,
             source,
         }
+    }
+}
+
+/// Whether a batch's reader error says the file uses something this build cannot decode (an
+/// encoding the reader does not implement, a codec not compiled in) rather than that the file is
+/// corrupt. The Arrow reader hands Parquet's errors on as text (`ArrowError::ParquetError`), so
+/// the text is all there is to tell them apart by.
+fn is_unsupported(e: &ArrowError) -> bool {
+    match e {
+        ArrowError::NotYetImplemented(_) => true,
+        ArrowError::ParquetError(text) => {
+            text.starts_with("NYI: ") || text.contains("Disabled feature at compile time")
+        }
+        _ => false,
     }
 }

@@ -175,6 +175,30 @@ fn list_utf8_and_nested_list_int64_from_two_files_with_default_names() {
     assert_output_is_whole_call(&output, &["out0", "out1", "out2", "out3"], &expected);
 }
 
+/// Float columns are written without a dictionary (their values almost never repeat: building
+/// one is only cost); other columns keep the writer's default, a dictionary while it pays.
+#[test]
+fn float_output_columns_are_written_without_a_dictionary_and_others_with_one() {
+    let dir = temp();
+    let (input, output) = (dir.path().join("in.parquet"), dir.path().join("out.parquet"));
+    let tokens = words(60, 4);
+    write_parquet(&input, &[("tokens", &tokens), ("x", &floats(60, 5))], 60);
+    let g = Graph::new();
+    let t = g.input("t", TensorType::ragged(DType::String, 1));
+    let x = g.input("x", TensorType::ragged(DType::F32, 1));
+    let f = compile(&[&t, &x], &[&t.upper(), &x.softmax(), &t.length(), &x.cast(DType::F64)]).unwrap();
+    let inputs = [ParquetInput::new("t", &input, "tokens"), ParquetInput::new("x", &input, "x")];
+    run_parquet(&f, &inputs, &output, &ParquetOptions::new().batch_size(20)).unwrap();
+
+    let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(&output).unwrap()).unwrap();
+    for group in reader.metadata().row_groups() {
+        let dictionary: Vec<bool> = group.columns().iter().map(|c| c.dictionary_page_offset().is_some()).collect();
+        assert_eq!(dictionary, [true, false, true, false], "string, float32, int, float64 columns");
+    }
+    let expected = f.call(&[tokens, floats(60, 5)]).unwrap();
+    assert_output_is_whole_call(&output, &["out0", "out1", "out2", "out3"], &expected);
+}
+
 #[test]
 fn the_default_batch_size_reads_a_small_file_in_one_batch_and_i32_offsets_can_be_written() {
     let dir = temp();
