@@ -114,3 +114,58 @@ fn bulk_exp_of_a_difference_has_the_bits_of_the_jit_exp_of_the_difference() {
         }
     }
 }
+
+#[test]
+fn bulk_row_maxima_are_the_plain_maxima_and_flag_every_row_the_ir_refolds() {
+    // Rows of every length to 40 and a few long ones over special values: NaN, ±inf, ±0, the
+    // lowest finite value, denormals; some rows all zeros of both signs.
+    let pool = [
+        0.0f32,
+        -0.0,
+        1.0,
+        -1.0,
+        1e-40,
+        -1e-40,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MIN,
+        f32::MAX,
+        -7.25,
+        3.5,
+        -1e30,
+    ];
+    let mut lengths: Vec<usize> = (0..=40).flat_map(|n| [n, n, n, n]).collect();
+    lengths.extend([100, 1_000, 1_025, 3, 0, 0, 17]);
+    let (mut values, mut splits) = (Vec::new(), vec![0i64]);
+    let mut state = 0x2545_f491_u64;
+    for (r, &n) in lengths.iter().enumerate() {
+        for _ in 0..n {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            let pick = (state >> 33) as usize;
+            values.push(match r % 4 {
+                // Zeros of both signs, and negatives with a zero: the maximum is a zero.
+                0 => [0.0, -0.0][pick % 2],
+                1 => [-0.0, -3.0, -f32::INFINITY, 0.0][pick % 4],
+                // Without NaN, then with everything.
+                2 => [1.0f32, -1.0, 1e-40, f32::NEG_INFINITY, f32::MIN, -7.25, 3.5, f32::INFINITY][pick % 8],
+                _ => pool[pick % pool.len()],
+            });
+        }
+        splits.push(values.len() as i64);
+    }
+    let Some(got) = bulk::row_max_f32_of(&values, &splits) else {
+        eprintln!("this CPU has no bulk row maxima: not tested here");
+        return;
+    };
+    for (r, &(max, refold)) in got.iter().enumerate() {
+        let row = &values[splits[r] as usize..splits[r + 1] as usize];
+        let nan = row.iter().any(|v| v.is_nan());
+        // The plain loop: the maximum of the numbers, from the lowest finite value.
+        let want = row.iter().filter(|v| !v.is_nan()).fold(f32::MIN, |m, &v| if v > m { v } else { m });
+        assert_eq!(refold, nan || want == 0.0, "row {r} {row:?}: flag {refold}, maximum {max}");
+        if !refold {
+            assert_eq!(max.to_bits(), want.to_bits(), "row {r} {row:?}: bulk {max}, plain {want}");
+        }
+    }
+}
