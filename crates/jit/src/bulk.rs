@@ -14,7 +14,6 @@
 #![allow(unsafe_code)]
 
 use crate::bulk_abi::{ExpSubFn, InPlaceFn};
-pub use crate::bulk_rows::row_max_f32_of;
 
 /// The in-place float32 `op` for this CPU, bit for bit what `vmath` emits, for the functions
 /// written against `Arith` (`exp`, `tanh`, `sigmoid`); `None` for the others, or without AVX2 and FMA

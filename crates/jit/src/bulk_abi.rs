@@ -8,12 +8,6 @@ pub(crate) type InPlaceFn = unsafe extern "C" fn(*mut f32, usize);
 /// `fn(a, b, out, n)`: `out[i] = exp(a[i] - b[i])` for `i < n`.
 pub(crate) type ExpSubFn = unsafe extern "C" fn(*const f32, *const f32, *mut f32, usize);
 
-/// `fn(values, splits, rows, out, stride)`: for each row `r < rows`, the values `splits[r] -
-/// splits[0] .. splits[r + 1] - splits[0]` of `values`: `out[r * stride]` = their NaN-dropping
-/// maximum from the lowest finite float32, `out[r * stride + 1]` = nonzero bits when the row must
-/// be refolded exactly ([`crate::bulk_rows`]).
-pub(crate) type RowMaxFn = unsafe extern "C" fn(*const f32, *const i64, usize, *mut f32, usize);
-
 /// Defines an instruction set's bulk entries inside its module: `unary_f32`, `exp_sub_f32` and the
 /// `extern "C"` entries they hand out, each compiled with `$features` and looping with `$map`
 /// (`unsafe fn $map<const N>(ins: [*const f32; N], out: *mut f32, n, f)`, which inlines `f`, an

@@ -77,16 +77,6 @@ pub(crate) fn bulk_in_place(op: UnaryMath) -> Option<Callee> {
     Some(Callee { address: crate::bulk::unary_f32(op)? as usize, params: &[POINTER, POINTER], ret: None })
 }
 
-/// The bulk row maxima of `(values, splits, rows, out, stride)`, when this CPU has them (a flat
-/// block's [`crate::plan::FlatBlocks::bulk_folds`]).
-pub(crate) fn bulk_row_max() -> Option<Callee> {
-    Some(Callee {
-        address: crate::bulk_rows::row_max_f32()? as usize,
-        params: &[POINTER, POINTER, POINTER, POINTER, POINTER],
-        ret: None,
-    })
-}
-
 /// The bulk `exp(a - b)` of `(a, b, out, n)`, when this CPU has it (a plan's `BulkCall::ExpSub`).
 pub(crate) fn bulk_exp_sub() -> Option<Callee> {
     Some(Callee {

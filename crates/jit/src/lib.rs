@@ -81,7 +81,6 @@ mod alloc;
 pub mod bulk;
 mod bulk_abi;
 mod bulk_avx512;
-mod bulk_rows;
 mod callees;
 mod elem;
 mod exec;

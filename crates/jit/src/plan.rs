@@ -177,10 +177,6 @@ pub struct FlatBlocks {
     /// Per reduction: its argument computed flat into a scratch buffer (it has an expensive op),
     /// which the row's fold and later passes read.
     pub args: Vec<Option<FlatNode>>,
-    /// Per reduction: its fold over a flat block is one bulk call ([`crate::bulk_rows`]): a
-    /// float32 max of a full input, every row's NaN-dropping maximum and refold flag computed
-    /// without branches; the kernel then refolds the flagged rows exactly, so the same bits.
-    pub bulk_folds: Vec<bool>,
     /// The element outputs are computed flat (one of them has an expensive op).
     pub outputs: bool,
     /// Per-row graph inputs a flat pass reads, each expanded into its scratch buffer:
@@ -410,17 +406,6 @@ fn flat_blocks(spec: &KernelSpec, target: Target, scratch: &mut Vec<Scratch>) ->
     // vectors an expansion writes past a row's end.
     let bytes = (FLAT_BLOCK + EXPAND_VECTORS * elem.lanes()) * elem.bytes() as i64;
     let flat_input = |i: usize| spec.operands().get(i) == Some(&OperandKind::Full) || expanded.contains(&i);
-    // A float32 max of a full input folds by one call per block when the CPU has it (W4's
-    // max pass: the IR fold of short rows takes a branch for each loop it may enter).
-    let bulk_folds = spec
-        .reductions()
-        .iter()
-        .map(|red| {
-            let full_input =
-                matches!(red.arg, ScalarRef::Input(i) if spec.operands().get(i) == Some(&OperandKind::Full));
-            full_input && red.kind == ReduceKind::Max && elem == Elem::F32 && target.bulk
-        })
-        .collect();
     let args = flat_args
         .iter()
         .enumerate()
@@ -437,7 +422,7 @@ fn flat_blocks(spec: &KernelSpec, target: Target, scratch: &mut Vec<Scratch>) ->
             (i, scratch.len() - 1)
         })
         .collect();
-    Some(FlatBlocks { max_rows: FLAT_ROWS, max_values: FLAT_BLOCK, args, bulk_folds, outputs, expanded })
+    Some(FlatBlocks { max_rows: FLAT_ROWS, max_values: FLAT_BLOCK, args, outputs, expanded })
 }
 
 /// The bulk call evaluating node `n` over a flat range, when `target` has one for it: a float32
@@ -661,11 +646,7 @@ impl fmt::Display for KernelPlan {
                         if let Some(node) = arg {
                             write!(f, "{node}; ")?;
                         }
-                        if flat.bulk_folds[k] {
-                            write!(f, "fold by bulk row_max, flagged rows refolded exactly")?;
-                        } else {
-                            write!(f, "fold row by row")?;
-                        }
+                        write!(f, "fold row by row")?;
                         if let Some(s) = expand(n_ops + k) {
                             write!(f, "; expand i{} into s{s}", n_ops + k)?;
                         }

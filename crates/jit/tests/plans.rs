@@ -214,8 +214,6 @@ fn softmax_blocks_run_flat_with_a_fused_exp_of_the_difference() {
     let exp = flat.args[1].expect("the exp is flat");
     assert_eq!((exp.node, exp.bulk), (1, Some(BulkCall::ExpSub { x: 0, y: 1 })));
     assert!(flat.outputs);
-    // max(x) of the full input folds by one bulk call per block, the sum row by row in IR.
-    assert_eq!(flat.bulk_folds, [true, false]);
     let expanded: Vec<usize> = flat.expanded.iter().map(|&(i, _)| i).collect();
     assert_eq!(expanded, [1, 2], "the row max and the row sum");
     assert_eq!(plan.reductions[0].fold, Fold::DroppingNans);
@@ -250,7 +248,6 @@ fn a_computed_difference_is_exponentiated_in_place() {
     let plan = KernelPlan::new(&softmax(Some(2.0)), Target::with_bulk(false));
     let Shape::Rows(Rows::Blocked { flat: Some(flat), .. }) = &plan.shape else { panic!("{plan}") };
     assert_eq!(flat.args[1].map(|a| a.bulk), Some(None));
-    assert_eq!(flat.bulk_folds, [false, false], "and fold the max row by row in IR");
 }
 
 #[test]

@@ -30,25 +30,6 @@ pub(super) fn emit_reduction(
     stash: &[(usize, Value)],
     keep: Option<Value>,
 ) -> Value {
-    emit_reduction_from(b, e, red, (start, end), row_values, stash, keep, None)
-}
-
-/// As [`emit_reduction`]; for a [`Fold::DroppingNans`] reduction, `folded` may hold the row's
-/// NaN-dropping result and its refold flag (an integer, nonzero for a row that held a NaN or
-/// whose result is a zero) computed elsewhere (a bulk call over the block), and then only the
-/// exact refold of the flagged rows is emitted.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn emit_reduction_from(
-    b: &mut FunctionBuilder,
-    e: &Emitter<'_>,
-    red: &ReductionPlan,
-    (start, end): (Value, Value),
-    row_values: &[RowValue],
-    stash: &[(usize, Value)],
-    keep: Option<Value>,
-    folded: Option<(Value, Value)>,
-) -> Value {
-    debug_assert!(folded.is_none() || red.fold == Fold::DroppingNans, "only NaN-dropping folds come folded");
     let arg_dtype = e.spec.graph().dtype(red.arg);
     let arg = |b: &mut FunctionBuilder, i: Value, vector: bool| {
         let x = e.eval(b, &[red.arg], i, vector, row_values, stash)[0];
@@ -109,10 +90,7 @@ pub(super) fn emit_reduction_from(
         // or its result is a zero (±0 order): those rare rows fold again exactly, so every row
         // gets the exact fold's bits.
         let max = red.kind == ReduceKind::Max;
-        let (value, rare) = match folded {
-            Some(folded) => folded,
-            None => fold_dropping_nans(b, e, elem, max, start, end, init, &mut arg),
-        };
+        let (value, rare) = fold_dropping_nans(b, e, elem, max, start, end, init, &mut arg);
         let (exact, done) = (b.create_block(), b.create_block());
         b.append_block_param(done, elem.scalar_ty());
         b.ins().brif(rare, exact, &[], done, &[value.into()]);

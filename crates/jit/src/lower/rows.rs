@@ -5,14 +5,13 @@
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder, StackSlot, Type, Value};
 use cranelift_frontend::FunctionBuilder;
-use ragtime_ops::fused::{OperandKind, RowOutput, ScalarRef};
+use ragtime_ops::fused::{OperandKind, RowOutput};
 
 use super::expr::{mem, Both, Emitter, RowValue};
 use super::flat::{emit_elements, emit_flat_node};
-use super::fold::{emit_reduction, emit_reduction_from};
+use super::fold::emit_reduction;
 use super::loops::{emit_blocks, emit_loop};
 use super::scalar::ir_type;
-use crate::callees;
 use crate::kernel::FusedParams;
 use crate::plan::{Rows, EXPAND_VECTORS, ROW_VALUE_BYTES};
 
@@ -215,30 +214,10 @@ pub(super) fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_
                 emit_flat_node(b, e, node, (s0, s1), (base, scratch), &expanded_values, &stash);
                 stash.push((node.node, base));
             }
-            let bulk_fold = flat.bulk_folds[k];
-            if bulk_fold {
-                // Every row's NaN-dropping maximum and refold flag by one call, into the first two
-                // values of the row's entry in its slot.
-                let callee =
-                    callees::bulk_row_max().expect("plans for this machine call only the bulk functions it has");
-                let ScalarRef::Input(i) = red.arg else { unreachable!("the plan folds full inputs in bulk") };
-                let off = b.ins().imul_imm_s(s0, 4);
-                let values = b.ins().iadd(e.in_ptrs[i], off);
-                let off = b.ins().imul_imm_s(first, 8);
-                let splits_at = b.ins().iadd(p.splits, off);
-                let count = b.ins().isub(last, first);
-                let out = b.ins().stack_addr(e.ptr, slots_rows[k], 0);
-                let stride = b.ins().iconst(e.ptr, ROW_VALUE_BYTES / 4);
-                callees::emit_call(b, callee, &[values, splits_at, count, out, stride]);
-            }
             let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
                 let (start, end, mut row_values) = row_start(b, r);
                 earlier(b, &mut row_values, first, r, k);
-                let folded = bulk_fold.then(|| {
-                    let at = entry(b, slots_rows[k], first, r);
-                    (b.ins().load(types::F32, mem(), at, 0), b.ins().load(types::I32, mem(), at, 4))
-                });
-                let value = emit_reduction_from(b, e, red, (start, end), &row_values, &stash, None, folded);
+                let value = emit_reduction(b, e, red, start, end, &row_values, &stash, None);
                 let vector = keep_result(b, first, r, k, value);
                 if let Some(base) = expanded[n_ops + k] {
                     emit_expand(b, e, vector, base, start, end);
