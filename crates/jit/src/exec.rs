@@ -12,12 +12,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 use ragtime_core::compare::compare;
 use ragtime_core::{dispatch_dtype, DenseTensor, Element, Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{FunctionGraph, Op, OpProperties, OpRef};
-use ragtime_ops::fused::{Composite, Layout, OperandKind, RowKernel, RowOutput};
+use ragtime_ops::fused::{Composite, Layout, OperandKind, RowKernel, RowOutput, RowPooling};
 use rayon::prelude::*;
 
 use crate::kernel::{FusedKernel, Jit};
 use crate::lower::emit_kernel;
 use crate::plan::{KernelPlan, Split, Target};
+use crate::pooled::JitPooling;
 use crate::spec::KernelSpec;
 
 /// Below this many values (plus rows) per piece, work is not split further (below it once, a
@@ -480,6 +481,11 @@ impl Op for JitKernel {
             // implementation reports it, naming the op and the row as the interpreter does.
             return self.inner.perform(ctx, inputs);
         };
+        // Reductions over the next outer ragged axis fold the per-row results the kernel wrote.
+        let outputs = match self.inner.as_any().downcast_ref::<RowKernel>() {
+            Some(k) if !k.outer_folds().is_empty() => k.fold_outer(ctx, outputs)?,
+            _ => outputs,
+        };
         if ctx.debug() {
             // `Mode::Debug`: the kernel and its reference side by side: the first element that
             // differs beyond the conformance tolerance is reported with both values.
@@ -520,6 +526,15 @@ pub fn spec_of(op: &OpRef) -> Option<KernelSpec> {
     Some(KernelSpec::new(k.graph(), k.operands(), k.reductions(), k.outputs())?.over_items(k.item_width()))
 }
 
+/// A `RowPooling` whose weights kernel the JIT lowers, with that kernel compiled (`None` for any
+/// other op).
+fn pooling_with_compiled_weights(op: &OpRef) -> Result<Option<JitPooling>> {
+    let Some(weights) = op.as_any().downcast_ref::<RowPooling>().and_then(|p| p.weights()) else { return Ok(None) };
+    let Some(spec) = spec_of(&ragtime_ops::fused::op_ref(weights.clone())) else { return Ok(None) };
+    let (kernel, _) = compiled(&spec)?;
+    Ok(Some(JitPooling::new(op.clone(), kernel)))
+}
+
 /// Replaces every fused op the JIT can lower by a [`JitKernel`] (running on the threads of each
 /// call's context; in a `Mode::Debug` context each call also runs the reference implementation
 /// and compares); returns how many were lowered. Kernels come from the process-wide cache.
@@ -527,6 +542,13 @@ pub fn lower_fused(fg: &mut FunctionGraph) -> Result<usize> {
     let mut lowered = 0;
     for node in fg.toposort()? {
         let Some(apply) = fg.node(node) else { continue };
+        if let Some(op) = pooling_with_compiled_weights(&apply.op)? {
+            let (inputs, outputs) = (apply.inputs.clone(), apply.outputs.clone());
+            let new = fg.add_node(Arc::new(op), &inputs)?;
+            fg.replace_all(&outputs.into_iter().zip(new).collect::<Vec<_>>(), "jit")?;
+            lowered += 1;
+            continue;
+        }
         let Some(spec) = spec_of(&apply.op) else { continue };
         let (inner, inputs, outputs) = (apply.op.clone(), apply.inputs.clone(), apply.outputs.clone());
         let (kernel, plan) = compiled(&spec)?;

@@ -88,6 +88,7 @@ mod kernel;
 mod lower;
 mod perf_map;
 pub mod plan;
+mod pooled;
 mod spec;
 pub mod vmath;
 
@@ -99,6 +100,7 @@ pub use exec::{
 };
 pub use kernel::{FusedFn, FusedKernel, FusedParams, Jit, JitError, JitFloat, MapKernel};
 pub use plan::{KernelPlan, Target};
+pub use pooled::JitPooling;
 pub use spec::{lowered_op, vector_op, KernelSpec};
 pub use vmath::{
     emit_cos, emit_exp, emit_log, emit_pow, emit_sigmoid, emit_sin, emit_tanh, emit_unary, Float, Lanes, UnaryMath,

@@ -5,7 +5,9 @@
 //! on a machine with AVX2 and FMA.
 //!
 //! `RowPooling` (W9's pooling) and `GatherReduce` (W7) are fused ops with their own kernels; they
-//! do not go through the JIT, so they have no plan.
+//! do not go through the JIT, so they have no plan. W9's weights kernel, fused into its pooling
+//! (`JitPooling`), is `w9_softmax_of_scaled.txt`'s plan, called on blocks of rows. Outer folds
+//! (`OuterFold`) run after a kernel, on its per-row results, so they leave its plan as it is.
 
 use ragtime_core::DType;
 use ragtime_jit::plan::{BulkCall, Fold, Part, Rows, ScratchUse, Shape, Split};

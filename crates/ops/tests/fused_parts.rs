@@ -1,12 +1,16 @@
 //! Fused ops cannot be built from parts that do not fit: a scalar graph whose nodes or outputs
 //! name missing values, a `Composite` whose graph has more inputs than the op has operands, a
-//! `RowKernel` whose reductions read results not computed yet. The fast paths and the JIT index
+//! `RowKernel` whose reductions read results not computed yet or whose outer folds fold no
+//! per-row reduction, a `RowPooling` whose weights kernel returns more than the weights. The fast paths and the JIT index
 //! operands and values by these references, so each mismatch is refused at construction.
 
 use ragtime_core::{DType, ErrorKind, TensorType};
+use ragtime_graph::Op;
 use ragtime_graph::{InnerGraph, InnerGraphBuilder};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
-use ragtime_ops::fused::{op_ref, Composite, OperandKind, RowKernel, RowOutput, RowReduction, ScalarGraph, ScalarRef};
+use ragtime_ops::fused::{
+    op_ref, Composite, OperandKind, OuterFold, RowKernel, RowOutput, RowPooling, RowReduction, ScalarGraph, ScalarRef,
+};
 use ragtime_ops::reduce::{Reduce, ReduceKind};
 
 fn refused<T: std::fmt::Debug>(what: &str, r: ragtime_core::Result<T>) {
@@ -117,4 +121,53 @@ fn row_kernels_check_how_their_parts_fit() {
         "element outputs that are not the graph's outputs",
         build(graph, reductions, vec![RowOutput::Elements(ScalarRef::Input(0))]),
     );
+}
+
+#[test]
+fn outer_folds_fold_per_row_reductions_once_each() {
+    // `r0 = sum(i0); out = i0 + r0`, returning the elements (output 0) and r0 (output 1).
+    let kernel = || {
+        let graph = sum_graph();
+        let out = graph.outputs()[0];
+        let reductions = vec![RowReduction { kind: ReduceKind::Sum, arg: ScalarRef::Input(0) }];
+        let outputs = vec![RowOutput::Elements(out), RowOutput::Reduction { index: 0, keepdims: true }];
+        RowKernel::new(graph, vec![OperandKind::Full], reductions, outputs, centered_inner()).unwrap()
+    };
+    let fold = |output| OuterFold { output, kind: ReduceKind::Max, keepdims: false };
+    refused("a fold of the element output", kernel().with_outer_folds(vec![fold(0)]));
+    refused("a fold of a missing output", kernel().with_outer_folds(vec![fold(2)]));
+    refused("one output folded twice", kernel().with_outer_folds(vec![fold(1), fold(1)]));
+    let k = kernel().with_outer_folds(vec![fold(1)]).unwrap();
+    assert_eq!(k.outer_folds(), [fold(1)]);
+    assert!(k.name().contains("out = reduce_max(r0) over outer rows"), "{}", k.name());
+}
+
+#[test]
+fn pooling_weights_kernels_return_only_the_weights() {
+    // The pooling's own inner graph is not run here: any graph of two inputs stands for it.
+    let two_inputs = || {
+        let mut inner =
+            InnerGraphBuilder::new([TensorType::ragged(DType::F32, 1), TensorType::ragged(DType::F32, 1)]).unwrap();
+        let (a, b) = (inner.input(0).unwrap(), inner.input(1).unwrap());
+        let product = inner.apply(op_ref(Elemwise::new(ScalarOp::Multiply)), &[a, b]).unwrap();
+        inner.finish(&product).unwrap()
+    };
+    let pooling = || RowPooling::new(8, Some(ReduceKind::Max), two_inputs()).unwrap();
+    let graph = sum_graph();
+    let out = graph.outputs()[0];
+    let reductions = vec![RowReduction { kind: ReduceKind::Sum, arg: ScalarRef::Input(0) }];
+    let with_sum = vec![RowOutput::Elements(out), RowOutput::Reduction { index: 0, keepdims: true }];
+    let kernel = |outputs| {
+        RowKernel::new(graph.clone(), vec![OperandKind::Full], reductions.clone(), outputs, centered_inner()).unwrap()
+    };
+    refused("weights and a row sum", pooling().with_weights(kernel(with_sum), two_inputs()));
+    let weights_only = || kernel(vec![RowOutput::Elements(out)]);
+    refused(
+        "weights over items of 8 values",
+        pooling().with_weights(weights_only().over_items(8).unwrap(), two_inputs()),
+    );
+    let one_input = centered_inner();
+    refused("an inner graph without `f`", pooling().with_weights(weights_only(), one_input));
+    let fused = pooling().with_weights(weights_only(), two_inputs()).unwrap();
+    assert!(fused.weights().is_some());
 }

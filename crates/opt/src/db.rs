@@ -9,6 +9,7 @@ use std::any::TypeId;
 use ragtime_core::{Error, Result};
 use ragtime_graph::{ApplyId, FunctionGraph, VarId};
 use ragtime_ops::elemwise::Elemwise;
+use ragtime_ops::fused::RowPooling;
 use ragtime_ops::reduce::{Reduce, Statistic};
 use ragtime_ops::rows::Softmax;
 use ragtime_ops::strings::{HashedNgrams, Join, Ngrams, ToHashBucketFast};
@@ -314,5 +315,12 @@ pub const REWRITES: &[RewriteInfo] = &[
         tags: &["fast_run", "fusion"],
         position: 41,
         doc: "convex groups of elementwise ops over one iteration space -> Composite",
+    },
+    RewriteInfo {
+        name: "local_pooling_weights",
+        pass: Pass::Local(Tracks::Ops(&[TypeId::of::<RowPooling>]), pooling::pooling_weights),
+        tags: &["fast_run", "fusion", "local"],
+        position: 42,
+        doc: "RowPooling of the weights a RowKernel alone computes -> the pooling with that kernel fused in, weights computed block by block into scratch",
     },
 ];

@@ -6,7 +6,9 @@
 //!   reduction). Its rows are the innermost partition's rows: a ragged rank 2 tensor is a rank 1
 //!   row kernel over its flattened inner rows, whose reductions keep the outer partitions. Items
 //!   are scalars or the `[k]` vectors of uniform inner dims known in the types (`[n, *, 8]`:
-//!   `RowKernel::over_items`), each column reduced on its own.
+//!   `RowKernel::over_items`), each column reduced on its own. A reduction over the next outer
+//!   ragged axis of a member reduction's per-row results (a user's maximum of per-session sums)
+//!   joins the group as an `OuterFold` of that reduction's output.
 //! - `Kind::Elementwise`: the remaining elementwise ops over one iteration space (same type and
 //!   partition class) become a `Composite`.
 //!
@@ -25,7 +27,8 @@ use ragtime_core::{DType, Dim, Result, TensorType};
 use ragtime_graph::{ApplyId, FunctionGraph, InnerGraphBuilder, OpRef, VarId};
 use ragtime_ops::elemwise::Elemwise;
 use ragtime_ops::fused::{
-    op_ref, Composite, OperandKind, RowKernel, RowOutput, RowReduction, ScalarConst, ScalarGraphBuilder, ScalarRef,
+    op_ref, Composite, OperandKind, OuterFold, RowKernel, RowOutput, RowReduction, ScalarConst, ScalarGraphBuilder,
+    ScalarRef,
 };
 use ragtime_ops::reduce::Reduce;
 
@@ -118,6 +121,36 @@ fn operand_kind(ty: &TensorType, space: &Space, same_class: bool, rows: bool) ->
     None
 }
 
+/// Whether `reduce` folds exactly the innermost ragged axis of a value of type `ty`, named from
+/// the front or from the back (past the inner dims).
+fn reduces_innermost(reduce: &Reduce, ty: &TensorType) -> bool {
+    reduce.axis.single().is_some_and(|a| {
+        let a = if a < 0 { a + ty.rank() as i64 } else { a };
+        a == ty.ragged_rank() as i64
+    })
+}
+
+/// An outer fold: `node` reduces the innermost ragged axis of `x`, the per-row result of a
+/// reduction over the innermost ragged axis of a value `y` of ragged rank 2 or more, with or
+/// without `keepdims` (`reduce_max(reduce_sum(y, axis=2), axis=1)`). Gives `y`'s rows space,
+/// whose group the fold may join as an output (`OuterFold`), and `x`.
+fn outer_fold(fg: &FunctionGraph, node: ApplyId, classes: &mut PartitionClasses) -> Option<(Space, VarId)> {
+    let apply = fg.node(node)?;
+    let reduce = apply.op.as_any().downcast_ref::<Reduce>()?;
+    let x = *apply.inputs.first()?;
+    let x_ty = fg.var(x)?.ty.clone();
+    let owner = fg.node(fg.var(x)?.owner?)?;
+    let inner = owner.op.as_any().downcast_ref::<Reduce>()?;
+    let y = *owner.inputs.first()?;
+    let y_ty = fg.var(y)?.ty.clone();
+    let nested = x_ty.ragged_rank() >= 1 && y_ty.ragged_rank() == x_ty.ragged_rank() + 1;
+    if !nested || !reduces_innermost(reduce, &x_ty) || !reduces_innermost(inner, &y_ty) {
+        return None;
+    }
+    let space = Space { dims: y_ty.dims().to_vec(), ragged_rank: y_ty.ragged_rank(), class: Some(classes.find(y)) };
+    Some((space, x))
+}
+
 fn candidate(fg: &FunctionGraph, node: ApplyId, classes: &mut PartitionClasses, kind: Kind) -> Option<Candidate> {
     let apply = fg.node(node)?;
     let out = *apply.outputs.first()?;
@@ -129,12 +162,11 @@ fn candidate(fg: &FunctionGraph, node: ApplyId, classes: &mut PartitionClasses, 
         let x = apply.inputs[0];
         let x_ty = &fg.var(x)?.ty;
         let rank = x_ty.ragged_rank();
-        // The innermost ragged axis, named from the front or from the back (past the inner dims).
-        let innermost = reduce.axis.single().is_some_and(|a| {
-            let a = if a < 0 { a + x_ty.rank() as i64 } else { a };
-            a == rank as i64
-        });
-        if kind != Kind::Rows || !innermost || !is_rows_space(x_ty.dims(), rank) || x_ty.dtype() == DType::String {
+        if kind != Kind::Rows
+            || !reduces_innermost(reduce, x_ty)
+            || !is_rows_space(x_ty.dims(), rank)
+            || x_ty.dtype() == DType::String
+        {
             return None;
         }
         let space = Space { dims: x_ty.dims().to_vec(), ragged_rank: rank, class: Some(classes.find(x)) };
@@ -193,11 +225,14 @@ pub(crate) fn fuse(fg: &mut FunctionGraph, kind: Kind) -> Result<usize> {
             }
         }
         let owner_group = |v: VarId| fg.var(v).and_then(|x| x.owner).and_then(|o| group_of.get(&o).copied());
-        let mut chosen = None;
-        if let Some(c) = candidate(fg, node, &mut classes, kind) {
-            let convex = |g: usize| {
-                inputs.iter().all(|&u| owner_group(u) == Some(g) || !reach.get(&u).is_some_and(|r| r.contains(g)))
-            };
+        let convex = |g: usize| {
+            inputs.iter().all(|&u| owner_group(u) == Some(g) || !reach.get(&u).is_some_and(|r| r.contains(g)))
+        };
+        // A reduction over the next outer ragged axis of a member's per-row results joins that
+        // member's group as an output; otherwise it is a row reduction of its own space.
+        let fold = if kind == Kind::Rows { outer_fold(fg, node, &mut classes) } else { None };
+        let mut chosen = fold.and_then(|(space, x)| owner_group(x).filter(|&g| groups[g].space == space && convex(g)));
+        if let Some(c) = candidate(fg, node, &mut classes, kind).filter(|_| chosen.is_none()) {
             let is_reduce = fg.node(node).is_some_and(|a| a.op.as_any().is::<Reduce>());
             let siblings = c.links.iter().filter(|_| is_reduce).flat_map(|v| readers.get(v).into_iter().flatten());
             chosen = c
@@ -285,6 +320,9 @@ fn build(fg: &mut FunctionGraph, group: &Group, kind: Kind) -> Result<bool> {
     // reduction: `reduce_max(x)` asked for with and without `keepdims` is computed once.
     let mut reduce_inputs: Vec<ScalarRef> = Vec::new();
     let mut keepdims_of: HashMap<VarId, bool> = HashMap::new();
+    // Outer folds by output variable (`output` holding the reduction index until the outputs are
+    // numbered), with the `keepdims` of the per-row results they fold.
+    let mut fold_of: HashMap<VarId, (OuterFold, bool)> = HashMap::new();
     for &m in &group.members {
         let Some(apply) = fg.node(m) else { continue };
         let (op, inputs, out): (OpRef, Vec<VarId>, VarId) = (apply.op.clone(), apply.inputs.clone(), apply.outputs[0]);
@@ -298,14 +336,27 @@ fn build(fg: &mut FunctionGraph, group: &Group, kind: Kind) -> Result<bool> {
                     inner_inputs.push(inner.constant(value));
                 }
                 _ => {
-                    args.push(scalar_of[&v]);
+                    let arg = scalar_of.get(&v).copied().ok_or_else(|| {
+                        ragtime_core::Error::graph("fusion: a member reads an outer fold of its own group")
+                    })?;
+                    args.push(arg);
                     inner_inputs.push(inner_of[&v]);
                 }
             }
         }
         let inner_out = inner.apply(op.clone(), &inner_inputs)?;
         inner_of.insert(out, inner_out[0]);
-        if let Some(reduce) = op.as_any().downcast_ref::<Reduce>() {
+        // A reduction of a member reduction's per-row results (an element-level reduction reads
+        // a value of the space, never one of them): a fold over the outer rows.
+        let folded = match args.first() {
+            Some(ScalarRef::Input(i)) => i.checked_sub(externals.len()),
+            _ => None,
+        };
+        if let (Some(reduce), Some(index)) = (op.as_any().downcast_ref::<Reduce>(), folded) {
+            let per_row_keepdims = keepdims_of.get(&inputs[0]).copied().unwrap_or(false);
+            let fold = OuterFold { output: index, kind: reduce.kind, keepdims: reduce.keepdims };
+            fold_of.insert(out, (fold, per_row_keepdims));
+        } else if let Some(reduce) = op.as_any().downcast_ref::<Reduce>() {
             let red = RowReduction { kind: reduce.kind, arg: args[0] };
             let k = reductions.iter().position(|r| *r == red).unwrap_or_else(|| {
                 let dtype = fg.var(out).map_or(DType::Bool, |x| x.ty.dtype());
@@ -336,7 +387,19 @@ fn build(fg: &mut FunctionGraph, group: &Group, kind: Kind) -> Result<bool> {
     }
     let inner_outputs: Vec<VarId> = replaced.iter().map(|v| inner_of[v]).collect();
     let inner = inner.finish(&inner_outputs)?;
-    let scalar_outputs: Vec<ScalarRef> = replaced.iter().map(|v| scalar_of[v]).collect();
+    // A fold's output is first the per-row results it folds (its reduction, in their shape).
+    let mut folds: Vec<OuterFold> = Vec::new();
+    let mut scalar_outputs: Vec<ScalarRef> = Vec::with_capacity(replaced.len());
+    for (j, v) in replaced.iter().enumerate() {
+        match fold_of.get(v) {
+            Some((fold, per_row_keepdims)) => {
+                scalar_outputs.push(reduce_inputs[fold.output]);
+                keepdims_of.insert(*v, *per_row_keepdims);
+                folds.push(OuterFold { output: j, ..*fold });
+            }
+            None => scalar_outputs.push(scalar_of[v]),
+        }
+    }
     let op: OpRef = if reductions.is_empty() {
         let graph = builder.finish(scalar_outputs)?;
         op_ref(Composite::new(graph, kinds, inner)?)
@@ -356,7 +419,7 @@ fn build(fg: &mut FunctionGraph, group: &Group, kind: Kind) -> Result<bool> {
         let graph = builder.finish(elements)?;
         let width = item_width(&group.space.dims, group.space.ragged_rank)
             .ok_or_else(|| ragtime_core::Error::graph("fusion: a row kernel over a space without rows"))?;
-        op_ref(RowKernel::new(graph, kinds, reductions, outputs, inner)?.over_items(width)?)
+        op_ref(RowKernel::new(graph, kinds, reductions, outputs, inner)?.over_items(width)?.with_outer_folds(folds)?)
     };
     // Groups are convex one by one, but two groups can still feed each other through fused ops
     // built earlier; such a group stays unfused (correct, only slower).

@@ -6,6 +6,9 @@
 //! vectors are not stored either (W9: softmax-weighted feature sums per session, maximum over a
 //! user's sessions).
 //!
+//! `local_pooling_weights` (after row fusion) then fuses a row kernel that computes the weights
+//! (W9's softmax) into the pooling.
+//!
 //! Law: see `ragtime_ops::fused::RowPooling` (the same multiplications, additions and
 //! combinations in the same order: bit-identical). The product and the inner sum must have the
 //! next op as their only client, so nothing is computed twice; the fused op's inner graph (the
@@ -14,7 +17,7 @@
 use ragtime_core::{DType, Dim, Result, TensorType};
 use ragtime_graph::{ApplyId, Client, FunctionGraph, InnerGraphBuilder, OpRef, VarId};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
-use ragtime_ops::fused::{op_ref, RowPooling};
+use ragtime_ops::fused::{op_ref, RowKernel, RowOutput, RowPooling};
 use ragtime_ops::reduce::{Reduce, ReduceKind};
 use ragtime_ops::structure::ExpandDims;
 
@@ -114,4 +117,47 @@ pub(crate) fn row_pooling(fg: &mut FunctionGraph, node: ApplyId) -> Rewrite {
     let fused = RowPooling::new(width, outer.map(|(_, kind, _)| kind), inner)?;
     let new_out = fg.add_node(op_ref(fused), &[w, f])?;
     Ok(Some(vec![(replaced, new_out[0])]))
+}
+
+/// `local_pooling_weights`: a `RowPooling` whose weights are the only output of a `RowKernel`
+/// over scalar items (W9's softmax), read nowhere else → the pooling with that kernel fused in
+/// (`RowPooling::with_weights`), which computes the weights block by block into scratch instead
+/// of storing one per element. The same kernel and pooling on the same values: bit-identical.
+pub(crate) fn pooling_weights(fg: &mut FunctionGraph, node: ApplyId) -> Rewrite {
+    let Some(apply) = fg.node(node) else { return Ok(None) };
+    let Some(pooling) = apply.op.as_any().downcast_ref::<RowPooling>() else { return Ok(None) };
+    let ([w, f], [out]) = (apply.inputs.as_slice(), apply.outputs.as_slice()) else { return Ok(None) };
+    let (pooling_op, pooling, (w, f, out)) = (apply.op.clone(), pooling.clone(), (*w, *f, *out));
+    if pooling.weights().is_some() || only_client(fg, w) != Some(node) {
+        return Ok(None);
+    }
+    let Some(owner) = fg.var(w).and_then(|v| v.owner).and_then(|o| fg.node(o)) else { return Ok(None) };
+    let Some(kernel) = owner.op.as_any().downcast_ref::<RowKernel>() else { return Ok(None) };
+    let fits = matches!(kernel.outputs(), [RowOutput::Elements(_)])
+        && kernel.item_width() == 1
+        && kernel.outer_folds().is_empty()
+        && owner.outputs.as_slice() == [w];
+    if !fits {
+        return Ok(None);
+    }
+    let (kernel_op, kernel, operands) = (owner.op.clone(), kernel.clone(), owner.inputs.clone());
+    // The inner graph: the kernel, then the pooling on its weights.
+    let mut types = Vec::with_capacity(operands.len() + 1);
+    for &v in operands.iter().chain([&f]) {
+        let Some(t) = ty(fg, v) else { return Ok(None) };
+        types.push(t);
+    }
+    let mut inner = InnerGraphBuilder::new(types)?;
+    let Some(inner_inputs) = (0..=operands.len()).map(|i| inner.input(i)).collect::<Option<Vec<_>>>() else {
+        return Ok(None);
+    };
+    let Some((inner_f, inner_operands)) = inner_inputs.split_last() else { return Ok(None) };
+    let weights = inner.apply(kernel_op, inner_operands)?;
+    let result = inner.apply(pooling_op, &[weights[0], *inner_f])?;
+    let inner = inner.finish(&result)?;
+    let fused = pooling.with_weights(kernel, inner)?;
+    let mut inputs = operands;
+    inputs.push(f);
+    let new_out = fg.add_node(op_ref(fused), &inputs)?;
+    Ok(Some(vec![(out, new_out[0])]))
 }

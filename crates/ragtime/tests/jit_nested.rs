@@ -33,7 +33,7 @@ fn build(g: &Graph, dtype: DType, rank: usize, width: Option<usize>, steps: &[St
     for &(what, a, b) in steps {
         let r = |k: u8| ragged[k as usize % ragged.len()].clone();
         let p = |k: u8| per_row[k as usize % per_row.len()].clone();
-        let v = match what % 14 {
+        let v = match what % 15 {
             0 => r(a) + r(b),
             1 => r(a) - p(b),
             2 => r(a) * r(b),
@@ -67,6 +67,30 @@ fn build(g: &Graph, dtype: DType, rank: usize, width: Option<usize>, steps: &[St
                     1 => r(b).reduce_max(axis),
                     _ => r(b).reduce_mean(axis),
                 });
+                continue;
+            }
+            13 if rank >= 2 => {
+                // A reduction over the next outer ragged axis of per-row results (a user's
+                // maximum of per-session sums): an outer fold of the row kernel.
+                let along = if (a / 20) % 2 == 0 { ragtime::ops::ReduceAxis::from(inner) } else { keepdims(inner) };
+                let per_row = match a % 4 {
+                    0 => r(b).reduce_sum(along),
+                    1 => r(b).reduce_mean(along),
+                    2 => r(b).reduce_max(along),
+                    _ => r(b).reduce_min(along),
+                };
+                let axis = if b % 2 == 0 { keepdims(inner - 1) } else { ragtime::ops::ReduceAxis::from(inner - 1) };
+                outputs.push(match (a / 4) % 5 {
+                    0 => per_row.reduce_sum(axis),
+                    1 => per_row.reduce_max(axis),
+                    2 => per_row.reduce_min(axis),
+                    3 => per_row.reduce_mean(axis),
+                    _ => per_row.reduce_prod(axis),
+                });
+                if a % 3 == 0 {
+                    // The per-row results themselves are read too.
+                    outputs.push(per_row);
+                }
                 continue;
             }
             _ => {
@@ -258,23 +282,37 @@ proptest! {
         picks in prop::collection::vec(any::<u8>(), 1..64),
         f64s in any::<bool>(),
         threads in 1usize..4,
+        softmax_weights in any::<bool>(),
     ) {
         let dtype = if f64s { DType::F64 } else { DType::F32 };
         let g = Graph::new();
         let w = g.input("w", TensorType::ragged(dtype, rank));
         let f = g.input("f", TensorType::ragged(dtype, rank).with_inner(&[Some(width)]));
-        let out = pooling(&w, &f, rank, outer, weights_first);
+        // With softmax weights (W9's), the row kernel computing them is fused into the pooling.
+        let weights = if softmax_weights { ragtime::ops::softmax(&(&w * 2.0)) } else { w.clone() };
+        let out = pooling(&weights, &f, rank, outer, weights_first);
         let jit = g.compile_with(&[&w, &f], &[&out], CompileOptions::from(Mode::FastRun).threads(threads)).unwrap();
         let reference = g.compile_with(&[&w, &f], &[&out], Mode::FastCompile).unwrap();
         let printed = jit.debugprint();
         prop_assert!(printed.contains("RowPooling"), "{}", printed);
+        prop_assert_eq!(printed.contains("RowPooling{w = RowKernel{"), softmax_weights, "{}", printed);
         let fused_outer = (1..5).contains(&outer);
         prop_assert_eq!(jit.rewrite_report().nodes_after, if fused_outer || outer == 0 { 1 } else { 2 }, "{}", printed);
         let parts = partitions(rank, nrows, &seeds);
         let inputs = [data(dtype, &parts, &picks, 0), vectors(dtype, &parts, width, &picks)];
         let want = reference.call(&inputs).unwrap();
         let got = jit.call(&inputs).unwrap();
-        prop_assert!(want[0].dtype() == got[0].dtype() && want[0].equals(&got[0]), "JIT {} vs reference {}", got[0], want[0]);
+        if softmax_weights {
+            // The softmax kernel's vector sums reassociate (the suite's tolerance); the fused
+            // weights give the bits of the same kernels run as two nodes.
+            let options = CompileOptions::from(Mode::FastRun).threads(threads).excluding("local_pooling_weights");
+            let unfused = g.compile_with(&[&w, &f], &[&out], options).unwrap().call(&inputs).unwrap();
+            prop_assert!(unfused[0].equals(&got[0]), "fused {} vs two nodes {}", got[0], unfused[0]);
+            let same = compare(&want[0], &got[0]);
+            prop_assert!(same.is_ok(), "{:?}", same);
+        } else {
+            prop_assert!(want[0].dtype() == got[0].dtype() && want[0].equals(&got[0]), "JIT {} vs reference {}", got[0], want[0]);
+        }
     }
 }
 
@@ -295,10 +333,11 @@ fn row_pooling_of_mismatched_partitions_fails_as_the_unfused_ops_do() {
 }
 
 /// W9's graph: softmax over each session's events, weighted sum of the feature vectors, maximum
-/// over each user's sessions: two nodes (the softmax row kernel and the pooling), within the
-/// conformance tolerance of the interpreter on nested data with empty sessions and users.
+/// over each user's sessions: one node (the pooling with the softmax kernel fused in, computing
+/// the weights block by block), within the conformance tolerance of the interpreter on nested data
+/// with empty sessions and users, and bit-identical to the same kernels run as two nodes.
 #[test]
-fn nested_attention_is_two_nodes() {
+fn nested_attention_is_one_node() {
     let g = Graph::new();
     let d = g.input("d", TensorType::ragged(DType::F32, 2));
     let f = g.input("f", TensorType::ragged(DType::F32, 2).with_inner(&[Some(8)]));
@@ -306,12 +345,66 @@ fn nested_attention_is_two_nodes() {
     let out = (a.expand_dims(-1) * &f).reduce_sum(2).reduce_max(1);
     let jit = g.compile(&[&d, &f], &[&out]).unwrap();
     let printed = jit.debugprint();
-    assert_eq!(jit.rewrite_report().nodes_after, 2, "{printed}");
-    assert!(printed.contains("RowPooling") && printed.contains("JitRow"), "{printed}");
-    let parts = partitions(2, 50, &[0, 3, 1, 4, 0, 2, 5]);
-    let inputs = [data(DType::F32, &parts, &[0, 1, 2, 3, 8, 9], 0), vectors(DType::F32, &parts, 8, &[0, 2, 9])];
+    assert_eq!(jit.rewrite_report().nodes_after, 1, "{printed}");
+    assert!(printed.contains("JitRowPooling{w = RowKernel{"), "{printed}");
+    let two_nodes = CompileOptions::from(Mode::FastRun).excluding("local_pooling_weights");
+    let unfused = g.compile_with(&[&d, &f], &[&out], two_nodes).unwrap();
+    assert_eq!(unfused.rewrite_report().nodes_after, 2, "{}", unfused.debugprint());
     let reference = g.compile_with(&[&d, &f], &[&out], Mode::FastCompile).unwrap();
-    compare(&reference.call(&inputs).unwrap()[0], &jit.call(&inputs).unwrap()[0]).unwrap();
+    let debug = g.compile_with(&[&d, &f], &[&out], Mode::Debug).unwrap();
+    for (users, seeds) in [(50, &[0, 3, 1, 4, 0, 2, 5][..]), (0, &[1][..]), (7, &[0][..]), (300, &[2, 9, 0, 70, 1][..])]
+    {
+        let parts = partitions(2, users, seeds);
+        let inputs = [data(DType::F32, &parts, &[0, 1, 2, 3, 8, 9], 0), vectors(DType::F32, &parts, 8, &[0, 2, 9])];
+        let got = jit.call(&inputs).unwrap();
+        assert!(got[0].equals(&unfused.call(&inputs).unwrap()[0]), "{users} users");
+        compare(&reference.call(&inputs).unwrap()[0], &got[0]).unwrap();
+        debug.call(&inputs).unwrap();
+    }
+}
+
+/// The fused weights and pooling split across threads by users (W9's shape, with and without the
+/// outer reduction): the bits of one thread, and of the same kernels run as two nodes.
+#[test]
+fn nested_attention_split_across_threads_gives_the_one_thread_bits() {
+    let g = Graph::new();
+    let d = g.input("d", TensorType::ragged(DType::F32, 2));
+    let f = g.input("f", TensorType::ragged(DType::F32, 2).with_inner(&[Some(8)]));
+    let parts = partitions(2, 40_000, &[0, 3, 1, 4, 0, 2, 5]);
+    let inputs = [data(DType::F32, &parts, &[0, 1, 2, 3, 8, 9], 0), vectors(DType::F32, &parts, 8, &[0, 2, 9])];
+    let a = ragtime::ops::softmax(&(&d * 2.0));
+    let pooled = (a.expand_dims(-1) * &f).reduce_sum(2);
+    for out in [pooled.clone(), pooled.reduce_max(1)] {
+        let run = |options: CompileOptions| {
+            let f = g.compile_with(&[&d, &f], &[&out], options).unwrap();
+            f.call(&inputs).unwrap().remove(0)
+        };
+        let one = run(CompileOptions::from(Mode::FastRun).threads(1));
+        assert!(one.equals(&run(CompileOptions::from(Mode::FastRun).threads(3))));
+        assert!(one.equals(&run(CompileOptions::from(Mode::FastRun).threads(2).excluding("local_pooling_weights"))));
+    }
+}
+
+/// Outer rows with more elements than a scratch block (ragged rank 3, float64, five columns, a
+/// minimum over the middle axis): the blocks of one outer row, the same bits as two nodes.
+#[test]
+fn nested_attention_over_long_outer_rows_gives_the_two_node_bits() {
+    let g = Graph::new();
+    let d = g.input("d", TensorType::ragged(DType::F64, 3));
+    let f = g.input("f", TensorType::ragged(DType::F64, 3).with_inner(&[Some(5)]));
+    let a = ragtime::ops::softmax(&(&d * 2.0));
+    let out = (a.expand_dims(-1) * &f).reduce_sum(3).reduce_min(2);
+    let parts = partitions(3, 300, &[0, 3, 1, 4, 0, 2, 5, 70]);
+    let inputs = [data(DType::F64, &parts, &[0, 1, 2, 3, 8, 9], 0), vectors(DType::F64, &parts, 5, &[0, 2, 9])];
+    let fused = g.compile(&[&d, &f], &[&out]).unwrap();
+    assert_eq!(fused.rewrite_report().nodes_after, 1, "{}", fused.debugprint());
+    let unfused = g
+        .compile_with(&[&d, &f], &[&out], CompileOptions::from(Mode::FastRun).excluding("local_pooling_weights"))
+        .unwrap();
+    let got = fused.call(&inputs).unwrap().remove(0);
+    assert!(got.equals(&unfused.call(&inputs).unwrap()[0]));
+    let reference = g.compile_with(&[&d, &f], &[&out], Mode::FastCompile).unwrap();
+    compare(&reference.call(&inputs).unwrap()[0], &got).unwrap();
 }
 
 /// Enough users for the pooling to split across threads: the bits of one thread.
@@ -415,6 +508,46 @@ fn inner_dim_means_and_softmaxes_are_single_row_kernels() {
             let reference = g.compile_with(&[&x, &z], &[out], Mode::FastCompile).unwrap();
             let (want, got) = (reference.call(&values).unwrap(), f.call(&values).unwrap());
             assert!(want[0].equals(&got[0]), "rank {rank}, width {width}: JIT {} vs reference {}", got[0], want[0]);
+        }
+    }
+}
+
+/// Reductions over the next outer ragged axis of a row kernel's per-row results (a user's maximum
+/// of per-session sums, over ragged ranks 2 and 3, scalar and vector items) are outputs of that
+/// kernel: one node, the interpreter's results (bit for bit over vector items).
+#[test]
+fn outer_axis_reductions_of_per_row_results_are_outputs_of_the_row_kernel() {
+    for (rank, width) in [(2, None), (3, None), (2, Some(8)), (3, Some(3))] {
+        let g = Graph::new();
+        let ty = match width {
+            Some(w) => TensorType::ragged(DType::F32, rank).with_inner(&[Some(w)]),
+            None => TensorType::ragged(DType::F32, rank),
+        };
+        let x = g.input("x", ty);
+        let axis = rank as i64;
+        let sums = (&x * 2.0).reduce_sum(axis);
+        let user_max = sums.reduce_max(axis - 1);
+        let user_mean = (&x * 2.0).reduce_mean(keepdims(axis)).reduce_mean(keepdims(axis - 1));
+        let parts = partitions(rank, 40, &[3, 0, 2, 4, 1, 9]);
+        let value = match width {
+            Some(w) => items(DType::F32, &parts, w, &[1, 2, 3, 8, 9, 10], 0),
+            None => data(DType::F32, &parts, &[1, 2, 3, 8, 9, 10], 0),
+        };
+        for outs in [vec![&user_max], vec![&user_max, &sums], vec![&user_mean, &user_max]] {
+            let f = g.compile(&[&x], &outs).unwrap();
+            let printed = f.debugprint();
+            assert_eq!(f.rewrite_report().nodes_after, 1, "{printed}");
+            assert!(printed.contains("JitRowKernel") && printed.contains("over outer rows"), "{printed}");
+            let reference = g.compile_with(&[&x], &outs, Mode::FastCompile).unwrap();
+            let (want, got) =
+                (reference.call(std::slice::from_ref(&value)).unwrap(), f.call(std::slice::from_ref(&value)).unwrap());
+            for (a, b) in want.iter().zip(&got) {
+                if width.is_some() {
+                    assert!(a.equals(b), "rank {rank}, width {width:?}: JIT {b} vs reference {a}");
+                } else {
+                    compare(a, b).unwrap();
+                }
+            }
         }
     }
 }

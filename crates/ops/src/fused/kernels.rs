@@ -2,7 +2,8 @@
 //! element of one iteration space; [`RowKernel`] makes several passes over each innermost row of a
 //! ragged tensor (row reductions, then maps that read their results), whose items are scalars or
 //! `[k]` vectors of uniform inner dimensions known when the graph is built (reduced column by
-//! column).
+//! column), and whose per-row results may be folded over the next outer ragged axis
+//! ([`OuterFold`]).
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -11,7 +12,7 @@ use ragtime_core::{dispatch_dtype, DenseTensor, Error, ExecContext, RaggedTensor
 use ragtime_graph::{Cost, FunctionGraph, InnerGraph, Op, OpProperties};
 
 use super::scalar_graph::{Chunk, ScalarGraph, ScalarRef};
-use crate::reduce::defs::ReduceKind;
+use crate::reduce::defs::{Reduce, ReduceKind};
 use crate::reduce::fold::fold_rows;
 
 /// About this many elements are evaluated at a time: small enough that a chunk's intermediates
@@ -350,6 +351,22 @@ pub enum RowOutput {
     },
 }
 
+/// A reduction over the next outer ragged axis of a [`RowKernel`]'s per-row results
+/// (`reduce_max(reduce_sum(x, axis=2), axis=1)` over `[users, *, *]`: the maximum over each user's
+/// sessions of the per-session sums): output `output` of the kernel, a reduction's per-row results
+/// (`[n, *]` under the outer partitions, `[n, *, 1]` with `keepdims`), is replaced by their fold
+/// over their innermost ragged axis. The fold is the `Reduce` op's own, run on the per-row results the kernel wrote (one
+/// item per innermost row, never the elements), so it gives the unfused graph's bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OuterFold {
+    /// The output folded (a [`RowOutput::Reduction`]), which the fold replaces.
+    pub output: usize,
+    /// What the fold computes.
+    pub kind: ReduceKind,
+    /// Keep a size-1 dimension where the folded axis was.
+    pub keepdims: bool,
+}
+
 impl RowOutput {
     /// The element-level values among `outputs`, in order.
     pub fn elements(outputs: &[RowOutput]) -> Vec<ScalarRef> {
@@ -372,6 +389,8 @@ pub struct RowKernel {
     /// Values per item: 1 for scalar items, `k` for the `[k]` items of `[.., *, k]` values (the
     /// product of the uniform inner dims), each column folded on its own.
     item_width: usize,
+    /// Outputs folded over the next outer ragged axis after the rows are done.
+    folds: Vec<OuterFold>,
     inner: InnerGraph,
 }
 
@@ -425,7 +444,7 @@ impl RowKernel {
             return fail("the scalar graph's outputs are not the kernel's element outputs".to_string());
         }
         check_inner("row kernel", &inner, operands.len())?;
-        Ok(RowKernel { graph, operands, reductions, outputs, item_width: 1, inner })
+        Ok(RowKernel { graph, operands, reductions, outputs, item_width: 1, folds: Vec::new(), inner })
     }
 
     /// The same kernel over items of `width` values (`[.., *, k]` spaces, `width` the product of
@@ -438,6 +457,48 @@ impl RowKernel {
         }
         self.item_width = width;
         Ok(self)
+    }
+
+    /// The same kernel with `folds`: each names a different output, a reduction's per-row
+    /// results, which their fold over the next outer ragged axis replaces.
+    pub fn with_outer_folds(mut self, folds: Vec<OuterFold>) -> Result<Self> {
+        for (j, fold) in folds.iter().enumerate() {
+            if !matches!(self.outputs.get(fold.output), Some(RowOutput::Reduction { .. })) {
+                return Err(Error::graph(format!(
+                    "row kernel: output {} is not a per-row reduction, so it has no outer fold",
+                    fold.output
+                )));
+            }
+            if folds[..j].iter().any(|f| f.output == fold.output) {
+                return Err(Error::graph(format!("row kernel: output {} is folded twice", fold.output)));
+            }
+        }
+        self.folds = folds;
+        Ok(self)
+    }
+
+    /// The outputs folded over the next outer ragged axis.
+    pub fn outer_folds(&self) -> &[OuterFold] {
+        &self.folds
+    }
+
+    /// Replaces each folded output of `outputs` (the kernel's results, per-row values in place of
+    /// the folds) by its fold over its innermost ragged axis, with the `Reduce` op the fusion
+    /// took in (the same kernels, so the unfused graph's bits). The fast paths and the JIT call it.
+    pub fn fold_outer(&self, ctx: &ExecContext, mut outputs: Vec<RaggedTensor>) -> Result<Vec<RaggedTensor>> {
+        for fold in &self.folds {
+            let per_row =
+                outputs.get(fold.output).ok_or_else(|| Error::graph("row kernel: a folded output is missing"))?;
+            let axis = per_row.ragged_rank();
+            if axis == 0 {
+                return Err(Error::graph("row kernel: an outer fold over per-row results without a ragged axis"));
+            }
+            let reduce = Reduce::new(fold.kind, Some(axis as i64), fold.keepdims);
+            let folded = ragtime_graph::Op::perform(&reduce, ctx, std::slice::from_ref(per_row))?;
+            outputs[fold.output] =
+                folded.into_iter().next().ok_or_else(|| Error::graph("an outer fold gave nothing"))?;
+        }
+        Ok(outputs)
     }
 
     /// Values per item (see [`RowKernel::over_items`]).
@@ -482,8 +543,8 @@ impl RowKernel {
         let names = |i: usize| self.input_name(i);
         let args: Vec<ScalarRef> = self.reductions.iter().map(|r| r.arg).collect();
         let arg_texts = self.graph.expressions(&args, &names);
-        if let ([red], [RowOutput::Reduction { index: 0, keepdims }]) =
-            (self.reductions.as_slice(), self.outputs.as_slice())
+        if let ([red], [RowOutput::Reduction { index: 0, keepdims }], []) =
+            (self.reductions.as_slice(), self.outputs.as_slice(), self.folds.as_slice())
         {
             let width = if self.item_width > 1 { format!(", width={}", self.item_width) } else { String::new() };
             return format!("RowReduce{{{}({}), keepdims={keepdims}{width}}}", red.kind.name(), arg_texts[0]);
@@ -499,6 +560,11 @@ impl RowKernel {
         for t in self.graph.expressions(&outs, &names) {
             parts.push(format!("out = {t}"));
         }
+        for fold in &self.folds {
+            if let Some(RowOutput::Reduction { index, .. }) = self.outputs.get(fold.output) {
+                parts.push(format!("out = {}(r{index}) over outer rows", fold.kind.name()));
+            }
+        }
         if self.item_width > 1 {
             parts.push(format!("width={}", self.item_width));
         }
@@ -506,7 +572,11 @@ impl RowKernel {
         if text.len() <= 120 {
             format!("RowKernel{{{text}}}")
         } else {
-            format!("RowKernel{{{} reductions, {} outputs}}", self.reductions.len(), self.outputs.len())
+            let folds = match self.folds.len() {
+                0 => String::new(),
+                n => format!(", {n} folded over outer rows"),
+            };
+            format!("RowKernel{{{} reductions, {} outputs{folds}}}", self.reductions.len(), self.outputs.len())
         }
     }
 
@@ -602,7 +672,7 @@ impl Op for RowKernel {
 
     fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         match self.fast(ctx, inputs)? {
-            Some(outputs) => Ok(outputs),
+            Some(outputs) => self.fold_outer(ctx, outputs),
             None => self.inner.run(ctx, inputs),
         }
     }

@@ -25,8 +25,8 @@ use std::sync::Arc;
 use ragtime_graph::OpRef;
 
 pub use gather_reduce::GatherReduce;
-pub use kernels::{Composite, Layout, OperandKind, RowKernel, RowOutput, RowReduction};
-pub use pooling::RowPooling;
+pub use kernels::{Composite, Layout, OperandKind, OuterFold, RowKernel, RowOutput, RowReduction};
+pub use pooling::{ComputeWeights, PoolFloat, RowPooling};
 pub use scalar_graph::{ScalarConst, ScalarGraph, ScalarGraphBuilder, ScalarNode, ScalarRef};
 
 /// A shared fused op.

@@ -3,7 +3,11 @@
 //! of each innermost row's vectors: attention pooling), optionally followed by a reduction of the
 //! pooled vectors over the next outer ragged axis (`reduce_max(p, axis=k-1)`: the maximum over a
 //! user's sessions). One pass over `w` and `f`; the products and the per-row vectors of the
-//! optional outer reduction are never stored.
+//! optional outer reduction are never stored. The weights may come from a [`RowKernel`] fused in
+//! ([`RowPooling::with_weights`], W9's softmax): a fast path then computes them block by block into
+//! a small scratch buffer that the pooling reads while it is in cache
+//! ([`RowPooling::pool_computed`], which the JIT drives with the kernel's machine code), so no
+//! per-element weight is stored either.
 //!
 //! Law: the unfused ops compute `m[e, j] = w[e] * f[e, j]`, then per row and column the sum of `m`
 //! from zero in row order (`reduce::row_sums`), then per outer row and column the fold of those
@@ -12,25 +16,47 @@
 //! row are independent, so they vectorize without reassociating), so results are bit-identical.
 
 use std::any::Any;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use ragtime_core::{DType, DenseTensor, Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{Cost, FunctionGraph, InnerGraph, Op, OpProperties};
 
+use super::kernels::{RowKernel, RowOutput};
 use crate::elemwise::kernels::IeeeExtremes;
 use crate::reduce::defs::ReduceKind;
 use crate::reduce::fold::RowSum;
 
+/// Weights computed at a time into scratch when a row kernel computes them (about 16 KB of
+/// float32: the block's weights stay in the L1 cache while the pooling reads them).
+const WEIGHT_BLOCK: usize = 4096;
+
 /// The fused weighted row sum (and optional outer reduction) of the module docs. Inputs: `w`
-/// (ragged rank `k >= 1`, scalar items) and `f` (the same partitions, items of `width` values).
+/// (ragged rank `k >= 1`, scalar items) and `f` (the same partitions, items of `width` values);
+/// with a weights kernel, that kernel's operands in place of `w`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowPooling {
     width: usize,
     outer: Option<ReduceKind>,
+    /// The row kernel computing `w` from the op's first inputs, when fused in.
+    weights: Option<RowKernel>,
     inner: InnerGraph,
 }
 
+/// Computes the weights of innermost rows `r0..r1` into `out` (`out[0]` the first element of row
+/// `r0`); `false` when an op faulted (the fused op's reference then runs and reports it).
+pub type ComputeWeights<'a, T> = &'a (dyn Fn(usize, usize, &mut [T]) -> bool + Sync);
+
+/// Where the weights come from.
+enum Weights<'a, T> {
+    /// A tensor's flat values.
+    Given(&'a [T]),
+    /// A function computing them block by block.
+    Computed(ComputeWeights<'a, T>),
+}
+
 /// The float types the fast path runs on.
-trait PoolFloat:
+pub trait PoolFloat:
     RowSum
     + IeeeExtremes
     + ragtime_core::Element
@@ -44,8 +70,11 @@ impl PoolFloat for f32 {}
 impl PoolFloat for f64 {}
 
 /// The operands of one call, checked: what the loops may index without further checks.
+#[derive(Clone, Copy)]
 struct Operands<'a, T> {
+    /// The weights of flat elements `w_first..` (all of them, or a block's in scratch).
     w: &'a [T],
+    w_first: usize,
     f: &'a [T],
     /// Innermost row splits (into `w`'s values).
     rows: &'a [i64],
@@ -54,10 +83,10 @@ struct Operands<'a, T> {
 }
 
 /// Adds row `r`'s weighted vectors into `acc` (`N` columns), in row order.
-#[inline]
+#[inline(always)]
 fn pool_row<T: PoolFloat, const N: usize>(ops: &Operands<'_, T>, r: usize, acc: &mut [T; N]) {
     let (e0, e1) = (ops.rows[r] as usize, ops.rows[r + 1] as usize);
-    for (&w, item) in ops.w[e0..e1].iter().zip(ops.f[e0 * N..e1 * N].chunks_exact(N)) {
+    for (&w, item) in ops.w[e0 - ops.w_first..e1 - ops.w_first].iter().zip(ops.f[e0 * N..e1 * N].chunks_exact(N)) {
         for (a, &v) in acc.iter_mut().zip(item) {
             *a += w * v;
         }
@@ -68,7 +97,7 @@ fn pool_row<T: PoolFloat, const N: usize>(ops: &Operands<'_, T>, r: usize, acc: 
 fn pool_row_any<T: PoolFloat>(ops: &Operands<'_, T>, r: usize, acc: &mut [T]) {
     let n = acc.len();
     let (e0, e1) = (ops.rows[r] as usize, ops.rows[r + 1] as usize);
-    for (&w, item) in ops.w[e0..e1].iter().zip(ops.f[e0 * n..e1 * n].chunks_exact(n)) {
+    for (&w, item) in ops.w[e0 - ops.w_first..e1 - ops.w_first].iter().zip(ops.f[e0 * n..e1 * n].chunks_exact(n)) {
         for (a, &v) in acc.iter_mut().zip(item) {
             *a += w * v;
         }
@@ -136,42 +165,116 @@ fn fill_any<T: PoolFloat>(
     }
 }
 
-/// Fills `out` on the call's threads: pooled vectors, or with `outer` their fold per outer row by
-/// `Reduce`'s scalar steps (`+`, `*` and the IEEE extremes of the `Maximum` / `Minimum` kernels),
-/// monomorphized per width and step so the loops inline them.
-fn fill_all<T: PoolFloat>(
-    ctx: &ExecContext,
+/// Fills `chunk` (items `first..`: innermost rows, or outer rows with `outer`) from `ops`: pooled
+/// vectors, or their fold per outer row by `Reduce`'s scalar steps (`+`, `*` and the IEEE
+/// extremes of the `Maximum` / `Minimum` kernels), monomorphized per width and step so the loops
+/// inline them.
+fn fill_items<T: PoolFloat>(
     ops: &Operands<'_, T>,
     outer: Option<ReduceKind>,
     width: usize,
-    out: &mut [T],
-) -> Result<()> {
+    first: usize,
+    chunk: &mut [T],
+) {
     let (Some(kind), Some(splits)) = (outer, ops.outer) else {
-        return crate::parallel::fill_chunks(ctx, out, width, |first, chunk| match width {
+        return match width {
             4 => fill::<T, 4>(ops, first, chunk),
             8 => fill::<T, 8>(ops, first, chunk),
             16 => fill::<T, 16>(ops, first, chunk),
             _ => fill_any(ops, None, width, first, chunk),
-        });
+        };
     };
     let identity = kind.identity::<T>(true);
     macro_rules! folded {
         ($step:expr) => {
-            crate::parallel::fill_chunks(ctx, out, width, |first, chunk| match width {
+            match width {
                 4 => fill_outer::<T, 4, _>(ops, (splits, identity, $step), first, chunk),
                 8 => fill_outer::<T, 8, _>(ops, (splits, identity, $step), first, chunk),
                 16 => fill_outer::<T, 16, _>(ops, (splits, identity, $step), first, chunk),
                 _ => fill_any(ops, Some((splits, identity, &$step)), width, first, chunk),
-            })
+            }
         };
     }
     match kind {
-        ReduceKind::Sum => folded!(|a: T, b: T| a + b),
         ReduceKind::Prod => folded!(|a: T, b: T| a * b),
         ReduceKind::Max => folded!(|a: T, b: T| a.ieee_maximum(b)),
         ReduceKind::Min => folded!(|a: T, b: T| a.ieee_minimum(b)),
-        other => Err(Error::graph(format!("row pooling: no outer {}", other.name()))),
+        // `RowPooling::new` admits sum, max, min and prod only.
+        _ => folded!(|a: T, b: T| a + b),
     }
+}
+
+/// [`fill_items`] with weights computed block by block into `scratch` (blocks of whole items of
+/// at most [`WEIGHT_BLOCK`] weights, or one larger item); `false` when `compute` faulted.
+fn fill_computed<T: PoolFloat>(
+    ops: &Operands<'_, T>,
+    (outer, width): (Option<ReduceKind>, usize),
+    compute: ComputeWeights<'_, T>,
+    scratch: &mut [T],
+    first: usize,
+    chunk: &mut [T],
+) -> bool {
+    // The first innermost row of item `u`, and its first element.
+    let row_of = |u: usize| ops.outer.map_or(u, |s| s[u] as usize);
+    let element_of = |u: usize| ops.rows[row_of(u)] as usize;
+    let end = first + chunk.len() / width;
+    let mut u0 = first;
+    while u0 < end {
+        let mut u1 = u0 + 1;
+        while u1 < end && element_of(u1 + 1) - element_of(u0) <= WEIGHT_BLOCK {
+            u1 += 1;
+        }
+        let (e0, e1) = (element_of(u0), element_of(u1));
+        let Some(block) = scratch.get_mut(..e1 - e0) else { return false };
+        if !compute(row_of(u0), row_of(u1), block) {
+            return false;
+        }
+        let block_ops = Operands { w: block, w_first: e0, ..*ops };
+        fill_items(&block_ops, outer, width, u0, &mut chunk[(u0 - first) * width..(u1 - first) * width]);
+        u0 = u1;
+    }
+    true
+}
+
+/// Fills `out` on the call's threads; `false` when computed weights faulted.
+fn fill_all<T: PoolFloat>(
+    ctx: &ExecContext,
+    ops: &Operands<'_, T>,
+    (outer, width): (Option<ReduceKind>, usize),
+    weights: Weights<'_, T>,
+    out: &mut [T],
+) -> Result<bool> {
+    let Weights::Computed(compute) = weights else {
+        crate::parallel::fill_chunks(ctx, out, width, |first, chunk| fill_items(ops, outer, width, first, chunk))?;
+        return Ok(true);
+    };
+    // One scratch buffer per thread, as large as the largest block, allocated here (charged to
+    // the call's budget); each chunk of the threads borrows one.
+    let items = out.len() / width;
+    let row_of = |u: usize| ops.outer.map_or(u, |s| s[u] as usize);
+    let largest = (0..items).map(|u| (ops.rows[row_of(u + 1)] - ops.rows[row_of(u)]) as usize).max().unwrap_or(0);
+    let mut buffers = Vec::with_capacity(ctx.threads());
+    for _ in 0..ctx.threads().max(1) {
+        let mut buffer: Vec<T> = ctx.try_vec("row_pooling", largest.max(WEIGHT_BLOCK.min(ops.f.len() / width)))?;
+        buffer.resize(buffer.capacity(), T::ZERO);
+        buffers.push(buffer);
+    }
+    let buffers = Mutex::new(buffers);
+    let faulted = AtomicBool::new(false);
+    crate::parallel::fill_chunks(ctx, out, width, |first, chunk| {
+        let taken = buffers.lock().map(|mut b| b.pop()).unwrap_or(None);
+        let Some(mut scratch) = taken else {
+            faulted.store(true, Ordering::Relaxed);
+            return;
+        };
+        if !fill_computed(ops, (outer, width), compute, &mut scratch, first, chunk) {
+            faulted.store(true, Ordering::Relaxed);
+        }
+        if let Ok(mut b) = buffers.lock() {
+            b.push(scratch);
+        }
+    })?;
+    Ok(!faulted.load(Ordering::Relaxed))
 }
 
 impl RowPooling {
@@ -187,7 +290,25 @@ impl RowPooling {
             }
         }
         super::kernels::check_inner("row pooling", &inner, 2)?;
-        Ok(RowPooling { width, outer, inner })
+        Ok(RowPooling { width, outer, weights: None, inner })
+    }
+
+    /// The same pooling with its weights computed by `kernel` (a row kernel over scalar items whose
+    /// only output is the weights, no outer folds) from the op's first inputs, `f` the last:
+    /// `inner` stands for both (the kernel's ops, then the pooling's).
+    pub fn with_weights(self, kernel: RowKernel, inner: InnerGraph) -> Result<Self> {
+        let elements_only = matches!(kernel.outputs(), [RowOutput::Elements(_)]);
+        if !elements_only || kernel.item_width() != 1 || !kernel.outer_folds().is_empty() {
+            return Err(Error::graph("row pooling: a weights kernel must return one element output over scalar items"));
+        }
+        super::kernels::check_inner("row pooling", &inner, kernel.operands().len() + 1)?;
+        Ok(RowPooling { weights: Some(kernel), inner, ..self })
+    }
+
+    /// The row kernel computing the weights, when fused in (its operands are the op's first
+    /// inputs).
+    pub fn weights(&self) -> Option<&RowKernel> {
+        self.weights.as_ref()
     }
 
     /// The vectors' width.
@@ -207,6 +328,34 @@ impl RowPooling {
         w: &RaggedTensor,
         f: &RaggedTensor,
     ) -> Option<Result<RaggedTensor>> {
+        let weights = Weights::Given(w.flat_slice::<T>()?);
+        self.pool(ctx, w, f, weights)
+            .map(|r| r.and_then(|done| done.ok_or_else(|| Error::graph("row pooling: given weights cannot fault"))))
+    }
+
+    /// The pooling of `f` weighted by what `compute` writes, block by block, for the elements of
+    /// `structure` (the weights kernel's iteration space, whose partitions and scalar items the
+    /// weights have; [`RowPooling::with_weights`]). `None` when the operands are not shaped as the
+    /// fusion assumed; `Some(Ok(None))` when `compute` faulted. Either way the caller runs the
+    /// reference, which reports what the unfused ops report.
+    pub fn pool_computed<T: PoolFloat>(
+        &self,
+        ctx: &ExecContext,
+        structure: &RaggedTensor,
+        f: &RaggedTensor,
+        compute: ComputeWeights<'_, T>,
+    ) -> Option<Result<Option<RaggedTensor>>> {
+        self.pool(ctx, structure, f, Weights::Computed(compute))
+    }
+
+    /// The fast path over weights shaped as `w` (the tensor, or the weights kernel's space).
+    fn pool<T: PoolFloat>(
+        &self,
+        ctx: &ExecContext,
+        w: &RaggedTensor,
+        f: &RaggedTensor,
+        weights: Weights<'_, T>,
+    ) -> Option<Result<Option<RaggedTensor>>> {
         let k = w.ragged_rank();
         let total = w.flat_values().len();
         let shaped = k >= 1
@@ -214,14 +363,18 @@ impl RowPooling {
             && f.same_structure(w)
             && f.flat_values().shape() == [total, self.width]
             && (self.outer.is_none() || k >= 2);
-        if !shaped {
+        if !shaped || matches!(weights, Weights::Given(given) if given.len() != total) {
             return None;
         }
         let partitions = w.partitions();
         // What the result keeps: every partition above the reduced ragged axes.
         let kept = &partitions[..k - 1 - usize::from(self.outer.is_some())];
         let ops = Operands {
-            w: w.flat_slice::<T>()?,
+            w: match weights {
+                Weights::Given(given) => given,
+                Weights::Computed(_) => &[],
+            },
+            w_first: 0,
             f: f.flat_slice::<T>()?,
             rows: partitions[k - 1].row_splits(),
             outer: self.outer.map(|_| partitions[k - 2].row_splits()),
@@ -231,16 +384,18 @@ impl RowPooling {
             None => ops.rows.len() - 1,
         };
         let width = self.width;
-        let run = || -> Result<RaggedTensor> {
+        let run = || -> Result<Option<RaggedTensor>> {
             let len = items.checked_mul(width).ok_or_else(|| Error::graph("row pooling: output too large"))?;
             let mut out: Vec<T> = ctx.try_vec("reduce_sum", len)?;
             out.resize(len, T::ZERO);
-            fill_all(ctx, &ops, self.outer, width, &mut out)?;
+            if !fill_all(ctx, &ops, (self.outer, width), weights, &mut out)? {
+                return Ok(None);
+            }
             let flat = DenseTensor::from_vec(vec![items, width], out)?;
             if kept.is_empty() {
-                Ok(RaggedTensor::dense(flat))
+                Ok(Some(RaggedTensor::dense(flat)))
             } else {
-                RaggedTensor::new(flat, kept.to_vec())
+                RaggedTensor::new(flat, kept.to_vec()).map(Some)
             }
         };
         Some(run())
@@ -249,11 +404,15 @@ impl RowPooling {
 
 impl Op for RowPooling {
     fn name(&self) -> String {
+        let w = match &self.weights {
+            Some(kernel) => format!("w = {}; ", kernel.name()),
+            None => String::new(),
+        };
         match self.outer {
             Some(kind) => {
-                format!("RowPooling{{sum(w * f) per row, then {} per outer row, width={}}}", kind.name(), self.width)
+                format!("RowPooling{{{w}sum(w * f) per row, then {} per outer row, width={}}}", kind.name(), self.width)
             }
-            None => format!("RowPooling{{sum(w * f) per row, width={}}}", self.width),
+            None => format!("RowPooling{{{w}sum(w * f) per row, width={}}}", self.width),
         }
     }
 
@@ -267,6 +426,11 @@ impl Op for RowPooling {
     }
 
     fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        if self.weights.is_some() {
+            // The kernel's fast path writes the weights, the pooling's reads them (the JIT
+            // computes them block by block instead: `pool_computed`).
+            return self.inner.run(ctx, inputs);
+        }
         let fast = match inputs {
             [w, f] if w.dtype() == f.dtype() => match w.dtype() {
                 DType::F32 => self.fast::<f32>(ctx, w, f),
