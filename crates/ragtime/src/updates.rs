@@ -460,10 +460,11 @@ enum How<'a, T> {
     Bags { parts: Vec<(&'a [i64], &'a [i64])>, mean: bool, grads: BagRows<'a, T> },
 }
 
-/// The bags' gradient rows: given, or row `b` of `a` (`k` wide) times `wᵀ` (`w` is `[width, k]`).
+/// The bags' gradient rows: given, or row `b` of `a` (`k` wide) times `wᵀ`, held as `wt` (`[k,
+/// width]`, so each bag's row is `k` contiguous multiply-adds over the width, which vectorize).
 enum BagRows<'a, T> {
     Rows(&'a [T]),
-    Product { a: &'a [T], w: &'a [T], k: usize },
+    Product { a: &'a [T], wt: Vec<T>, k: usize },
 }
 
 /// Fewest targets per thread: below this, a thread's walk over every target costs more than the
@@ -481,7 +482,11 @@ impl<'a, T: UpdateFloat + Send + Sync> ScatterSub<'a, T> {
                 mean: *mean,
                 grads: match grads {
                     CheckedBagGrads::Rows(g) => BagRows::Rows(slice(g)?),
-                    CheckedBagGrads::Product { a, w, k } => BagRows::Product { a: slice(a)?, w: slice(w)?, k: *k },
+                    CheckedBagGrads::Product { a, w, k } => {
+                        let (w, k) = (slice(w)?, *k);
+                        let wt = (0..k).flat_map(|c| w.iter().skip(c).step_by(k.max(1)).copied()).collect();
+                        BagRows::Product { a: slice(a)?, wt, k }
+                    }
                 },
             },
         };
@@ -531,10 +536,14 @@ impl<'a, T: UpdateFloat + Send + Sync> ScatterSub<'a, T> {
                     }
                     let row = match grads {
                         BagRows::Rows(values) => &values[b * width..(b + 1) * width],
-                        BagRows::Product { a, w, k } => {
-                            let a = &a[b * k..(b + 1) * k];
-                            for (gi, wi) in g.iter_mut().zip(w.chunks_exact((*k).max(1))) {
-                                *gi = a.iter().zip(wi).fold(T::of(0.0), |acc, (&x, &y)| acc + x * y);
+                        BagRows::Product { a, wt, k } => {
+                            // g[i] = sum over c of a[b, c] * w[i, c], adding in the order of c.
+                            g.iter_mut().for_each(|x| *x = T::of(0.0));
+                            let a = a.get(b * k..(b + 1) * k).unwrap_or(&[]);
+                            for (&x, column) in a.iter().zip(wt.chunks_exact(width)) {
+                                for (gi, &y) in g.iter_mut().zip(column) {
+                                    *gi = *gi + x * y;
+                                }
                             }
                             &g[..]
                         }
