@@ -14,7 +14,11 @@ fn trains_to_the_stated_accuracy() {
     let model = build(&config, initial_parameters(&config).unwrap(), Mode::FastRun).unwrap();
     assert_eq!(
         model.train.describe_updates(),
-        ["E <- embedding-bag (mean) scatter-subtract in place", "W <- replace", "b <- replace"]
+        [
+            "E <- embedding-bag (mean) scatter-subtract in place, ids in 2 parts, gradient a @ wᵀ per bag",
+            "W <- replace",
+            "b <- replace"
+        ]
     );
     let (data, held_out) = (synthetic(2000, 1), synthetic(500, 2));
     let before = model.accuracy(&held_out).unwrap();

@@ -7,6 +7,11 @@
 //! exactly those additions (and the same f64 division for means), so the result is bit-identical.
 //! Each replaced gather (and the concat) must have the reduction as its only client, so nothing
 //! is computed twice.
+//!
+//! A gather whose indices are themselves a concat along the ragged axis (only read by it) reads
+//! each part as a table of its own: `gather(p, concat([i_0, i_1], axis=1))` holds, per row, the
+//! rows of `p` picked by `i_0`'s row then those picked by `i_1`'s, which is `concat([gather(p,
+//! i_0), gather(p, i_1)], axis=1)`; so the concatenated ids are never built either.
 
 use std::sync::LazyLock;
 
@@ -35,14 +40,28 @@ static GATHER: LazyLock<Pattern> =
 static CONCAT: LazyLock<Pattern> =
     LazyLock::new(|| op::<Concat>().only_read_by_its_consumer().named("concat").any_inputs());
 
-/// The `(table, indices)` of a gather producing `v` that only `consumer` reads, when the table
-/// is a dense `dtype` tensor and the indices are ragged `[nrows, *]`.
-fn gather_source(fg: &FunctionGraph, v: VarId, consumer: ApplyId, dtype: DType) -> Option<(VarId, VarId)> {
+/// True when `v` is ragged `[nrows, *]` (ids of bags).
+fn bag_ids(fg: &FunctionGraph, v: VarId) -> bool {
+    fg.var(v).is_some_and(|x| x.ty.ragged_rank() == 1 && x.ty.rank() == 2)
+}
+
+/// The `(table, indices)` pairs of a gather producing `v` that only `consumer` reads, when the
+/// table is a dense `dtype` tensor and the indices are ragged `[nrows, *]`: one pair, or one per
+/// part when the indices are a concat along the ragged axis that only the gather reads.
+fn gather_sources(fg: &FunctionGraph, v: VarId, consumer: ApplyId, dtype: DType) -> Option<Vec<(VarId, VarId)>> {
     let m = GATHER.matches(fg, v, Some(consumer))?;
     let (table, indices) = (m.var("table"), m.var("indices"));
-    let (tt, it) = (&fg.var(table)?.ty, &fg.var(indices)?.ty);
-    (tt.ragged_rank() == 0 && tt.rank() >= 1 && tt.dtype() == dtype && it.ragged_rank() == 1 && it.rank() == 2)
-        .then_some((table, indices))
+    let tt = &fg.var(table)?.ty;
+    if !(tt.ragged_rank() == 0 && tt.rank() >= 1 && tt.dtype() == dtype && bag_ids(fg, indices)) {
+        return None;
+    }
+    let gather = fg.var(v)?.owner?;
+    let parts = CONCAT.matches(fg, indices, Some(gather)).and_then(|c| {
+        let along_rows = normalized(c.op::<Concat>(fg, "concat")?.axis(), 2) == Some(1);
+        let parts = fg.node(c.node("concat"))?.inputs.clone();
+        (along_rows && parts.iter().all(|&p| bag_ids(fg, p))).then_some(parts)
+    });
+    Some(parts.unwrap_or_else(|| vec![indices]).into_iter().map(|i| (table, i)).collect())
 }
 
 /// The rewrite, on a `Reduce` node.
@@ -84,25 +103,28 @@ pub(crate) fn gather_reduce(fg: &mut FunctionGraph, node: ApplyId) -> Rewrite {
     let consumer = concat.as_ref().map_or(node, |&(_, id)| id);
     let mut inputs = Vec::with_capacity(parts.len() * 2);
     for &part in &parts {
-        let Some((table, indices)) = gather_source(fg, part, consumer, xt.dtype()) else { return Ok(None) };
-        inputs.extend([table, indices]);
+        let Some(sources) = gather_sources(fg, part, consumer, xt.dtype()) else { return Ok(None) };
+        inputs.extend(sources.into_iter().flat_map(|(table, indices)| [table, indices]));
     }
-    // The inner graph: a gather of each (table, indices) pair, the concat, the reduction.
+    let tables = inputs.len() / 2;
+    // The inner graph: a gather of each (table, indices) pair, their concat along the ragged
+    // axis, the reduction.
     let types = inputs.iter().filter_map(|&v| fg.var(v).map(|x| x.ty.clone())).collect::<Vec<_>>();
     let mut inner = InnerGraphBuilder::new(types)?;
-    let mut gathered = Vec::with_capacity(parts.len());
+    let mut gathered = Vec::with_capacity(tables);
     for at in (0..inputs.len()).step_by(2) {
         let pair = [inner.input(at), inner.input(at + 1)];
         let [Some(table), Some(indices)] = pair else { return Ok(None) };
         gathered.push(inner.apply(op_ref(Gather::new()), &[table, indices])?[0]);
     }
-    let reduced = match concat {
-        Some((op, _)) => inner.apply(op, &gathered)?[0],
-        None => gathered[0],
+    let reduced = match (concat, tables) {
+        (Some((op, _)), _) if tables == parts.len() => inner.apply(op, &gathered)?[0],
+        (_, 1) => gathered[0],
+        _ => inner.apply(op_ref(Concat::new(1)), &gathered)?[0],
     };
     let result = inner.apply(reduce_op, &[reduced])?;
     let inner = inner.finish(&result)?;
-    let Some(fused) = GatherReduce::new(kind, keepdims, parts.len(), inner) else { return Ok(None) };
+    let Some(fused) = GatherReduce::new(kind, keepdims, tables, inner) else { return Ok(None) };
     let new_out = fg.add_node(op_ref(fused), &inputs)?;
     Ok(Some(vec![(out, new_out[0])]))
 }

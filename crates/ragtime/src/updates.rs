@@ -15,6 +15,11 @@
 //!   are updated: an SGD step on a large embedding table touches only the rows a feature read
 //!   and copies nothing (the buffer is copied once only when something else still holds it,
 //!   e.g. a value returned by `State::get`).
+//! - **embedding bag**: when those rows are moreover the gradient of a bag's sum or mean, the
+//!   graph outputs the bags' gradient and the update walks each bag's ids. Ids that are a
+//!   concatenation along the bags' axis are output part by part (nothing concatenates them), and
+//!   a bags' gradient `a @ transpose(w)` (what `grad` builds through `matmul`) is output as `a`
+//!   and `w`, the product computed bag by bag inside the update (no `[bags, dim]` tensor).
 //!
 //! All or none: every update is checked (types, positions in range, sizes) and every buffer
 //! made writable before the first state changes; the changes themselves cannot fail.
@@ -30,10 +35,11 @@ use ragtime_core::{DType, DenseTensor, Element, Error, ExecContext, RaggedTensor
 use ragtime_graph::{Graph, VarId};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
 use ragtime_ops::gather::Gather;
-use ragtime_ops::grad::{FlatPositions, ScatterAdd, Unreduce};
+use ragtime_ops::grad::{FlatPositions, ScatterAdd, Transpose, Unreduce};
+use ragtime_ops::linalg::MatMul;
 use ragtime_ops::parallel;
 use ragtime_ops::reduce::{Reduce, ReduceKind};
-use ragtime_ops::structure::FilledLike;
+use ragtime_ops::structure::{Concat, FilledLike};
 
 use crate::state::{Locked, State};
 
@@ -48,9 +54,19 @@ pub(crate) enum Form {
     ScatterSub { scale: Option<usize>, positions: usize, updates: usize },
     /// Row `ids[j]` of a dense table minus `scale` times row `j` of `rows`.
     RowScatterSub { scale: Option<usize>, ids: usize, rows: usize },
-    /// Each row `ids[b][j]` of a dense table minus `scale` times row `b` of `grads` (divided by
-    /// the bag's size when `mean`): the gradient of an embedding bag, applied bag by bag.
-    BagScatterSub { scale: Option<usize>, ids: usize, grads: usize, mean: bool },
+    /// Each row `ids[b][j]` of a dense table minus `scale` times the bag's gradient row `b`
+    /// (divided by the bag's size when `mean`): the gradient of an embedding bag, applied bag by
+    /// bag. The ids are outputs `ids..ids + id_parts`, concatenated along the bags' axis.
+    BagScatterSub { scale: Option<usize>, ids: usize, id_parts: usize, grads: BagGrads, mean: bool },
+}
+
+/// Where an embedding-bag update finds the bags' gradient (indices into the extra outputs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BagGrads {
+    /// Output `rows` holds one gradient row per bag.
+    Rows(usize),
+    /// Row `b` is row `b` of output `a` times the transpose of output `w` (`[dim, k]`).
+    Product { a: usize, w: usize },
 }
 
 /// One `(state, new value)` pair of a compiled function.
@@ -70,7 +86,16 @@ impl Update {
             Form::BagScatterSub { mean: false, .. } => "embedding-bag (sum) scatter-subtract in place",
             Form::BagScatterSub { mean: true, .. } => "embedding-bag (mean) scatter-subtract in place",
         };
-        format!("{} <- {form}", self.state.name())
+        let detail = match self.form {
+            Form::BagScatterSub { id_parts, grads, .. } => {
+                let ids = if id_parts > 1 { format!(", ids in {id_parts} parts") } else { String::new() };
+                let product =
+                    if matches!(grads, BagGrads::Product { .. }) { ", gradient a @ wᵀ per bag" } else { "" };
+                format!("{ids}{product}")
+            }
+            _ => String::new(),
+        };
+        format!("{} <- {form}{detail}", self.state.name())
     }
 }
 
@@ -143,6 +168,35 @@ fn bag_gradient(graph: &Graph, values: VarId, state_var: VarId, ids: VarId) -> O
     bag_sizes(graph, sizes, state_var, ids).then_some((g, true))
 }
 
+/// The parts of bag ids `ids`: the inputs of a concat along the bags' axis of ragged `[bags,
+/// (n)]` integer ids, else `ids` itself.
+fn id_parts(graph: &Graph, ids: VarId) -> Vec<VarId> {
+    let parts = || -> Option<Vec<VarId>> {
+        let (apply, _) = owner(graph, ids)?;
+        let concat = apply.op.as_any().downcast_ref::<Concat>()?;
+        let bag_ids = |v: &VarId| {
+            graph.var(*v).is_some_and(|x| x.ty.ragged_rank() == 1 && x.ty.rank() == 2 && x.ty.dtype().is_integer())
+        };
+        let axis = concat.axis();
+        ((axis == 1 || axis == -1) && apply.inputs.iter().all(bag_ids)).then(|| apply.inputs.clone())
+    };
+    parts().unwrap_or_else(|| vec![ids])
+}
+
+/// `(a, w)` when the bags' gradient `g` is `matmul(a, transpose(w))` of dense matrices `a`
+/// (`[bags, k]`) and `w` (`[dim, k]`) of the state's dtype.
+fn bag_product(graph: &Graph, g: VarId, dtype: DType) -> Option<(VarId, VarId)> {
+    let (product, _) = owner(graph, g)?;
+    product.op.as_any().downcast_ref::<MatMul>()?;
+    let [a, wt] = product.inputs[..] else { return None };
+    let (transpose, _) = owner(graph, wt)?;
+    transpose.op.as_any().downcast_ref::<Transpose>()?;
+    let [w] = transpose.inputs[..] else { return None };
+    let matrix =
+        |v: VarId| graph.var(v).is_some_and(|x| !x.ty.is_ragged() && x.ty.rank() == 2 && x.ty.dtype() == dtype);
+    (matrix(a) && matrix(w)).then_some((a, w))
+}
+
 /// Recognizes `new = s - c * scatter_add(s, positions, u)` (either operand order of the
 /// product, or no product) where `s` is the state's variable, `c` a scalar and `u` of the
 /// state's dtype.
@@ -192,16 +246,27 @@ pub(crate) fn in_place(graph: &Graph, state_var: VarId, new: VarId) -> Option<In
 /// An update checked against the call's outputs and the state's current value, ready to commit.
 enum Pending<'a> {
     Replace(RaggedTensor),
-    /// Target row `targets[j]` (negative: none) minus `scale` times values row `j`, or, with
-    /// `bags`, values row `b` (divided by the bag's size when `mean`) for every `j` of bag `b`.
-    /// `targets` are the flat values of an index output, checked in range.
+    /// Rows (or single values, `width` 1) of the state minus `scale` times update rows.
     Scatter {
         scale: f64,
-        targets: Cow<'a, [i64]>,
         width: usize,
-        values: RaggedTensor,
-        bags: Option<(RowPartition, bool)>,
+        targets: Targets<'a>,
     },
+}
+
+/// The checked targets and update values of an in-place update (indices checked in range).
+enum Targets<'a> {
+    /// Target `targets[j]` (negative: none) minus row `j` of `values`.
+    Each { targets: Cow<'a, [i64]>, values: RaggedTensor },
+    /// Every id of bag `b` (over each part of the ids: `(ids, row splits)`) minus the bag's
+    /// gradient row, divided by the bag's size when `mean`.
+    Bags { parts: Vec<(Cow<'a, [i64]>, RowPartition)>, mean: bool, grads: CheckedBagGrads },
+}
+
+/// The bags' gradient rows, or the two matrices whose product they are (`a @ wᵀ`, `k` wide).
+enum CheckedBagGrads {
+    Rows(RaggedTensor),
+    Product { a: RaggedTensor, w: RaggedTensor, k: usize },
 }
 
 /// The scale of an in-place form: the scalar output, as float64 (exact for both dtypes).
@@ -227,64 +292,109 @@ fn indices<'a>(index: &'a RaggedTensor, what: &str) -> Result<Cow<'a, [i64]>> {
     })
 }
 
-/// Checks one update against `current` (the state's value) and the call's extra outputs.
-fn prepare<'a>(update: &Update, current: &RaggedTensor, outputs: &'a [RaggedTensor]) -> Result<Pending<'a>> {
-    let state = &update.state;
+/// Refuses `values` of another dtype than the state's.
+fn same_dtype(state: &State, values: &RaggedTensor) -> Result<()> {
     let dtype = state.ty().dtype();
-    let (scale, index, values, rows, mean) = match update.form {
-        Form::Replace { value } => {
-            let value = output(outputs, value)?.clone();
-            state.ty().check(&value, &format!("the new value of state `{}`", state.name()))?;
-            return Ok(Pending::Replace(value));
-        }
-        Form::ScatterSub { scale, positions, updates } => (scale, positions, updates, false, None),
-        Form::RowScatterSub { scale, ids, rows } => (scale, ids, rows, true, None),
-        Form::BagScatterSub { scale, ids, grads, mean } => (scale, ids, grads, true, Some(mean)),
-    };
-    let scale = scale_of(outputs, scale, dtype)?;
-    let (index, values) = (output(outputs, index)?, output(outputs, values)?.clone());
     if values.dtype() != dtype {
         return Err(Error::dtype(
             UPDATE,
             format!("state `{}` is {dtype}, its updates {}", state.name(), values.dtype()),
         ));
     }
-    let ids = indices(index, "the positions of an update")?;
-    let flat_len = current.flat_values().len();
-    let (targets, width) = if rows {
-        let nrows = current.flat_values().shape().first().copied().unwrap_or(0);
-        (nrows, flat_len.checked_div(nrows).unwrap_or(0))
-    } else {
-        (flat_len, 1)
-    };
-    let bags = match (mean, index.partitions()) {
-        (Some(mean), [bags]) => Some((bags.clone(), mean)),
-        (Some(_), _) => return Err(Error::shapes(UPDATE, "the ids of an embedding bag must be ragged [bags, (n)]")),
-        (None, _) => None,
-    };
-    let rows_given = bags.as_ref().map_or(ids.len(), |(b, _)| b.nrows());
-    if values.flat_values().len() != rows_given * width {
+    Ok(())
+}
+
+/// Refuses `values` that do not hold `rows` rows of `width` values.
+fn expect_rows(state: &State, values: &RaggedTensor, rows: usize, width: usize, what: &str) -> Result<()> {
+    let len = values.flat_values().len();
+    if Some(len) != rows.checked_mul(width) {
         return Err(Error::shapes(
             UPDATE,
-            format!(
-                "state `{}`: {} update values for {rows_given} rows of {width} values each",
-                state.name(),
-                values.flat_values().len(),
-            ),
+            format!("state `{}`: {len} {what} for {rows} rows of {width} values each", state.name()),
         ));
     }
-    // `scatter_add` drops negative positions (from no element); rows never are negative.
+    Ok(())
+}
+
+/// Refuses a position out of `0..targets` (negative ones are allowed unless `rows`:
+/// `scatter_add` drops them, rows never are negative).
+fn check_in_range(state: &State, ids: &[i64], targets: usize, rows: bool) -> Result<()> {
     let refused = |p: i64| if p < 0 { rows } else { p as u64 >= targets as u64 };
-    if let Some(k) = ids.iter().position(|&p| refused(p)) {
-        return Err(Error::out_of_range_at(
+    match ids.iter().position(|&p| refused(p)) {
+        Some(k) => Err(Error::out_of_range_at(
             UPDATE,
             ids[k],
             0,
             targets,
             format!("position {k} of the update of state `{}`", state.name()),
-        ));
+        )),
+        None => Ok(()),
     }
-    Ok(Pending::Scatter { scale, targets: ids, width, values, bags })
+}
+
+/// Checks one update against `current` (the state's value) and the call's extra outputs.
+fn prepare<'a>(update: &Update, current: &RaggedTensor, outputs: &'a [RaggedTensor]) -> Result<Pending<'a>> {
+    let state = &update.state;
+    let dtype = state.ty().dtype();
+    let flat_len = current.flat_values().len();
+    let nrows = current.flat_values().shape().first().copied().unwrap_or(0);
+    let row_width = flat_len.checked_div(nrows).unwrap_or(0);
+    let (scale, width, targets) = match update.form {
+        Form::Replace { value } => {
+            let value = output(outputs, value)?.clone();
+            state.ty().check(&value, &format!("the new value of state `{}`", state.name()))?;
+            return Ok(Pending::Replace(value));
+        }
+        Form::ScatterSub { scale, positions, updates }
+        | Form::RowScatterSub { scale, ids: positions, rows: updates } => {
+            let rows = matches!(update.form, Form::RowScatterSub { .. });
+            let (targets, width) = if rows { (nrows, row_width) } else { (flat_len, 1) };
+            let values = output(outputs, updates)?.clone();
+            same_dtype(state, &values)?;
+            let ids = indices(output(outputs, positions)?, "the positions of an update")?;
+            expect_rows(state, &values, ids.len(), width, "update values")?;
+            check_in_range(state, &ids, targets, rows)?;
+            (scale, width, Targets::Each { targets: ids, values })
+        }
+        Form::BagScatterSub { scale, ids, id_parts, grads, mean } => {
+            let mut parts = Vec::with_capacity(id_parts);
+            for at in ids..ids + id_parts {
+                let index = output(outputs, at)?;
+                let [bags] = index.partitions() else {
+                    return Err(Error::shapes(UPDATE, "the ids of an embedding bag must be ragged [bags, (n)]"));
+                };
+                if parts
+                    .first()
+                    .is_some_and(|(_, first): &(Cow<'_, [i64]>, RowPartition)| first.nrows() != bags.nrows())
+                {
+                    return Err(Error::shapes(UPDATE, "the parts of an embedding bag's ids have different bags"));
+                }
+                let ids = indices(index, "the ids of an embedding bag")?;
+                check_in_range(state, &ids, nrows, true)?;
+                parts.push((ids, bags.clone()));
+            }
+            let bags = parts.first().map_or(0, |(_, b)| b.nrows());
+            let grads = match grads {
+                BagGrads::Rows(at) => {
+                    let values = output(outputs, at)?.clone();
+                    same_dtype(state, &values)?;
+                    expect_rows(state, &values, bags, row_width, "gradient values")?;
+                    CheckedBagGrads::Rows(values)
+                }
+                BagGrads::Product { a, w } => {
+                    let (a, w) = (output(outputs, a)?.clone(), output(outputs, w)?.clone());
+                    same_dtype(state, &a)?;
+                    same_dtype(state, &w)?;
+                    let k = w.flat_values().shape().get(1).copied().unwrap_or(0);
+                    expect_rows(state, &w, row_width, k, "weights")?;
+                    expect_rows(state, &a, bags, k, "gradient factors")?;
+                    CheckedBagGrads::Product { a, w, k }
+                }
+            };
+            (scale, row_width, Targets::Bags { parts, mean, grads })
+        }
+    };
+    Ok(Pending::Scatter { scale: scale_of(outputs, scale, dtype)?, width, targets })
 }
 
 /// `value`'s flat buffer, owned for writing: its own memory when nothing else holds it, else a
@@ -311,7 +421,12 @@ fn writable<T: Element>(value: RaggedTensor) -> std::result::Result<Vec<T>, Box<
 
 /// The float element types of in-place updates.
 trait UpdateFloat:
-    Element + Copy + std::ops::Sub<Output = Self> + std::ops::Mul<Output = Self> + std::ops::Div<Output = Self>
+    Element
+    + Copy
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
 {
     fn of(v: f64) -> Self;
 }
@@ -328,28 +443,65 @@ impl UpdateFloat for f64 {
     }
 }
 
-/// One in-place update's arguments: `buf[t * width + i] -= scale * values[j * width + i]` for
-/// each target `t = targets[j]` (negative: none); with `bags`, values row `b` serves every target
-/// `j` of bag `b`, divided by the bag's size first when `mean` (as the graph computes `(g / n) *
-/// scale`).
+/// One in-place update's arguments, over a state's flat buffer of rows `width` wide.
 struct ScatterSub<'a, T> {
-    targets: &'a [i64],
     width: usize,
-    values: &'a [T],
     scale: T,
-    bags: Option<&'a (RowPartition, bool)>,
+    how: How<'a, T>,
+}
+
+/// The update's targets and values as slices (see [`Targets`]).
+enum How<'a, T> {
+    /// `buf[t * width + i] -= scale * values[j * width + i]` for each target `t = targets[j]`.
+    Each { targets: &'a [i64], values: &'a [T] },
+    /// Each id of bag `b` in every part `(ids, row splits)` minus `scale` times the bag's
+    /// gradient row (divided by the bag's size first when `mean`, as the graph computes `(g /
+    /// n) * scale`).
+    Bags { parts: Vec<(&'a [i64], &'a [i64])>, mean: bool, grads: BagRows<'a, T> },
+}
+
+/// The bags' gradient rows: given, or row `b` of `a` (`k` wide) times `wᵀ`, held as `wt` (`[k,
+/// width]`, so each bag's row is `k` contiguous multiply-adds over the width, which vectorize).
+enum BagRows<'a, T> {
+    Rows(&'a [T]),
+    Product { a: &'a [T], wt: Vec<T>, k: usize },
 }
 
 /// Fewest targets per thread: below this, a thread's walk over every target costs more than the
 /// updates it takes off the others.
 const MIN_TARGETS_PER_THREAD: usize = parallel::MIN_ITEMS_PER_THREAD;
 
-impl<T: UpdateFloat + Send + Sync> ScatterSub<'_, T> {
+impl<'a, T: UpdateFloat + Send + Sync> ScatterSub<'a, T> {
+    /// The update of `targets` for a buffer of `T`, or `None` when a value is not of `T`.
+    fn of(scale: f64, width: usize, targets: &'a Targets<'_>) -> Option<Self> {
+        let slice = |v: &'a RaggedTensor| v.flat_slice::<T>();
+        let how = match targets {
+            Targets::Each { targets, values } => How::Each { targets, values: slice(values)? },
+            Targets::Bags { parts, mean, grads } => How::Bags {
+                parts: parts.iter().map(|(ids, bags)| (&ids[..], bags.row_splits())).collect(),
+                mean: *mean,
+                grads: match grads {
+                    CheckedBagGrads::Rows(g) => BagRows::Rows(slice(g)?),
+                    CheckedBagGrads::Product { a, w, k } => {
+                        let (w, k) = (slice(w)?, *k);
+                        let wt = (0..k).flat_map(|c| w.iter().skip(c).step_by(k.max(1)).copied()).collect();
+                        BagRows::Product { a: slice(a)?, wt, k }
+                    }
+                },
+            },
+        };
+        Some(ScatterSub { width, scale: T::of(scale), how })
+    }
+
     /// Applies the update to `buf` on up to `threads` threads, each owning a contiguous range of
     /// rows (the same result as on one thread, bit for bit: see the module docs).
     fn run(&self, buf: &mut [T], threads: usize) -> Result<()> {
         let width = self.width.max(1);
-        let threads = threads.min(self.targets.len() / MIN_TARGETS_PER_THREAD).max(1);
+        let targets = match &self.how {
+            How::Each { targets, .. } => targets.len(),
+            How::Bags { parts, .. } => parts.iter().map(|(ids, _)| ids.len()).sum(),
+        };
+        let threads = threads.min(targets / MIN_TARGETS_PER_THREAD).max(1);
         let ctx = ExecContext::detached().clone().with_threads(threads);
         parallel::fill_chunks(&ctx, buf, width, |first_row, rows| self.rows(first_row, rows))
     }
@@ -359,9 +511,9 @@ impl<T: UpdateFloat + Send + Sync> ScatterSub<'_, T> {
         let width = self.width.max(1);
         let owned = first_row as i64..(first_row + rows.len() / width) as i64;
         let start_of = |t: i64| (t - owned.start) as usize * width;
-        match self.bags {
-            None => {
-                for (&t, src) in self.targets.iter().zip(self.values.chunks_exact(width)) {
+        match &self.how {
+            How::Each { targets, values } => {
+                for (&t, src) in targets.iter().zip(values.chunks_exact(width)) {
                     if owned.contains(&t) {
                         let at = start_of(t);
                         for (e, &u) in rows[at..at + width].iter_mut().zip(src) {
@@ -370,19 +522,36 @@ impl<T: UpdateFloat + Send + Sync> ScatterSub<'_, T> {
                     }
                 }
             }
-            Some((bags, mean)) => {
+            How::Bags { parts, mean, grads } => {
+                let bags = parts.first().map_or(0, |(_, splits)| splits.len().saturating_sub(1));
+                let members =
+                    |b: usize| parts.iter().map(move |(ids, splits)| &ids[splits[b] as usize..splits[b + 1] as usize]);
                 // `scale * (g / n)` once per bag: the same operations on the same operands as
                 // for each member in turn.
+                let mut g: Vec<T> = vec![T::of(0.0); width];
                 let mut scaled: Vec<T> = Vec::with_capacity(width);
-                for (span, g) in bags.row_splits().windows(2).zip(self.values.chunks_exact(width)) {
-                    let members = &self.targets[span[0] as usize..span[1] as usize];
-                    if !members.iter().any(|t| owned.contains(t)) {
+                for b in 0..bags {
+                    if !members(b).flatten().any(|t| owned.contains(t)) {
                         continue;
                     }
-                    let n = T::of(members.len() as f64);
+                    let row = match grads {
+                        BagRows::Rows(values) => &values[b * width..(b + 1) * width],
+                        BagRows::Product { a, wt, k } => {
+                            // g[i] = sum over c of a[b, c] * w[i, c], adding in the order of c.
+                            g.iter_mut().for_each(|x| *x = T::of(0.0));
+                            let a = a.get(b * k..(b + 1) * k).unwrap_or(&[]);
+                            for (&x, column) in a.iter().zip(wt.chunks_exact(width)) {
+                                for (gi, &y) in g.iter_mut().zip(column) {
+                                    *gi = *gi + x * y;
+                                }
+                            }
+                            &g[..]
+                        }
+                    };
+                    let n = T::of(members(b).map(<[i64]>::len).sum::<usize>() as f64);
                     scaled.clear();
-                    scaled.extend(g.iter().map(|&v| self.scale * if *mean { v / n } else { v }));
-                    for &t in members.iter().filter(|t| owned.contains(t)) {
+                    scaled.extend(row.iter().map(|&v| self.scale * if *mean { v / n } else { v }));
+                    for &t in members(b).flatten().filter(|t| owned.contains(t)) {
                         let at = start_of(t);
                         for (e, &u) in rows[at..at + width].iter_mut().zip(&scaled) {
                             *e = *e - u;
@@ -465,21 +634,18 @@ pub(crate) fn apply(
         let slot = locked.value(&u.state)?;
         match p {
             Pending::Replace(value) => ragtime_jit::recycle(std::mem::replace(slot, value)),
-            Pending::Scatter { scale, targets, width, values, bags } => {
+            Pending::Scatter { scale, width, targets } => {
                 let Some((_, layout, buffer)) = taken.next() else {
                     return Err(Error::graph("update: an in-place buffer went missing"));
                 };
-                let bags = bags.as_ref();
+                let mixed = || Error::graph("update: the values' dtype was checked against the state's");
                 *slot = match buffer {
                     Buffer::F32(mut b) => {
-                        let values = values.flat_slice::<f32>().unwrap_or(&[]);
-                        ScatterSub { targets: &targets, width, values, scale: scale as f32, bags }
-                            .run(&mut b, threads)?;
+                        ScatterSub::<f32>::of(scale, width, &targets).ok_or_else(mixed)?.run(&mut b, threads)?;
                         layout.rebuilt(b)?
                     }
                     Buffer::F64(mut b) => {
-                        let values = values.flat_slice::<f64>().unwrap_or(&[]);
-                        ScatterSub { targets: &targets, width, values, scale, bags }.run(&mut b, threads)?;
+                        ScatterSub::<f64>::of(scale, width, &targets).ok_or_else(mixed)?.run(&mut b, threads)?;
                         layout.rebuilt(b)?
                     }
                 };
@@ -562,11 +728,19 @@ pub(crate) fn plan(
         let form = match state_var.and_then(|sv| in_place(graph, sv, *new)) {
             Some(p) => {
                 let scale = p.scale.map(&mut extra);
-                let (index, values) = (extra(p.index), extra(p.values));
                 match (p.rows, p.bag) {
-                    (true, Some(mean)) => Form::BagScatterSub { scale, ids: index, grads: values, mean },
-                    (true, None) => Form::RowScatterSub { scale, ids: index, rows: values },
-                    (false, _) => Form::ScatterSub { scale, positions: index, updates: values },
+                    (true, Some(mean)) => {
+                        let parts = id_parts(graph, p.index);
+                        let ids = parts.iter().map(|&v| extra(v)).min().unwrap_or(0);
+                        let id_parts = parts.len();
+                        let grads = match bag_product(graph, p.values, state.ty().dtype()) {
+                            Some((a, w)) => BagGrads::Product { a: extra(a), w: extra(w) },
+                            None => BagGrads::Rows(extra(p.values)),
+                        };
+                        Form::BagScatterSub { scale, ids, id_parts, grads, mean }
+                    }
+                    (true, None) => Form::RowScatterSub { scale, ids: extra(p.index), rows: extra(p.values) },
+                    (false, _) => Form::ScatterSub { scale, positions: extra(p.index), updates: extra(p.values) },
                 }
             }
             None => Form::Replace { value: extra(*new) },

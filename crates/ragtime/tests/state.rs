@@ -319,3 +319,60 @@ fn in_place_updates_on_several_threads_equal_one_thread_bit_for_bit() {
         assert_ne!(results[0], init, "{name}: nothing was updated");
     }
 }
+
+/// The bag form over ids concatenated along the bags' axis (read part by part, never
+/// concatenated) with the bags' gradient a product `a @ wᵀ` (computed per bag inside the update):
+/// the same table as the graph's new value in every mode, and on 1, 2 and 3 threads bit for bit.
+#[test]
+fn a_bag_of_concatenated_ids_through_a_matmul_is_updated_in_place() {
+    let mut seed = 777u64;
+    let mut next = |n: u64| {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    let mut bags = |count: usize| -> RaggedTensor {
+        ids((0..count).map(|_| (0..next(5)).map(|_| (next(500) * next(500) / 500) as i64).collect()).collect())
+    };
+    let (words, bigrams) = (bags(20_000), bags(20_000));
+    let weights: Vec<f32> = (0..12).map(|k| ((k * 29) % 100) as f32 / 100.0 - 0.5).collect();
+    let w_value = RaggedTensor::from(DenseTensor::from_vec(vec![4, 3], weights).unwrap());
+    let init: Vec<f32> = (0..2000).map(|k| ((k * 37) % 17) as f32 / 10.0 - 0.8).collect();
+    let inputs = [words, bigrams, w_value];
+    let mut threaded: Vec<Vec<f32>> = Vec::new();
+    for (mode, threads) in
+        [(Mode::FastRun, 1), (Mode::FastCompile, 1), (Mode::Debug, 1), (Mode::FastRun, 2), (Mode::FastRun, 3)]
+    {
+        let table = f32_state("E", init.clone(), vec![500, 4]);
+        let g = Graph::new();
+        let a = g.input("words", TensorType::ragged(DType::I64, 1));
+        let b = g.input("bigrams", TensorType::ragged(DType::I64, 1));
+        let w = g.input("w", TensorType::dense(DType::F32, &[Some(4), Some(3)]));
+        let e = g.state(&table);
+        let features = ragtime::ops::concat(&[&a, &b], 1);
+        let cost = embedding_lookup(&e, &features).reduce_mean(1).matmul(&w).sin().reduce_sum(None);
+        let de = ragtime::grad(&cost, &[&e]).unwrap().remove(0);
+        let step = &e - &(&de * 0.01f32);
+        let options = CompileOptions::from(mode).threads(threads);
+        let f = g.compile_with_updates(&[&a, &b, &w], &[&cost], &[(&table, &step)], options).unwrap();
+        assert_eq!(
+            f.describe_updates(),
+            ["E <- embedding-bag (mean) scatter-subtract in place, ids in 2 parts, gradient a @ wᵀ per bag"],
+            "{mode:?}"
+        );
+        let reference = g.compile_with(&[&a, &b, &w], &[&step], Mode::FastCompile).unwrap();
+        let want = reference.call(&inputs).unwrap()[0].to_vec::<f32>().unwrap();
+        f.call(&inputs).unwrap();
+        let got = table.get().to_vec::<f32>().unwrap();
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!((g - w).abs() <= 1e-5 + 1e-5 * w.abs(), "{mode:?}, {threads} threads: value {k}: {g} vs {w}");
+        }
+        assert_ne!(got, init, "nothing was updated");
+        if mode == Mode::FastRun {
+            threaded.push(got);
+        }
+    }
+    for (threads, got) in [2, 3].iter().zip(&threaded[1..]) {
+        let same = got.iter().zip(&threaded[0]).all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(same, "{threads} threads differ from one");
+    }
+}

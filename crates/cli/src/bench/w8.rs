@@ -417,23 +417,30 @@ mod tests {
     use super::*;
     use crate::bench::data::Queries;
 
-    /// The optimized step: the embedding bag's forward is one `GatherReduce`; its backward and
-    /// the table's update are the in-place bag update, fed by the bags' gradient (no gather of
-    /// the features, scatter-add or flat positions is left in the graph).
+    /// The optimized step: the embedding bag's forward is one `GatherReduce` reading the words'
+    /// and the bigrams' ids as two parts (no concatenated ids); its backward and the table's
+    /// update are the in-place bag update, fed by the logits' gradient and `W` (the bags'
+    /// gradient `dlogits @ Wᵀ` is computed bag by bag inside it): no gather of the features,
+    /// scatter-add, flat positions, concat, transpose or second matmul is left in the graph.
     #[test]
     fn the_step_is_fused_and_updates_the_table_in_place() {
         let f = compile(&states().unwrap(), CompileOptions::from(Mode::FastRun)).unwrap();
         assert_eq!(
             f.describe_updates(),
-            ["E <- embedding-bag (mean) scatter-subtract in place", "W <- replace", "b <- replace"]
+            [
+                "E <- embedding-bag (mean) scatter-subtract in place, ids in 2 parts, gradient a @ wᵀ per bag",
+                "W <- replace",
+                "b <- replace"
+            ]
         );
         let printed = f.debugprint();
         // The outer graph only: the inner graphs of fused ops, printed after it, show what they replaced.
         let outer = printed.split("\nInner graphs:").next().unwrap_or_default();
         let count = |name: &str| outer.lines().filter(|l| l.contains(name) && !l.contains("···")).count();
-        assert_eq!(count("GatherReduce"), 1, "{printed}");
+        assert_eq!(count("GatherReduce{mean, tables=2}"), 1, "{printed}");
         assert_eq!(count("Gather"), 1, "{printed}");
-        for gone in ["ScatterAdd", "FlatPositions"] {
+        assert_eq!(count("MatMul"), 1, "{printed}");
+        for gone in ["ScatterAdd", "FlatPositions", "Concat", "Transpose"] {
             assert_eq!(count(gone), 0, "{gone} in {printed}");
         }
     }

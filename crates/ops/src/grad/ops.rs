@@ -4,7 +4,7 @@
 
 use std::any::Any;
 
-use ragtime_core::{DType, DenseTensor, Dim, Error, ExecContext, RaggedTensor, Result, TensorType};
+use ragtime_core::{DType, DenseTensor, Dim, Element, Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{expect_arity, Cost, Graph, Op, OpProperties, VarId};
 
 use crate::grad::nodes::{apply1, single};
@@ -377,28 +377,35 @@ impl Op for ContractRows {
 
     fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let [x, g] = fixed_inputs::<2>(CONTRACT_ROWS, inputs)?;
+        for (index, v) in [x, g].into_iter().enumerate() {
+            if !v.dtype().is_float() {
+                return Err(Error::dtype(
+                    CONTRACT_ROWS,
+                    format!("input {index} must be a float tensor, got {}", v.dtype()),
+                ));
+            }
+        }
         let width = |v: &RaggedTensor| v.flat_values().shape().last().copied().unwrap_or(1);
         let (d, k) = (width(x), width(g));
-        let (xs, gs) = (values_f64(CONTRACT_ROWS, 0, x)?, values_f64(CONTRACT_ROWS, 1, g)?);
-        let rows = xs.len().checked_div(d).unwrap_or(0);
-        if gs.len().checked_div(k).unwrap_or(0) != rows || xs.len() != rows * d || gs.len() != rows * k {
+        let (nx, ng) = (x.flat_values().len(), g.flat_values().len());
+        let rows = nx.checked_div(d).unwrap_or(0);
+        if ng.checked_div(k).unwrap_or(0) != rows || nx != rows * d || ng != rows * k {
             return Err(Error::shapes(
                 CONTRACT_ROWS,
-                format!(
-                    "input 0 has {} values in rows of {d}, input 1 {} in rows of {k}: not the same rows",
-                    xs.len(),
-                    gs.len()
-                ),
+                format!("input 0 has {nx} values in rows of {d}, input 1 {ng} in rows of {k}: not the same rows"),
             ));
         }
         let len = ctx.checked_len(CONTRACT_ROWS, &[d, k])?;
         let mut out = ctx.try_vec::<f64>(CONTRACT_ROWS, len)?;
         out.resize(len, 0.0);
-        for (xr, gr) in xs.chunks_exact(d.max(1)).zip(gs.chunks_exact(k.max(1))) {
-            for (i, &xv) in xr.iter().enumerate() {
-                for (o, &gv) in out[i * k..(i + 1) * k].iter_mut().zip(gr) {
-                    *o += xv * gv;
-                }
+        // The operands are read where they are (a float64 copy of `x` would be a fresh buffer
+        // twice its size each call); the products are summed in float64 either way.
+        match (x.flat_slice::<f32>(), g.flat_slice::<f32>(), x.flat_slice::<f64>(), g.flat_slice::<f64>()) {
+            (Some(xs), Some(gs), _, _) => contract_rows_into(xs, gs, d, k, &mut out),
+            (_, _, Some(xs), Some(gs)) => contract_rows_into(xs, gs, d, k, &mut out),
+            _ => {
+                let (xs, gs) = (values_f64(CONTRACT_ROWS, 0, x)?, values_f64(CONTRACT_ROWS, 1, g)?);
+                contract_rows_into(&xs, &gs, d, k, &mut out)
             }
         }
         let flat = DenseTensor::from_vec(vec![d, k], out)?.cast(x.dtype())?;
@@ -407,6 +414,19 @@ impl Op for ContractRows {
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+/// `out[i, j] += x[r, i] * g[r, j]` over the rows `r` of `xs` (`d` wide) and `gs` (`k` wide), in
+/// float64, rows in order.
+fn contract_rows_into<T: Element>(xs: &[T], gs: &[T], d: usize, k: usize, out: &mut [f64]) {
+    for (xr, gr) in xs.chunks_exact(d.max(1)).zip(gs.chunks_exact(k.max(1))) {
+        for (i, &xv) in xr.iter().enumerate() {
+            let xv = xv.to_f64();
+            for (o, &gv) in out[i * k..(i + 1) * k].iter_mut().zip(gr) {
+                *o += xv * gv.to_f64();
+            }
+        }
     }
 }
 
