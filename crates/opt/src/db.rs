@@ -9,14 +9,16 @@ use std::any::TypeId;
 use ragtime_core::{Error, Result};
 use ragtime_graph::{ApplyId, FunctionGraph, VarId};
 use ragtime_ops::elemwise::Elemwise;
-use ragtime_ops::fused::RowPooling;
+use ragtime_ops::fused::{GatherReduce, RowPooling};
 use ragtime_ops::reduce::{Reduce, Statistic};
 use ragtime_ops::rows::Softmax;
 use ragtime_ops::strings::{HashedNgrams, Join, Ngrams, ToHashBucketFast};
 use ragtime_ops::structure::Concat;
 use ragtime_ops::structure::Identity;
 
-use crate::{canon, expand, fold, fusion, gather_reduce, log_softmax, mean, merge, ngrams, pooling, unreduce};
+use crate::{
+    canon, expand, fold, fusion, gather_reduce, hashed_bag, log_softmax, mean, merge, ngrams, pooling, unreduce,
+};
 
 /// How much the optimizer does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -301,6 +303,13 @@ pub const REWRITES: &[RewriteInfo] = &[
         tags: &["fast_run", "fusion", "local"],
         position: 30,
         doc: "to_hash_bucket_fast(ngrams(x)) of one width -> HashedNgrams, which hashes each n-gram without storing it",
+    },
+    RewriteInfo {
+        name: "local_hashed_gather_reduce",
+        pass: Pass::Local(Tracks::Ops(&[TypeId::of::<GatherReduce>]), hashed_bag::hashed_gather_reduce),
+        tags: &["fast_run", "fusion", "local"],
+        position: 30,
+        doc: "GatherReduce of tables picked by to_hash_bucket_fast / HashedNgrams of one ragged token tensor -> HashedGatherReduce, which hashes each row's tokens and n-grams and adds their rows in one pass, without the bucket tensors",
     },
     RewriteInfo {
         name: "row_fusion",

@@ -11,6 +11,7 @@ mod expand;
 mod fold;
 mod fusion;
 mod gather_reduce;
+mod hashed_bag;
 mod log_softmax;
 mod mean;
 mod merge;

@@ -583,3 +583,125 @@ fn every_application_of_a_node_rewrite_is_its_own_named_stage() {
         "each application should be a stage named by its rule"
     );
 }
+
+/// W7's shape: `reduce(concat([gather(t, hash(x)), gather(t, hash(bigrams))], 1), 1)` with the
+/// bigrams of `x` padded by concatenated markers (`padded_by_concat`), 97 buckets.
+fn hashed_bag(kind: ReduceKind, dim: usize) -> (Graph, Vec<VarId>, VarId) {
+    let (mut g, inputs, bigram_buckets) = padded_by_concat(2, true, false);
+    let x = inputs[0];
+    let table = g.input("table", TensorType::dense(DType::F32, &[Some(97), Some(dim)])).unwrap();
+    let token_buckets = apply(&mut g, Arc::new(ToHashBucketFast::new(97).unwrap()), &[x]);
+    let a = apply(&mut g, Arc::new(Gather::new()), &[table, token_buckets]);
+    let b = apply(&mut g, Arc::new(Gather::new()), &[table, bigram_buckets]);
+    let all = apply(&mut g, Arc::new(Concat::new(1)), &[a, b]);
+    let out = apply(&mut g, Arc::new(Reduce::new(kind, Some(1), false)), &[all]);
+    (g, vec![x, table], out)
+}
+
+/// `rows` queries of 0 to 6 tokens drawn by a linear congruential generator from `seed`, among
+/// empty, one-byte, non-ASCII and long (over 64 bytes: FarmHash's looping path) strings.
+fn random_queries(seed: u64, rows: usize) -> RaggedTensor {
+    const WORDS: [&str; 9] = [
+        "",
+        "a",
+        "is",
+        "café",
+        "日本語",
+        "naïve",
+        "Smith",
+        "x-ray",
+        "a long token, longer than sixty-four bytes, hashed by the loop",
+    ];
+    let mut state = seed;
+    let mut next = |n: u64| {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((state >> 33) % n) as usize
+    };
+    let queries: Vec<Vec<&str>> = (0..rows).map(|_| (0..next(7)).map(|_| WORDS[next(9)]).collect()).collect();
+    RaggedTensor::from_literal_typed(&Literal::from(queries), Some(DType::String), Some(1), None).unwrap()
+}
+
+#[test]
+fn hashed_features_gathered_and_reduced_fuse_into_one_hashed_gather_reduce_with_the_same_bits() {
+    for kind in [ReduceKind::Mean, ReduceKind::Sum] {
+        for dim in [1, 3, 16] {
+            let (g, inputs, out) = hashed_bag(kind, dim);
+            for (seed, rows) in [(1, 0), (2, 1), (3, 2), (4, 7), (5, 40), (6, 300)] {
+                let values = [random_queries(seed, rows), table(97, &[dim])];
+                // `check` compares with the unoptimized graph bit for bit (NaN means of empty rows too).
+                let (n, names) = check(&g, &inputs, &[out], &values, &[]);
+                assert_eq!(n, 1, "{names:?}");
+                assert!(names[0].starts_with("HashedGatherReduce{"), "{names:?}");
+                let (_, unfused) = check(&g, &inputs, &[out], &values, &["local_hashed_gather_reduce"]);
+                assert!(unfused.iter().any(|n| n.starts_with("GatherReduce{")), "{unfused:?}");
+            }
+        }
+    }
+    // Batches without any token; a table with fewer rows than buckets (the inner graph's error).
+    let (g, inputs, out) = hashed_bag(ReduceKind::Mean, 4);
+    for values in [[random_queries(7, 0), table(97, &[4])], [random_queries(8, 5), table(3, &[4])]] {
+        let (_, names) = check(&g, &inputs, &[out], &values, &[]);
+        assert!(names[0].starts_with("HashedGatherReduce{"), "{names:?}");
+    }
+    let empty_rows = RaggedTensor::from_literal_typed(
+        &Literal::from(vec![Vec::<&str>::new(); 3]),
+        Some(DType::String),
+        Some(1),
+        None,
+    )
+    .unwrap();
+    check(&g, &inputs, &[out], &[empty_rows, table(97, &[4])], &[]);
+    let plain = FunctionGraph::new(&g, &inputs, &[out]).unwrap();
+    let short_table = [random_queries(8, 5), table(3, &[4])];
+    assert!(Interpreter::new(&plain).unwrap().run(&plain, &ExecContext::default(), &short_table).is_err());
+}
+
+#[test]
+fn hashed_gather_reduce_splits_rows_across_threads_with_the_same_bits() {
+    let (g, inputs, out) = hashed_bag(ReduceKind::Mean, 16);
+    let plain = FunctionGraph::new(&g, &inputs, &[out]).unwrap();
+    let mut fused = plain.clone();
+    optimize(&mut fused, &OptimizeOptions::default()).unwrap();
+    let values = [random_queries(9, 70_000), table(97, &[16])];
+    let want = Interpreter::new(&plain).unwrap().run(&plain, &ExecContext::default(), &values).unwrap();
+    for threads in [2, 3] {
+        let ctx = ExecContext::default().with_threads(threads);
+        let got = Interpreter::new(&fused).unwrap().run(&fused, &ctx, &values).unwrap();
+        assert!(got[0].equals(&want[0]), "{threads} threads: the values differ from the unoptimized graph's");
+    }
+}
+
+#[test]
+fn hashed_gather_reduce_leaves_buckets_read_elsewhere_and_other_tokens_alone() {
+    // The token buckets are an output too: they are computed anyway.
+    let (mut g, inputs, bigram_buckets) = padded_by_concat(2, true, false);
+    let x = inputs[0];
+    let table_in = g.input("table", TensorType::dense(DType::F32, &[Some(97), Some(2)])).unwrap();
+    let buckets = apply(&mut g, Arc::new(ToHashBucketFast::new(97).unwrap()), &[x]);
+    let a = apply(&mut g, Arc::new(Gather::new()), &[table_in, buckets]);
+    let b = apply(&mut g, Arc::new(Gather::new()), &[table_in, bigram_buckets]);
+    let all = apply(&mut g, Arc::new(Concat::new(1)), &[a, b]);
+    let out = apply(&mut g, Arc::new(Reduce::new(ReduceKind::Sum, Some(1), false)), &[all]);
+    let values = [random_queries(10, 20), table(97, &[2])];
+    let (_, names) = check(&g, &[x, table_in], &[out, buckets], &values, &[]);
+    assert!(names.iter().all(|n| !n.starts_with("HashedGatherReduce")), "{names:?}");
+    assert!(names.iter().any(|n| n.starts_with("GatherReduce{")), "{names:?}");
+
+    // Features of two token tensors.
+    let mut g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::String, 1)).unwrap();
+    let y = g.input("y", TensorType::ragged(DType::String, 1)).unwrap();
+    let t = g.input("table", TensorType::dense(DType::F32, &[Some(97), Some(2)])).unwrap();
+    let gathered: Vec<VarId> = [x, y]
+        .iter()
+        .map(|&s| {
+            let h = apply(&mut g, Arc::new(ToHashBucketFast::new(97).unwrap()), &[s]);
+            apply(&mut g, Arc::new(Gather::new()), &[t, h])
+        })
+        .collect();
+    let all = apply(&mut g, Arc::new(Concat::new(1)), &gathered);
+    let out = apply(&mut g, Arc::new(Reduce::new(ReduceKind::Mean, Some(1), false)), &[all]);
+    let values = [random_queries(11, 20), random_queries(12, 20), table(97, &[2])];
+    let (_, names) = check(&g, &[x, y, t], &[out], &values, &[]);
+    assert!(names.iter().all(|n| !n.starts_with("HashedGatherReduce")), "{names:?}");
+}

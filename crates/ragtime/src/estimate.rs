@@ -8,6 +8,8 @@
 //! - reductions over all axes, an inner axis, or the innermost ragged axis: one value per
 //!   remaining row (exact);
 //! - an output whose type fixes every dim: that shape (exact);
+//! - an embedding bag of hashed features (`HashedGatherReduce`, W7's one node): one table row per
+//!   row of the tokens (exact: it allocates nothing else but per-thread scratch);
 //! - anything else (gathers, n-grams, string assembly, structure ops whose size is in the data): an
 //!   estimate that keeps the largest input's rows, and no bound.
 //!
@@ -24,6 +26,7 @@ use std::collections::{HashMap, HashSet};
 use ragtime_core::limits::INDEX_BYTES_PER_ELEMENT;
 use ragtime_core::{DType, Dim, Error, RaggedTensor, Result, TensorType};
 use ragtime_graph::{FunctionGraph, Op, VarId};
+use ragtime_ops::fused::HashedGatherReduce;
 use ragtime_ops::reduce::{Axes, Reduce, Statistic};
 
 /// Scratch an op may take per worker thread (chunk bookkeeping, per-thread partial results).
@@ -137,6 +140,8 @@ enum Rule {
     SameRows(usize),
     /// A reduction of input 0 over axis `axis` (or every axis: `None`).
     Reduction(Option<usize>),
+    /// An embedding bag: one table row per row of input `rows`, the rows of input `table`.
+    Bag { rows: usize, table: usize },
     /// Only the type is known: the largest input's rows.
     TypeOnly,
 }
@@ -150,6 +155,9 @@ fn rule_of(op: &dyn Op, inputs: &[&TensorType]) -> Rule {
         return Rule::SameRows(i);
     }
     let any = op.as_any();
+    if any.is::<HashedGatherReduce>() && inputs.len() >= 2 {
+        return Rule::Bag { rows: 0, table: 1 };
+    }
     let axes = match (any.downcast_ref::<Reduce>(), any.downcast_ref::<Statistic>()) {
         (Some(r), _) => Some(&r.axis),
         (_, Some(s)) => Some(&s.axis),
@@ -269,6 +277,12 @@ fn node_outputs(op: &dyn Op, inputs: &[(&TensorType, &ValueSize)], outputs: &[&T
                     // The innermost ragged axis: one value per row of the level above.
                     Some(_) => shaped(ty, &levels[..levels.len() - 1], x.flat_shape.get(1..).unwrap_or(&[])),
                 };
+                (size, exact, false)
+            }
+            Rule::Bag { rows, table } => {
+                let levels = inputs[rows].1.levels();
+                let row = inputs[table].1.flat_shape.get(1..).unwrap_or(&[]);
+                let (size, exact) = shaped(ty, &levels[..1], row);
                 (size, exact, false)
             }
             Rule::TypeOnly => {

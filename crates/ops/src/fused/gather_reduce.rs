@@ -67,6 +67,21 @@ impl GatherReduce {
         })
     }
 
+    /// The reduction (sum or mean).
+    pub fn kind(&self) -> ReduceKind {
+        self.kind
+    }
+
+    /// Whether the reduced axis is kept (as 1).
+    pub fn keepdims(&self) -> bool {
+        self.keepdims
+    }
+
+    /// The number of `(table, indices)` pairs of inputs.
+    pub fn tables(&self) -> usize {
+        self.tables
+    }
+
     /// The fast path, when every table is dense of element type `T` with one row shape and every
     /// index tensor is ragged `[nrows, *]` with the same number of rows and every index in range;
     /// `None` sends the call to the inner graph (the replaced ops, which report the errors).

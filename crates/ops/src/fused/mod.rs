@@ -1,6 +1,8 @@
 //! The fused ops the optimizer builds — [`Composite`] (elementwise groups), [`RowKernel`]
-//! (row reductions with the maps around them), [`GatherReduce`] (sums of gathered table rows) and
-//! [`RowPooling`] (weighted sums of each row's vectors) — and their reference implementations.
+//! (row reductions with the maps around them), [`GatherReduce`] (sums of gathered table rows),
+//! [`HashedGatherReduce`] (sums of table rows picked by hashed tokens and n-grams, in one pass over
+//! the strings) and [`RowPooling`] (weighted sums of each row's vectors) — and their reference
+//! implementations.
 //!
 //! Each fused op holds the ops it replaced as an [`InnerGraph`](ragtime_graph::InnerGraph): a
 //! `FunctionGraph` whose inputs are the fused op's inputs (one subgraph IR, printed by
@@ -16,6 +18,7 @@
 //! JIT's input (dense, hashable, dtype per value; see `docs/architecture.md`).
 
 mod gather_reduce;
+mod hashed_bag;
 mod kernels;
 mod pooling;
 mod scalar_graph;
@@ -25,6 +28,7 @@ use std::sync::Arc;
 use ragtime_graph::OpRef;
 
 pub use gather_reduce::GatherReduce;
+pub use hashed_bag::{HashedFeature, HashedGatherReduce};
 pub use kernels::{Composite, Layout, OperandKind, OuterFold, RowKernel, RowOutput, RowReduction};
 pub use pooling::{ComputeWeights, PoolFloat, RowPooling};
 pub use scalar_graph::{ScalarConst, ScalarGraph, ScalarGraphBuilder, ScalarNode, ScalarRef};

@@ -168,7 +168,7 @@ impl Ngrams {
     }
 
     /// Number of n-grams of `width` in a row of `length` tokens.
-    fn count_for_width(&self, length: i64, width: i64) -> i64 {
+    pub(crate) fn count_for_width(&self, length: i64, width: i64) -> i64 {
         (length + 2 * self.pad_width(width) - width + 1).max(0)
     }
 
@@ -232,10 +232,13 @@ impl Ngrams {
     /// number, the items (tokens and pads) they are made of (the work), and an upper bound of
     /// their bytes. Padded output grows quadratically with the width, so a small file could
     /// otherwise ask for terabytes or run for hours. O(rows x widths).
-    fn check_output_size(&self, ctx: &ExecContext, col: &StringTensor, splits: &[i64]) -> Result<()> {
+    pub(crate) fn check_output_size(&self, ctx: &ExecContext, col: &StringTensor, splits: &[i64]) -> Result<()> {
+        let offsets = col.offsets();
+        if self.within_limits_at_most(ctx, offsets, splits) {
+            return Ok(());
+        }
         let (lp, rp) = self.pad_values().map_or((0, 0), |(l, r)| (l.len() as u128, r.len() as u128));
         let sep = self.separator.len() as u128;
-        let offsets = col.offsets();
         let (mut ngrams, mut items, mut bytes) = (0u128, 0u128, 0u128);
         let mut add_width = |count: i64, width: i64, pad: i64, row_bytes: u128| {
             let (count, width, pad) = (count.max(0) as u128, width.max(0) as u128, pad.max(0) as u128);
@@ -273,6 +276,33 @@ impl Ngrams {
             ));
         }
         Ok(())
+    }
+
+    /// Whether a bound of the n-grams' size over all rows at once (every row counted as if it had
+    /// all the padding n-grams a row can have) is within the limits: then so is the exact size
+    /// [`Ngrams::check_output_size`] adds up row by row, which it need not walk. O(widths).
+    fn within_limits_at_most(&self, ctx: &ExecContext, offsets: &[i64], splits: &[i64]) -> bool {
+        let (Some(&first), Some(&last)) = (splits.first(), splits.last()) else { return true };
+        if self.preserve_short_sequences {
+            return false;
+        }
+        let (lp, rp) = self.pad_values().map_or((0, 0), |(l, r)| (l.len() as u128, r.len() as u128));
+        let sep = self.separator.len() as u128;
+        let nrows = splits.len().saturating_sub(1) as u128;
+        let tokens = (last - first).max(0) as u128;
+        let bytes_of_tokens = (offsets[last as usize] - offsets[first as usize]).max(0) as u128;
+        let (mut ngrams, mut items, mut bytes) = (0u128, 0u128, 0u128);
+        for &width in &self.widths {
+            let (w, pad) = (width.max(0) as u128, self.pad_width(width).max(0) as u128);
+            // A row of `n` tokens has `max(n + 2 pad - w + 1, 0) <= n + max(2 pad + 1 - w, 0)` n-grams,
+            // each with at most `pad` pads on each side.
+            let count = tokens + nrows * (2 * pad + 1).saturating_sub(w);
+            ngrams += count;
+            items += count * w;
+            bytes += count * pad * (lp + rp) + w * bytes_of_tokens + count * w.saturating_sub(1) * sep;
+        }
+        let max_bytes = ctx.limits().buffer_bytes;
+        ngrams <= (max_bytes / 8) as u128 && items <= max_bytes as u128 && bytes <= max_bytes as u128
     }
 
     /// The n-grams of every row `splits[i]..splits[i + 1]` of `col`: the n-gram column and its splits.
@@ -330,7 +360,7 @@ impl Ngrams {
 
     /// Whether the n-grams are of one width without short sequences preserved: the form
     /// [`Ngrams::ngrams_of_one_width`] and [`HashedNgrams`] compute in parallel.
-    fn one_width(&self) -> Option<i64> {
+    pub(crate) fn one_width(&self) -> Option<i64> {
         match (self.widths.as_slice(), self.preserve_short_sequences) {
             ([width], false) => Some(*width),
             _ => None,
@@ -412,28 +442,59 @@ struct RowTokens<'a> {
     len: usize,
 }
 
+/// A separator or pad value, kept in a 16-byte array when it fits one: the source then always
+/// holds 16 bytes from its start, so [`ragtime_core::append_bytes`] writes it with one 16-byte
+/// move, as it does short tokens (the n-gram kernels write one separator per token).
+#[derive(Clone, Copy)]
+struct Piece<'a> {
+    bytes: &'a [u8],
+    padded: [u8; 16],
+}
+
+impl<'a> Piece<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        let mut padded = [0u8; 16];
+        if let Some(head) = padded.get_mut(..bytes.len()) {
+            head.copy_from_slice(bytes);
+        }
+        Piece { bytes, padded }
+    }
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Appends the piece to `dst` at `at` (as [`ragtime_core::append_bytes`]); returns its end.
+    #[inline(always)]
+    fn append(&self, dst: &mut [u8], at: usize) -> usize {
+        let src = if self.bytes.len() <= 16 { &self.padded[..] } else { self.bytes };
+        ragtime_core::append_bytes(dst, at, src, 0, self.bytes.len())
+    }
+}
+
 /// The n-grams of one width of a token column: n-gram `j` of a row covers positions
 /// `j..j + width` of the row with `pad` copies of the pad values on each side, which is what
 /// [`Ngrams::write_ngram`] writes. A row is given by its token offsets (`len + 1` of them).
-struct OneWidth<'a> {
+pub(crate) struct OneWidth<'a> {
     width: i64,
     pad: i64,
-    left_pad: &'a [u8],
-    right_pad: &'a [u8],
-    sep: &'a [u8],
+    left_pad: Piece<'a>,
+    right_pad: Piece<'a>,
+    sep: Piece<'a>,
     bytes: &'a [u8],
     offsets: &'a [i64],
 }
 
 impl<'a> OneWidth<'a> {
-    fn new(op: &'a Ngrams, col: &'a StringTensor, width: i64) -> Self {
+    pub(crate) fn new(op: &'a Ngrams, col: &'a StringTensor, width: i64) -> Self {
         let (left_pad, right_pad) = op.pad_values().map_or((&b""[..], &b""[..]), |(l, r)| (l.as_bytes(), r.as_bytes()));
         OneWidth {
             width,
             pad: op.pad_width(width),
-            left_pad,
-            right_pad,
-            sep: op.separator.as_bytes(),
+            left_pad: Piece::new(left_pad),
+            right_pad: Piece::new(right_pad),
+            sep: Piece::new(op.separator.as_bytes()),
             bytes: col.bytes(),
             offsets: col.offsets(),
         }
@@ -441,12 +502,14 @@ impl<'a> OneWidth<'a> {
 
     /// Whether n-gram `j` of a row of `len` tokens is tokens only (every n-gram but those at a
     /// padded row's ends): the tokens from `j - pad`.
+    #[inline(always)]
     fn inner(&self, j: i64, len: i64) -> bool {
         j >= self.pad && j + self.width <= self.pad + len
     }
 
     /// N-gram `j` of a row of `len` tokens: how many left pads, which tokens (`lo..hi` of the
     /// row), how many right pads.
+    #[inline(always)]
     fn window(&self, j: i64, len: i64) -> (i64, i64, i64, i64) {
         let (width, pad) = (self.width, self.pad);
         let left = (pad - j).clamp(0, width);
@@ -456,7 +519,7 @@ impl<'a> OneWidth<'a> {
     }
 
     /// The bytes of n-gram `j` of the row with token offsets `tokens`.
-    fn len(&self, tokens: &[i64], j: i64) -> i64 {
+    pub(crate) fn len(&self, tokens: &[i64], j: i64) -> i64 {
         let len = tokens.len() as i64 - 1;
         let seps = (self.width - 1) * self.sep.len() as i64;
         seps + if self.inner(j, len) {
@@ -470,32 +533,43 @@ impl<'a> OneWidth<'a> {
 
     /// Writes n-gram `j` of the row with token offsets `tokens` into `dst` at `at` (with
     /// [`ragtime_core::append_bytes`]: `dst` is filled front to back); returns its end.
-    fn append(&self, dst: &mut [u8], at: usize, tokens: &[i64], j: i64) -> usize {
+    #[inline]
+    pub(crate) fn append(&self, dst: &mut [u8], at: usize, tokens: &[i64], j: i64) -> usize {
         let len = tokens.len() as i64 - 1;
-        // Appends `src[begin..end]`, after the separator unless it is the n-gram's first piece.
-        let put = |dst: &mut [u8], at: usize, src: &[u8], (begin, end): (usize, usize), first: bool| {
-            let at = if first { at } else { ragtime_core::append_bytes(dst, at, self.sep, 0, self.sep.len()) };
-            ragtime_core::append_bytes(dst, at, src, begin, end)
+        let token = |dst: &mut [u8], at: usize, t: usize| {
+            ragtime_core::append_bytes(dst, at, self.bytes, tokens[t] as usize, tokens[t + 1] as usize)
         };
-        let token = |t: usize| (tokens[t] as usize, tokens[t + 1] as usize);
-        let mut at = at;
         if self.inner(j, len) {
             let first = (j - self.pad) as usize;
-            at = put(dst, at, self.bytes, token(first), true);
+            let mut at = token(dst, at, first);
             for t in first + 1..first + self.width as usize {
-                at = put(dst, at, self.bytes, token(t), false);
+                at = self.sep.append(dst, at);
+                at = token(dst, at, t);
             }
             return at;
         }
         let (left, lo, hi, right) = self.window(j, len);
-        for k in 0..left {
-            at = put(dst, at, self.left_pad, (0, self.left_pad.len()), k == 0);
+        // Every piece after the n-gram's first follows a separator.
+        let mut at = at;
+        let mut first = true;
+        let mut separate = |dst: &mut [u8], at: usize| {
+            if std::mem::replace(&mut first, false) {
+                at
+            } else {
+                self.sep.append(dst, at)
+            }
+        };
+        for _ in 0..left {
+            at = separate(dst, at);
+            at = self.left_pad.append(dst, at);
         }
         for t in lo as usize..hi as usize {
-            at = put(dst, at, self.bytes, token(t), left == 0 && t == lo as usize);
+            at = separate(dst, at);
+            at = token(dst, at, t);
         }
-        for k in 0..right {
-            at = put(dst, at, self.right_pad, (0, self.right_pad.len()), left == 0 && hi == lo && k == 0);
+        for _ in 0..right {
+            at = separate(dst, at);
+            at = self.right_pad.append(dst, at);
         }
         at
     }
