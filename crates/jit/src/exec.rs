@@ -367,7 +367,7 @@ impl JitKernel {
         let completed = if ranges.len() <= 1 {
             ranges.iter().all(launch)
         } else {
-            ragtime_ops::parallel::pool(threads)?.install(|| ranges.par_iter().all(launch))
+            ragtime_runtime::parallel::pool(threads)?.install(|| ranges.par_iter().all(launch))
         };
         drop(buffers);
         if !completed {

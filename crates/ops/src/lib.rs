@@ -14,7 +14,6 @@ pub mod gather;
 pub mod grad;
 pub mod index;
 pub mod linalg;
-pub mod parallel;
 pub mod reduce;
 pub mod registry;
 pub mod rows;

@@ -4,10 +4,10 @@
 //! operands and values by these references, so each mismatch is refused at construction.
 
 use ragtime_core::{DType, ErrorKind, TensorType};
-use ragtime_graph::{InnerGraph, InnerGraphBuilder};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
 use ragtime_ops::fused::{op_ref, Composite, OperandKind, RowKernel, RowOutput, RowReduction, ScalarGraph, ScalarRef};
 use ragtime_ops::reduce::{Reduce, ReduceKind};
+use ragtime_runtime::{InnerGraph, InnerGraphBuilder};
 
 fn refused<T: std::fmt::Debug>(what: &str, r: ragtime_core::Result<T>) {
     let e = r.expect_err(what);

@@ -12,11 +12,12 @@
 //! replaced ops) runs when the operands do not line up at run time (different partitions).
 
 use ragtime_core::{DType, Dim, Result, TensorType};
-use ragtime_graph::{ApplyId, Client, FunctionGraph, InnerGraphBuilder, OpRef, VarId};
+use ragtime_graph::{ApplyId, Client, FunctionGraph, OpRef, VarId};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
 use ragtime_ops::fused::{op_ref, RowPooling};
 use ragtime_ops::reduce::{Reduce, ReduceKind};
 use ragtime_ops::structure::ExpandDims;
+use ragtime_runtime::InnerGraphBuilder;
 
 type Rewrite = Result<Option<Vec<(VarId, VarId)>>>;
 

@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use ragtime_core::limits::Limits;
 use ragtime_core::{Error, ErrorKind, ExecContext, RaggedTensor, Result, TensorType};
-use ragtime_graph::{debugprint_function, FunctionGraph, Graph, Interpreter, PrintOptions, VarId};
+use ragtime_graph::{debugprint_function, FunctionGraph, Graph, PrintOptions, VarId};
 use ragtime_opt::{optimize, optimize_staged, Level, OptimizeOptions, RewriteReport};
+use ragtime_runtime::Interpreter;
 
 use crate::estimate::{MemoryEstimate, ValueSize};
 use crate::state::{Locked, State};

@@ -31,9 +31,9 @@ use ragtime_graph::{Graph, VarId};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
 use ragtime_ops::gather::Gather;
 use ragtime_ops::grad::{FlatPositions, ScatterAdd, Unreduce};
-use ragtime_ops::parallel;
 use ragtime_ops::reduce::{Reduce, ReduceKind};
 use ragtime_ops::structure::FilledLike;
+use ragtime_runtime::parallel;
 
 use crate::state::{Locked, State};
 

@@ -8,7 +8,8 @@ use std::any::Any;
 use std::cell::RefCell;
 
 use ragtime_core::{dispatch_dtype, DenseTensor, Error, ExecContext, RaggedTensor, Result};
-use ragtime_graph::{Cost, FunctionGraph, InnerGraph, Op, OpProperties};
+use ragtime_graph::{Cost, FunctionGraph, Op, OpProperties};
+use ragtime_runtime::InnerGraph;
 
 use super::scalar_graph::{Chunk, ScalarGraph, ScalarRef};
 use crate::reduce::defs::ReduceKind;

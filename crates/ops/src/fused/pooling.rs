@@ -14,7 +14,8 @@
 use std::any::Any;
 
 use ragtime_core::{DType, DenseTensor, Error, ExecContext, RaggedTensor, Result, TensorType};
-use ragtime_graph::{Cost, FunctionGraph, InnerGraph, Op, OpProperties};
+use ragtime_graph::{Cost, FunctionGraph, Op, OpProperties};
+use ragtime_runtime::{parallel, InnerGraph};
 
 use crate::elemwise::kernels::IeeeExtremes;
 use crate::reduce::defs::ReduceKind;
@@ -147,7 +148,7 @@ fn fill_all<T: PoolFloat>(
     out: &mut [T],
 ) -> Result<()> {
     let (Some(kind), Some(splits)) = (outer, ops.outer) else {
-        return crate::parallel::fill_chunks(ctx, out, width, |first, chunk| match width {
+        return parallel::fill_chunks(ctx, out, width, |first, chunk| match width {
             4 => fill::<T, 4>(ops, first, chunk),
             8 => fill::<T, 8>(ops, first, chunk),
             16 => fill::<T, 16>(ops, first, chunk),
@@ -157,7 +158,7 @@ fn fill_all<T: PoolFloat>(
     let identity = kind.identity::<T>(true);
     macro_rules! folded {
         ($step:expr) => {
-            crate::parallel::fill_chunks(ctx, out, width, |first, chunk| match width {
+            parallel::fill_chunks(ctx, out, width, |first, chunk| match width {
                 4 => fill_outer::<T, 4, _>(ops, (splits, identity, $step), first, chunk),
                 8 => fill_outer::<T, 8, _>(ops, (splits, identity, $step), first, chunk),
                 16 => fill_outer::<T, 16, _>(ops, (splits, identity, $step), first, chunk),

@@ -8,6 +8,7 @@ use ragtime_core::{
     TensorType,
 };
 use ragtime_graph::{expect_arity, Attr, Attrs, Op};
+use ragtime_runtime::parallel;
 
 use crate::strings::common::{expect_string, string_column, HASH, NGRAMS};
 use crate::strings::hashing::ToHashBucketFast;
@@ -364,7 +365,7 @@ impl Ngrams {
             }
             row_offsets.push(end);
         }
-        let buf: Vec<u8> = crate::parallel::spans_filled(ctx, NGRAMS, &row_offsets, |rows, chunk| {
+        let buf: Vec<u8> = parallel::spans_filled(ctx, NGRAMS, &row_offsets, |rows, chunk| {
             let mut at = 0;
             for r in rows {
                 let tokens = &grams.offsets[splits[r] as usize..=splits[r + 1] as usize];
@@ -611,7 +612,7 @@ impl HashedNgrams {
         self.ngrams.check_output_size(ctx, col, splits)?;
         let out_splits = self.ngrams.one_width_splits(ctx, splits, width)?;
         let grams = OneWidth::new(&self.ngrams, col, width);
-        let buckets: Vec<i64> = crate::parallel::spans_filled(ctx, HASH, &out_splits, |rows, chunk| {
+        let buckets: Vec<i64> = parallel::spans_filled(ctx, HASH, &out_splits, |rows, chunk| {
             // Room for the n-gram plus the 16 bytes `append_bytes` may write past it.
             let mut scratch: Vec<u8> = Vec::new();
             let mut k = 0;
