@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use ragtime_core::compare::compare;
 use ragtime_core::{dispatch_dtype, DenseTensor, Element, Error, ExecContext, RaggedTensor, Result, TensorType};
+use ragtime_fused::{Composite, Layout, OperandKind, RowKernel, RowOutput};
 use ragtime_graph::{FunctionGraph, Op, OpProperties, OpRef};
-use ragtime_ops::fused::{Composite, Layout, OperandKind, RowKernel, RowOutput};
 use rayon::prelude::*;
 
 use crate::kernel::{FusedKernel, Jit};

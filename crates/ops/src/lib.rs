@@ -9,7 +9,6 @@ pub mod bincount;
 pub mod broadcast;
 pub mod cross;
 pub mod elemwise;
-pub mod fused;
 pub mod gather;
 pub mod grad;
 pub mod index;

@@ -11,8 +11,8 @@
 use std::sync::LazyLock;
 
 use ragtime_core::{DType, Result};
+use ragtime_fused::{op_ref, GatherReduce};
 use ragtime_graph::{ApplyId, FunctionGraph, VarId};
-use ragtime_ops::fused::{op_ref, GatherReduce};
 use ragtime_ops::gather::Gather;
 use ragtime_ops::reduce::{Reduce, ReduceKind};
 use ragtime_ops::structure::Concat;

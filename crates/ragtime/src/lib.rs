@@ -71,7 +71,7 @@ pub mod ir {
     }
     /// The fused ops the optimizer builds.
     pub mod fused {
-        pub use ragtime_ops::fused::*;
+        pub use ragtime_fused::*;
     }
 }
 

@@ -4,8 +4,8 @@
 //! operands and values by these references, so each mismatch is refused at construction.
 
 use ragtime_core::{DType, ErrorKind, TensorType};
+use ragtime_fused::{op_ref, Composite, OperandKind, RowKernel, RowOutput, RowReduction, ScalarGraph, ScalarRef};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
-use ragtime_ops::fused::{op_ref, Composite, OperandKind, RowKernel, RowOutput, RowReduction, ScalarGraph, ScalarRef};
 use ragtime_ops::reduce::{Reduce, ReduceKind};
 use ragtime_runtime::{InnerGraph, InnerGraphBuilder};
 

@@ -17,9 +17,9 @@ use ragtime_core::{DType, DenseTensor, Error, ExecContext, RaggedTensor, Result,
 use ragtime_graph::{Cost, FunctionGraph, Op, OpProperties};
 use ragtime_runtime::{parallel, InnerGraph};
 
-use crate::elemwise::kernels::IeeeExtremes;
-use crate::reduce::defs::ReduceKind;
-use crate::reduce::fold::RowSum;
+use ragtime_ops::elemwise::IeeeExtremes;
+use ragtime_ops::reduce::ReduceKind;
+use ragtime_ops::reduce::RowSum;
 
 /// The fused weighted row sum (and optional outer reduction) of the module docs. Inputs: `w`
 /// (ragged rank `k >= 1`, scalar items) and `f` (the same partitions, items of `width` values).

@@ -15,9 +15,9 @@ use ragtime_core::{DenseTensor, Element, ExecContext, RaggedTensor, Result, Tens
 use ragtime_graph::{Cost, FunctionGraph, Op, OpProperties};
 use ragtime_runtime::{parallel, InnerGraph};
 
-use crate::reduce::defs::ReduceKind;
-use crate::reduce::fold::add_item;
-use crate::reduce::fold::RowSum;
+use ragtime_ops::reduce::add_item;
+use ragtime_ops::reduce::ReduceKind;
+use ragtime_ops::reduce::RowSum;
 
 /// The fused gather-then-reduce op; inputs are `(table_0, indices_0, table_1, indices_1, ...)`.
 #[derive(Debug, Clone, PartialEq)]

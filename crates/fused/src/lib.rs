@@ -1,4 +1,4 @@
-//! The fused ops the optimizer builds — [`Composite`] (elementwise groups), [`RowKernel`]
+//! ragtime-fused: the fused ops the optimizer builds — [`Composite`] (elementwise groups), [`RowKernel`]
 //! (row reductions with the maps around them), [`GatherReduce`] (sums of gathered table rows) and
 //! [`RowPooling`] (weighted sums of each row's vectors) — and their reference implementations.
 //!
@@ -11,9 +11,11 @@
 //! no broadcast is materialized; otherwise it runs the inner graph through the executor
 //! ([`ragtime_runtime::Interpreter`]) with the caller's context, which defines the semantics
 //! (broadcasting, errors naming the inner node). Both paths use the same scalar kernels
-//! ([`crate::elemwise::op::apply_aligned`], [`crate::reduce::fold::fold_rows`]), so results are
+//! ([`ragtime_ops::elemwise::apply_aligned`], [`ragtime_ops::reduce::fold_rows`]), so results are
 //! bit-identical to the unfused graph. [`ScalarGraph`] stays beside the inner graph as the
 //! JIT's input (dense, hashable, dtype per value; see `docs/architecture.md`).
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod gather_reduce;
 mod kernels;
