@@ -1,61 +1,72 @@
 //! `ExecContext`: the run-time settings of one call (threads, limits, memory budget, Debug flag,
 //! current node), passed to every op's `perform` instead of living in thread-locals.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use crate::limits::{self, Limits, INDEX_BYTES_PER_ELEMENT, MAX_ELEMENT_BYTES};
 use crate::Result;
 
-/// The bytes charged to one call. Shared by the contexts of the call's nodes and safe to charge
-/// from the worker threads of a parallel region.
-#[derive(Debug)]
-struct Budget {
-    limit: usize,
-    used: AtomicUsize,
+/// A call's memory budget as ops see it: what [`ExecContext::charge`] (and so `try_vec`,
+/// `checked_len` and the string builders) charges. The accounting is the runtime's
+/// (`ragtime_runtime::Budget`, one atomic counter shared by the call's nodes and worker
+/// threads); this is the smallest interface the context needs to hold it, since the context
+/// lives here, under `Op::perform`.
+pub trait CallBudget: fmt::Debug + Send + Sync {
+    /// Charges `bytes` for op `op`, refusing them (`resource_exhausted`, naming `op`) when they
+    /// would pass the budget; refused bytes are not charged.
+    fn charge(&self, op: &str, bytes: usize) -> Result<()>;
+
+    /// The bytes charged so far.
+    fn used(&self) -> usize;
 }
 
 /// What one call of a compiled function runs with: the threads its ops may use, the [`Limits`] in
 /// force, its memory budget (every data-sized buffer an op allocates is charged to it, and one that
 /// would pass it is refused before it is made), the Debug flag, and the node being run (for
-/// errors). The executor builds one per call; cloning shares the budget.
+/// errors). The runtime builds one per call (`ragtime_runtime::call_context`, which gives it a
+/// fresh budget of `limits.call_budget`); cloning shares the budget.
 ///
 /// ```
 /// use ragtime_core::{limits::Limits, ExecContext};
-/// let ctx = ExecContext::new(Limits::untrusted().with_call_budget(1000)).with_threads(2);
-/// let _kept: Vec<u64> = ctx.try_vec("demo", 100)?;
-/// assert_eq!(ctx.budget_used(), Some(800));
-/// assert!(ctx.try_vec::<u64>("demo", 100).is_err(), "800 + 800 bytes pass the budget");
-/// # Ok::<(), ragtime_core::Error>(())
+/// let ctx = ExecContext::new(Limits::untrusted()).with_threads(2);
+/// assert_eq!((ctx.threads(), ctx.budget_used()), (2, None), "no budget attached: nothing charged");
+/// assert!(ctx.try_vec::<u64>("demo", 1 << 30).is_err(), "8 GiB pass the untrusted per-buffer limit");
 /// ```
 #[derive(Debug, Clone)]
 pub struct ExecContext {
     threads: usize,
     limits: Limits,
     /// `None` outside a call: nothing is charged.
-    budget: Option<Arc<Budget>>,
+    budget: Option<Arc<dyn CallBudget>>,
     debug: bool,
     node: Option<Arc<str>>,
 }
 
 impl ExecContext {
-    /// A context for one call under `limits`, with a fresh budget of `limits.call_budget`, one
-    /// thread, Debug off.
+    /// A context under `limits`, one thread, Debug off, and no budget until one is attached
+    /// ([`ExecContext::with_budget`]; a call's context comes with one, see the type's docs).
     pub fn new(limits: Limits) -> Self {
-        ExecContext {
-            threads: 1,
-            limits,
-            budget: Some(Arc::new(Budget { limit: limits.call_budget, used: AtomicUsize::new(0) })),
-            debug: false,
-            node: None,
-        }
+        ExecContext { threads: 1, limits, budget: None, debug: false, node: None }
     }
 
     /// The context of code that runs outside any call (building input values, converting
     /// Arrow data, tests): [`Limits::trusted`], no budget, one thread.
     pub fn detached() -> &'static ExecContext {
         static DETACHED: OnceLock<ExecContext> = OnceLock::new();
-        DETACHED.get_or_init(|| ExecContext { budget: None, ..ExecContext::new(Limits::trusted()) })
+        DETACHED.get_or_init(|| ExecContext::new(Limits::trusted()))
+    }
+
+    /// This context charging `budget` (shared by every clone made from it).
+    pub fn with_budget(mut self, budget: Arc<dyn CallBudget>) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// This context under `limits` (the budget, if any, is kept).
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// This context with up to `threads` threads (at least one).
@@ -74,15 +85,6 @@ impl ExecContext {
     /// This context while node `node` (its op and output, as errors name it) runs; shares the budget.
     pub fn at_node(&self, node: &Arc<str>) -> Self {
         ExecContext { node: Some(node.clone()), ..self.clone() }
-    }
-
-    /// The same settings with a fresh budget of `limit` bytes (the replays of `Mode::Debug`).
-    pub fn with_fresh_budget(&self, limit: usize) -> Self {
-        ExecContext {
-            budget: Some(Arc::new(Budget { limit, used: AtomicUsize::new(0) })),
-            limits: self.limits.with_call_budget(limit),
-            ..self.clone()
-        }
     }
 
     /// The threads the call's ops may use.
@@ -107,29 +109,16 @@ impl ExecContext {
 
     /// The bytes charged so far to the call's budget (`None` outside a call).
     pub fn budget_used(&self) -> Option<usize> {
-        self.budget.as_ref().map(|b| b.used.load(Ordering::Relaxed))
+        self.budget.as_ref().map(|b| b.used())
     }
 
     /// Charges `bytes` to the call's budget (nothing outside a call), refusing them when they
     /// would pass its limit.
     pub fn charge(&self, op: &str, bytes: usize) -> Result<()> {
-        let Some(budget) = &self.budget else { return Ok(()) };
-        budget
-            .used
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
-                used.checked_add(bytes).filter(|&total| total <= budget.limit)
-            })
-            .map(drop)
-            .map_err(|used| {
-                limits::exhausted(
-                    op,
-                    format!(
-                        "{bytes} more bytes would exceed the call's memory budget of {} bytes ({used} already used); {}",
-                        budget.limit,
-                        limits::HOW_TO_RAISE
-                    ),
-                )
-            })
+        match &self.budget {
+            Some(budget) => budget.charge(op, bytes),
+            None => Ok(()),
+        }
     }
 
     /// See [`Limits::checked_size`].
@@ -213,35 +202,34 @@ mod tests {
     }
 
     #[test]
-    fn budgets_charge_buffers_and_are_shared_by_the_nodes_of_a_call() {
-        let ctx = ExecContext::new(Limits::untrusted().with_call_budget(1000));
-        ctx.try_vec::<u64>("t", 100).unwrap();
-        assert_eq!(ctx.budget_used(), Some(800));
-        let node: Arc<str> = Arc::from("Tile{..} -> y");
-        let at = ctx.at_node(&node);
-        let e = at.try_vec::<u64>("t", 100).unwrap_err();
-        assert!(e.to_string().contains("memory budget of 1000 bytes (800 already used)"), "{e}");
-        assert_eq!(at.node(), Some("Tile{..} -> y"));
-        let fresh = ctx.with_fresh_budget(10);
-        assert_eq!(fresh.budget_used(), Some(0));
-        assert_eq!(ctx.budget_used(), Some(800), "a fresh budget leaves the call's alone");
-        assert_eq!(ExecContext::detached().budget_used(), None);
-        ExecContext::detached().try_vec::<u64>("t", 1000).unwrap();
-    }
-
-    #[test]
-    fn worker_threads_charge_one_budget() {
-        let ctx = ExecContext::new(Limits::untrusted().with_call_budget(1 << 20));
-        std::thread::scope(|s| {
-            for _ in 0..4 {
-                s.spawn(|| {
-                    for _ in 0..64 {
-                        ctx.charge("t", 1024).unwrap();
-                    }
-                });
+    fn contexts_charge_the_budget_they_hold_and_share_it() {
+        /// Counts what it is charged, up to 1000 bytes (the runtime's `Budget` is the real one).
+        #[derive(Debug, Default)]
+        struct Counter(std::sync::Mutex<usize>);
+        impl CallBudget for Counter {
+            fn charge(&self, op: &str, bytes: usize) -> Result<()> {
+                let mut used = self.0.lock().unwrap();
+                if *used + bytes > 1000 {
+                    return Err(limits::exhausted(op, format!("{bytes} more bytes")));
+                }
+                *used += bytes;
+                Ok(())
             }
-        });
-        assert_eq!(ctx.budget_used(), Some(4 * 64 * 1024));
-        assert!(ctx.charge("t", 1 << 20).is_err());
+            fn used(&self) -> usize {
+                *self.0.lock().unwrap()
+            }
+        }
+        let ctx = ExecContext::new(Limits::untrusted());
+        assert_eq!(ctx.budget_used(), None);
+        ctx.try_vec::<u64>("t", 1000).unwrap();
+        let ctx = ctx.with_budget(Arc::new(Counter::default()));
+        ctx.try_vec::<u64>("t", 100).unwrap();
+        let at = ctx.at_node(&Arc::from("Tile{..} -> y"));
+        assert_eq!(at.budget_used(), Some(800), "the node's context shares the call's budget");
+        assert_eq!(at.try_vec::<u64>("t", 100).unwrap_err().kind(), ErrorKind::ResourceExhausted);
+        assert_eq!(at.node(), Some("Tile{..} -> y"));
+        let wider = ctx.with_limits(Limits::trusted());
+        assert_eq!((wider.limits(), wider.budget_used()), (&Limits::trusted(), Some(800)));
+        assert_eq!(ExecContext::detached().budget_used(), None);
     }
 }

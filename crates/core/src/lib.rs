@@ -20,7 +20,7 @@ mod strings;
 mod types;
 
 pub use buffer::SharedSlice;
-pub use context::ExecContext;
+pub use context::{CallBudget, ExecContext};
 pub use dense::{DenseArray, DenseTensor};
 pub use dtype::DType;
 pub use element::Element;

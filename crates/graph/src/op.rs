@@ -82,7 +82,7 @@ pub trait Op: OpEq + fmt::Debug + Send + Sync + 'static {
     fn as_any(&self) -> &dyn Any;
 
     /// The subgraph a fused op stands for (its definition: the ops it replaced, see
-    /// [`crate::InnerGraph`]), drawn by `debugprint` under `Inner graphs:`; `None` for other ops.
+    /// `ragtime_runtime::InnerGraph`), drawn by `debugprint` under `Inner graphs:`; `None` for other ops.
     fn inner_graph(&self) -> Option<&FunctionGraph> {
         None
     }

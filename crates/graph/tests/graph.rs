@@ -1,12 +1,10 @@
-//! FunctionGraph cloning, clients, replace, the verifier, the interpreter and golden `debugprint` outputs.
+//! FunctionGraph cloning, clients, replace, the verifier and golden `debugprint` outputs.
 
 use std::any::Any;
 use std::sync::Arc;
 
 use ragtime_core::{DType, DenseTensor, Error, ErrorKind, ExecContext, RaggedTensor, Result, TensorType};
-use ragtime_graph::{
-    debugprint, debugprint_function, expect_arity, Client, FunctionGraph, Graph, Interpreter, Op, PrintOptions,
-};
+use ragtime_graph::{debugprint, debugprint_function, expect_arity, Client, FunctionGraph, Graph, Op, PrintOptions};
 
 /// A test op: elementwise sum of dense int64 tensors of one shape.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,19 +90,6 @@ fn function_graph_clients_and_verify() {
     let out = fg.outputs()[0];
     assert_eq!(fg.clients(out), &[Client::Output(0)]);
     assert_eq!(fg.toposort().unwrap().len(), 2);
-}
-
-#[test]
-fn interpreter_runs_and_reports_the_node() {
-    let (g, inputs, y) = sample();
-    let fg = FunctionGraph::new(&g, &inputs, &[y]).unwrap();
-    let interp = Interpreter::new(&fg).unwrap();
-    let out = interp.run(&fg, &ExecContext::default(), &[vec_i64(&[1, 2])]).unwrap();
-    // (x + 10) + (x + 10) + x
-    assert_eq!(out[0].flat_values().as_slice::<i64>().unwrap(), &[23, 26]);
-    let err = interp.run(&fg, &ExecContext::default(), &[vec_i64(&[1, 2, 3])]).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::IncompatibleShapes);
-    assert!(err.to_string().contains("Sum{inner}"), "the error names the node: {err}");
 }
 
 #[test]

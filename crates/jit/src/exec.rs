@@ -5,14 +5,14 @@
 
 use std::any::Any;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use ragtime_core::compare::compare;
 use ragtime_core::{dispatch_dtype, DenseTensor, Element, Error, ExecContext, RaggedTensor, Result, TensorType};
+use ragtime_fused::{Composite, Layout, OperandKind, RowKernel, RowOutput, RowPooling};
 use ragtime_graph::{FunctionGraph, Op, OpProperties, OpRef};
-use ragtime_ops::fused::{Composite, Layout, OperandKind, RowKernel, RowOutput, RowPooling};
+use ragtime_runtime::KernelCache;
 use rayon::prelude::*;
 
 use crate::kernel::{FusedKernel, Jit};
@@ -36,9 +36,10 @@ const PIECES_PER_THREAD: usize = 4;
 /// A compiled kernel with the plan it was emitted from.
 type Compiled = (FusedKernel, Arc<KernelPlan>);
 
-fn cache() -> &'static Mutex<HashMap<KernelSpec, Compiled>> {
-    static CACHE: OnceLock<Mutex<HashMap<KernelSpec, Compiled>>> = OnceLock::new();
-    CACHE.get_or_init(Default::default)
+/// The process-wide kernel cache: every function's kernels, by spec.
+fn cache() -> &'static KernelCache<KernelSpec, Compiled> {
+    static CACHE: OnceLock<KernelCache<KernelSpec, Compiled>> = OnceLock::new();
+    CACHE.get_or_init(|| KernelCache::new("JIT kernel cache"))
 }
 
 thread_local! {
@@ -146,14 +147,12 @@ fn output_buffer<T: Pooled>(ctx: &ExecContext, name: &str, n: usize) -> Result<B
 /// Empties the process-wide kernel cache, so the next compile of any graph compiles its kernels
 /// anew (for measuring cold compiles; machine code already handed out stays valid).
 pub fn clear_kernel_cache() {
-    if let Ok(mut c) = cache().lock() {
-        c.clear();
-    }
+    cache().clear();
 }
 
 /// The number of kernels in the process-wide cache.
 pub fn cached_kernels() -> usize {
-    cache().lock().map(|c| c.len()).unwrap_or(0)
+    cache().len()
 }
 
 /// The compiled kernel of `spec`, from the process-wide cache (keyed by the spec: scalar graph,
@@ -163,26 +162,23 @@ pub fn kernel_for(spec: &KernelSpec) -> Result<FusedKernel> {
 }
 
 /// The kernel of `spec` and its plan for this machine, from the cache or planned and compiled
-/// now (`RAGTIME_JIT_PLAN=1` prints each plan compiled to stderr).
+/// now, once per spec (`RAGTIME_JIT_PLAN=1` prints each plan compiled to stderr).
 fn compiled(spec: &KernelSpec) -> Result<Compiled> {
-    let mut cache = cache().lock().map_err(|_| Error::graph("the JIT kernel cache is poisoned"))?;
-    if let Some(k) = cache.get(spec) {
-        return Ok(k.clone());
-    }
-    let plan = Arc::new(KernelPlan::new(spec, Target::host()));
-    if std::env::var_os("RAGTIME_JIT_PLAN").is_some() {
-        eprintln!("{plan}");
-    }
-    let kernel = JIT.with(|cell| -> Result<FusedKernel> {
-        let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            *slot = Some(Jit::new().map_err(|e| Error::graph(format!("JIT: {e}")))?);
+    cache().get_or_compile(spec, || {
+        let plan = Arc::new(KernelPlan::new(spec, Target::host()));
+        if std::env::var_os("RAGTIME_JIT_PLAN").is_some() {
+            eprintln!("{plan}");
         }
-        let jit = slot.as_mut().ok_or_else(|| Error::graph("JIT: no module"))?;
-        jit.compile_fused(|b, p| emit_kernel(b, p, &plan)).map_err(|e| Error::graph(format!("JIT: {e}")))
-    })?;
-    cache.insert(spec.clone(), (kernel, plan.clone()));
-    Ok((kernel, plan))
+        let kernel = JIT.with(|cell| -> Result<FusedKernel> {
+            let mut slot = cell.borrow_mut();
+            if slot.is_none() {
+                *slot = Some(Jit::new().map_err(|e| Error::graph(format!("JIT: {e}")))?);
+            }
+            let jit = slot.as_mut().ok_or_else(|| Error::graph("JIT: no module"))?;
+            jit.compile_fused(|b, p| emit_kernel(b, p, &plan)).map_err(|e| Error::graph(format!("JIT: {e}")))
+        })?;
+        Ok((kernel, plan))
+    })
 }
 
 /// The thread count a function uses when none is given: `RAGTIME_THREADS`, else every core.
@@ -368,7 +364,7 @@ impl JitKernel {
         let completed = if ranges.len() <= 1 {
             ranges.iter().all(launch)
         } else {
-            ragtime_ops::parallel::pool(threads)?.install(|| ranges.par_iter().all(launch))
+            ragtime_runtime::parallel::pool(threads)?.install(|| ranges.par_iter().all(launch))
         };
         drop(buffers);
         if !completed {
@@ -530,7 +526,7 @@ pub fn spec_of(op: &OpRef) -> Option<KernelSpec> {
 /// other op).
 fn pooling_with_compiled_weights(op: &OpRef) -> Result<Option<JitPooling>> {
     let Some(weights) = op.as_any().downcast_ref::<RowPooling>().and_then(|p| p.weights()) else { return Ok(None) };
-    let Some(spec) = spec_of(&ragtime_ops::fused::op_ref(weights.clone())) else { return Ok(None) };
+    let Some(spec) = spec_of(&ragtime_fused::op_ref(weights.clone())) else { return Ok(None) };
     let (kernel, _) = compiled(&spec)?;
     Ok(Some(JitPooling::new(op.clone(), kernel)))
 }

@@ -8,8 +8,8 @@
 use std::fmt;
 
 use ragtime_core::DType;
+use ragtime_fused::{OperandKind, RowOutput, ScalarGraph, ScalarRef};
 use ragtime_ops::elemwise::ScalarOp;
-use ragtime_ops::fused::{OperandKind, RowOutput, ScalarGraph, ScalarRef};
 use ragtime_ops::reduce::ReduceKind;
 
 use crate::elem::Elem;

@@ -8,8 +8,8 @@ use std::any::Any;
 
 use ragtime_core::compare::compare;
 use ragtime_core::{dispatch_dtype, Error, ExecContext, RaggedTensor, Result, TensorType};
+use ragtime_fused::{Layout, OperandKind, RowKernel, RowPooling};
 use ragtime_graph::{FunctionGraph, Op, OpProperties, OpRef};
-use ragtime_ops::fused::{Layout, OperandKind, RowKernel, RowPooling};
 
 use crate::kernel::FusedKernel;
 

@@ -21,8 +21,8 @@
 //! of floats. Anything else keeps running on the chunked reference implementation.
 
 use ragtime_core::DType;
+use ragtime_fused::{OperandKind, RowOutput, RowReduction, ScalarGraph, ScalarNode, ScalarRef};
 use ragtime_ops::elemwise::ScalarOp;
-use ragtime_ops::fused::{OperandKind, RowOutput, RowReduction, ScalarGraph, ScalarNode, ScalarRef};
 use ragtime_ops::reduce::ReduceKind;
 
 use crate::elem::Elem;

@@ -10,10 +10,10 @@
 //! (`OuterFold`) run after a kernel, on its per-row results, so they leave its plan as it is.
 
 use ragtime_core::DType;
+use ragtime_fused::{OperandKind, RowOutput, RowReduction, ScalarConst, ScalarGraph, ScalarRef};
 use ragtime_jit::plan::{BulkCall, Fold, Part, Rows, ScratchUse, Shape, Split};
 use ragtime_jit::{KernelPlan, KernelSpec, Target, UnaryMath};
 use ragtime_ops::elemwise::ScalarOp;
-use ragtime_ops::fused::{OperandKind, RowOutput, RowReduction, ScalarConst, ScalarGraph, ScalarRef};
 use ragtime_ops::reduce::ReduceKind;
 
 fn golden(name: &str, text: &str) {

@@ -3,9 +3,9 @@
 //! `x * 0 -> 0` and `x - x -> 0` are deliberately absent).
 
 use ragtime_core::{DType, Result};
+use ragtime_fused::ScalarConst;
 use ragtime_graph::{ApplyId, FunctionGraph, VarId};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
-use ragtime_ops::fused::ScalarConst;
 use ragtime_ops::reduce::{Reduce, ReduceKind};
 use ragtime_ops::structure::Concat;
 use ragtime_ops::structure::Identity;

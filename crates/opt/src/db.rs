@@ -7,9 +7,9 @@
 use std::any::TypeId;
 
 use ragtime_core::{Error, Result};
+use ragtime_fused::{GatherReduce, RowPooling};
 use ragtime_graph::{ApplyId, FunctionGraph, VarId};
 use ragtime_ops::elemwise::Elemwise;
-use ragtime_ops::fused::{GatherReduce, RowPooling};
 use ragtime_ops::reduce::{Reduce, Statistic};
 use ragtime_ops::rows::Softmax;
 use ragtime_ops::strings::{HashedNgrams, Join, Ngrams, ToHashBucketFast};

@@ -2,7 +2,7 @@
 //! the op's reference implementation.
 
 use ragtime_core::limits::Limits;
-use ragtime_core::{ExecContext, Result};
+use ragtime_core::Result;
 use ragtime_graph::{ApplyId, FunctionGraph, VarId};
 
 /// Folded results larger than this stay computed at run time: folding must not bloat the graph
@@ -27,7 +27,7 @@ pub(crate) fn constant_folding(fg: &mut FunctionGraph, node: ApplyId) -> Result<
     };
     let op = apply.op.clone();
     let outputs = apply.outputs.clone();
-    let ctx = ExecContext::new(Limits::untrusted().with_call_budget(FOLD_BUDGET));
+    let ctx = ragtime_runtime::call_context(Limits::untrusted().with_call_budget(FOLD_BUDGET));
     let Ok(results) = op.perform(&ctx, &values) else { return Ok(None) };
     if results.len() != outputs.len() || results.iter().any(|r| r.flat_values().len() > FOLD_LIMIT) {
         return Ok(None);

@@ -24,13 +24,14 @@ use std::collections::HashMap;
 
 use fixedbitset::FixedBitSet;
 use ragtime_core::{DType, Dim, Result, TensorType};
-use ragtime_graph::{ApplyId, FunctionGraph, InnerGraphBuilder, OpRef, VarId};
-use ragtime_ops::elemwise::Elemwise;
-use ragtime_ops::fused::{
+use ragtime_fused::{
     op_ref, Composite, OperandKind, OuterFold, RowKernel, RowOutput, RowReduction, ScalarConst, ScalarGraphBuilder,
     ScalarRef,
 };
+use ragtime_graph::{ApplyId, FunctionGraph, OpRef, VarId};
+use ragtime_ops::elemwise::Elemwise;
 use ragtime_ops::reduce::Reduce;
+use ragtime_runtime::InnerGraphBuilder;
 
 use crate::partition::PartitionClasses;
 

@@ -16,11 +16,12 @@
 use std::sync::LazyLock;
 
 use ragtime_core::{DType, Result};
-use ragtime_graph::{ApplyId, FunctionGraph, InnerGraphBuilder, VarId};
-use ragtime_ops::fused::{op_ref, GatherReduce};
+use ragtime_fused::{op_ref, GatherReduce};
+use ragtime_graph::{ApplyId, FunctionGraph, VarId};
 use ragtime_ops::gather::Gather;
 use ragtime_ops::reduce::{Reduce, ReduceKind};
 use ragtime_ops::structure::Concat;
+use ragtime_runtime::InnerGraphBuilder;
 
 use crate::pattern::{op, var, Pattern};
 

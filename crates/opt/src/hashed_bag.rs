@@ -13,9 +13,10 @@
 use std::sync::LazyLock;
 
 use ragtime_core::{DType, Result};
-use ragtime_graph::{ApplyId, FunctionGraph, InnerGraphBuilder, OpRef, VarId};
-use ragtime_ops::fused::{op_ref, GatherReduce, HashedFeature, HashedGatherReduce};
+use ragtime_fused::{op_ref, GatherReduce, HashedFeature, HashedGatherReduce};
+use ragtime_graph::{ApplyId, FunctionGraph, OpRef, VarId};
 use ragtime_ops::strings::{HashedNgrams, ToHashBucketFast};
+use ragtime_runtime::InnerGraphBuilder;
 
 use crate::pattern::{any_of, op, var, Pattern};
 

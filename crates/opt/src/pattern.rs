@@ -12,8 +12,8 @@
 use std::any::{Any, TypeId};
 use std::sync::Arc;
 
+use ragtime_fused::ScalarConst;
 use ragtime_graph::{ApplyId, Client, FunctionGraph, Op, VarId};
-use ragtime_ops::fused::ScalarConst;
 
 /// A test on a matched op's attributes.
 type OpTest = Arc<dyn Fn(&dyn Any) -> bool + Send + Sync>;

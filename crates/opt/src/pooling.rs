@@ -9,17 +9,18 @@
 //! `local_pooling_weights` (after row fusion) then fuses a row kernel that computes the weights
 //! (W9's softmax) into the pooling.
 //!
-//! Law: see `ragtime_ops::fused::RowPooling` (the same multiplications, additions and
+//! Law: see `ragtime_fused::RowPooling` (the same multiplications, additions and
 //! combinations in the same order: bit-identical). The product and the inner sum must have the
 //! next op as their only client, so nothing is computed twice; the fused op's inner graph (the
 //! replaced ops) runs when the operands do not line up at run time (different partitions).
 
 use ragtime_core::{DType, Dim, Result, TensorType};
-use ragtime_graph::{ApplyId, Client, FunctionGraph, InnerGraphBuilder, OpRef, VarId};
+use ragtime_fused::{op_ref, RowKernel, RowOutput, RowPooling};
+use ragtime_graph::{ApplyId, Client, FunctionGraph, OpRef, VarId};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
-use ragtime_ops::fused::{op_ref, RowKernel, RowOutput, RowPooling};
 use ragtime_ops::reduce::{Reduce, ReduceKind};
 use ragtime_ops::structure::ExpandDims;
+use ragtime_runtime::InnerGraphBuilder;
 
 type Rewrite = Result<Option<Vec<(VarId, VarId)>>>;
 

@@ -8,10 +8,11 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use ragtime_core::{DType, DenseTensor, ExecContext, RaggedTensor, RowPartition, TensorType};
-use ragtime_graph::{FunctionGraph, Graph, Interpreter, OpRef, VarId};
+use ragtime_graph::{FunctionGraph, Graph, OpRef, VarId};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
 use ragtime_ops::reduce::{Reduce, ReduceKind};
 use ragtime_opt::{optimize, OptimizeOptions};
+use ragtime_runtime::Interpreter;
 
 const BINARY: [ScalarOp; 6] =
     [ScalarOp::Add, ScalarOp::Subtract, ScalarOp::Multiply, ScalarOp::Divide, ScalarOp::Maximum, ScalarOp::Minimum];

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use ragtime_core::{ragged, DType, DenseTensor, ExecContext, Literal, RaggedTensor, StringTensor, TensorType};
-use ragtime_graph::{FunctionGraph, Graph, Interpreter, OpRef, VarId};
+use ragtime_graph::{FunctionGraph, Graph, OpRef, VarId};
 use ragtime_ops::elemwise::{Elemwise, ScalarOp};
 use ragtime_ops::gather::Gather;
 use ragtime_ops::index::{GetItem, Key};
@@ -15,6 +15,7 @@ use ragtime_ops::strings::{Join, Ngrams, ToHashBucketFast};
 use ragtime_ops::structure::{Concat, Fill, Stack};
 use ragtime_ops::structure::{Identity, Nrows};
 use ragtime_opt::{optimize, Level, OptimizeOptions};
+use ragtime_runtime::Interpreter;
 
 fn ew(op: ScalarOp) -> OpRef {
     Arc::new(Elemwise::new(op))

@@ -25,8 +25,8 @@ use std::collections::{HashMap, HashSet};
 
 use ragtime_core::limits::INDEX_BYTES_PER_ELEMENT;
 use ragtime_core::{DType, Dim, Error, RaggedTensor, Result, TensorType};
+use ragtime_fused::HashedGatherReduce;
 use ragtime_graph::{FunctionGraph, Op, VarId};
-use ragtime_ops::fused::HashedGatherReduce;
 use ragtime_ops::reduce::{Axes, Reduce, Statistic};
 
 /// Scratch an op may take per worker thread (chunk bookkeeping, per-thread partial results).

@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use ragtime_core::limits::Limits;
 use ragtime_core::{Error, ErrorKind, ExecContext, RaggedTensor, Result, TensorType};
-use ragtime_graph::{debugprint_function, FunctionGraph, Graph, Interpreter, PrintOptions, VarId};
+use ragtime_graph::{debugprint_function, FunctionGraph, Graph, PrintOptions, VarId};
 use ragtime_opt::{optimize, optimize_staged, Level, OptimizeOptions, RewriteReport};
+use ragtime_runtime::{call_context, with_fresh_budget, Interpreter};
 
 use crate::estimate::{MemoryEstimate, ValueSize};
 use crate::state::{Locked, State};
@@ -334,7 +335,7 @@ impl Function {
     /// context of its own: the function's threads and limits, and a fresh memory budget that
     /// every data-sized buffer of the call is charged to.
     fn run(&self, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
-        let ctx = ExecContext::new(self.limits).with_threads(self.threads).with_debug(self.mode == Mode::Debug);
+        let ctx = call_context(self.limits).with_threads(self.threads).with_debug(self.mode == Mode::Debug);
         if self.mode == Mode::Debug {
             return self.call_checked(&ctx, inputs);
         }
@@ -353,7 +354,7 @@ impl Function {
     fn call_checked(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         let replay_budget = self.limits.call_budget.max(Limits::untrusted().call_budget);
         let replay = |interpreter: &Interpreter, fg: &FunctionGraph| {
-            interpreter.run(fg, &ctx.with_fresh_budget(replay_budget), inputs)
+            interpreter.run(fg, &with_fresh_budget(ctx, replay_budget), inputs)
         };
         let mut previous: Option<(&'static str, Result<Vec<RaggedTensor>>)> = None;
         for stage in &self.stages {

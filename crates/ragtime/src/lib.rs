@@ -57,6 +57,7 @@ pub struct GuideDoctests;
 /// The graph IR underneath the DSL (for tools and custom ops).
 pub mod ir {
     pub use ragtime_graph::*;
+    pub use ragtime_runtime::{InnerGraph, InnerGraphBuilder, Interpreter};
     /// The optimizer: rewrites by name and tag, reports.
     pub mod opt {
         pub use ragtime_opt::*;
@@ -70,7 +71,7 @@ pub mod ir {
     }
     /// The fused ops the optimizer builds.
     pub mod fused {
-        pub use ragtime_ops::fused::*;
+        pub use ragtime_fused::*;
     }
 }
 

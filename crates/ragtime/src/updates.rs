@@ -37,9 +37,9 @@ use ragtime_ops::elemwise::{Elemwise, ScalarOp};
 use ragtime_ops::gather::Gather;
 use ragtime_ops::grad::{FlatPositions, ScatterAdd, Transpose, Unreduce};
 use ragtime_ops::linalg::MatMul;
-use ragtime_ops::parallel;
 use ragtime_ops::reduce::{Reduce, ReduceKind};
 use ragtime_ops::structure::{Concat, FilledLike};
+use ragtime_runtime::parallel;
 
 use crate::state::{Locked, State};
 

@@ -346,7 +346,9 @@ fn nested_attention_is_two_nodes_or_one_with_the_weights_fused() {
     let f = g.input("f", TensorType::ragged(DType::F32, 2).with_inner(&[Some(8)]));
     let a = ragtime::ops::softmax(&(&d * 2.0));
     let out = (a.expand_dims(-1) * &f).reduce_sum(2).reduce_max(1);
-    let jit = g.compile_with(&[&d, &f], &[&out], CompileOptions::from(Mode::FastRun).including("local_pooling_weights")).unwrap();
+    let jit = g
+        .compile_with(&[&d, &f], &[&out], CompileOptions::from(Mode::FastRun).including("local_pooling_weights"))
+        .unwrap();
     let printed = jit.debugprint();
     assert_eq!(jit.rewrite_report().nodes_after, 1, "{printed}");
     assert!(printed.contains("JitRowPooling{w = RowKernel{"), "{printed}");

@@ -6,7 +6,7 @@
 use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 use ragtime_core::DType;
-use ragtime_ops::fused::{OperandKind, RowOutput, ScalarConst, ScalarRef};
+use ragtime_fused::{OperandKind, RowOutput, ScalarConst, ScalarRef};
 
 use super::lanes::emit_op;
 use super::scalar::{emit_scalar_op, int_const, ir_type};

@@ -5,7 +5,7 @@
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, StackSlot, Value};
 use cranelift_frontend::FunctionBuilder;
-use ragtime_ops::fused::{OperandKind, ScalarRef};
+use ragtime_fused::{OperandKind, ScalarRef};
 
 use super::expr::{mem, Emitter, RowValue};
 use super::loops::{emit_loop, vector_limit};

@@ -6,7 +6,7 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, Block, Endianness, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 use ragtime_core::{dispatch_dtype, DType};
-use ragtime_ops::fused::ScalarConst;
+use ragtime_fused::ScalarConst;
 use ragtime_ops::reduce::ReduceKind;
 
 use super::expr::{mem, Both, Emitter, RowValue};

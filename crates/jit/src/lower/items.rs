@@ -10,7 +10,7 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder, StackSlot, Value};
 use cranelift_frontend::FunctionBuilder;
 use ragtime_core::{dispatch_dtype, DType};
-use ragtime_ops::fused::{OperandKind, RowOutput, ScalarConst, ScalarRef};
+use ragtime_fused::{OperandKind, RowOutput, ScalarConst, ScalarRef};
 use ragtime_ops::reduce::ReduceKind;
 
 use super::expr::{mem, Both, Emitter, RowValue};

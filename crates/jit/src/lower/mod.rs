@@ -18,7 +18,7 @@ mod scalar;
 
 use cranelift_codegen::ir::{InstBuilder, StackSlot, StackSlotData, StackSlotKind, Value};
 use cranelift_frontend::FunctionBuilder;
-use ragtime_ops::fused::OperandKind;
+use ragtime_fused::OperandKind;
 
 use self::expr::{mem, Emitter};
 use self::scalar::ir_type;

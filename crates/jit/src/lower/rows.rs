@@ -5,7 +5,7 @@
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder, StackSlot, Type, Value};
 use cranelift_frontend::FunctionBuilder;
-use ragtime_ops::fused::{OperandKind, RowOutput};
+use ragtime_fused::{OperandKind, RowOutput};
 
 use super::expr::{mem, Both, Emitter, RowValue};
 use super::flat::{emit_elements, emit_flat_node};

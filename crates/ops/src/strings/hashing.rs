@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use ragtime_core::{DType, DenseTensor, Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{Attr, Attrs, Cost, Op, OpProperties};
+use ragtime_runtime::parallel;
 
 use crate::strings::common::{infer_same_structure, map_to_numbers, string_column, HASH};
 use crate::util::{fixed_inputs, one};
@@ -66,7 +67,7 @@ impl Op for ToHashBucketFast {
         let (bytes, offsets) = (col.bytes(), col.offsets());
         let mut buckets = ctx.try_vec(HASH, col.len())?;
         buckets.resize(col.len(), 0i64);
-        crate::parallel::fill_chunks(ctx, &mut buckets, 1, |first, chunk| {
+        parallel::fill_chunks(ctx, &mut buckets, 1, |first, chunk| {
             let offsets = &offsets[first..=first + chunk.len()];
             for (b, w) in chunk.iter_mut().zip(offsets.windows(2)) {
                 *b = self.bucket(&bytes[w[0] as usize..w[1] as usize]);

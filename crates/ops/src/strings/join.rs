@@ -7,6 +7,7 @@ use ragtime_core::{
     DType, DenseTensor, Error, ExecContext, RaggedTensor, Result, StringBuilder, StringTensor, TensorType,
 };
 use ragtime_graph::{expect_arity, Attrs, Op};
+use ragtime_runtime::parallel;
 
 use crate::broadcast::{broadcast_types, broadcast_values};
 use crate::reduce::axes::Axes;
@@ -86,7 +87,7 @@ impl Op for Join {
                 end += seps_per_join + columns.iter().map(|&(_, o)| o[e + 1] - o[e]).sum::<i64>();
                 offsets.push(end);
             }
-            let buf: Vec<u8> = crate::parallel::spans_filled(ctx, JOIN, &offsets, |elements, chunk| {
+            let buf: Vec<u8> = parallel::spans_filled(ctx, JOIN, &offsets, |elements, chunk| {
                 let mut at = 0;
                 for e in elements {
                     for (k, &(b, o)) in columns.iter().enumerate() {

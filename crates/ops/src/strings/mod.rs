@@ -25,7 +25,7 @@ pub use convert::{AsString, Length, Lower, Strip, ToNumber, Upper};
 pub use hashing::ToHashBucketFast;
 pub use hashing::{murmur_hash64a, siphash24, Lookup, StringHash, ToHashBucket};
 pub use join::{Join, ReduceJoin};
-pub use ngrams::{HashedNgrams, Ngrams};
+pub use ngrams::{HashedNgrams, Ngrams, OneWidth};
 pub use regexp::{RegexFullMatch, RegexReplace};
 pub use split::Split;
 pub use substr::Substr;

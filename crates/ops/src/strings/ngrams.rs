@@ -8,6 +8,7 @@ use ragtime_core::{
     TensorType,
 };
 use ragtime_graph::{expect_arity, Attr, Attrs, Op};
+use ragtime_runtime::parallel;
 
 use crate::strings::common::{expect_string, string_column, HASH, NGRAMS};
 use crate::strings::hashing::ToHashBucketFast;
@@ -168,7 +169,7 @@ impl Ngrams {
     }
 
     /// Number of n-grams of `width` in a row of `length` tokens.
-    pub(crate) fn count_for_width(&self, length: i64, width: i64) -> i64 {
+    pub fn count_for_width(&self, length: i64, width: i64) -> i64 {
         (length + 2 * self.pad_width(width) - width + 1).max(0)
     }
 
@@ -232,7 +233,7 @@ impl Ngrams {
     /// number, the items (tokens and pads) they are made of (the work), and an upper bound of
     /// their bytes. Padded output grows quadratically with the width, so a small file could
     /// otherwise ask for terabytes or run for hours. O(rows x widths).
-    pub(crate) fn check_output_size(&self, ctx: &ExecContext, col: &StringTensor, splits: &[i64]) -> Result<()> {
+    pub fn check_output_size(&self, ctx: &ExecContext, col: &StringTensor, splits: &[i64]) -> Result<()> {
         let offsets = col.offsets();
         if self.within_limits_at_most(ctx, offsets, splits) {
             return Ok(());
@@ -360,7 +361,7 @@ impl Ngrams {
 
     /// Whether the n-grams are of one width without short sequences preserved: the form
     /// [`Ngrams::ngrams_of_one_width`] and [`HashedNgrams`] compute in parallel.
-    pub(crate) fn one_width(&self) -> Option<i64> {
+    pub fn one_width(&self) -> Option<i64> {
         match (self.widths.as_slice(), self.preserve_short_sequences) {
             ([width], false) => Some(*width),
             _ => None,
@@ -394,7 +395,7 @@ impl Ngrams {
             }
             row_offsets.push(end);
         }
-        let buf: Vec<u8> = crate::parallel::spans_filled(ctx, NGRAMS, &row_offsets, |rows, chunk| {
+        let buf: Vec<u8> = parallel::spans_filled(ctx, NGRAMS, &row_offsets, |rows, chunk| {
             let mut at = 0;
             for r in rows {
                 let tokens = &grams.offsets[splits[r] as usize..=splits[r + 1] as usize];
@@ -445,7 +446,7 @@ struct RowTokens<'a> {
 /// A separator or pad value, kept in a 16-byte array when it fits one: the source then always
 /// holds 16 bytes from its start, so [`ragtime_core::append_bytes`] writes it with one 16-byte
 /// move, as it does short tokens (the n-gram kernels write one separator per token).
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 struct Piece<'a> {
     bytes: &'a [u8],
     padded: [u8; 16],
@@ -475,8 +476,10 @@ impl<'a> Piece<'a> {
 
 /// The n-grams of one width of a token column: n-gram `j` of a row covers positions
 /// `j..j + width` of the row with `pad` copies of the pad values on each side, which is what
-/// [`Ngrams::write_ngram`] writes. A row is given by its token offsets (`len + 1` of them).
-pub(crate) struct OneWidth<'a> {
+/// `Ngrams` writes. A row is given by its token offsets (`len + 1` of them). Shared with the fused
+/// hashed embedding bag (`ragtime_fused::HashedGatherReduce`), which assembles each n-gram to hash it.
+#[derive(Debug)]
+pub struct OneWidth<'a> {
     width: i64,
     pad: i64,
     left_pad: Piece<'a>,
@@ -487,7 +490,8 @@ pub(crate) struct OneWidth<'a> {
 }
 
 impl<'a> OneWidth<'a> {
-    pub(crate) fn new(op: &'a Ngrams, col: &'a StringTensor, width: i64) -> Self {
+    /// The n-grams of width `width` that `op` makes of the tokens `col`.
+    pub fn new(op: &'a Ngrams, col: &'a StringTensor, width: i64) -> Self {
         let (left_pad, right_pad) = op.pad_values().map_or((&b""[..], &b""[..]), |(l, r)| (l.as_bytes(), r.as_bytes()));
         OneWidth {
             width,
@@ -519,7 +523,7 @@ impl<'a> OneWidth<'a> {
     }
 
     /// The bytes of n-gram `j` of the row with token offsets `tokens`.
-    pub(crate) fn len(&self, tokens: &[i64], j: i64) -> i64 {
+    pub fn len(&self, tokens: &[i64], j: i64) -> i64 {
         let len = tokens.len() as i64 - 1;
         let seps = (self.width - 1) * self.sep.len() as i64;
         seps + if self.inner(j, len) {
@@ -534,7 +538,7 @@ impl<'a> OneWidth<'a> {
     /// Writes n-gram `j` of the row with token offsets `tokens` into `dst` at `at` (with
     /// [`ragtime_core::append_bytes`]: `dst` is filled front to back); returns its end.
     #[inline]
-    pub(crate) fn append(&self, dst: &mut [u8], at: usize, tokens: &[i64], j: i64) -> usize {
+    pub fn append(&self, dst: &mut [u8], at: usize, tokens: &[i64], j: i64) -> usize {
         let len = tokens.len() as i64 - 1;
         let token = |dst: &mut [u8], at: usize, t: usize| {
             ragtime_core::append_bytes(dst, at, self.bytes, tokens[t] as usize, tokens[t + 1] as usize)
@@ -685,7 +689,7 @@ impl HashedNgrams {
         self.ngrams.check_output_size(ctx, col, splits)?;
         let out_splits = self.ngrams.one_width_splits(ctx, splits, width)?;
         let grams = OneWidth::new(&self.ngrams, col, width);
-        let buckets: Vec<i64> = crate::parallel::spans_filled(ctx, HASH, &out_splits, |rows, chunk| {
+        let buckets: Vec<i64> = parallel::spans_filled(ctx, HASH, &out_splits, |rows, chunk| {
             // Room for the n-gram plus the 16 bytes `append_bytes` may write past it.
             let mut scratch: Vec<u8> = Vec::new();
             let mut k = 0;

@@ -6,6 +6,7 @@ use ragtime_core::{
     DenseTensor, Dim, Error, ExecContext, RaggedTensor, Result, RowPartition, StringTensor, TensorType,
 };
 use ragtime_graph::{expect_arity, Attrs, Op};
+use ragtime_runtime::parallel;
 
 use crate::gather::take::{raise_ragged_rank, take_rows};
 use crate::index::getitem::row_type;
@@ -352,7 +353,7 @@ fn concat_string_rows(
     ctx.checked_bytes(op, bytes as usize, "the strings of the result")?;
     let mut offsets: Vec<i64> = ctx.try_vec(op, total + 1)?;
     offsets.resize(total + 1, 0);
-    crate::parallel::fill_spans(ctx, &mut offsets[1..], new_splits, |rows, chunk| {
+    parallel::fill_spans(ctx, &mut offsets[1..], new_splits, |rows, chunk| {
         let mut k = 0;
         for r in rows {
             let mut end = row_bytes[r];
@@ -366,7 +367,7 @@ fn concat_string_rows(
             }
         }
     })?;
-    let buf: Vec<u8> = crate::parallel::spans_filled(ctx, op, &row_bytes, |rows, chunk| {
+    let buf: Vec<u8> = parallel::spans_filled(ctx, op, &row_bytes, |rows, chunk| {
         let mut at = 0;
         for r in rows {
             for (c, s) in columns.iter().zip(splits) {

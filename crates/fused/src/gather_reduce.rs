@@ -12,11 +12,12 @@ use std::any::Any;
 use std::borrow::Cow;
 
 use ragtime_core::{DenseTensor, Element, ExecContext, RaggedTensor, Result, TensorType};
-use ragtime_graph::{Cost, FunctionGraph, InnerGraph, Op, OpProperties};
+use ragtime_graph::{Cost, FunctionGraph, Op, OpProperties};
+use ragtime_runtime::{parallel, InnerGraph};
 
-use crate::reduce::defs::ReduceKind;
-use crate::reduce::fold::add_item;
-use crate::reduce::fold::RowSum;
+use ragtime_ops::reduce::add_item;
+use ragtime_ops::reduce::ReduceKind;
+use ragtime_ops::reduce::RowSum;
 
 /// The fused gather-then-reduce op; inputs are `(table_0, indices_0, table_1, indices_1, ...)`.
 #[derive(Debug, Clone, PartialEq)]
@@ -128,7 +129,7 @@ impl GatherReduce {
         };
         out.resize(nrows * inner, T::ZERO);
         let mean = self.kind == ReduceKind::Mean;
-        let filled = crate::parallel::fill_chunks(ctx, &mut out, inner.max(1), |first_row, chunk| match inner {
+        let filled = parallel::fill_chunks(ctx, &mut out, inner.max(1), |first_row, chunk| match inner {
             // Common embedding widths sum in a fixed-size accumulator the compiler keeps in
             // registers (the same adds in the same order as the general loop).
             4 => sum_rows::<T, 4>(&sources, first_row, chunk, mean),

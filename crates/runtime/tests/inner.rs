@@ -1,6 +1,7 @@
-//! Inner graphs (the one subgraph IR of fused ops): type inference and evaluation through the
-//! executor, errors naming the fused node and the inner node, structural equality and hashing,
-//! the verifier looking inside, and the golden `debugprint` of a function with a fused node.
+//! The executor running a function graph, and inner graphs (the one subgraph IR of fused ops):
+//! type inference and evaluation through the executor, errors naming the fused node and the
+//! inner node, structural equality and hashing, the verifier looking inside, and the golden
+//! `debugprint` of a function with a fused node.
 
 use std::any::Any;
 use std::collections::hash_map::DefaultHasher;
@@ -8,10 +9,8 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use ragtime_core::{DType, DenseTensor, Error, ErrorKind, ExecContext, RaggedTensor, Result, TensorType};
-use ragtime_graph::{
-    debugprint_function, expect_arity, FunctionGraph, Graph, InnerGraph, InnerGraphBuilder, Interpreter, Op,
-    PrintOptions,
-};
+use ragtime_graph::{debugprint_function, expect_arity, FunctionGraph, Graph, Op, PrintOptions};
+use ragtime_runtime::{InnerGraph, InnerGraphBuilder, Interpreter};
 
 /// A test op: elementwise sum of dense int64 vectors of one length.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,6 +102,24 @@ fn function() -> FunctionGraph {
     let outs = g.apply(Arc::new(Fused { inner: inner("a", &[1, 2]) }), &[x, y]).unwrap();
     g.set_name(outs[0], "z");
     FunctionGraph::new(&g, &[x, y], &outs).unwrap()
+}
+
+#[test]
+fn the_executor_runs_a_schedule_and_reports_the_node() {
+    // `y = Sum{outer}(Sum{inner}(x, 10), Sum{inner}(x, 10), x)`, the inner node shared.
+    let mut g = Graph::new();
+    let x = g.input("x", TensorType::dense(DType::I64, &[Some(2)])).unwrap();
+    let ten = g.constant(vec_i64(&[10, 10]));
+    let inner = g.apply(Arc::new(Sum { tag: "inner" }), &[x, ten]).unwrap()[0];
+    let y = g.apply(Arc::new(Sum { tag: "outer" }), &[inner, inner, x]).unwrap()[0];
+    let fg = FunctionGraph::new(&g, &[x], &[y]).unwrap();
+    let interp = Interpreter::new(&fg).unwrap();
+    let out = interp.run(&fg, &ExecContext::default(), &[vec_i64(&[1, 2])]).unwrap();
+    // (x + 10) + (x + 10) + x
+    assert_eq!(out[0].flat_values().as_slice::<i64>().unwrap(), &[23, 26]);
+    let err = interp.run(&fg, &ExecContext::default(), &[vec_i64(&[1, 2, 3])]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::IncompatibleShapes);
+    assert!(err.to_string().contains("Sum{inner}"), "the error names the node: {err}");
 }
 
 #[test]

@@ -20,12 +20,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use ragtime_core::{DType, DenseTensor, Error, ExecContext, RaggedTensor, Result, TensorType};
-use ragtime_graph::{Cost, FunctionGraph, InnerGraph, Op, OpProperties};
+use ragtime_graph::{Cost, FunctionGraph, Op, OpProperties};
+use ragtime_ops::elemwise::IeeeExtremes;
+use ragtime_ops::reduce::{ReduceKind, RowSum};
+use ragtime_runtime::{parallel, InnerGraph};
 
-use super::kernels::{RowKernel, RowOutput};
-use crate::elemwise::kernels::IeeeExtremes;
-use crate::reduce::defs::ReduceKind;
-use crate::reduce::fold::RowSum;
+use crate::kernels::{RowKernel, RowOutput};
 
 /// Weights computed at a time into scratch when a row kernel computes them (about 16 KB of
 /// float32: the block's weights stay in the L1 cache while the pooling reads them).
@@ -245,7 +245,7 @@ fn fill_all<T: PoolFloat>(
     out: &mut [T],
 ) -> Result<bool> {
     let Weights::Computed(compute) = weights else {
-        crate::parallel::fill_chunks(ctx, out, width, |first, chunk| fill_items(ops, outer, width, first, chunk))?;
+        parallel::fill_chunks(ctx, out, width, |first, chunk| fill_items(ops, outer, width, first, chunk))?;
         return Ok(true);
     };
     // One scratch buffer per thread, as large as the largest block, allocated here (charged to
@@ -261,7 +261,7 @@ fn fill_all<T: PoolFloat>(
     }
     let buffers = Mutex::new(buffers);
     let faulted = AtomicBool::new(false);
-    crate::parallel::fill_chunks(ctx, out, width, |first, chunk| {
+    parallel::fill_chunks(ctx, out, width, |first, chunk| {
         let taken = buffers.lock().map(|mut b| b.pop()).unwrap_or(None);
         let Some(mut scratch) = taken else {
             faulted.store(true, Ordering::Relaxed);

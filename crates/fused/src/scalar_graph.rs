@@ -6,8 +6,8 @@ use std::fmt::Write;
 
 use ragtime_core::{dispatch_dtype, DType, DenseTensor, Element, Error, ExecContext, RaggedTensor, Result};
 
-use crate::elemwise::op::apply_aligned;
-use crate::elemwise::scalar_op::ScalarOp;
+use ragtime_ops::elemwise::apply_aligned;
+use ragtime_ops::elemwise::ScalarOp;
 
 /// A scalar constant inlined into a [`ScalarGraph`]. Equal and hashed by dtype and bits, so
 /// `NaN` equals `NaN` and `-0.0` differs from `0.0` (what merging constants needs).
@@ -169,7 +169,7 @@ impl ScalarGraph {
     }
 
     /// Appends `op(args)`, checking that each operand is an input, an earlier node or a constant,
-    /// and the operand dtypes as [`crate::elemwise::defs::Elemwise`] does.
+    /// and the operand dtypes as [`ragtime_ops::elemwise::Elemwise`] does.
     pub fn push(&mut self, op: ScalarOp, args: Vec<ScalarRef>) -> Result<ScalarRef> {
         args.iter().try_for_each(|&r| self.check_ref(r))?;
         let dtypes: Vec<DType> = args.iter().map(|&a| self.dtype(a)).collect();

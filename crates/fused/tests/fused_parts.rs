@@ -5,13 +5,13 @@
 //! operands and values by these references, so each mismatch is refused at construction.
 
 use ragtime_core::{DType, ErrorKind, TensorType};
-use ragtime_graph::Op;
-use ragtime_graph::{InnerGraph, InnerGraphBuilder};
-use ragtime_ops::elemwise::{Elemwise, ScalarOp};
-use ragtime_ops::fused::{
+use ragtime_fused::{
     op_ref, Composite, OperandKind, OuterFold, RowKernel, RowOutput, RowPooling, RowReduction, ScalarGraph, ScalarRef,
 };
+use ragtime_graph::Op;
+use ragtime_ops::elemwise::{Elemwise, ScalarOp};
 use ragtime_ops::reduce::{Reduce, ReduceKind};
+use ragtime_runtime::{InnerGraph, InnerGraphBuilder};
 
 fn refused<T: std::fmt::Debug>(what: &str, r: ragtime_core::Result<T>) {
     let e = r.expect_err(what);

@@ -1,21 +1,23 @@
-//! The fused ops the optimizer builds — [`Composite`] (elementwise groups), [`RowKernel`]
+//! ragtime-fused: the fused ops the optimizer builds — [`Composite`] (elementwise groups), [`RowKernel`]
 //! (row reductions with the maps around them), [`GatherReduce`] (sums of gathered table rows),
 //! [`HashedGatherReduce`] (sums of table rows picked by hashed tokens and n-grams, in one pass over
 //! the strings) and [`RowPooling`] (weighted sums of each row's vectors) — and their reference
 //! implementations.
 //!
-//! Each fused op holds the ops it replaced as an [`InnerGraph`](ragtime_graph::InnerGraph): a
+//! Each fused op holds the ops it replaced as an [`InnerGraph`](ragtime_runtime::InnerGraph): a
 //! `FunctionGraph` whose inputs are the fused op's inputs (one subgraph IR, printed by
 //! `debugprint` under `Inner graphs:`). Its `infer` runs the inner graph's type inference, so a
 //! fused op always has exactly the types of what it replaced. Its `perform` takes a fast path when
 //! the operands have the shapes fusion assumed (every full operand of one structure, scalars,
 //! per-row values), evaluating the scalar graph chunk by chunk so intermediates stay in cache and
 //! no broadcast is materialized; otherwise it runs the inner graph through the executor
-//! ([`ragtime_graph::Interpreter`]) with the caller's context, which defines the semantics
+//! ([`ragtime_runtime::Interpreter`]) with the caller's context, which defines the semantics
 //! (broadcasting, errors naming the inner node). Both paths use the same scalar kernels
-//! ([`crate::elemwise::op::apply_aligned`], [`crate::reduce::fold::fold_rows`]), so results are
+//! ([`ragtime_ops::elemwise::apply_aligned`], [`ragtime_ops::reduce::fold_rows`]), so results are
 //! bit-identical to the unfused graph. [`ScalarGraph`] stays beside the inner graph as the
 //! JIT's input (dense, hashable, dtype per value; see `docs/architecture.md`).
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod gather_reduce;
 mod hashed_bag;

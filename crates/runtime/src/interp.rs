@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use ragtime_core::{Error, ExecContext, RaggedTensor, Result, TensorType};
 
-use crate::{Client, FunctionGraph, OpRef, VarId};
+use ragtime_graph::{Client, FunctionGraph, OpRef, VarId};
 
 /// Where a step reads an argument.
 #[derive(Debug, Clone, Copy)]
@@ -103,7 +103,7 @@ impl Interpreter {
     }
 
     /// The output types for inputs of types `inputs`: each node's type inference
-    /// ([`crate::Op::output_types`]) in schedule order, constants typed by their values. How a
+    /// ([`ragtime_graph::Op::output_types`]) in schedule order, constants typed by their values. How a
     /// fused op's inner graph infers its types; errors name the node that refused.
     pub fn infer(&self, inputs: &[TensorType]) -> Result<Vec<TensorType>> {
         if inputs.len() != self.inputs.len() {

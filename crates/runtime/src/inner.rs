@@ -6,7 +6,9 @@ use std::hash::{Hash, Hasher};
 
 use ragtime_core::{ExecContext, RaggedTensor, Result, TensorType};
 
-use crate::{FunctionGraph, Graph, Interpreter, OpRef, VarId};
+use ragtime_graph::{FunctionGraph, Graph, OpRef, VarId};
+
+use crate::interp::Interpreter;
 
 /// The ops a fused op replaced, as a function graph of their own: the fused op's definition.
 /// Its inputs are the fused op's inputs (named `i0`, `i1`, ... in printouts), its outputs the

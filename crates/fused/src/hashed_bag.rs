@@ -12,13 +12,12 @@
 use std::any::Any;
 
 use ragtime_core::{DType, DenseTensor, Element, ExecContext, RaggedTensor, Result, StringTensor, TensorType};
-use ragtime_graph::{Cost, FunctionGraph, InnerGraph, Op, OpProperties};
+use ragtime_graph::{Cost, FunctionGraph, Op, OpProperties};
+use ragtime_ops::reduce::{add_item, ReduceKind, RowSum};
+use ragtime_ops::strings::{HashedNgrams, OneWidth, ToHashBucketFast};
+use ragtime_runtime::{parallel, InnerGraph};
 
-use crate::fused::GatherReduce;
-use crate::reduce::defs::ReduceKind;
-use crate::reduce::fold::{add_item, RowSum};
-use crate::strings::ngrams::OneWidth;
-use crate::strings::{HashedNgrams, ToHashBucketFast};
+use crate::gather_reduce::GatherReduce;
 
 /// One hashed feature of a row's tokens.
 #[derive(Debug, Clone, PartialEq)]
@@ -235,7 +234,7 @@ impl HashedGatherReduce {
         let mean = self.kind == ReduceKind::Mean;
         let strings: (&[u8], &[i64], &[i64]) = (&col.bytes()[..], &col.offsets()[..], splits);
         let sources = &sources[..];
-        let filled = crate::parallel::fill_chunks(ctx, &mut out, inner, |first_row, chunk| match inner {
+        let filled = parallel::fill_chunks(ctx, &mut out, inner, |first_row, chunk| match inner {
             4 => bag_rows::<T, 4>(sources, strings, first_row, chunk, mean),
             8 => bag_rows::<T, 8>(sources, strings, first_row, chunk, mean),
             16 => bag_rows::<T, 16>(sources, strings, first_row, chunk, mean),

@@ -9,11 +9,11 @@ use std::any::Any;
 use std::cell::RefCell;
 
 use ragtime_core::{dispatch_dtype, DenseTensor, Error, ExecContext, RaggedTensor, Result};
-use ragtime_graph::{Cost, FunctionGraph, InnerGraph, Op, OpProperties};
+use ragtime_graph::{Cost, FunctionGraph, Op, OpProperties};
+use ragtime_runtime::InnerGraph;
 
 use super::scalar_graph::{Chunk, ScalarGraph, ScalarRef};
-use crate::reduce::defs::{Reduce, ReduceKind};
-use crate::reduce::fold::fold_rows;
+use ragtime_ops::reduce::{fold_rows, Reduce, ReduceKind};
 
 /// About this many elements are evaluated at a time: small enough that a chunk's intermediates
 /// stay in the L1/L2 cache, large enough to amortize the per-node dispatch.
