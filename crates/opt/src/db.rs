@@ -144,11 +144,15 @@ impl RewriteInfo {
             return false;
         }
         match opts.level {
-            Level::Full => true,
+            Level::Full => !self.tags.contains(&OPT_IN) || named(&opts.including),
             Level::FastCompile => self.tags.contains(&"fast_compile") || named(&opts.including),
         }
     }
 }
+
+/// The tag of a rewrite no mode runs unless it is named in `including` (by name or by this tag):
+/// one that measured slower on the workloads it was built for, kept for the cases where it pays.
+pub const OPT_IN: &str = "opt_in";
 
 /// The tag of a rewrite whose result agrees with the original graph within the conformance
 /// tolerance rather than bit for bit (it computes in another precision or order).
@@ -328,9 +332,9 @@ pub const REWRITES: &[RewriteInfo] = &[
     RewriteInfo {
         name: "local_pooling_weights",
         pass: Pass::Local(Tracks::Ops(&[TypeId::of::<RowPooling>]), pooling::pooling_weights),
-        // Opt-in (`including`): on W9 the one node measured slower than the two it replaces
-        // (docs/benchmarks.md), though it stores no per-element weights.
-        tags: &["fusion", "local"],
+        // On W9 the one node measured slower than the two it replaces (docs/benchmarks.md),
+        // though it stores no per-element weights.
+        tags: &["fusion", "local", OPT_IN],
         position: 42,
         doc: "RowPooling of the weights a RowKernel alone computes -> the pooling with that kernel fused in, weights computed block by block into scratch",
     },

@@ -22,6 +22,6 @@ mod pipeline;
 mod pooling;
 mod unreduce;
 
-pub use db::{Level, OptimizeOptions, Pass, RewriteInfo, Tracks, APPROXIMATE, REWRITES};
+pub use db::{Level, OptimizeOptions, Pass, RewriteInfo, Tracks, APPROXIMATE, OPT_IN, REWRITES};
 pub use partition::PartitionClasses;
 pub use pipeline::{optimize, optimize_staged, RewriteReport, RewriteStat};
