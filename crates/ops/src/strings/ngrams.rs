@@ -360,7 +360,7 @@ impl Ngrams {
     }
 
     /// Whether the n-grams are of one width without short sequences preserved: the form
-    /// [`Ngrams::ngrams_of_one_width`] and [`HashedNgrams`] compute in parallel.
+    /// `Ngrams::ngrams_of_one_width` and [`HashedNgrams`] compute in parallel.
     pub fn one_width(&self) -> Option<i64> {
         match (self.widths.as_slice(), self.preserve_short_sequences) {
             ([width], false) => Some(*width),
