@@ -154,7 +154,10 @@ impl ExecContext {
     /// ones when one fits (charged all the same).
     pub fn try_vec<T: Send + 'static>(&self, op: &str, n: usize) -> Result<Vec<T>> {
         let bytes = n.saturating_mul(std::mem::size_of::<T>());
-        self.limits.checked_bytes(op, bytes, &format!("a buffer of {n} items"))?;
+        if bytes > self.limits.buffer_bytes {
+            // The message is built only for a refused buffer: small calls allocate nothing else.
+            self.limits.checked_bytes(op, bytes, &format!("a buffer of {n} items"))?;
+        }
         self.charge(op, bytes)?;
         if let Some(v) = crate::pool::take(n) {
             return Ok(v);

@@ -71,7 +71,10 @@ impl<'a> Layout<'a> {
                     if !x.same_structure(reference) || x.flat_values().shape() != flat_shape {
                         return Ok(None);
                     }
-                    x.flat_values().reshape(vec![total])?
+                    match x.flat_values() {
+                        flat if flat.rank() == 1 => flat.clone(),
+                        flat => flat.reshape(vec![total])?,
+                    }
                 }
                 OperandKind::Scalar => match x.as_dense() {
                     Some(d) if d.rank() == 0 => d.clone(),
