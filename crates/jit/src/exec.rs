@@ -307,13 +307,13 @@ impl JitKernel {
             // An op faulted: the outputs are incomplete and dropped as they are (empty).
             return Ok(None);
         }
-        let flat_shape = reference.flat_values().shape().to_vec();
+        let flat_shape = reference.flat_values().shape();
         spec.outputs()
             .iter()
             .zip(outputs.into_iter().zip(&lengths))
             .map(|(o, (buffer, &n))| {
                 let shape = match *o {
-                    RowOutput::Elements(_) => flat_shape.clone(),
+                    RowOutput::Elements(_) => flat_shape.to_vec(),
                     RowOutput::Reduction { .. } => vec![nrows * width],
                 };
                 // SAFETY: every range completed, and the ranges cover every element `0..total`

@@ -188,9 +188,13 @@ impl Interpreter {
                 values[s] = Some(value);
             }
         }
-        self.outputs
-            .iter()
-            .map(|&s| values[s].clone().ok_or_else(|| Error::graph("an output was not computed")))
+        // An output's value is moved out at its last mention (a slot may be several outputs).
+        (0..self.outputs.len())
+            .map(|k| {
+                let s = self.outputs[k];
+                let value = if self.outputs[k + 1..].contains(&s) { values[s].clone() } else { values[s].take() };
+                value.ok_or_else(|| Error::graph("an output was not computed"))
+            })
             .collect()
     }
 }
