@@ -327,7 +327,11 @@ impl Function {
         // else holds is changed in place.
         drop(all);
         let extra = outputs.split_off(self.user_outputs);
+        let started = std::time::Instant::now();
         updates::apply(&self.updates, &extra, &mut locked, self.threads)?;
+        if ragtime_runtime::node_times_wanted() {
+            eprintln!("node-time {:>9.1}   - updates", started.elapsed().as_secs_f64() * 1e6);
+        }
         Ok(outputs)
     }
 

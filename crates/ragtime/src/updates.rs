@@ -37,8 +37,7 @@ use ragtime_ops::elemwise::{Elemwise, ScalarOp};
 use ragtime_ops::gather::Gather;
 use ragtime_ops::grad::{FlatPositions, ScatterAdd, Transpose, Unreduce};
 use ragtime_ops::linalg::MatMul;
-use ragtime_ops::reduce::{Reduce, ReduceKind};
-use ragtime_ops::structure::{Concat, FilledLike};
+use ragtime_ops::structure::{Concat, ExpandDims, RowLengths};
 use ragtime_runtime::parallel;
 
 use crate::state::{Locked, State};
@@ -137,35 +136,33 @@ fn spread_over_bags(graph: &Graph, v: VarId, state_var: VarId, ids: VarId) -> Op
     (on_bags && !unreduce.keepdims && bags && gather.inputs[..] == [state_var, ids]).then_some(g)
 }
 
-/// The bag sizes spread over the bags' features: `unreduce(x, reduce_sum(ones_like(x), 1))`.
-fn bag_sizes(graph: &Graph, v: VarId, state_var: VarId, ids: VarId) -> bool {
+/// `v` is the bags' sizes as `grad` divides a bag mean's gradient by them: the row lengths of
+/// `x` cast to floats, as a `[bags]` vector or a `[bags, 1, ..]` column.
+fn bag_sizes(graph: &Graph, v: VarId, x: VarId) -> bool {
     let sizes = || -> Option<()> {
-        let n = spread_over_bags(graph, v, state_var, ids)?;
-        let (sum, _) = owner(graph, n)?;
-        let reduce = sum.op.as_any().downcast_ref::<Reduce>()?;
-        let (ones, _) = owner(graph, sum.inputs[0])?;
-        let filled = ones.op.as_any().downcast_ref::<FilledLike>()?;
-        let x = graph.node(graph.var(v)?.owner?)?.inputs[0];
-        let ok = reduce.kind == ReduceKind::Sum
-            && !reduce.keepdims
-            && reduce.axis.single() == Some(1)
-            && filled.ones
-            && filled.dtype.is_none()
-            && ones.inputs[..] == [x];
-        ok.then_some(())
+        let mut v = v;
+        while let Some((apply, _)) = owner(graph, v).filter(|(a, _)| a.op.as_any().is::<ExpandDims>()) {
+            let expand = apply.op.as_any().downcast_ref::<ExpandDims>()?;
+            (expand.axis == -1).then_some(())?;
+            v = apply.inputs[0];
+        }
+        let [lengths] = is_scalar_op(graph, v, ScalarOp::Cast(graph.var(v)?.ty.dtype()))?[..] else { return None };
+        let (apply, _) = owner(graph, lengths)?;
+        let op = apply.op.as_any().downcast_ref::<RowLengths>()?;
+        (*op == RowLengths::new(1) && apply.inputs[..] == [x]).then_some(())
     };
     sizes().is_some()
 }
 
 /// The bags' gradient `g` when `values` is the gradient of `reduce_sum` (`unreduce(x, g)`) or
-/// `reduce_mean` (`unreduce(x, g) / bag sizes`) of `x = gather(s, ids)`, with whether it is a mean.
+/// `reduce_mean` (`unreduce(x, g / bag sizes)`) of `x = gather(s, ids)`, with whether it is a mean.
 fn bag_gradient(graph: &Graph, values: VarId, state_var: VarId, ids: VarId) -> Option<(VarId, bool)> {
-    if let Some(g) = spread_over_bags(graph, values, state_var, ids) {
-        return Some((g, false));
+    let g = spread_over_bags(graph, values, state_var, ids)?;
+    let x = graph.node(graph.var(values)?.owner?)?.inputs[0];
+    match is_scalar_op(graph, g, ScalarOp::Divide).as_deref() {
+        Some(&[share, sizes]) if bag_sizes(graph, sizes, x) => Some((share, true)),
+        _ => Some((g, false)),
     }
-    let [spread, sizes] = is_scalar_op(graph, values, ScalarOp::Divide)?[..] else { return None };
-    let g = spread_over_bags(graph, spread, state_var, ids)?;
-    bag_sizes(graph, sizes, state_var, ids).then_some((g, true))
 }
 
 /// The parts of bag ids `ids`: the inputs of a concat along the bags' axis of ragged `[bags,

@@ -3,7 +3,7 @@
 //! float scalar, an integer `wrt`, an op without a gradient on a connected path).
 
 use ragtime::prelude::*;
-use ragtime::ExecContext;
+use ragtime::{Dim, ExecContext};
 
 fn x_value() -> RaggedTensor {
     ragged![[1.0f64, 2.0f64], [], [3.0f64, -1.0f64, 0.5f64]].unwrap()
@@ -146,5 +146,34 @@ fn from_tensor_with_padding_sends_the_gradient_to_the_items_it_kept() {
         let got = got.flat_slice::<f64>().unwrap();
         let close = got.iter().zip(&want).all(|(a, b)| (a - b).abs() <= 1e-15 * b.abs());
         assert!(close && got.len() == want.len(), "{mode:?}: got {got:?}, want {want:?}");
+    }
+}
+
+/// The gradient of a row mean over `[rows, (n), 2]` (an embedding bag's mean) divides each row's
+/// gradient by the row's length before spreading it: no tensor of ones as large as `x` is built,
+/// even unoptimized, and every item gets `g[row] / n`, empty rows none (a plain loop).
+#[test]
+fn a_row_mean_divides_by_the_row_lengths_without_a_tensor_of_ones() {
+    let g = Graph::new();
+    let ty = TensorType::new(DType::F64, 1, vec![Dim::Unknown, Dim::Ragged, Dim::Known(2)]).unwrap();
+    let x = g.input("x", ty);
+    let weights = g.constant(DenseTensor::from_vec(vec![3, 2], vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap().into());
+    let cost = (&x.reduce_mean(1) * &weights).reduce_sum(None);
+    let dx = ragtime::grad(&cost, &[&x]).unwrap().remove(0);
+    let value = RaggedTensor::from_row_lengths(
+        DenseTensor::from_vec(vec![5, 2], vec![0.5f64, 1.0, -2.0, 3.0, 4.0, 0.0, 1.5, 2.5, -1.0, 7.0]).unwrap(),
+        &[2, 0, 3],
+    )
+    .unwrap();
+    for mode in [Mode::FastRun, Mode::FastCompile] {
+        let f = g.compile_with(&[&x], &[&dx], mode).unwrap();
+        assert!(!f.debugprint().contains("OnesLike"), "{}", f.debugprint());
+        let got = f.call(std::slice::from_ref(&value)).unwrap().remove(0);
+        let want: Vec<f64> = [(0, 2.0), (0, 2.0), (2, 3.0), (2, 3.0), (2, 3.0)]
+            .iter()
+            .flat_map(|&(row, n): &(usize, f64)| [(row * 2 + 1) as f64 / n, (row * 2 + 2) as f64 / n])
+            .collect();
+        assert_eq!(got.flat_values().as_slice::<f64>().unwrap(), &want[..]);
+        assert_eq!(got.partitions()[0].row_splits(), value.partitions()[0].row_splits());
     }
 }

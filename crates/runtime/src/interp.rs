@@ -156,7 +156,10 @@ impl Interpreter {
             values[*s] = Some(c.clone());
         }
         let missing = || Error::graph("a node's input was not computed");
+        // Per-node wall times of an outermost run, when asked (see [`node_times_wanted`]).
+        let mut times = (ctx.node().is_none() && node_times_wanted()).then(|| Vec::with_capacity(self.steps.len()));
         for step in &self.steps {
+            let started = times.as_ref().map(|_| std::time::Instant::now());
             let args = step
                 .args
                 .iter()
@@ -187,6 +190,12 @@ impl Interpreter {
                 }
                 values[s] = Some(value);
             }
+            if let (Some(times), Some(started)) = (times.as_mut(), started) {
+                times.push(started.elapsed());
+            }
+        }
+        if let Some(times) = times {
+            print_node_times(&self.steps, &times);
         }
         // An output's value is moved out at its last mention (a slot may be several outputs).
         (0..self.outputs.len())
@@ -197,4 +206,21 @@ impl Interpreter {
             })
             .collect()
     }
+}
+
+/// Whether `RAGTIME_NODE_TIMES=1` asks every outermost run to print its nodes' wall times (a
+/// profiling aid: which node of a function takes the time, on how many threads).
+pub fn node_times_wanted() -> bool {
+    static WANTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WANTED.get_or_init(|| std::env::var_os("RAGTIME_NODE_TIMES").is_some_and(|v| v == "1"))
+}
+
+/// One line per node on stderr: `node-time <microseconds> <step> <label>`, the whole run's
+/// lines printed at once.
+fn print_node_times(steps: &[Step], times: &[std::time::Duration]) {
+    let mut text = String::new();
+    for (k, (step, t)) in steps.iter().zip(times).enumerate() {
+        text.push_str(&format!("node-time {:>9.1} {k:>3} {}\n", t.as_secs_f64() * 1e6, step.label));
+    }
+    eprint!("{text}");
 }

@@ -19,4 +19,4 @@ pub mod parallel;
 pub use budget::{call_context, with_fresh_budget, Budget};
 pub use cache::{CacheStats, KernelCache};
 pub use inner::{InnerGraph, InnerGraphBuilder};
-pub use interp::Interpreter;
+pub use interp::{node_times_wanted, Interpreter};

@@ -25,6 +25,8 @@ use crate::reduce::defs::StatisticKind;
 use crate::rows::defs::Cumulative;
 use crate::rows::defs::Softmax;
 use crate::structure::defs::FilledLike;
+use crate::structure::ExpandDims;
+use crate::structure::RowLengths;
 
 /// A reduction's grouping: which axes, and whether the result kept them.
 struct Grouping {
@@ -45,9 +47,34 @@ impl Grouping {
 
     /// The number of elements of each group, as a float of `x`'s dtype, spread over `x`.
     fn counts(&self, graph: &mut Graph, x: VarId) -> Result<VarId> {
-        let ones = apply1(graph, FilledLike::new(true, None), &[x])?;
-        let n = self.reduce(graph, ReduceKind::Sum, ones)?;
+        let n = self.sum_of_ones(graph, x)?;
         self.spread(graph, x, n)
+    }
+
+    /// The number of elements of each group, as a float of `x`'s dtype, of the reduction's result type.
+    fn sum_of_ones(&self, graph: &mut Graph, x: VarId) -> Result<VarId> {
+        let ones = apply1(graph, FilledLike::new(true, None), &[x])?;
+        self.reduce(graph, ReduceKind::Sum, ones)
+    }
+
+    /// The number of elements of each group, as a float of `x`'s dtype, shaped to divide the
+    /// reduction's result. Over the ragged axis of a ragged rank 1 `x` these are the row lengths
+    /// (as a `[rows, 1, ..]` column broadcasting over the result's inner dims), so no `x`-sized
+    /// tensor of ones is built; otherwise the sum of ones over the groups.
+    fn sizes(&self, graph: &mut Graph, x: VarId) -> Result<VarId> {
+        let xt = ty(graph, x)?;
+        let rank = xt.rank() as i64;
+        let over_rows = self.axis.single().is_some_and(|a| a == 1 || a == 1 - rank);
+        if xt.ragged_rank() == 1 && over_rows {
+            let lengths = apply1(graph, RowLengths::new(1), &[x])?;
+            let mut n = unary(graph, ScalarOp::Cast(xt.dtype()), lengths)?;
+            let result_rank = if self.keepdims { rank } else { rank - 1 };
+            for _ in 1..result_rank {
+                n = apply1(graph, ExpandDims { axis: -1 }, &[n])?;
+            }
+            return Ok(n);
+        }
+        self.sum_of_ones(graph, x)
     }
 
     /// `x - mean(x)` per group.
@@ -89,9 +116,10 @@ pub fn reduce_vjp(
     let dx = match op.kind {
         ReduceKind::Sum => groups.spread(graph, x, g)?,
         ReduceKind::Mean => {
-            let spread = groups.spread(graph, x, g)?;
-            let n = groups.counts(graph, x)?;
-            binary(graph, Divide, spread, n)?
+            // Divided per group, then spread: the same quotient at every element, computed once.
+            let n = groups.sizes(graph, x)?;
+            let share = binary(graph, Divide, g, n)?;
+            groups.spread(graph, x, share)?
         }
         ReduceKind::Max | ReduceKind::Min => {
             // TensorFlow: the gradient is shared equally among the elements equal to the extreme.
