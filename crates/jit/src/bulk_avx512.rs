@@ -43,7 +43,7 @@ mod imp {
 
     /// The mask of the first `min(n, 16)` lanes.
     #[inline(always)]
-    pub(crate) fn first_lanes(n: usize) -> __mmask16 {
+    fn first_lanes(n: usize) -> __mmask16 {
         if n >= 16 {
             0xffff
         } else {
@@ -84,7 +84,7 @@ mod imp {
     /// reinterpreted, and masks are whole lanes of ones or zeros (as in the AVX2 and IR paths),
     /// moved to and from mask registers where an instruction needs one.
     #[derive(Clone, Copy)]
-    pub(crate) struct Avx512F32 {
+    struct Avx512F32 {
         _private: (),
     }
 
@@ -92,7 +92,7 @@ mod imp {
         /// # Safety
         /// The CPU has the features of [`supported`]: every method runs those instructions.
         #[inline(always)]
-        pub(crate) unsafe fn new() -> Self {
+        unsafe fn new() -> Self {
             Avx512F32 { _private: () }
         }
     }

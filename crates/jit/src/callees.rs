@@ -1,5 +1,5 @@
 //! Every address written into machine code: the functions kernels call — [`crate::bulk`]'s AVX2
-//! and AVX-512 entries, [`crate::bulk_softmax`]' whole-row functions, the platform's `sin` / `cos`, shims into the interpreter's scalar kernels — and the
+//! and AVX-512 entries, the platform's `sin` / `cos`, shims into the interpreter's scalar kernels — and the
 //! one emitter that writes a call ([`emit_call`]: the address as an `iconst`, then
 //! `call_indirect`). A [`Callee`] can only be made here, so no other module puts a function
 //! pointer into IR.
@@ -24,18 +24,10 @@
 //!   output may be the input (in place) and is otherwise a different buffer. Alignment: element
 //!   alignment (4 bytes) only; the bulk functions use unaligned loads and stores (AVX-512's
 //!   tails are masked loads and stores, which touch no lane past `n`).
-//! - **Row passes.** A row-pass callee takes an input buffer `x`, an output buffer `out`, the
-//!   kernel's row splits and a row range `first..last`: the splits are the partition `exec.rs`
-//!   validated before launching the kernel (nondecreasing, within both buffers' values), the
-//!   range is within the kernel's own `begin..end`, and `out` is an output buffer, never an
-//!   input. It reads and writes only the values of rows `first..last` (masked lanes past a row's
-//!   end are neither read nor written) and returns a row index in `first..=last`, which the
-//!   kernel only compares and continues from.
 //! - **CPU.** Bulk callees run AVX2 and FMA instructions, or AVX-512 (F, DQ, VL, BW) ones:
 //!   [`bulk`] hands each out only when its features are detected at run time
 //!   (`crate::bulk::supported`, `crate::bulk::Isa::runs`), and plans for this machine
-//!   (`Target::host`) ask for them only then. Row-pass callees run AVX-512: [`bulk_softmax`](crate::bulk_softmax)
-//!   hands them out, and plans ask for them (`Target::row_passes`), only when it is detected.
+//!   (`Target::host`) ask for them only then.
 //! - **Threads.** No callee keeps state (they are pure functions of their arguments; the
 //!   platform's `sin` / `cos` are reentrant), so kernels may call them from any number of
 //!   threads at once. No callee panics (a panic in an `extern "C"` function would abort): the
@@ -68,15 +60,15 @@ pub(crate) fn emit_call(b: &mut FunctionBuilder, callee: Callee, args: &[Value])
     debug_assert_eq!(args.len(), callee.params.len(), "arguments of a callee");
     let mut sig = Signature::new(b.func.signature.call_conv);
     sig.params.extend(callee.params.iter().map(|&ty| AbiParam::new(if ty == POINTER { ptr } else { ty })));
-    sig.returns.extend(callee.ret.map(|ty| AbiParam::new(if ty == POINTER { ptr } else { ty })));
+    sig.returns.extend(callee.ret.map(AbiParam::new));
     let sigref = b.import_signature(sig);
     let address = b.ins().iconst(ptr, callee.address as i64);
     let call = b.ins().call_indirect(sigref, address, args);
     b.inst_results(call).first().copied()
 }
 
-/// Stands for the pointer type in a [`Callee`]'s parameters and result (pointers, counts and
-/// row indices), which `emit_call` replaces by the kernel's pointer type.
+/// Stands for the pointer type in a [`Callee`]'s parameters (pointers and counts), which
+/// `emit_call` replaces by the kernel's pointer type.
 const POINTER: Type = types::INVALID;
 
 /// The bulk function replacing `(data, n)` values by `op` of them in place, when this CPU has it
@@ -91,16 +83,6 @@ pub(crate) fn bulk_exp_sub() -> Option<Callee> {
         address: crate::bulk::exp_sub_f32()? as usize,
         params: &[POINTER, POINTER, POINTER, POINTER],
         ret: None,
-    })
-}
-
-/// The float32 row softmax of `(x, out, splits, first, last) -> row`, when this CPU has it (a
-/// plan's `RowPasses::Softmax`).
-pub(crate) fn row_softmax() -> Option<Callee> {
-    Some(Callee {
-        address: crate::bulk_softmax::softmax_rows_f32()? as usize,
-        params: &[POINTER, POINTER, POINTER, POINTER, POINTER],
-        ret: Some(POINTER),
     })
 }
 

@@ -229,12 +229,6 @@ impl Jit {
         Ok(code)
     }
 
-    /// Compiles the fused kernel `plan` describes (the executor compiles the plan of each spec for
-    /// this machine; tests compile the plans of other targets to compare their results).
-    pub fn compile_plan(&mut self, plan: &crate::KernelPlan) -> Result<FusedKernel, JitError> {
-        self.compile_fused(|b, p| crate::lower::emit_kernel(b, p, plan))
-    }
-
     /// Compiles a kernel applying one math function elementwise.
     pub fn compile_unary<T: JitFloat>(&mut self, op: UnaryMath, vectorize: bool) -> Result<MapKernel<T>, JitError> {
         self.compile_map(1, vectorize, |b, v| vmath::emit_unary(b, op, v[0]))

@@ -81,7 +81,6 @@ mod alloc;
 pub mod bulk;
 mod bulk_abi;
 mod bulk_avx512;
-pub mod bulk_softmax;
 mod callees;
 mod elem;
 mod exec;

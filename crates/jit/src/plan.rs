@@ -46,53 +46,27 @@ pub(crate) const ROW_VALUE_BYTES: i64 = 32;
 pub(crate) const EXPAND_VECTORS: i64 = 4;
 
 /// What the machine offers that plans depend on: whether [`crate::bulk`]'s AVX2 + FMA functions
-/// run on it, and [`crate::bulk_softmax`]' AVX-512 ones.
+/// run on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Target {
     bulk: bool,
-    row_passes: bool,
 }
 
 impl Target {
-    /// This machine (AVX2, FMA and AVX-512 detected at run time).
+    /// This machine (AVX2 and FMA detected at run time).
     pub fn host() -> Target {
-        Target { bulk: crate::bulk::supported(), row_passes: crate::bulk_softmax::supported() }
+        Target { bulk: crate::bulk::supported() }
     }
 
-    /// A machine with or without the bulk functions, without the row-pass functions: plans for
-    /// another CPU (tests, printouts).
+    /// A machine with or without the bulk functions: plans for another CPU (tests, printouts).
     pub const fn with_bulk(bulk: bool) -> Target {
-        Target { bulk, row_passes: false }
-    }
-
-    /// This target, with or without the row-pass functions (AVX-512).
-    pub const fn with_row_passes(self, row_passes: bool) -> Target {
-        Target { row_passes, ..self }
+        Target { bulk }
     }
 
     /// Whether the bulk functions run.
     pub const fn bulk(&self) -> bool {
         self.bulk
     }
-
-    /// Whether the row-pass functions run.
-    pub const fn row_passes(&self) -> bool {
-        self.row_passes
-    }
-}
-
-/// A row kernel whose passes one precompiled function of [`crate::bulk_softmax`] computes for a
-/// range of rows; the rows it hands back run the kernel's own passes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RowPasses {
-    /// Float32 softmax of graph input `x` (a full operand) into element output `out`:
-    /// `exp(x - max) / sum(exp(x - max))`, the max and the sum per row.
-    Softmax {
-        /// The graph input.
-        x: usize,
-        /// The element output.
-        out: usize,
-    },
 }
 
 /// How the work of one call is cut into ranges for the threads (`exec.rs`).
@@ -296,8 +270,6 @@ pub struct KernelPlan {
     pub scratch: Vec<Scratch>,
     /// How the threads share a call.
     pub split: Split,
-    /// A precompiled function computing the kernel's row passes, tried before them.
-    pub row_passes: Option<RowPasses>,
 }
 
 impl KernelPlan {
@@ -333,9 +305,7 @@ impl KernelPlan {
             Shape::Flat(chunked_plan(spec, target, &mut scratch))
         };
         let split = if spec.rows() { Split::Rows } else { Split::Elements };
-        let row_passes =
-            if matches!(shape, Shape::Rows(Rows::Blocked { .. })) { row_passes(spec, target) } else { None };
-        KernelPlan { spec: spec.clone(), simd, shape, reductions, stash, scratch, split, row_passes }
+        KernelPlan { spec: spec.clone(), simd, shape, reductions, stash, scratch, split }
     }
 
     /// The spec planned.
@@ -453,35 +423,6 @@ fn flat_blocks(spec: &KernelSpec, target: Target, scratch: &mut Vec<Scratch>) ->
         })
         .collect();
     Some(FlatBlocks { max_rows: FLAT_ROWS, max_values: FLAT_BLOCK, args, outputs, expanded })
-}
-
-/// The row-pass function computing `spec`, when `target` has one for it: float32 softmax of one
-/// full operand, `exp(x - max(x)) / sum(exp(x - max(x)))` with nothing else in the kernel.
-fn row_passes(spec: &KernelSpec, target: Target) -> Option<RowPasses> {
-    let graph = spec.graph();
-    let n_ops = spec.operands().len();
-    if !target.row_passes || spec.simd() != Some(Elem::F32) || graph.nodes().iter().any(|n| n.dtype != DType::F32) {
-        return None;
-    }
-    let ([max, sum], [RowOutput::Elements(ScalarRef::Node(q))]) = (spec.reductions(), spec.outputs()) else {
-        return None;
-    };
-    let (ReduceKind::Max, ScalarRef::Input(x), ReduceKind::Sum, ScalarRef::Node(e)) =
-        (max.kind, max.arg, sum.kind, sum.arg)
-    else {
-        return None;
-    };
-    let node = |n: usize, op: ScalarOp| {
-        let node = &graph.nodes()[n];
-        (node.op == op).then_some(node.args.as_slice())
-    };
-    let full_f32 = spec.operands().get(x) == Some(&OperandKind::Full) && graph.inputs()[x] == DType::F32;
-    let exp_arg = node(e, ScalarOp::Exp)?;
-    let [ScalarRef::Node(d)] = *exp_arg else { return None };
-    let softmax = full_f32
-        && node(d, ScalarOp::Subtract)? == [ScalarRef::Input(x), ScalarRef::Input(n_ops)]
-        && node(*q, ScalarOp::Divide)? == [ScalarRef::Node(e), ScalarRef::Input(n_ops + 1)];
-    softmax.then_some(RowPasses::Softmax { x, out: 0 })
 }
 
 /// The bulk call evaluating node `n` over a flat range, when `target` has one for it: a float32
@@ -724,13 +665,6 @@ impl fmt::Display for KernelPlan {
                 ScratchUse::Expanded(i) => format!("i{i} expanded over a flat block"),
             };
             writeln!(f, "scratch s{s}: {} bytes, {what}", scratch.bytes)?;
-        }
-        if let Some(RowPasses::Softmax { x, out }) = self.row_passes {
-            writeln!(
-                f,
-                "row passes: softmax of i{x} into o{out} by one AVX-512 call per range of rows; a row with a NaN, \
-                 a zero or an infinite max runs the passes above"
-            )?;
         }
         let split = match self.split {
             Split::Elements => "ranges of elements",

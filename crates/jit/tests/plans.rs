@@ -2,7 +2,7 @@
 //! as the optimizer builds them, and kernels of the other dtypes) compared with the files in
 //! `tests/plans/` (`RAGTIME_BLESS=1` rewrites them), and the decisions checked one by one. The
 //! workloads' files are what `RAGTIME_JIT_PLAN=1 ragtime bench` prints for W1-W4 and W9's softmax
-//! on a machine with AVX2 and FMA (`w4_row_softmax_avx512.txt`: W4 on one with AVX-512 too).
+//! on a machine with AVX2 and FMA.
 //!
 //! `RowPooling` (W9's pooling) and `GatherReduce` (W7) are fused ops with their own kernels; they
 //! do not go through the JIT, so they have no plan. W9's weights kernel, fused into its pooling
@@ -11,7 +11,7 @@
 
 use ragtime_core::DType;
 use ragtime_fused::{OperandKind, RowOutput, RowReduction, ScalarConst, ScalarGraph, ScalarRef};
-use ragtime_jit::plan::{BulkCall, Fold, Part, RowPasses, Rows, ScratchUse, Shape, Split};
+use ragtime_jit::plan::{BulkCall, Fold, Part, Rows, ScratchUse, Shape, Split};
 use ragtime_jit::{KernelPlan, KernelSpec, Target, UnaryMath};
 use ragtime_ops::elemwise::ScalarOp;
 use ragtime_ops::reduce::ReduceKind;
@@ -156,13 +156,12 @@ fn int16_items() -> KernelSpec {
 
 #[test]
 fn printed_plans_match_the_golden_files() {
-    let cases: [(&str, KernelSpec, Target); 16] = [
+    let cases: [(&str, KernelSpec, Target); 15] = [
         ("w1_elementwise.txt", w1(), BULK),
         ("w1_elementwise_no_bulk.txt", w1(), Target::with_bulk(false)),
         ("w2_axpy.txt", w2(), BULK),
         ("w3_row_mean.txt", w3(), BULK),
         ("w4_row_softmax.txt", softmax(None), BULK),
-        ("w4_row_softmax_avx512.txt", softmax(None), BULK.with_row_passes(true)),
         ("w4_row_softmax_no_bulk.txt", softmax(None), Target::with_bulk(false)),
         ("w9_softmax_of_scaled.txt", softmax(Some(2.0)), BULK),
         ("per_row_difference.txt", per_row_difference(), BULK),
@@ -270,20 +269,7 @@ fn plans_for_this_machine_follow_its_features() {
     let host = Target::host();
     assert_eq!(host.bulk(), ragtime_jit::bulk::exp_f32_in_place(&mut [0.0f32]));
     let softmax = softmax(None);
-    assert_eq!(host.row_passes(), ragtime_jit::bulk::Isa::Avx512.runs());
-    let like_host = Target::with_bulk(host.bulk()).with_row_passes(host.row_passes());
-    assert_eq!(KernelPlan::new(&softmax, host), KernelPlan::new(&softmax, like_host));
-}
-
-#[test]
-fn only_a_plain_float32_softmax_gets_the_row_pass_function() {
-    let avx512 = BULK.with_row_passes(true);
-    assert_eq!(KernelPlan::new(&softmax(None), avx512).row_passes, Some(RowPasses::Softmax { x: 0, out: 0 }));
-    assert_eq!(KernelPlan::new(&softmax(None), BULK).row_passes, None, "not without AVX-512");
-    // The softmax of a computed value, a row mean, a map: their own passes.
-    for spec in [softmax(Some(2.0)), w3(), w1(), per_row_difference()] {
-        assert_eq!(KernelPlan::new(&spec, avx512).row_passes, None, "{}", KernelPlan::new(&spec, avx512));
-    }
+    assert_eq!(KernelPlan::new(&softmax, host), KernelPlan::new(&softmax, Target::with_bulk(host.bulk())));
 }
 
 #[test]

@@ -12,9 +12,8 @@ use super::flat::{emit_elements, emit_flat_node};
 use super::fold::emit_reduction;
 use super::loops::{emit_blocks, emit_loop};
 use super::scalar::ir_type;
-use crate::callees::{self, emit_call};
 use crate::kernel::FusedParams;
-use crate::plan::{RowPasses, Rows, EXPAND_VECTORS, ROW_VALUE_BYTES};
+use crate::plan::{Rows, EXPAND_VECTORS, ROW_VALUE_BYTES};
 
 /// Stores the splat `vector` at elements `start..end` of the buffer whose element 0 is at
 /// `base`, [`EXPAND_VECTORS`] vectors at a time, so up to that many vectors' elements past `end`
@@ -172,27 +171,6 @@ pub(super) fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_
         let short = b.ins().icmp(IntCC::UnsignedLessThan, past, p.end);
         b.ins().select(short, past, p.end)
     };
-    // A precompiled function computes whole rows (`RowPasses`); a row it hands back runs the
-    // passes below, then the function goes on from the next row.
-    if let Some(RowPasses::Softmax { x, out }) = plan.row_passes {
-        if let Some(callee) = callees::row_softmax() {
-            emit_blocks(b, e.ptr, p.begin, p.end, &mut |b, first| {
-                let args = [e.in_ptrs[x], e.out_ptrs[out], p.splits, first, p.end];
-                let r = emit_call(b, callee, &args).expect("the row function returns a row");
-                let handed_back = b.ins().icmp(IntCC::UnsignedLessThan, r, p.end);
-                let (passes, join) = (b.create_block(), b.create_block());
-                b.ins().brif(handed_back, passes, &[], join, &[]);
-                b.switch_to_block(passes);
-                let next = b.ins().iadd_imm_s(r, 1);
-                by_rows(b, r, next);
-                b.ins().jump(join, &[]);
-                b.switch_to_block(join);
-                let next = b.ins().iadd_imm_s(r, 1);
-                b.ins().select(handed_back, next, p.end)
-            });
-            return;
-        }
-    }
     let Some(flat) = flat else {
         let _ = emit_loop(b, e.ptr, p.begin, p.end, row_block, &[], &mut |b, first, _| {
             let last = block_bounds(b, first);
