@@ -8,7 +8,7 @@ use ragtime_graph::{expect_arity, Graph, Op, VarId};
 
 use crate::elemwise::kernels::Kernels;
 use crate::reduce::defs::{Reduce, ReduceKind};
-use crate::reduce::plan::{plan_reduction, reduced_type, ReductionPlan};
+use crate::reduce::plan::{fold_group, plan_reduction, reduced_type, ReductionPlan};
 use crate::util::one;
 
 // ---------------------------------------------------------------------------------------------
@@ -114,7 +114,10 @@ impl Groups<'_> {
         match *self {
             Groups::Rows { splits, inner: 1 } => Ok(splits
                 .windows(2)
-                .map(|w| data[w[0] as usize..w[1] as usize].iter().fold(init(true), |acc, &v| step(acc, v)))
+                .map(|w| {
+                    let row = &data[w[0] as usize..w[1] as usize];
+                    fold_group(row.len(), &|k| row[k], init(true), &step)
+                })
                 .collect()),
             // Items without elements: nothing to fold (and no chunks to walk).
             Groups::Rows { inner: 0, .. } => Ok(Vec::new()),

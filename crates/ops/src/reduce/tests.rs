@@ -613,3 +613,29 @@ fn several_axes_equal_one_axis_at_a_time() {
         assert!(got.equals(&want), "case {case}: join over {listed:?} of {strings}: expected {want}, got {got}");
     }
 }
+
+#[test]
+fn long_float_sums_fold_pairwise_and_short_ones_in_order() {
+    use crate::reduce::plan::{fold_group, FOLD_BLOCK};
+    // In order, a float32 running sum of ones stops growing at 2^24 (each further 1 rounds
+    // away); pairwise, no half of the fold ever gets there.
+    let big = 20_000_000usize;
+    let stuck = (0..big).fold(0f32, |acc, _| acc + 1.0);
+    assert_eq!(stuck, 16_777_216.0, "in order, a float32 sum of ones stops at 2^24");
+    assert_eq!(fold_group(big, &|_| 1f32, 0.0, &|a, b| a + b), big as f32, "pairwise halves stay exact");
+    // Up to the block, the bits of an in-order fold.
+    let values: Vec<f32> = (0..FOLD_BLOCK).map(|k| ((k * 7919) % 1000) as f32 * 1.37e-3 - 0.5).collect();
+    let want = values.iter().fold(0f32, |acc, &v| acc + v);
+    assert_eq!(fold_group(values.len(), &|k| values[k], 0.0, &|a, b| a + b).to_bits(), want.to_bits());
+    // Any length folds every member once: an integer sum is exact whatever the order.
+    for len in [0, 1, FOLD_BLOCK - 1, FOLD_BLOCK + 1, 2 * FOLD_BLOCK + 3, 10 * FOLD_BLOCK + 17] {
+        let got = fold_group(len, &|k| k as i64, 0, &|a, b| a + b);
+        assert_eq!(got, (0..len as i64).sum::<i64>(), "length {len}");
+    }
+    // Through the op: a ragged row of 20 million ones sums to 20 million.
+    let x =
+        RaggedTensor::from_row_splits(DenseTensor::from_vec(vec![big], vec![1f32; big]).unwrap(), vec![0, big as i64])
+            .unwrap();
+    let sum = run(ReduceKind::Sum, &x, Some(1), false).unwrap();
+    assert_eq!(sum.flat_slice::<f32>().unwrap(), &[big as f32]);
+}
