@@ -46,6 +46,10 @@ pub struct RowPooling {
 /// `r0`); `false` when an op faulted (the fused op's reference then runs and reports it).
 pub type ComputeWeights<'a, T> = &'a (dyn Fn(usize, usize, &mut [T]) -> bool + Sync);
 
+/// A buffer with room for the given number of values that the caller recycled and charged to the
+/// call's budget, if it has one.
+pub type Recycled<'a, T> = &'a dyn Fn(usize) -> Result<Option<Vec<T>>>;
+
 /// Where the weights come from.
 enum Weights<'a, T> {
     /// A tensor's flat values.
@@ -339,7 +343,7 @@ impl RowPooling {
         f: &RaggedTensor,
     ) -> Option<Result<RaggedTensor>> {
         let weights = Weights::Given(w.flat_slice::<T>()?);
-        self.pool(ctx, w, f, weights)
+        self.pool(ctx, w, f, weights, None)
             .map(|r| r.and_then(|done| done.ok_or_else(|| Error::graph("row pooling: given weights cannot fault"))))
     }
 
@@ -347,15 +351,18 @@ impl RowPooling {
     /// `structure` (the weights kernel's iteration space, whose partitions and scalar items the
     /// weights have; [`RowPooling::with_weights`]). `None` when the operands are not shaped as the
     /// fusion assumed; `Some(Ok(None))` when `compute` faulted. Either way the caller runs the
-    /// reference, which reports what the unfused ops report.
+    /// reference, which reports what the unfused ops report. The output goes into the buffer
+    /// `recycled(len)` returns, if any: one with room for `len` values that the caller recycled
+    /// and charged to the call's budget (its pages are mapped, so a call in a loop pays no page
+    /// faults for its output); else into a new one.
     pub fn pool_computed<T: PoolFloat>(
         &self,
         ctx: &ExecContext,
-        structure: &RaggedTensor,
-        f: &RaggedTensor,
+        (structure, f): (&RaggedTensor, &RaggedTensor),
         compute: ComputeWeights<'_, T>,
+        recycled: Recycled<'_, T>,
     ) -> Option<Result<Option<RaggedTensor>>> {
-        self.pool(ctx, structure, f, Weights::Computed(compute))
+        self.pool(ctx, structure, f, Weights::Computed(compute), Some(recycled))
     }
 
     /// The fast path over weights shaped as `w` (the tensor, or the weights kernel's space).
@@ -365,6 +372,7 @@ impl RowPooling {
         w: &RaggedTensor,
         f: &RaggedTensor,
         weights: Weights<'_, T>,
+        recycled: Option<Recycled<'_, T>>,
     ) -> Option<Result<Option<RaggedTensor>>> {
         let k = w.ragged_rank();
         let total = w.flat_values().len();
@@ -396,7 +404,17 @@ impl RowPooling {
         let width = self.width;
         let run = || -> Result<Option<RaggedTensor>> {
             let len = items.checked_mul(width).ok_or_else(|| Error::graph("row pooling: output too large"))?;
-            let mut out: Vec<T> = ctx.try_vec("reduce_sum", len)?;
+            let buffer = match recycled {
+                Some(recycled) => recycled(len)?,
+                None => None,
+            };
+            let mut out = match buffer.filter(|b| b.capacity() >= len) {
+                Some(mut recycled) => {
+                    recycled.clear();
+                    recycled
+                }
+                None => ctx.try_vec("reduce_sum", len)?,
+            };
             out.resize(len, T::ZERO);
             if !fill_all(ctx, &ops, (self.outer, width), weights, &mut out)? {
                 return Ok(None);

@@ -40,7 +40,7 @@ thread_local! {
 
 /// Output buffers handed back by callers ([`recycle`]), reused by later kernel calls so
 /// repeated calls do not pay page faults for fresh memory. Bounded in count and bytes.
-trait Pooled: Element {
+pub(crate) trait Pooled: Element {
     fn pool() -> &'static Mutex<Vec<Vec<Self>>>;
 }
 
@@ -126,11 +126,17 @@ impl<T: Element> OutputBuffer for Vec<T> {
 /// call's memory budget like every data-sized buffer, and not zeroed (the kernel writes every
 /// element).
 fn output_buffer<T: Pooled>(ctx: &ExecContext, name: &str, n: usize) -> Result<Box<dyn OutputBuffer>> {
-    let v = match take::<T>(n) {
-        Some(v) => ctx.charge(name, n * std::mem::size_of::<T>()).map(|()| v)?,
+    let v = match recycled::<T>(ctx, name, n)? {
+        Some(v) => v,
         None => ctx.try_vec::<T>(name, n)?,
     };
     Ok(Box::new(v))
+}
+
+/// A recycled buffer with room for `n` values of `T` (empty), charged to the call's memory
+/// budget; `None` when the pool has none that fits.
+pub(crate) fn recycled<T: Pooled>(ctx: &ExecContext, name: &str, n: usize) -> Result<Option<Vec<T>>> {
+    take::<T>(n).map(|v| ctx.charge(name, n * std::mem::size_of::<T>()).map(|()| v)).transpose()
 }
 
 /// Empties the process-wide kernel cache, so the next compile of any graph compiles its kernels

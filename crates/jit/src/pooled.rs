@@ -90,7 +90,7 @@ impl JitPooling {
         }
         // Borrowed whole, so the closures below share the `Sync` table, not its raw fields.
         let operands = &Operands { inputs: pointers, splits: splits.as_ptr() };
-        let kernel = self.kernel;
+        let (kernel, name) = (self.kernel, self.name.as_str());
         macro_rules! pool {
             ($t:ty) => {{
                 let compute = |r0: usize, r1: usize, out: &mut [$t]| -> bool {
@@ -110,7 +110,10 @@ impl JitPooling {
                     // above); each block has its own `out`, so concurrent calls write apart.
                     unsafe { kernel.call(&operands.inputs, &[base], operands.splits, r0, r1) }
                 };
-                pooling.pool_computed::<$t>(ctx, layout.reference, f, &compute)
+                // The output in a buffer callers recycled (`Function::recycle`), as the JIT's
+                // kernels take theirs.
+                let recycled = |len: usize| crate::exec::recycled::<$t>(ctx, name, len);
+                pooling.pool_computed::<$t>(ctx, (layout.reference, f), &compute, &recycled)
             }};
         }
         let pooled = match dtype {
