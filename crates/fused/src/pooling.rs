@@ -16,7 +16,6 @@
 //! row are independent, so they vectorize without reassociating), so results are bit-identical.
 
 use std::any::Any;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use ragtime_core::{DType, DenseTensor, Error, ExecContext, RaggedTensor, Result, TensorType};
@@ -236,7 +235,9 @@ fn fill_computed<T: PoolFloat>(
     true
 }
 
-/// Fills `out` on the call's threads; `false` when computed weights faulted.
+/// Fills `out` on the call's threads, in pieces of about equal work (the items' elements, rows
+/// and the items themselves: W9's users hold 0 to 48 events); `false` when computed weights
+/// faulted.
 fn fill_all<T: PoolFloat>(
     ctx: &ExecContext,
     ops: &Operands<'_, T>,
@@ -244,37 +245,46 @@ fn fill_all<T: PoolFloat>(
     weights: Weights<'_, T>,
     out: &mut [T],
 ) -> Result<bool> {
+    let row_of = |u: usize| ops.outer.map_or(u, |s| s[u] as usize);
+    let work = |u: usize| {
+        let r = row_of(u);
+        ops.rows[r] as usize + r + u
+    };
     let Weights::Computed(compute) = weights else {
-        parallel::fill_chunks(ctx, out, width, |first, chunk| fill_items(ops, outer, width, first, chunk))?;
+        parallel::fill_balanced(ctx, out, width, work, |first, chunk| fill_items(ops, outer, width, first, chunk))?;
         return Ok(true);
     };
-    // One scratch buffer per thread, as large as the largest block, allocated here (charged to
-    // the call's budget); each chunk of the threads borrows one.
-    let items = out.len() / width;
-    let row_of = |u: usize| ops.outer.map_or(u, |s| s[u] as usize);
-    let largest = (0..items).map(|u| (ops.rows[row_of(u + 1)] - ops.rows[row_of(u)]) as usize).max().unwrap_or(0);
-    let mut buffers = Vec::with_capacity(ctx.threads());
-    for _ in 0..ctx.threads().max(1) {
-        let mut buffer: Vec<T> = ctx.try_vec("row_pooling", largest.max(WEIGHT_BLOCK.min(ops.f.len() / width)))?;
-        buffer.resize(buffer.capacity(), T::ZERO);
-        buffers.push(buffer);
-    }
-    let buffers = Mutex::new(buffers);
-    let faulted = AtomicBool::new(false);
-    parallel::fill_chunks(ctx, out, width, |first, chunk| {
-        let taken = buffers.lock().map(|mut b| b.pop()).unwrap_or(None);
-        let Some(mut scratch) = taken else {
-            faulted.store(true, Ordering::Relaxed);
-            return;
-        };
-        if !fill_computed(ops, (outer, width), compute, &mut scratch, first, chunk) {
-            faulted.store(true, Ordering::Relaxed);
+    // Scratch for the weights of a block, reused by the pieces that follow: a piece takes a free
+    // buffer, or makes one (charged to the call's budget) when none is free or the free one is
+    // smaller than its largest item; so no serial pass over the items before the threads start.
+    let element_of = |u: usize| ops.rows[row_of(u)] as usize;
+    let buffers = Mutex::new(Vec::<Vec<T>>::new());
+    let outcome = Mutex::new(Ok(true));
+    parallel::fill_balanced(ctx, out, width, work, |first, chunk| {
+        let end = first + chunk.len() / width;
+        let largest = (first..end).map(|u| element_of(u + 1) - element_of(u)).max().unwrap_or(0);
+        let need = largest.max(WEIGHT_BLOCK.min(element_of(end) - element_of(first)));
+        let free = buffers.lock().ok().and_then(|mut b| b.pop()).filter(|b| b.len() >= need);
+        let done = match free {
+            Some(scratch) => Ok(scratch),
+            None => ctx.try_filled("row_pooling", need, T::ZERO),
         }
-        if let Ok(mut b) = buffers.lock() {
-            b.push(scratch);
+        .map(|mut scratch| {
+            let completed = fill_computed(ops, (outer, width), compute, &mut scratch, first, chunk);
+            if let Ok(mut b) = buffers.lock() {
+                b.push(scratch);
+            }
+            completed
+        });
+        if !matches!(done, Ok(true)) {
+            if let Ok(mut first_failure) = outcome.lock() {
+                if matches!(*first_failure, Ok(true)) {
+                    *first_failure = done;
+                }
+            }
         }
     })?;
-    Ok(!faulted.load(Ordering::Relaxed))
+    outcome.into_inner().map_err(|_| Error::graph("row pooling: a piece panicked"))?
 }
 
 impl RowPooling {
@@ -337,12 +347,13 @@ impl RowPooling {
     /// `structure` (the weights kernel's iteration space, whose partitions and scalar items the
     /// weights have; [`RowPooling::with_weights`]). `None` when the operands are not shaped as the
     /// fusion assumed; `Some(Ok(None))` when `compute` faulted. Either way the caller runs the
-    /// reference, which reports what the unfused ops report.
+    /// reference, which reports what the unfused ops report. The output comes from
+    /// `ctx.try_vec`, so from the buffers callers recycled when one fits (its pages are mapped,
+    /// so a call in a loop pays no page faults for its output).
     pub fn pool_computed<T: PoolFloat>(
         &self,
         ctx: &ExecContext,
-        structure: &RaggedTensor,
-        f: &RaggedTensor,
+        (structure, f): (&RaggedTensor, &RaggedTensor),
         compute: ComputeWeights<'_, T>,
     ) -> Option<Result<Option<RaggedTensor>>> {
         self.pool(ctx, structure, f, Weights::Computed(compute))
@@ -386,7 +397,7 @@ impl RowPooling {
         let width = self.width;
         let run = || -> Result<Option<RaggedTensor>> {
             let len = items.checked_mul(width).ok_or_else(|| Error::graph("row pooling: output too large"))?;
-            let mut out: Vec<T> = ctx.try_vec("reduce_sum", len)?;
+            let mut out = ctx.try_vec("reduce_sum", len)?;
             out.resize(len, T::ZERO);
             if !fill_all(ctx, &ops, (self.outer, width), weights, &mut out)? {
                 return Ok(None);

@@ -5,6 +5,7 @@
 
 use std::any::Any;
 use std::cell::RefCell;
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -12,7 +13,7 @@ use ragtime_core::compare::compare;
 use ragtime_core::{dispatch_dtype, DenseTensor, Element, Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_fused::{Composite, Layout, OperandKind, RowKernel, RowOutput, RowPooling};
 use ragtime_graph::{FunctionGraph, Op, OpProperties, OpRef};
-use ragtime_runtime::KernelCache;
+use ragtime_runtime::{parallel, KernelCache};
 use rayon::prelude::*;
 
 use crate::kernel::{FusedKernel, Jit};
@@ -20,18 +21,6 @@ use crate::lower::emit_kernel;
 use crate::plan::{KernelPlan, Split, Target};
 use crate::pooled::JitPooling;
 use crate::spec::KernelSpec;
-
-/// Below this many values (plus rows) per piece, work is not split further (below it once, a
-/// kernel runs on the calling thread only): splitting smaller work costs more in
-/// synchronization than it saves.
-const MIN_WORK_PER_PIECE: usize = 1 << 16;
-
-/// Pieces per thread of a large kernel call, taken by the pool's threads as they come free: a
-/// thread that is slowed (on a virtual machine, a virtual CPU may be descheduled for a while)
-/// then does less of the work instead of holding up the call. W3 with two threads, medians of
-/// four runs of best-of-20: 3.33 ms with one piece per thread, 2.63 ms with four; W1 and W4 the
-/// same either way.
-const PIECES_PER_THREAD: usize = 4;
 
 /// A compiled kernel with the plan it was emitted from.
 type Compiled = (FusedKernel, Arc<KernelPlan>);
@@ -287,7 +276,7 @@ impl JitKernel {
         self.stats.calls.fetch_add(1, Ordering::Relaxed);
         self.stats.last_threads.store(threads, Ordering::Relaxed);
         self.stats.last_pieces.store(ranges.len(), Ordering::Relaxed);
-        let launch = |&(begin, end): &(usize, usize)| {
+        let launch = |rows: &Range<usize>| {
             // SAFETY: every input pointer addresses a buffer of the dtype the kernel reads (checked
             // above against the spec's graph) with the length the kernel indexes (full operands
             // `total` values, per-row ones `nrows * width`, scalars 1); outputs have room for
@@ -295,12 +284,12 @@ impl JitKernel {
             // validated partition (non-decreasing, from 0 to `total / width` items, checked
             // above) with `nrows + 1` entries and `end <= nrows`;
             // ranges of different calls are disjoint, so no two threads write the same element.
-            unsafe { buffers.launch(self.kernel, begin, end) }
+            unsafe { buffers.launch(self.kernel, rows.start, rows.end) }
         };
         let completed = if ranges.len() <= 1 {
             ranges.iter().all(launch)
         } else {
-            ragtime_runtime::parallel::pool(threads)?.install(|| ranges.par_iter().all(launch))
+            parallel::pool(threads)?.install(|| ranges.par_iter().all(launch))
         };
         drop(buffers);
         if !completed {
@@ -332,59 +321,16 @@ impl JitKernel {
     }
 }
 
-/// How many pieces `total` units of work are cut into for `threads` threads: one with one
-/// thread or little work, else up to [`PIECES_PER_THREAD`] per thread of at least
-/// [`MIN_WORK_PER_PIECE`] units each.
-fn pieces(total: usize, threads: usize) -> usize {
-    if threads <= 1 {
-        return 1;
-    }
-    (total / MIN_WORK_PER_PIECE).clamp(1, threads * PIECES_PER_THREAD)
-}
-
 /// Element ranges for up to `threads` threads.
-fn flat_ranges(total: usize, threads: usize) -> Vec<(usize, usize)> {
-    let parts = pieces(total, threads);
+fn flat_ranges(total: usize, threads: usize) -> Vec<Range<usize>> {
+    let parts = parallel::pieces(total, threads);
     let step = total.div_ceil(parts).max(1);
-    (0..parts).map(|p| (p * step, ((p + 1) * step).min(total))).filter(|(a, b)| a < b || total == 0).collect()
-}
-
-/// The first row `r >= begin` whose cumulative work `splits[r] + r` reaches `target` (`nrows` if
-/// none), by bisection: the work grows with the row, and a linear scan cost a sizeable part of a
-/// memory-bound call on 2^20 rows.
-fn first_row_reaching(splits: &[i64], begin: usize, target: usize) -> usize {
-    let (mut lo, mut hi) = (begin, splits.len().saturating_sub(1));
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if splits[mid] as usize + mid >= target {
-            hi = mid;
-        } else {
-            lo = mid + 1;
-        }
-    }
-    lo
+    (0..parts).map(|p| p * step..((p + 1) * step).min(total)).filter(|r| !r.is_empty() || total == 0).collect()
 }
 
 /// Row ranges for up to `threads` threads, balanced by values plus rows.
-fn row_ranges(splits: &[i64], threads: usize) -> Vec<(usize, usize)> {
-    let nrows = splits.len().saturating_sub(1);
-    let work = |r: usize| splits[r] as usize + r;
-    let total = work(nrows);
-    let parts = pieces(total, threads);
-    let mut ranges = Vec::with_capacity(parts);
-    let mut begin = 0;
-    for p in 1..=parts {
-        let target = total * p / parts;
-        let end = if p == parts { nrows } else { first_row_reaching(splits, begin, target) };
-        if end > begin {
-            ranges.push((begin, end));
-            begin = end;
-        }
-    }
-    if ranges.is_empty() {
-        ranges.push((0, nrows));
-    }
-    ranges
+fn row_ranges(splits: &[i64], threads: usize) -> Vec<Range<usize>> {
+    parallel::balanced_ranges(splits.len().saturating_sub(1), threads, |r| splits[r] as usize + r)
 }
 
 impl Op for JitKernel {
@@ -500,46 +446,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn row_ranges_cover_every_row_once_and_balance_values() {
-        // Rows of 0-20 values, as in the benchmarks, plus one huge row in the middle.
-        let mut splits = vec![0i64];
-        for r in 0..300_000i64 {
-            let len = if r == 150_000 { 1_000_000 } else { (r * 7919) % 21 };
-            splits.push(splits.last().unwrap() + len);
-        }
-        let nrows = splits.len() - 1;
-        let work = |r: usize| splits[r] as usize + r;
-        for threads in [1, 2, 3, 8] {
-            let ranges = row_ranges(&splits, threads);
-            // Pieces whose share ends inside the huge row merge with the next.
-            assert!(ranges.len() <= pieces(work(nrows), threads), "{threads} threads: {ranges:?}");
-            assert_eq!(ranges.len() == 1, threads == 1, "{threads} threads: {ranges:?}");
-            assert_eq!(ranges[0].0, 0);
-            assert_eq!(ranges.last().unwrap().1, nrows);
-            assert!(ranges.windows(2).all(|w| w[0].1 == w[1].0 && w[0].0 < w[0].1), "{ranges:?}");
-        }
+    fn rows_split_by_values_plus_rows_and_elements_evenly() {
         let even: Vec<i64> = (0..=200_000).map(|r| r * 3).collect();
         let ranges = row_ranges(&even, 2);
-        assert_eq!(ranges.len(), 2 * PIECES_PER_THREAD, "large calls are cut into pieces: {ranges:?}");
-        assert!(ranges.iter().all(|&(a, b)| b - a == 25_000), "equal rows, equal pieces: {ranges:?}");
-        assert_eq!(row_ranges(&[0], 8), vec![(0, 0)], "zero rows: one empty range");
-        assert_eq!(flat_ranges(10, 8), vec![(0, 10)], "small inputs stay on one thread");
-        assert_eq!(flat_ranges(0, 8), vec![(0, 0)]);
+        assert_eq!(ranges.len(), 2 * parallel::PIECES_PER_THREAD, "large calls are cut into pieces: {ranges:?}");
+        assert!(ranges.iter().all(|r| r.len() == 25_000), "equal rows, equal pieces: {ranges:?}");
+        assert_eq!(row_ranges(&[0], 8), vec![0..0], "zero rows: one empty range");
+        assert_eq!(flat_ranges(10, 8), vec![0..10], "small inputs stay on one thread");
+        assert_eq!(flat_ranges(0, 8), vec![0..0]);
         let flat = flat_ranges(1 << 22, 2);
-        assert_eq!(flat.len(), 2 * PIECES_PER_THREAD);
-        assert!(flat.windows(2).all(|w| w[0].1 == w[1].0) && flat.last().unwrap().1 == 1 << 22, "{flat:?}");
-    }
-
-    #[test]
-    fn the_bisection_finds_the_row_a_linear_scan_finds() {
-        let splits: Vec<i64> = [0i64, 0, 0, 5, 5, 1_000, 1_001, 1_001, 2_000].to_vec();
-        let nrows = splits.len() - 1;
-        let work = |r: usize| splits[r] as usize + r;
-        for begin in 0..=nrows {
-            for target in 0..=work(nrows) + 2 {
-                let scan = (begin..=nrows).find(|&r| work(r) >= target).unwrap_or(nrows);
-                assert_eq!(first_row_reaching(&splits, begin, target), scan, "begin {begin}, target {target}");
-            }
-        }
+        assert_eq!(flat.len(), 2 * parallel::PIECES_PER_THREAD);
+        assert!(flat.windows(2).all(|w| w[0].end == w[1].start) && flat.last().unwrap().end == 1 << 22, "{flat:?}");
     }
 }

@@ -289,10 +289,10 @@ proptest! {
         let w = g.input("w", TensorType::ragged(dtype, rank));
         let f = g.input("f", TensorType::ragged(dtype, rank).with_inner(&[Some(width)]));
         // With softmax weights (W9's), the row kernel computing them is fused into the pooling
-        // (opt-in: `local_pooling_weights`).
+        // (`local_pooling_weights`).
         let weights = if softmax_weights { ragtime::ops::softmax(&(&w * 2.0)) } else { w.clone() };
         let out = pooling(&weights, &f, rank, outer, weights_first);
-        let options = CompileOptions::from(Mode::FastRun).threads(threads).including("local_pooling_weights");
+        let options = CompileOptions::from(Mode::FastRun).threads(threads);
         let jit = g.compile_with(&[&w, &f], &[&out], options).unwrap();
         let reference = g.compile_with(&[&w, &f], &[&out], Mode::FastCompile).unwrap();
         let printed = jit.debugprint();
@@ -307,7 +307,7 @@ proptest! {
         if softmax_weights {
             // The softmax kernel's vector sums reassociate (the suite's tolerance); the fused
             // weights give the bits of the same kernels run as two nodes.
-            let options = CompileOptions::from(Mode::FastRun).threads(threads);
+            let options = unfused_options().threads(threads);
             let unfused = g.compile_with(&[&w, &f], &[&out], options).unwrap().call(&inputs).unwrap();
             prop_assert!(unfused[0].equals(&got[0]), "fused {} vs two nodes {}", got[0], unfused[0]);
             let same = compare(&want[0], &got[0]);
@@ -316,6 +316,12 @@ proptest! {
             prop_assert!(want[0].dtype() == got[0].dtype() && want[0].equals(&got[0]), "JIT {} vs reference {}", got[0], want[0]);
         }
     }
+}
+
+/// `Mode::FastRun` without `local_pooling_weights`: the weights kernel and the pooling as two
+/// nodes, the form the fused one must reproduce bit for bit.
+fn unfused_options() -> CompileOptions {
+    CompileOptions::from(Mode::FastRun).excluding("local_pooling_weights")
 }
 
 /// Operands whose partitions differ at run time (equal shapes, other row lengths) run the
@@ -335,10 +341,10 @@ fn row_pooling_of_mismatched_partitions_fails_as_the_unfused_ops_do() {
 }
 
 /// W9's graph: softmax over each session's events, weighted sum of the feature vectors, maximum
-/// over each user's sessions: two nodes (the softmax row kernel, then the pooling), or one with
-/// `local_pooling_weights` (the pooling with the softmax kernel fused in, computing the weights
-/// block by block), within the conformance tolerance of the interpreter on nested data with empty
-/// sessions and users, the one node bit-identical to the two.
+/// over each user's sessions: one node (`local_pooling_weights`: the pooling with the softmax
+/// kernel fused in, computing the weights block by block), or two without that rewrite (the
+/// softmax row kernel, then the pooling), within the conformance tolerance of the interpreter on
+/// nested data with empty sessions and users, the one node bit-identical to the two.
 #[test]
 fn nested_attention_is_two_nodes_or_one_with_the_weights_fused() {
     let g = Graph::new();
@@ -346,13 +352,11 @@ fn nested_attention_is_two_nodes_or_one_with_the_weights_fused() {
     let f = g.input("f", TensorType::ragged(DType::F32, 2).with_inner(&[Some(8)]));
     let a = ragtime::ops::softmax(&(&d * 2.0));
     let out = (a.expand_dims(-1) * &f).reduce_sum(2).reduce_max(1);
-    let jit = g
-        .compile_with(&[&d, &f], &[&out], CompileOptions::from(Mode::FastRun).including("local_pooling_weights"))
-        .unwrap();
+    let jit = g.compile(&[&d, &f], &[&out]).unwrap();
     let printed = jit.debugprint();
     assert_eq!(jit.rewrite_report().nodes_after, 1, "{printed}");
     assert!(printed.contains("JitRowPooling{w = RowKernel{"), "{printed}");
-    let unfused = g.compile(&[&d, &f], &[&out]).unwrap();
+    let unfused = g.compile_with(&[&d, &f], &[&out], unfused_options()).unwrap();
     assert_eq!(unfused.rewrite_report().nodes_after, 2, "{}", unfused.debugprint());
     let reference = g.compile_with(&[&d, &f], &[&out], Mode::FastCompile).unwrap();
     let debug = g.compile_with(&[&d, &f], &[&out], Mode::Debug).unwrap();
@@ -383,10 +387,10 @@ fn nested_attention_split_across_threads_gives_the_one_thread_bits() {
             let f = g.compile_with(&[&d, &f], &[&out], options).unwrap();
             f.call(&inputs).unwrap().remove(0)
         };
-        let fused = CompileOptions::from(Mode::FastRun).including("local_pooling_weights");
+        let fused = CompileOptions::from(Mode::FastRun);
         let one = run(fused.clone().threads(1));
         assert!(one.equals(&run(fused.threads(3))));
-        assert!(one.equals(&run(CompileOptions::from(Mode::FastRun).threads(2))));
+        assert!(one.equals(&run(unfused_options().threads(2))));
     }
 }
 
@@ -401,11 +405,9 @@ fn nested_attention_over_long_outer_rows_gives_the_two_node_bits() {
     let out = (a.expand_dims(-1) * &f).reduce_sum(3).reduce_min(2);
     let parts = partitions(3, 300, &[0, 3, 1, 4, 0, 2, 5, 70]);
     let inputs = [data(DType::F64, &parts, &[0, 1, 2, 3, 8, 9], 0), vectors(DType::F64, &parts, 5, &[0, 2, 9])];
-    let fused = g
-        .compile_with(&[&d, &f], &[&out], CompileOptions::from(Mode::FastRun).including("local_pooling_weights"))
-        .unwrap();
+    let fused = g.compile(&[&d, &f], &[&out]).unwrap();
     assert_eq!(fused.rewrite_report().nodes_after, 1, "{}", fused.debugprint());
-    let unfused = g.compile(&[&d, &f], &[&out]).unwrap();
+    let unfused = g.compile_with(&[&d, &f], &[&out], unfused_options()).unwrap();
     let got = fused.call(&inputs).unwrap().remove(0);
     assert!(got.equals(&unfused.call(&inputs).unwrap()[0]));
     let reference = g.compile_with(&[&d, &f], &[&out], Mode::FastCompile).unwrap();

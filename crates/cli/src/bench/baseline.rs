@@ -20,7 +20,7 @@ use rayon::{ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder};
 use super::approx;
 use super::data::{BUCKETS, DIM, FEATURES, INNER};
 
-/// Pieces of rows per thread, as the JIT executor cuts a large call (`ragtime_jit`'s `PIECES_PER_THREAD`).
+/// Pieces of rows per thread, as the JIT executor cuts a large call (`ragtime_runtime::parallel::PIECES_PER_THREAD`).
 pub const PIECES_PER_THREAD: usize = 4;
 
 /// The instruction set the baseline loops run with on this CPU, in the order `multiversion` tries them.

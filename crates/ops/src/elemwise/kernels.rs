@@ -189,26 +189,23 @@ pub trait IeeeExtremes: Copy {
 macro_rules! float_kernels {
     ($($t:ident),*) => {$(
         impl IeeeExtremes for $t {
+            // Written as selects, not branches, so loops over lanes (a pooled vector's columns)
+            // vectorize: equal operands have equal bits except for zeros, where the maximum
+            // keeps a sign bit only both have (AND) and the minimum one either has (OR).
             #[inline]
             fn ieee_maximum(self, b: Self) -> Self {
-                if self.is_nan() || b.is_nan() {
-                    $t::NAN
-                } else if self > b || (self == b && b.is_sign_negative()) {
-                    self
-                } else {
-                    b
-                }
+                let equal = self.to_bits() & b.to_bits();
+                let bits = if self > b { self.to_bits() } else if self < b { b.to_bits() } else { equal };
+                let nan = self.is_nan() | b.is_nan();
+                $t::from_bits(if nan { $t::NAN.to_bits() } else { bits })
             }
 
             #[inline]
             fn ieee_minimum(self, b: Self) -> Self {
-                if self.is_nan() || b.is_nan() {
-                    $t::NAN
-                } else if self < b || (self == b && self.is_sign_negative()) {
-                    self
-                } else {
-                    b
-                }
+                let equal = self.to_bits() | b.to_bits();
+                let bits = if self < b { self.to_bits() } else if self > b { b.to_bits() } else { equal };
+                let nan = self.is_nan() | b.is_nan();
+                $t::from_bits(if nan { $t::NAN.to_bits() } else { bits })
             }
         }
 
@@ -361,6 +358,60 @@ impl Kernels for bool {
         match op {
             ScalarOp::LogicalNot => Some(|a| !a),
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IeeeExtremes;
+
+    /// IEEE 754-2019 `maximum` / `minimum` by their definition, case by case.
+    fn by_definition(a: f32, b: f32, max: bool) -> f32 {
+        if a.is_nan() || b.is_nan() {
+            f32::NAN
+        } else if a == b && a == 0.0 {
+            // Zeros: -0 < +0.
+            let positive = if max {
+                a.is_sign_positive() || b.is_sign_positive()
+            } else {
+                a.is_sign_positive() && b.is_sign_positive()
+            };
+            if positive {
+                0.0
+            } else {
+                -0.0
+            }
+        } else if (a > b) == max {
+            a
+        } else {
+            b
+        }
+    }
+
+    #[test]
+    fn extremes_propagate_nan_and_order_signed_zeros_whatever_the_operand_order() {
+        let values = [
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.0,
+            1e-45,
+            -1e-45,
+            f32::MAX,
+            f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            2.5,
+        ];
+        for &a in &values {
+            for &b in &values {
+                for (max, got) in [(true, a.ieee_maximum(b)), (false, a.ieee_minimum(b))] {
+                    let want = by_definition(a, b, max);
+                    assert_eq!(got.to_bits(), want.to_bits(), "{a:?} {b:?} max={max}: {got:?}, want {want:?}");
+                }
+            }
         }
     }
 }
