@@ -537,14 +537,13 @@ impl<'a> OneWidth<'a> {
 
     /// Writes n-gram `j` of the row with token offsets `tokens` into `dst` at `at` (with
     /// [`ragtime_core::append_bytes`]: `dst` is filled front to back); returns its end.
-    #[inline(always)]
+    #[inline]
     pub fn append(&self, dst: &mut [u8], at: usize, tokens: &[i64], j: i64) -> usize {
         let len = tokens.len() as i64 - 1;
+        let token = |dst: &mut [u8], at: usize, t: usize| {
+            ragtime_core::append_bytes(dst, at, self.bytes, tokens[t] as usize, tokens[t + 1] as usize)
+        };
         if self.inner(j, len) {
-            // Most n-grams: tokens only, a loop short enough to inline where n-grams are made.
-            let token = |dst: &mut [u8], at: usize, t: usize| {
-                ragtime_core::append_bytes(dst, at, self.bytes, tokens[t] as usize, tokens[t + 1] as usize)
-            };
             let first = (j - self.pad) as usize;
             let mut at = token(dst, at, first);
             for t in first + 1..first + self.width as usize {
@@ -553,16 +552,6 @@ impl<'a> OneWidth<'a> {
             }
             return at;
         }
-        self.append_padded(dst, at, tokens, j)
-    }
-
-    /// [`Self::append`] for an n-gram with pads (at a padded row's ends).
-    #[inline(never)]
-    fn append_padded(&self, dst: &mut [u8], at: usize, tokens: &[i64], j: i64) -> usize {
-        let len = tokens.len() as i64 - 1;
-        let token = |dst: &mut [u8], at: usize, t: usize| {
-            ragtime_core::append_bytes(dst, at, self.bytes, tokens[t] as usize, tokens[t + 1] as usize)
-        };
         let (left, lo, hi, right) = self.window(j, len);
         // Every piece after the n-gram's first follows a separator.
         let mut at = at;
