@@ -150,11 +150,15 @@ impl ExecContext {
 
     /// An empty vector with room for `n` items, allocated fallibly: more than the per-buffer
     /// limit, more than the call's budget, or more than the allocator can give, is an error from
-    /// `op` instead of an abort.
-    pub fn try_vec<T>(&self, op: &str, n: usize) -> Result<Vec<T>> {
+    /// `op` instead of an abort. A large buffer comes from the [`pool`](crate::pool) of recycled
+    /// ones when one fits (charged all the same).
+    pub fn try_vec<T: Send + 'static>(&self, op: &str, n: usize) -> Result<Vec<T>> {
         let bytes = n.saturating_mul(std::mem::size_of::<T>());
         self.limits.checked_bytes(op, bytes, &format!("a buffer of {n} items"))?;
         self.charge(op, bytes)?;
+        if let Some(v) = crate::pool::take(n) {
+            return Ok(v);
+        }
         let mut v = Vec::new();
         v.try_reserve_exact(n).map_err(|_| {
             limits::exhausted(op, format!("cannot allocate a buffer of {n} items ({bytes} bytes): out of memory"))
@@ -163,14 +167,14 @@ impl ExecContext {
     }
 
     /// `n` copies of `value`, allocated fallibly (see [`ExecContext::try_vec`]).
-    pub fn try_filled<T: Clone>(&self, op: &str, n: usize, value: T) -> Result<Vec<T>> {
+    pub fn try_filled<T: Clone + Send + 'static>(&self, op: &str, n: usize, value: T) -> Result<Vec<T>> {
         let mut v = self.try_vec(op, n)?;
         v.resize(n, value);
         Ok(v)
     }
 
     /// Collects an iterator of known length into a fallibly allocated vector (see [`ExecContext::try_vec`]).
-    pub fn try_collect<T>(&self, op: &str, items: impl ExactSizeIterator<Item = T>) -> Result<Vec<T>> {
+    pub fn try_collect<T: Send + 'static>(&self, op: &str, items: impl ExactSizeIterator<Item = T>) -> Result<Vec<T>> {
         let mut v = self.try_vec(op, items.len())?;
         v.extend(items);
         Ok(v)

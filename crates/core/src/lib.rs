@@ -15,6 +15,7 @@ pub mod limits;
 mod literal;
 mod nested;
 mod partition;
+pub mod pool;
 mod ragged;
 mod strings;
 mod types;

@@ -6,7 +6,7 @@
 use std::any::Any;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use ragtime_core::compare::compare;
 use ragtime_core::{dispatch_dtype, DenseTensor, Element, Error, ExecContext, RaggedTensor, Result, TensorType};
@@ -49,66 +49,6 @@ thread_local! {
     static JIT: RefCell<Option<Jit>> = const { RefCell::new(None) };
 }
 
-/// Output buffers handed back by callers ([`recycle`]), reused by later kernel calls so
-/// repeated calls do not pay page faults for fresh memory. Bounded in count and bytes.
-trait Pooled: Element {
-    fn pool() -> &'static Mutex<Vec<Vec<Self>>>;
-}
-
-macro_rules! pooled {
-    ($($t:ty),*) => {$(
-        impl Pooled for $t {
-            fn pool() -> &'static Mutex<Vec<Vec<Self>>> {
-                static POOL: Mutex<Vec<Vec<$t>>> = Mutex::new(Vec::new());
-                &POOL
-            }
-        }
-    )*};
-}
-pooled!(bool, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
-
-/// Buffers kept at most, per element type.
-const POOL_BUFFERS: usize = 16;
-/// Bytes kept at most, per element type.
-const POOL_BYTES: usize = 1 << 30;
-
-/// A recycled buffer with room for `n` values (the smallest that fits, and not more than twice
-/// `n`, so small outputs do not pin big buffers).
-fn take<T: Pooled>(n: usize) -> Option<Vec<T>> {
-    let mut pool = T::pool().lock().ok()?;
-    let best = pool
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| v.capacity() >= n && v.capacity() <= n.saturating_mul(2).max(1024))
-        .min_by_key(|(_, v)| v.capacity())
-        .map(|(i, _)| i)?;
-    let mut v = pool.swap_remove(best);
-    v.clear();
-    Some(v)
-}
-
-fn give<T: Pooled>(v: Vec<T>) {
-    let Ok(mut pool) = T::pool().lock() else { return };
-    let bytes = |p: &[Vec<T>]| p.iter().map(|v| v.capacity() * std::mem::size_of::<T>()).sum::<usize>();
-    if pool.len() < POOL_BUFFERS && bytes(&pool) + v.capacity() * std::mem::size_of::<T>() <= POOL_BYTES {
-        pool.push(v);
-    }
-}
-
-/// Hands the buffer of a value the caller no longer needs back to the kernels' pool. Only a
-/// buffer nobody else holds is taken (a tensor sharing its buffer with another value is just
-/// dropped), so a recycled buffer is never one the caller can still read.
-pub fn recycle(value: RaggedTensor) {
-    let flat = value.into_flat_values();
-    dispatch_dtype!(flat.dtype(),
-        T => {
-            if let Ok(v) = flat.try_into_buffer::<T>() {
-                give(v);
-            }
-        },
-        string => {})
-}
-
 /// An output buffer a kernel fills: a `Vec` of the output's element type with room for its
 /// values, not yet initialized.
 trait OutputBuffer {
@@ -133,15 +73,11 @@ impl<T: Element> OutputBuffer for Vec<T> {
     }
 }
 
-/// Room for `n` values of `T`: a recycled buffer, or a fallible allocation; charged to the
-/// call's memory budget like every data-sized buffer, and not zeroed (the kernel writes every
-/// element).
-fn output_buffer<T: Pooled>(ctx: &ExecContext, name: &str, n: usize) -> Result<Box<dyn OutputBuffer>> {
-    let v = match take::<T>(n) {
-        Some(v) => ctx.charge(name, n * std::mem::size_of::<T>()).map(|()| v)?,
-        None => ctx.try_vec::<T>(name, n)?,
-    };
-    Ok(Box::new(v))
+/// Room for `n` values of `T` (a recycled buffer from `ragtime_core::pool` when one fits, else a
+/// fallible allocation), charged to the call's memory budget like every data-sized buffer, and
+/// not zeroed (the kernel writes every element).
+fn output_buffer<T: Element>(ctx: &ExecContext, name: &str, n: usize) -> Result<Box<dyn OutputBuffer>> {
+    Ok(Box::new(ctx.try_vec::<T>(name, n)?))
 }
 
 /// Empties the process-wide kernel cache, so the next compile of any graph compiles its kernels

@@ -96,8 +96,7 @@ pub mod vmath;
 pub use alloc::retain_freed_memory;
 pub use elem::Elem;
 pub use exec::{
-    cached_kernels, clear_kernel_cache, default_threads, kernel_for, lower_fused, recycle, spec_of, ExecStats,
-    JitKernel,
+    cached_kernels, clear_kernel_cache, default_threads, kernel_for, lower_fused, spec_of, ExecStats, JitKernel,
 };
 pub use kernel::{FusedFn, FusedKernel, FusedParams, Jit, JitError, JitFloat, MapKernel};
 pub use plan::{KernelPlan, Target};

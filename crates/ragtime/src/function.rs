@@ -379,9 +379,9 @@ impl Function {
         result
     }
 
-    /// Hands outputs the caller no longer needs back to the kernels' buffer pool, so the next
-    /// call writes into memory that is already mapped instead of paying page faults for fresh
-    /// buffers (tens of milliseconds per call on outputs of tens of megabytes). Only buffers no
+    /// Hands outputs the caller no longer needs back to the buffer pool (`ragtime_core::pool`)
+    /// that every op's allocations are served from, so the next call writes into memory that is
+    /// already mapped instead of paying page faults for fresh buffers (tens of milliseconds per call on outputs of tens of megabytes). Only buffers no
     /// other value shares are reused; anything else is simply dropped.
     ///
     /// ```
@@ -399,7 +399,7 @@ impl Function {
     /// # Ok::<(), ragtime::Error>(())
     /// ```
     pub fn recycle(&self, outputs: impl IntoIterator<Item = RaggedTensor>) {
-        outputs.into_iter().for_each(ragtime_jit::recycle);
+        outputs.into_iter().for_each(ragtime_core::pool::recycle);
     }
 
     /// How many fused ops run as JIT kernels (the others run their reference implementation).

@@ -633,7 +633,7 @@ pub(crate) fn apply(
     for (u, p) in updates.iter().zip(pending) {
         let slot = locked.value(&u.state)?;
         match p {
-            Pending::Replace(value) => ragtime_jit::recycle(std::mem::replace(slot, value)),
+            Pending::Replace(value) => ragtime_core::pool::recycle(std::mem::replace(slot, value)),
             Pending::Scatter { scale, width, targets } => {
                 let Some((_, layout, buffer)) = taken.next() else {
                     return Err(Error::graph("update: an in-place buffer went missing"));

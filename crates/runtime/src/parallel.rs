@@ -116,7 +116,7 @@ pub fn fill_spans<T: Send>(
 /// A new buffer of `offsets[last] - offsets[0]` elements (a fallible allocation charged to `op`),
 /// filled by [`fill_spans`]: the one way the string kernels build a variable-size output after
 /// computing its offsets.
-pub fn spans_filled<T: Send + Clone + Default>(
+pub fn spans_filled<T: Send + Clone + Default + 'static>(
     ctx: &ExecContext,
     op: &str,
     offsets: &[i64],

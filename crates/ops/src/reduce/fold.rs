@@ -103,7 +103,7 @@ pub(crate) enum Groups<'a> {
 impl Groups<'_> {
     /// Folds each group of `data`, starting from `init(ragged_axis)` and adding members with
     /// `step`.
-    fn fold<T: Copy>(
+    fn fold<T: Copy + Send + 'static>(
         &self,
         ctx: &ExecContext,
         op: &str,
@@ -150,7 +150,7 @@ impl Groups<'_> {
 /// The float types of the row-sum fast paths, with the one definition of their sums and means
 /// that every path shares (the generic fold, `row_sums`, `fused::GatherReduce`): sums start at
 /// zero and add items in order; a mean divides the sum in f64, as `fold_typed` does.
-pub trait RowSum: Copy + std::ops::AddAssign + 'static {
+pub trait RowSum: Copy + Send + std::ops::AddAssign + 'static {
     /// The sum of no values.
     const ZERO: Self;
     /// `sum / n`, computed in f64 and rounded back.
