@@ -90,9 +90,15 @@ fn add_rows<T: RowSum>(acc: &mut [T], table: &[T], buckets: &[usize]) {
     }
 }
 
+/// A row sum ([`RowsAddF32`] for any element type).
+type RowsAdd<T> = fn(&mut [T], &[T], &[usize]);
+
+/// What every row of a call reads: its features, and the row sum given for its element type.
+type Features<'s, 'a, T> = (&'s [Source<'a, T>], Option<RowsAdd<T>>);
+
 /// The row sum of `T`: the op's [`RowsAddF32`] for float32, else none (then [`add_rows`]).
-fn rows_add_of<T: 'static>(rows_add: Option<RowsAddF32>) -> Option<fn(&mut [T], &[T], &[usize])> {
-    (&rows_add as &dyn Any).downcast_ref::<Option<fn(&mut [T], &[T], &[usize])>>().copied().flatten()
+fn rows_add_of<T: 'static>(rows_add: Option<RowsAddF32>) -> Option<RowsAdd<T>> {
+    (&rows_add as &dyn Any).downcast_ref::<Option<RowsAdd<T>>>().copied().flatten()
 }
 
 /// N-grams assembled before the first of them is hashed (see [`bag_row`]).
@@ -117,7 +123,7 @@ struct Scratch {
 /// added.
 #[inline(always)]
 fn bag_row<T: RowSum>(
-    (sources, rows_add): (&[Source<'_, T>], Option<fn(&mut [T], &[T], &[usize])>),
+    (sources, rows_add): Features<'_, '_, T>,
     (bytes, offsets, splits): (&[u8], &[i64], &[i64]),
     r: usize,
     acc: &mut [T],
@@ -173,7 +179,7 @@ fn bag_row<T: RowSum>(
 /// The rows of `chunk` (rows `first_row..`, `N` values each), in a `[T; N]` accumulator the
 /// compiler keeps in registers.
 fn bag_rows<T: RowSum, const N: usize>(
-    sources: (&[Source<'_, T>], Option<fn(&mut [T], &[T], &[usize])>),
+    sources: Features<'_, '_, T>,
     strings: (&[u8], &[i64], &[i64]),
     first_row: usize,
     chunk: &mut [T],
@@ -191,7 +197,7 @@ fn bag_rows<T: RowSum, const N: usize>(
 
 /// [`bag_rows`] for rows of any number of values.
 fn bag_rows_of_any_width<T: RowSum>(
-    sources: (&[Source<'_, T>], Option<fn(&mut [T], &[T], &[usize])>),
+    sources: Features<'_, '_, T>,
     strings: (&[u8], &[i64], &[i64]),
     first_row: usize,
     chunk: &mut [T],
