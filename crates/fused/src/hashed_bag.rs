@@ -37,13 +37,29 @@ impl HashedFeature {
     }
 }
 
+/// Adds the rows `buckets` of `table` (rows of `acc.len()` values) to `acc`, bucket by bucket, each
+/// value's additions in that order (the reference's bits); may panic, as slicing does, on a bucket
+/// without a row. The JIT hands one compiled for a wider instruction set than this crate's to
+/// [`HashedGatherReduce::with_rows_add`].
+pub type RowsAddF32 = fn(&mut [f32], &[f32], &[usize]);
+
 /// The fused op; inputs are `(tokens, table_0, table_1, ...)`, one table per feature.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct HashedGatherReduce {
     features: Vec<HashedFeature>,
     kind: ReduceKind,
     keepdims: bool,
     inner: InnerGraph,
+    /// The float32 row sum, when the JIT gave one (else [`add_rows`]).
+    rows_add: Option<RowsAddF32>,
+}
+
+impl PartialEq for HashedGatherReduce {
+    /// The same sums: which code adds the rows does not change their bits.
+    fn eq(&self, other: &Self) -> bool {
+        (&self.features, self.kind, self.keepdims, &self.inner)
+            == (&other.features, other.kind, other.keepdims, &other.inner)
+    }
 }
 
 /// A feature as one call computes it.
@@ -56,6 +72,8 @@ enum Source<'a, T> {
         op: &'a HashedNgrams,
         grams: OneWidth<'a>,
         width: i64,
+        /// The bytes of an n-gram's pads and separators, plus the 16 `append_bytes` may write
+        /// past its end.
         bound: usize,
         table: &'a [T],
     },
@@ -72,21 +90,40 @@ fn add_rows<T: RowSum>(acc: &mut [T], table: &[T], buckets: &[usize]) {
     }
 }
 
-/// What one thread reuses from row to row: the buckets of one feature of the row, and one
-/// n-gram at a time.
+/// A row sum ([`RowsAddF32`] for any element type).
+type RowsAdd<T> = fn(&mut [T], &[T], &[usize]);
+
+/// What every row of a call reads: its features, and the row sum given for its element type.
+type Features<'s, 'a, T> = (&'s [Source<'a, T>], Option<RowsAdd<T>>);
+
+/// The row sum of `T`: the op's [`RowsAddF32`] for float32, else none (then [`add_rows`]).
+fn rows_add_of<T: 'static>(rows_add: Option<RowsAddF32>) -> Option<RowsAdd<T>> {
+    (&rows_add as &dyn Any).downcast_ref::<Option<RowsAdd<T>>>().copied().flatten()
+}
+
+/// N-grams assembled before the first of them is hashed (see [`bag_row`]).
+const NGRAM_BATCH: usize = 8;
+
+/// What one thread reuses from row to row: the buckets of one feature of the row, and a batch of
+/// n-grams (their bytes one after the other, and where each ends).
 #[derive(Default)]
 struct Scratch {
     buckets: Vec<usize>,
-    ngram: Vec<u8>,
+    ngrams: Vec<u8>,
+    ends: Vec<usize>,
 }
 
 /// Row `r` of the tokens (`offsets` of every token, `splits` of the rows) summed into `acc` (zeros
 /// on entry): every feature's table rows in turn. Each feature's buckets are hashed first, then
 /// their rows added, so the accumulator stays in registers while rows are added (a hash call
-/// between two adds would spill it). Returns how many rows were added.
+/// between two adds would spill it). N-grams are assembled [`NGRAM_BATCH`] at a time, all of a
+/// batch before any is hashed: a hash reading an n-gram just written by several overlapping
+/// stores waits for them to reach the cache (they cannot be forwarded), which made every hash
+/// wait for the one before; written a batch ahead, they are there. Returns how many rows were
+/// added.
 #[inline(always)]
 fn bag_row<T: RowSum>(
-    sources: &[Source<'_, T>],
+    (sources, rows_add): Features<'_, '_, T>,
     (bytes, offsets, splits): (&[u8], &[i64], &[i64]),
     r: usize,
     acc: &mut [T],
@@ -96,7 +133,7 @@ fn bag_row<T: RowSum>(
     let len = tokens.len() as i64 - 1;
     let mut count = 0usize;
     for source in sources {
-        let Scratch { buckets, ngram } = &mut *scratch;
+        let Scratch { buckets, ngrams, ends } = &mut *scratch;
         buckets.clear();
         let table = match source {
             Source::Tokens { hash, table } => {
@@ -104,20 +141,36 @@ fn bag_row<T: RowSum>(
                 table
             }
             Source::Ngrams { op, grams, width, bound, table } => {
-                // An n-gram holds each of its tokens once, so the row's bytes bound its tokens'.
-                let room = (tokens[tokens.len() - 1] - tokens[0]) as usize + bound;
-                if ngram.len() < room {
-                    ngram.resize(room, 0);
+                // A token is in at most `width` n-grams of a batch, so `width` times the row's
+                // bytes bound the batch's tokens.
+                let row_bytes = (tokens[tokens.len() - 1] - tokens[0]) as usize;
+                let room = *width as usize * row_bytes + NGRAM_BATCH * bound;
+                if ngrams.len() < room {
+                    ngrams.resize(room, 0);
                 }
-                buckets.extend((0..op.ngrams().count_for_width(len, *width)).map(|j| {
-                    let end = grams.append(ngram, 0, tokens, j);
-                    op.hash().bucket(&ngram[..end]) as usize
-                }));
+                let count = op.ngrams().count_for_width(len, *width);
+                for first in (0..count).step_by(NGRAM_BATCH) {
+                    ends.clear();
+                    let mut at = 0;
+                    for j in first..(first + NGRAM_BATCH as i64).min(count) {
+                        at = grams.append(ngrams, at, tokens, j);
+                        ends.push(at);
+                    }
+                    let mut start = 0;
+                    buckets.extend(ends.iter().map(|&end| {
+                        let bucket = op.hash().bucket(&ngrams[start..end]) as usize;
+                        start = end;
+                        bucket
+                    }));
+                }
                 table
             }
             Source::Nothing => continue,
         };
-        add_rows(acc, table, buckets);
+        match rows_add {
+            Some(add) => add(acc, table, buckets),
+            None => add_rows(acc, table, buckets),
+        }
         count += buckets.len();
     }
     count
@@ -126,7 +179,7 @@ fn bag_row<T: RowSum>(
 /// The rows of `chunk` (rows `first_row..`, `N` values each), in a `[T; N]` accumulator the
 /// compiler keeps in registers.
 fn bag_rows<T: RowSum, const N: usize>(
-    sources: &[Source<'_, T>],
+    sources: Features<'_, '_, T>,
     strings: (&[u8], &[i64], &[i64]),
     first_row: usize,
     chunk: &mut [T],
@@ -144,7 +197,7 @@ fn bag_rows<T: RowSum, const N: usize>(
 
 /// [`bag_rows`] for rows of any number of values.
 fn bag_rows_of_any_width<T: RowSum>(
-    sources: &[Source<'_, T>],
+    sources: Features<'_, '_, T>,
     strings: (&[u8], &[i64], &[i64]),
     first_row: usize,
     chunk: &mut [T],
@@ -170,7 +223,23 @@ impl HashedGatherReduce {
         let fits = !features.is_empty()
             && reduce.tables() == features.len()
             && inner.graph().inputs().len() == features.len() + 1;
-        fits.then(|| HashedGatherReduce { features, kind: reduce.kind(), keepdims: reduce.keepdims(), inner })
+        fits.then(|| HashedGatherReduce {
+            features,
+            kind: reduce.kind(),
+            keepdims: reduce.keepdims(),
+            inner,
+            rows_add: None,
+        })
+    }
+
+    /// The op adding float32 table rows with `rows_add` (the same bits, faster code).
+    pub fn with_rows_add(&self, rows_add: RowsAddF32) -> Self {
+        HashedGatherReduce { rows_add: Some(rows_add), ..self.clone() }
+    }
+
+    /// Whether float32 rows are added by code the JIT gave ([`Self::with_rows_add`]).
+    pub fn has_rows_add(&self) -> bool {
+        self.rows_add.is_some()
     }
 
     /// The features, in the order their rows are added.
@@ -181,7 +250,7 @@ impl HashedGatherReduce {
     /// The fast path, when the tokens are ragged `[nrows, *]` and every table is dense of element
     /// type `T` with one row shape and a row for every bucket of its feature; `None` sends the call
     /// to the inner graph.
-    fn fast<T: RowSum + Element + Send + Sync>(
+    fn fast<T: RowSum + Element + Send + Sync + 'static>(
         &self,
         ctx: &ExecContext,
         inputs: &[RaggedTensor],
@@ -233,8 +302,8 @@ impl HashedGatherReduce {
         out.resize(nrows * inner, T::ZERO);
         let mean = self.kind == ReduceKind::Mean;
         let strings: (&[u8], &[i64], &[i64]) = (&col.bytes()[..], &col.offsets()[..], splits);
-        let sources = &sources[..];
-        let filled = parallel::fill_chunks(ctx, &mut out, inner, |first_row, chunk| match inner {
+        let sources = (&sources[..], rows_add_of::<T>(self.rows_add));
+        let filled = parallel::fill_chunks_balanced(ctx, &mut out, inner, |first_row, chunk| match inner {
             4 => bag_rows::<T, 4>(sources, strings, first_row, chunk, mean),
             8 => bag_rows::<T, 8>(sources, strings, first_row, chunk, mean),
             16 => bag_rows::<T, 16>(sources, strings, first_row, chunk, mean),

@@ -30,7 +30,7 @@ use std::sync::Arc;
 use ragtime_graph::OpRef;
 
 pub use gather_reduce::GatherReduce;
-pub use hashed_bag::{HashedFeature, HashedGatherReduce};
+pub use hashed_bag::{HashedFeature, HashedGatherReduce, RowsAddF32};
 pub use kernels::{Composite, Layout, OperandKind, OuterFold, RowKernel, RowOutput, RowReduction};
 pub use pooling::{ComputeWeights, PoolFloat, RowPooling};
 pub use scalar_graph::{ScalarConst, ScalarGraph, ScalarGraphBuilder, ScalarNode, ScalarRef};

@@ -427,6 +427,14 @@ pub fn lower_fused(fg: &mut FunctionGraph) -> Result<usize> {
             lowered += 1;
             continue;
         }
+        if let Some(op) = crate::rows_add::hashed_bag_with_rows_add(&apply.op) {
+            // Not a kernel: the bag's row sums compiled for a wider instruction set.
+            let (inputs, outputs) = (apply.inputs.clone(), apply.outputs.clone());
+            let new = fg.add_node(Arc::new(op), &inputs)?;
+            fg.replace_all(&outputs.into_iter().zip(new).collect::<Vec<_>>(), "jit")?;
+            lowered += 1;
+            continue;
+        }
         let Some(spec) = spec_of(&apply.op) else { continue };
         let (inner, inputs, outputs) = (apply.op.clone(), apply.inputs.clone(), apply.outputs.clone());
         let (kernel, plan) = compiled(&spec)?;

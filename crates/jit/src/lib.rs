@@ -89,6 +89,7 @@ mod lower;
 mod perf_map;
 pub mod plan;
 mod pooled;
+mod rows_add;
 mod spec;
 pub mod vmath;
 

@@ -45,13 +45,36 @@ pub fn fill_chunks<T: Send>(
     item_len: usize,
     fill: impl Fn(usize, &mut [T]) + Sync,
 ) -> Result<()> {
+    fill_in_pieces(ctx, out, item_len, 1, fill)
+}
+
+/// [`fill_chunks`] for items of uneven work whose cost is not known up front (a query's tokens,
+/// say; [`fill_balanced`] when it is): [`PIECES_PER_THREAD`] chunks per thread, taken by the threads as they come free, so a thread that was slowed
+/// (by the rows it got, or by another process) does not hold up the call.
+pub fn fill_chunks_balanced<T: Send>(
+    ctx: &ExecContext,
+    out: &mut [T],
+    item_len: usize,
+    fill: impl Fn(usize, &mut [T]) + Sync,
+) -> Result<()> {
+    fill_in_pieces(ctx, out, item_len, PIECES_PER_THREAD, fill)
+}
+
+/// [`fill_chunks`] with `pieces` chunks per thread.
+fn fill_in_pieces<T: Send>(
+    ctx: &ExecContext,
+    out: &mut [T],
+    item_len: usize,
+    pieces: usize,
+    fill: impl Fn(usize, &mut [T]) + Sync,
+) -> Result<()> {
     let items = out.len().checked_div(item_len).unwrap_or(0);
     let threads = ctx.threads().min(items / MIN_ITEMS_PER_THREAD);
     if threads <= 1 {
         fill(0, out);
         return Ok(());
     }
-    let per_chunk = items.div_ceil(threads);
+    let per_chunk = items.div_ceil(threads * pieces);
     pool(ctx.threads())?.install(|| {
         out.par_chunks_mut(per_chunk * item_len).enumerate().for_each(|(k, chunk)| fill(k * per_chunk, chunk));
     });
@@ -205,16 +228,23 @@ mod tests {
         for threads in [1, 2, 3, 8] {
             let ctx = ExecContext::default().with_threads(threads);
             let items = 5 * MIN_ITEMS_PER_THREAD + 7;
-            let mut out = vec![0usize; items * 2];
-            fill_chunks(&ctx, &mut out, 2, |first, chunk| {
-                for (k, pair) in chunk.chunks_exact_mut(2).enumerate() {
-                    pair[0] += first + k;
-                    pair[1] += 1;
+            let balanced = [false, true];
+            for balanced in balanced {
+                let mut out = vec![0usize; items * 2];
+                let fill = |first: usize, chunk: &mut [usize]| {
+                    for (k, pair) in chunk.chunks_exact_mut(2).enumerate() {
+                        pair[0] += first + k;
+                        pair[1] += 1;
+                    }
+                };
+                if balanced {
+                    fill_chunks_balanced(&ctx, &mut out, 2, fill).unwrap();
+                } else {
+                    fill_chunks(&ctx, &mut out, 2, fill).unwrap();
                 }
-            })
-            .unwrap();
-            let want: Vec<usize> = (0..items).flat_map(|i| [i, 1]).collect();
-            assert_eq!(out, want, "{threads} threads: every item filled exactly once, with its index");
+                let want: Vec<usize> = (0..items).flat_map(|i| [i, 1]).collect();
+                assert_eq!(out, want, "{threads} threads (balanced {balanced}): every item filled exactly once");
+            }
         }
     }
 
