@@ -192,10 +192,7 @@ impl Op for GatherReduce {
             Some(ragtime_core::DType::F64) => self.fast::<f64>(ctx, inputs),
             _ => None,
         };
-        match fast {
-            Some(result) => Ok(vec![result?]),
-            None => self.inner.run(ctx, inputs),
-        }
+        self.inner.fast_or_run(ctx, inputs, fast)
     }
 
     fn as_any(&self) -> &dyn Any {

@@ -450,10 +450,7 @@ impl Op for RowPooling {
             },
             _ => None,
         };
-        match fast {
-            Some(result) => Ok(vec![result?]),
-            None => self.inner.run(ctx, inputs),
-        }
+        self.inner.fast_or_run(ctx, inputs, fast)
     }
 
     fn as_any(&self) -> &dyn Any {

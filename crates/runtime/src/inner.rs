@@ -47,6 +47,20 @@ impl InnerGraph {
     pub fn run(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
         self.schedule.run(&self.graph, ctx, inputs)
     }
+
+    /// A single-output fused op's result: its fast path's (`Some`, when the operands were shaped
+    /// as the fusion assumed), else the inner graph's on `inputs`.
+    pub fn fast_or_run(
+        &self,
+        ctx: &ExecContext,
+        inputs: &[RaggedTensor],
+        fast: Option<Result<RaggedTensor>>,
+    ) -> Result<Vec<RaggedTensor>> {
+        match fast {
+            Some(result) => Ok(vec![result?]),
+            None => self.run(ctx, inputs),
+        }
+    }
 }
 
 impl PartialEq for InnerGraph {
