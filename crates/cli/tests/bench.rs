@@ -104,6 +104,16 @@ fn json_has_every_workload_checked_and_timed() {
         let (limit, ratio) = (v[key]["memory_limit_s"].as_f64(), v[key]["limit_ratio"].as_f64());
         assert!(limit.is_some_and(|l| l > 0.0) && ratio.is_some_and(|r| r > 0.0), "{key}: {}", v[key]);
     }
+    // Each limit comes from the bandwidth probe timed in the workload's own rounds (W2: its baseline).
+    for key in ["W1_fused_elemwise", "W3_row_mean", "W4_row_softmax", "W3_row_mean_inner8", "W4_row_softmax_rank2"] {
+        let w = &v[key];
+        assert_eq!(w["bandwidth_probe"], "W2_axpy loop, same rounds", "{key}: {w}");
+        let bandwidth = w["bandwidth_bytes_per_s"].as_f64().unwrap_or_else(|| panic!("{key}: no bandwidth in {w}"));
+        let (limit, values) = (w["memory_limit_s"].as_f64().unwrap(), w["values"].as_f64().unwrap());
+        // Every form reads `x` (and W3 `z`): at least 8 bytes per value.
+        assert!(limit * bandwidth >= 8.0 * values * (1.0 - 1e-12), "{key}: {w}");
+    }
+    assert_eq!(v["W2_axpy"]["bandwidth_probe"], "baseline");
     // (bytes / (bytes / time) is the time up to the last bit of the two divisions.)
     let (limit, loop_s) = (v["W2_axpy"]["memory_limit_s"].as_f64(), v["W2_axpy"]["baseline_s"].as_f64());
     assert!(

@@ -294,12 +294,12 @@ impl HashedGatherReduce {
         }
         let nrows = partition.nrows();
         let op = if self.kind == ReduceKind::Mean { "reduce_mean" } else { "reduce_sum" };
-        let mut out: Vec<T> = match nrows.checked_mul(inner).map(|n| ctx.try_vec(op, n)) {
+        // Zeros written by the threads that then fill the rows: the sums of any width start from them.
+        let mut out: Vec<T> = match nrows.checked_mul(inner).map(|n| parallel::filled(ctx, op, n, T::ZERO)) {
             Some(Ok(v)) => v,
             Some(Err(e)) => return Some(Err(e)),
             None => return None,
         };
-        out.resize(nrows * inner, T::ZERO);
         let mean = self.kind == ReduceKind::Mean;
         let strings: (&[u8], &[i64], &[i64]) = (&col.bytes()[..], &col.offsets()[..], splits);
         let sources = (&sources[..], rows_add_of::<T>(self.rows_add));

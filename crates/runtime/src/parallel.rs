@@ -35,6 +35,20 @@ pub fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
 /// Fewest items a thread gets: below this, splitting costs more than it saves.
 pub const MIN_ITEMS_PER_THREAD: usize = 1 << 14;
 
+/// `n` copies of `value` in a fallibly allocated buffer ([`ExecContext::try_filled`]), written by
+/// `ctx`'s threads when each gets at least [`MIN_ITEMS_PER_THREAD`] items: a kernel that then
+/// fills the buffer on those threads does not first wait for one thread to write all of it (W7's
+/// 1.6 million outputs took a serial pass before the parallel one).
+pub fn filled<T: Clone + Send + Sync + 'static>(ctx: &ExecContext, op: &str, n: usize, value: T) -> Result<Vec<T>> {
+    if ctx.threads().min(n / MIN_ITEMS_PER_THREAD) <= 1 {
+        return ctx.try_filled(op, n, value);
+    }
+    let mut out = ctx.try_vec(op, n)?;
+    // An indexed iterator of known length: rayon writes each thread's part in place.
+    pool(ctx.threads())?.install(|| out.par_extend(rayon::iter::repeat_n(value, n)));
+    Ok(out)
+}
+
 /// Calls `fill(first_item, chunk)` on consecutive chunks of `out`, each a whole number of items
 /// of `item_len` elements: on `ctx`'s threads when each gets at least
 /// [`MIN_ITEMS_PER_THREAD`] items, else once over all of `out` on this thread. `fill` must
@@ -222,6 +236,18 @@ pub fn spans_filled<T: Send + Clone + Default + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn filled_buffers_hold_n_copies_on_any_thread_count() {
+        for threads in [1, 2, 3] {
+            let ctx = ExecContext::default().with_threads(threads);
+            for n in [0, 5, 3 * MIN_ITEMS_PER_THREAD + 7] {
+                let v = filled(&ctx, "test", n, 2.5f32).unwrap();
+                assert_eq!(v.len(), n);
+                assert!(v.iter().all(|&x| x == 2.5));
+            }
+        }
+    }
 
     #[test]
     fn chunks_cover_the_output_once_whatever_the_thread_count() {

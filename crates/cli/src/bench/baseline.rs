@@ -116,6 +116,23 @@ pub fn axpy(x: &[f32], z: &[f32], out: &mut [f32]) {
     }
 }
 
+/// W2's baseline loop: [`axpy`] over the rows `chunks` cut, on `par`'s threads; row `r`'s values
+/// start at `value_start(r)` in `x`, `z` and `out`. Besides W2's baseline it is the bandwidth probe
+/// timed beside each of W1-W4 (`docs/benchmarks.md`, "How the timing works").
+pub fn axpy_rows(
+    par: &Parallel,
+    chunks: &[Range<usize>],
+    value_start: impl Fn(usize) -> usize + Sync,
+    x: &[f32],
+    z: &[f32],
+    out: &mut [f32],
+) {
+    par.run(chunks, out, &value_start, |rows, o| {
+        let v = value_start(rows.start)..value_start(rows.end);
+        axpy(&x[v.clone()], &z[v], o)
+    })
+}
+
 /// W3 for the rows whose splits are `splits` (`rows + 1` entries, indexing `x` and `z`):
 /// `out[r] = sum(x * 2 + z over row r) / len(row r)` (NaN for an empty row, as `0 / 0`).
 #[multiversion(targets("x86_64+avx2+fma"))]

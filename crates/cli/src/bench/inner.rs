@@ -2,12 +2,15 @@
 //! reductions over the ragged axis of `[rows, *, 8]` float32 values, timed against row loops that
 //! treat the 8 columns as one vector, and checked against those loops and the interpreter.
 
+use std::ops::Range;
+
 use ragtime::RaggedTensor;
 
 use super::baseline::{self, Parallel};
 use super::check::{self, Against, Mismatch};
 use super::data::{Inner, INNER};
-use super::run::{best_loop, best_recycling, compiled, library, reference, single, Outcome, Settings};
+use super::rounds::{whole, Side};
+use super::run::{against_baseline, compiled, reference, single, Outcome, Settings, Timed};
 use super::workloads::{self, WorkloadId};
 use super::BenchError;
 
@@ -24,35 +27,50 @@ pub fn run(
         WorkloadId::RowSoftmaxInner8 => false,
         _ => return Err(BenchError::Library { workload: id.name(), source: ragtime::Error::graph("not inner-dim") }),
     };
-    let runs = settings.runs;
     let built = workloads::build(id);
     let (f, threads) = compiled(id, &built, settings)?;
     let inputs: Vec<RaggedTensor> = if mean { vec![data.x.clone(), data.z.clone()] } else { vec![data.x.clone()] };
-    let (ragtime_s, out) = best_recycling(runs, &f, &inputs).map_err(library(id))?;
-    let out = single(id, out)?;
-
     let (xs, zs, splits) = (data.xs(), data.zs(), data.splits());
-    let mut buf = vec![0f32; if mean { data.nrows() * INNER } else { data.nvals() }];
+    let out_len = if mean { data.nrows() * INNER } else { data.nvals() };
     // Where row `r`'s output starts: 8 values per row for the mean, 8 per item for the softmax.
     let at = |r: usize| if mean { r * INNER } else { splits[r] as usize * INNER };
-    let time_baseline = |par: &Parallel, buf: &mut Vec<f32>, approx: bool| {
-        let chunks = par.row_chunks(splits);
-        best_loop(runs, || {
-            par.run(&chunks, buf, at, |rows, o| {
-                let s = &splits[rows.start..=rows.end];
-                match (mean, approx) {
-                    (true, _) => baseline::row_mean_inner8(s, xs, zs, o),
-                    (false, false) => baseline::row_softmax_inner8(s, xs, o),
-                    (false, true) => baseline::row_softmax_inner8_approx(s, xs, o),
-                }
-            })
+    let baseline_loop = |par: &Parallel, chunks: &[Range<usize>], buf: &mut [f32], approx: bool| {
+        par.run(chunks, buf, at, |rows, o| {
+            let s = &splits[rows.start..=rows.end];
+            match (mean, approx) {
+                (true, _) => baseline::row_mean_inner8(s, xs, zs, o),
+                (false, false) => baseline::row_softmax_inner8(s, xs, o),
+                (false, true) => baseline::row_softmax_inner8_approx(s, xs, o),
+            }
         })
     };
-    let single_thread_baseline_s = single_thread.map(|one| time_baseline(one, &mut buf, false));
-    let mut approx_buf = vec![0f32; buf.len()];
-    let approx_baseline_s = (!mean).then(|| time_baseline(parallel, &mut approx_buf, true));
-    // The multi-threaded libm run goes last, so `buf` holds its output for the check.
-    let baseline_s = time_baseline(parallel, &mut buf, false);
+    let chunks = parallel.row_chunks(splits);
+    let mut approx_buf = vec![0f32; if mean { 0 } else { out_len }];
+    let mut probe_buf = vec![0f32; data.nvals()];
+    let timed = {
+        let mut approx_side = whole(|| baseline_loop(parallel, &chunks, &mut approx_buf, true));
+        // W2's loop over these values on the same threads: the bandwidth the memory limit is measured at.
+        let value_start = |r: usize| splits[r] as usize * INNER;
+        let mut probe_side = whole(|| baseline::axpy_rows(parallel, &chunks, value_start, xs, zs, &mut probe_buf));
+        let mut extra: Vec<Side<'_, BenchError>> = Vec::new();
+        if !mean {
+            extra.push(&mut approx_side);
+        }
+        extra.push(&mut probe_side);
+        against_baseline(
+            id,
+            settings.runs,
+            (&f, &inputs),
+            (parallel, single_thread),
+            (splits, out_len),
+            |par, chunks, buf| baseline_loop(par, chunks, buf, false),
+            &mut extra,
+        )?
+    };
+    let Timed { ragtime_s, baseline_s, single_thread_baseline_s, extra_s, outputs, baseline_out: buf } = timed;
+    let approx_baseline_s = (!mean).then(|| extra_s[0]);
+    let bandwidth_probe_s = extra_s.last().copied();
+    let out = single(id, outputs)?;
 
     let want = reference(id, &built, &inputs)?;
     let check = (|| {
@@ -72,6 +90,7 @@ pub fn run(
     Ok(Outcome {
         recycled_outputs: true,
         approx_baseline_s,
+        bandwidth_probe_s,
         id,
         ragtime_s,
         baseline_s: Some(baseline_s),

@@ -17,6 +17,7 @@ pub mod data;
 pub mod inner;
 pub mod memory;
 pub mod report;
+pub mod rounds;
 pub mod run;
 pub mod variants;
 pub mod w8;

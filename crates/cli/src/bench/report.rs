@@ -9,11 +9,14 @@ use super::WorkloadId;
 /// Bytes W2's loop moves per value (reads `x` and `z`, writes the output).
 const AXPY_BYTES_PER_VALUE: f64 = 12.0;
 
-/// The memory bandwidth in bytes per second that W2's baseline loop reached in this run (`../shared/
-/// BENCHMARKS.md`, "The memory limit"), when W2 ran and checked.
-pub fn bandwidth(outcomes: &[Outcome]) -> Option<f64> {
-    let w2 = outcomes.iter().find(|o| o.id == WorkloadId::Axpy && o.check.is_ok())?;
-    Some(AXPY_BYTES_PER_VALUE * w2.size_of("values")? as f64 / w2.baseline_s?)
+/// The memory bandwidth in bytes per second that the bandwidth probe beside `o` reached (`../shared/
+/// BENCHMARKS.md`, "The memory limit"): W2's baseline loop, timed in the same rounds as `o` over as
+/// many values (for W2, its own baseline), when `o` has one and checked.
+pub fn bandwidth(o: &Outcome) -> Option<f64> {
+    if o.check.is_err() {
+        return None;
+    }
+    Some(AXPY_BYTES_PER_VALUE * o.size_of("values")? as f64 / o.bandwidth_probe_s?)
 }
 
 /// The least time the memory system allows a workload of W1-W4 (and the rank 2 and inner-dim forms of
@@ -37,9 +40,10 @@ pub fn memory_limit_s(o: &Outcome, bandwidth: f64) -> Option<f64> {
 /// The JSON entry of one workload: `ragtime_s`, `baseline_s` (where a baseline applies), `ratio`,
 /// `threads`, `baseline_threads`, `single_thread_baseline_s` and `single_thread_ratio` (when the
 /// baseline ran on several threads), `checked`, `checked_against`, `runs` and the input's size; on a failed
-/// check, `checked: false` and `mismatch` instead of the times. With the run's `bandwidth`, W1-W4 also get
-/// `memory_limit_s` and `limit_ratio` (ragtime's time over it).
-pub fn entry(settings: &Settings, o: &Outcome, bandwidth: Option<f64>) -> Value {
+/// check, `checked: false` and `mismatch` instead of the times. W1-W4 (and their other forms) also get
+/// `bandwidth_bytes_per_s` (their own probe's, [`bandwidth`]), `memory_limit_s` and `limit_ratio`
+/// (ragtime's time over it).
+pub fn entry(settings: &Settings, o: &Outcome) -> Value {
     let mut m = Map::new();
     m.insert("checked".into(), json!(o.check.is_ok()));
     match &o.check {
@@ -57,7 +61,12 @@ pub fn entry(settings: &Settings, o: &Outcome, bandwidth: Option<f64>) -> Value 
                 m.insert("single_thread_baseline_s".into(), json!(b));
                 m.insert("single_thread_ratio".into(), json!(o.ragtime_s / b));
             }
-            if let Some(limit) = bandwidth.and_then(|b| memory_limit_s(o, b)) {
+            if let Some((bandwidth, limit)) = bandwidth(o).and_then(|b| Some((b, memory_limit_s(o, b)?))) {
+                m.insert("bandwidth_bytes_per_s".into(), json!(bandwidth));
+                m.insert(
+                    "bandwidth_probe".into(),
+                    json!(if o.id == WorkloadId::Axpy { "baseline" } else { "W2_axpy loop, same rounds" }),
+                );
                 m.insert("memory_limit_s".into(), json!(limit));
                 m.insert("limit_ratio".into(), json!(o.ragtime_s / limit));
             }
@@ -96,8 +105,7 @@ pub fn entry(settings: &Settings, o: &Outcome, bandwidth: Option<f64>) -> Value 
 
 /// The one JSON object of `--json`, keyed by workload id.
 pub fn json(settings: &Settings, outcomes: &[Outcome]) -> Value {
-    let bandwidth = bandwidth(outcomes);
-    Value::Object(outcomes.iter().map(|o| (o.id.name().to_string(), entry(settings, o, bandwidth))).collect())
+    Value::Object(outcomes.iter().map(|o| (o.id.name().to_string(), entry(settings, o))).collect())
 }
 
 /// The table's footer: the settings that change timings, and W1-W4 against the memory limit.
@@ -106,13 +114,22 @@ pub fn table_footer(settings: &Settings, outcomes: &[Outcome]) -> String {
         "freed memory {} to the system between calls (mallopt); outputs handed back with Function::recycle\n",
         if settings.memory_retained { "kept, not returned" } else { "returned" }
     );
-    if let Some(b) = bandwidth(outcomes) {
-        let ratios: Vec<String> = outcomes
-            .iter()
-            .filter(|o| o.check.is_ok())
-            .filter_map(|o| memory_limit_s(o, b).map(|limit| format!("{} {:.2}x", o.id.name(), o.ragtime_s / limit)))
-            .collect();
-        out += &format!("memory limit (W2's loop moved {:.1} GB/s): {}\n", b / 1e9, ratios.join(", "));
+    let limits: Vec<(f64, String)> = outcomes
+        .iter()
+        .filter_map(|o| {
+            let b = bandwidth(o)?;
+            Some((b, format!("{} {:.2}x", o.id.name(), o.ragtime_s / memory_limit_s(o, b)?)))
+        })
+        .collect();
+    if !limits.is_empty() {
+        let (low, high) = limits.iter().fold((f64::INFINITY, 0f64), |(l, h), &(b, _)| (l.min(b), h.max(b)));
+        let ratios: Vec<&str> = limits.iter().map(|(_, r)| r.as_str()).collect();
+        out += &format!(
+            "memory limit (W2's loop moved {:.1}-{:.1} GB/s, timed beside each workload): {}\n",
+            low / 1e9,
+            high / 1e9,
+            ratios.join(", ")
+        );
     }
     out
 }
@@ -205,6 +222,7 @@ mod tests {
             size: vec![("rows", 8), ("values", 1_000_000)],
             recycled_outputs: true,
             approx_baseline_s: None,
+            bandwidth_probe_s: Some(0.01),
         };
         let v = json(&settings(), std::slice::from_ref(&o));
         let e = &v["W2_axpy"];
@@ -219,6 +237,7 @@ mod tests {
         // W2's own loop sets the bandwidth: 12 MB in 10 ms, so W2's limit is its baseline's time.
         assert_eq!(e["memory_limit_s"], 0.01);
         assert_eq!(e["limit_ratio"], 2.0);
+        assert_eq!(e["bandwidth_bytes_per_s"], 1.2e9);
         assert!(table_footer(&settings(), std::slice::from_ref(&o)).contains("W2_axpy 2.00x"));
         assert!(table_line(&o).contains("2.00x"), "{}", table_line(&o));
         assert!(table_line(&o).contains("0.50x"), "{}", table_line(&o));
@@ -243,8 +262,9 @@ mod tests {
             size: vec![],
             recycled_outputs: true,
             approx_baseline_s: None,
+            bandwidth_probe_s: Some(0.01),
         };
-        let e = entry(&settings(), &o, None);
+        let e = entry(&settings(), &o);
         assert_eq!(e["checked"], false);
         assert_eq!(e["mismatch"]["index"], 7);
         assert!(e.get("ragtime_s").is_none() && e.get("ratio").is_none());

@@ -1,8 +1,9 @@
-//! Timing and checking one workload: ragtime's best time after a warm-up, the baseline's best time in
-//! the same run, then ragtime's output compared with the baseline's and with the interpreter's.
+//! Timing and checking one workload: ragtime's calls and the baseline loops timed in turn, round after
+//! round (`rounds`), each side's best kept, then ragtime's output compared with the baseline's and with
+//! the interpreter's.
 
 use std::num::NonZeroUsize;
-use std::time::Instant;
+use std::ops::Range;
 
 use ragtime::{CompileOptions, Function, Mode, RaggedTensor};
 
@@ -12,6 +13,7 @@ use super::data::{
     self, Data, Inner, Queries, Rank2, Sessions, DEFAULT_QUERIES, DEFAULT_ROWS, DEFAULT_USERS, DIM, FEATURES,
 };
 use super::memory;
+use super::rounds::{best_call, best_of_rounds, whole, Clock, Recycling, Side};
 use super::variants;
 use super::workloads::{self, WorkloadId};
 use super::{BenchArgs, BenchError};
@@ -91,6 +93,9 @@ pub struct Outcome {
     pub size: Vec<(&'static str, usize)>,
     /// Whether each timed call got the previous call's outputs back first (`Function::recycle`).
     pub recycled_outputs: bool,
+    /// W1-W4 and their other forms: the best time of the bandwidth probe (W2's baseline loop over
+    /// this workload's `values` values of `x` and `z`) timed in the same rounds; W2's is its baseline.
+    pub bandwidth_probe_s: Option<f64>,
 }
 
 impl Outcome {
@@ -98,37 +103,6 @@ impl Outcome {
     pub fn size_of(&self, name: &str) -> Option<usize> {
         self.size.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
     }
-}
-
-/// The best wall time in seconds of `runs` calls of `f` after one warm-up call, and the last result.
-/// The previous result is dropped before each call, outside the timed region, as a caller looping over
-/// batches would drop it.
-/// Records the peak bytes the timed calls allocated (`memory::measure`).
-pub fn best_call<T, E>(runs: usize, mut f: impl FnMut() -> Result<T, E>) -> Result<(f64, T), E> {
-    let mut last = f()?;
-    let mut best = f64::INFINITY;
-    for _ in 0..runs {
-        drop(last);
-        let start = Instant::now();
-        let (result, peak) = memory::measure(&mut f);
-        let seconds = start.elapsed().as_secs_f64();
-        last = result?;
-        best = best.min(seconds);
-        memory::record(memory::CallMemory { fresh_peak: peak, ..Default::default() });
-    }
-    Ok((best, last))
-}
-
-/// The best wall time in seconds of `runs` runs of `f` after one warm-up run.
-pub fn best_loop(runs: usize, mut f: impl FnMut()) -> f64 {
-    f();
-    (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
 }
 
 /// The inputs and the baseline pool of one `ragtime bench` run.
@@ -174,30 +148,6 @@ pub(super) fn compiled(
     Ok((f, threads))
 }
 
-/// [`best_call`] of `f` on `inputs`, each call first handing the previous result back with
-/// `Function::recycle` (outside the timed region), as a caller looping over batches would; records
-/// the timed calls' peak allocation and the warm-up call's, which is given nothing back (`memory`).
-pub(super) fn best_recycling(
-    runs: usize,
-    f: &Function,
-    inputs: &[RaggedTensor],
-) -> ragtime::Result<(f64, Vec<RaggedTensor>)> {
-    // The first call finds the pool empty: what a call allocates when given nothing back.
-    memory::record_estimate(f, inputs);
-    let mut last = memory::measured_call(|| f.call(inputs))?;
-    let mut best = f64::INFINITY;
-    for _ in 0..runs {
-        f.recycle(std::mem::take(&mut last));
-        let start = Instant::now();
-        let (result, peak) = memory::measure(|| f.call(inputs));
-        let seconds = start.elapsed().as_secs_f64();
-        last = result?;
-        best = best.min(seconds);
-        memory::record(memory::CallMemory { recycled_peak: peak, ..Default::default() });
-    }
-    Ok((best, last))
-}
-
 /// Runs `built` once on the reference interpreter (`Mode::FastCompile`).
 pub(super) fn reference(
     id: WorkloadId,
@@ -206,6 +156,70 @@ pub(super) fn reference(
 ) -> Result<RaggedTensor, BenchError> {
     let f = built.compile_with(Mode::FastCompile).map_err(library(id))?;
     single(id, f.call(inputs).map_err(library(id))?)
+}
+
+/// What [`against_baseline`] measured.
+pub(super) struct Timed {
+    /// ragtime's best time.
+    pub ragtime_s: f64,
+    /// The baseline loop's best time on all threads.
+    pub baseline_s: f64,
+    /// The same loop's best time on one thread, when all threads are several.
+    pub single_thread_baseline_s: Option<f64>,
+    /// The best times of the extra sides, in their order.
+    pub extra_s: Vec<f64>,
+    /// ragtime's last outputs.
+    pub outputs: Vec<RaggedTensor>,
+    /// The multi-threaded baseline loop's output (`out_len` values), for the check.
+    pub baseline_out: Vec<f32>,
+}
+
+/// Times ragtime's calls of `f` on `inputs` (recycling, `rounds::Recycling`) beside `baseline_loop`
+/// on `parallel`'s threads, on one thread when `single` is given, and beside the `extra` sides (an
+/// approximation's loop, the bandwidth probe), all in the same rounds (`rounds::best_of_rounds`).
+/// The loops split the rows of `work_splits` (cumulative work per row) as `Parallel::row_chunks`
+/// does and write `out_len` values.
+pub(super) fn against_baseline(
+    id: WorkloadId,
+    runs: usize,
+    (f, inputs): (&Function, &[RaggedTensor]),
+    (parallel, single): (&Parallel, Option<&Parallel>),
+    (work_splits, out_len): (&[i64], usize),
+    baseline_loop: impl Fn(&Parallel, &[Range<usize>], &mut [f32]),
+    extra: &mut [Side<'_, BenchError>],
+) -> Result<Timed, BenchError> {
+    let chunks = parallel.row_chunks(work_splits);
+    let single = single.map(|one| (one, one.row_chunks(work_splits)));
+    let (mut buf, mut single_buf) = (vec![0f32; out_len], vec![0f32; if single.is_some() { out_len } else { 0 }]);
+    let mut ragtime = Recycling::new(f, inputs);
+    let best = {
+        let mut ragtime_side = |c: &mut Clock| ragtime.round(c).map_err(library(id));
+        let mut baseline_side = whole(|| baseline_loop(parallel, &chunks, &mut buf));
+        let mut single_side = whole(|| {
+            if let Some((one, chunks)) = &single {
+                baseline_loop(one, chunks, &mut single_buf)
+            }
+        });
+        let mut sides: Vec<Side<'_, BenchError>> = vec![&mut ragtime_side, &mut baseline_side];
+        if single.is_some() {
+            sides.push(&mut single_side);
+        }
+        sides.extend(extra.iter_mut().map(|side| &mut **side as Side<'_, BenchError>));
+        best_of_rounds(runs, &mut sides)?
+    };
+    let (ragtime_s, baseline_s) = (best[0], best[1]);
+    let (single_thread_baseline_s, extra_s) = match single {
+        Some(_) => (Some(best[2]), best[3..].to_vec()),
+        None => (None, best[2..].to_vec()),
+    };
+    Ok(Timed {
+        ragtime_s,
+        baseline_s,
+        single_thread_baseline_s,
+        extra_s,
+        outputs: ragtime.into_outputs(),
+        baseline_out: buf,
+    })
 }
 
 impl Bench {
@@ -316,58 +330,60 @@ impl Bench {
             RowSoftmax | RowSoftmaxRank2 => vec![x.clone()],
             _ => vec![x.clone(), z.clone()],
         };
-        let (ragtime_s, out) = best_recycling(runs, &f, &inputs).map_err(library(id))?;
-        let out = single(id, out)?;
-
         let (xs, zs, splits) = (data.xs(), data.zs(), data.splits());
         let per_row = matches!(id, RowMean | RowMeanRank2);
-        let mut buf = vec![0f32; if per_row { data.nrows() } else { data.nvals() }];
+        let out_len = if per_row { data.nrows() } else { data.nvals() };
         let at = |r: usize| splits[r] as usize;
-        let time_baseline = |par: &Parallel, buf: &mut Vec<f32>| {
-            let chunks = par.row_chunks(splits);
-            best_loop(runs, || match id {
-                FusedElemwise => par.run(&chunks, buf, at, |rows, o| {
-                    let v = at(rows.start)..at(rows.end);
-                    baseline::fused_elemwise(&xs[v.clone()], &zs[v], o)
-                }),
-                Axpy => par.run(&chunks, buf, at, |rows, o| {
-                    let v = at(rows.start)..at(rows.end);
-                    baseline::axpy(&xs[v.clone()], &zs[v], o)
-                }),
-                RowMean | RowMeanRank2 => par.run(
-                    &chunks,
-                    buf,
-                    |r| r,
-                    |rows, o| baseline::row_mean(&splits[rows.start..=rows.end], xs, zs, o),
-                ),
-                _ => par.run(&chunks, buf, at, |rows, o| baseline::row_softmax(&splits[rows.start..=rows.end], xs, o)),
-            })
+        // One run of the workload's baseline loop on `par`; `approx` for the vectorized tanh / exp.
+        let baseline_loop = |par: &Parallel, chunks: &[Range<usize>], buf: &mut [f32], approx: bool| match id {
+            FusedElemwise if approx => par.run(chunks, buf, at, |rows, o| {
+                let v = at(rows.start)..at(rows.end);
+                baseline::fused_elemwise_approx(&xs[v.clone()], &zs[v], o)
+            }),
+            FusedElemwise => par.run(chunks, buf, at, |rows, o| {
+                let v = at(rows.start)..at(rows.end);
+                baseline::fused_elemwise(&xs[v.clone()], &zs[v], o)
+            }),
+            Axpy => baseline::axpy_rows(par, chunks, at, xs, zs, buf),
+            RowMean | RowMeanRank2 => {
+                par.run(chunks, buf, |r| r, |rows, o| baseline::row_mean(&splits[rows.start..=rows.end], xs, zs, o))
+            }
+            _ if approx => {
+                par.run(chunks, buf, at, |rows, o| baseline::row_softmax_approx(&splits[rows.start..=rows.end], xs, o))
+            }
+            _ => par.run(chunks, buf, at, |rows, o| baseline::row_softmax(&splits[rows.start..=rows.end], xs, o)),
         };
-        let single_thread_baseline_s = self.single.as_ref().map(|one| time_baseline(one, &mut buf));
         // The vectorized approximations beside libm (W1, W4), checked against the libm loop below.
-        let mut approx_buf = vec![0f32; buf.len()];
-        let approx_baseline_s = match id {
-            FusedElemwise => {
-                let chunks = self.parallel.row_chunks(splits);
-                Some(best_loop(runs, || {
-                    self.parallel.run(&chunks, &mut approx_buf, at, |rows, o| {
-                        let v = at(rows.start)..at(rows.end);
-                        baseline::fused_elemwise_approx(&xs[v.clone()], &zs[v], o)
-                    })
-                }))
+        let approx = matches!(id, FusedElemwise | RowSoftmax | RowSoftmaxRank2);
+        let chunks = self.parallel.row_chunks(splits);
+        let mut approx_buf = vec![0f32; if approx { out_len } else { 0 }];
+        let mut probe_buf = vec![0f32; if id == Axpy { 0 } else { data.nvals() }];
+        let timed = {
+            let mut approx_side = whole(|| baseline_loop(&self.parallel, &chunks, &mut approx_buf, true));
+            // W2's own loop on W2's buffers and threads: the bandwidth this workload's limit is measured at.
+            let mut probe_side = whole(|| baseline::axpy_rows(&self.parallel, &chunks, at, xs, zs, &mut probe_buf));
+            let mut extra: Vec<Side<'_, BenchError>> = Vec::new();
+            if approx {
+                extra.push(&mut approx_side);
             }
-            RowSoftmax | RowSoftmaxRank2 => {
-                let chunks = self.parallel.row_chunks(splits);
-                Some(best_loop(runs, || {
-                    self.parallel.run(&chunks, &mut approx_buf, at, |rows, o| {
-                        baseline::row_softmax_approx(&splits[rows.start..=rows.end], xs, o)
-                    })
-                }))
+            if id != Axpy {
+                extra.push(&mut probe_side);
             }
-            _ => None,
+            against_baseline(
+                id,
+                runs,
+                (&f, &inputs),
+                (&self.parallel, self.single.as_ref()),
+                (splits, out_len),
+                |par, chunks, buf| baseline_loop(par, chunks, buf, false),
+                &mut extra,
+            )?
         };
-        // The multi-threaded run goes last, so `buf` holds its output for the check.
-        let baseline_s = time_baseline(&self.parallel, &mut buf);
+        let Timed { ragtime_s, baseline_s, single_thread_baseline_s, extra_s, outputs, baseline_out: buf } = timed;
+        let mut extra_s = extra_s.into_iter();
+        let approx_baseline_s = if approx { extra_s.next() } else { None };
+        let bandwidth_probe_s = if id == Axpy { Some(baseline_s) } else { extra_s.next() };
+        let out = single(id, outputs)?;
 
         let want = reference(id, &built, &inputs)?;
         // The row splits the output must have, outermost first.
@@ -388,6 +404,7 @@ impl Bench {
         Ok(Outcome {
             recycled_outputs: true,
             approx_baseline_s,
+            bandwidth_probe_s,
             id,
             ragtime_s,
             baseline_s: Some(baseline_s),
@@ -433,6 +450,7 @@ impl Bench {
         })();
         Ok(Outcome {
             approx_baseline_s: None,
+            bandwidth_probe_s: None,
             recycled_outputs: false,
             id,
             ragtime_s,
@@ -476,6 +494,7 @@ impl Bench {
         })();
         Ok(Outcome {
             approx_baseline_s: None,
+            bandwidth_probe_s: None,
             recycled_outputs: false,
             id,
             ragtime_s: batch_s / SMALL_CALLS as f64,
@@ -494,28 +513,29 @@ impl Bench {
         let built = workloads::bigram();
         let (f, threads) = compiled(id, &built, &self.settings)?;
         let inputs = [q.queries.clone(), q.table.clone()];
-        let (ragtime_s, out) = best_recycling(self.settings.runs, &f, &inputs).map_err(library(id))?;
-        let out = single(id, out)?;
-
         let splits = q.splits();
-        let mut buf = vec![0f32; q.count() * DIM];
         let table = q.table_values();
         let words = q.words_column();
-        let time_baseline = |par: &Parallel, buf: &mut Vec<f32>| {
-            let chunks = par.row_chunks(splits);
-            best_loop(self.settings.runs, || {
+        let timed = against_baseline(
+            id,
+            self.settings.runs,
+            (&f, &inputs),
+            (&self.parallel, self.single.as_ref()),
+            (splits, q.count() * DIM),
+            |par, chunks, buf| {
                 if let Some(words) = words {
                     par.run(
-                        &chunks,
+                        chunks,
                         buf,
                         |r| r * DIM,
                         |rows, o| baseline::bigram(&splits[rows.start..=rows.end], words, table, o),
                     );
                 }
-            })
-        };
-        let single_thread_baseline_s = self.single.as_ref().map(|one| time_baseline(one, &mut buf));
-        let baseline_s = time_baseline(&self.parallel, &mut buf);
+            },
+            &mut [],
+        )?;
+        let Timed { ragtime_s, baseline_s, single_thread_baseline_s, outputs, baseline_out: buf, .. } = timed;
+        let out = single(id, outputs)?;
 
         let want = reference(id, &built, &inputs)?;
         let check = (|| {
@@ -528,6 +548,7 @@ impl Bench {
         })();
         Ok(Outcome {
             approx_baseline_s: None,
+            bandwidth_probe_s: None,
             recycled_outputs: true,
             id,
             ragtime_s,
@@ -547,11 +568,27 @@ impl Bench {
         let id = WorkloadId::BigramVariants;
         let inputs = [q.queries.clone(), q.table.clone()];
         let variants = variants::bigram_variants();
-        let mut timed = Vec::new();
+        let mut compiled_variants = Vec::new();
         for variant in &variants {
-            let (f, threads) = compiled(id, &variant.built, &self.settings)?;
-            let (seconds, out) = best_recycling(self.settings.runs, &f, &inputs).map_err(library(id))?;
-            timed.push((variant.time_key, seconds, single(id, out)?, threads, f.rewrite_report().nodes_after));
+            compiled_variants.push(compiled(id, &variant.built, &self.settings)?);
+        }
+        // The variants round-robin, the seed's spelling (the baseline) among them.
+        let mut calls: Vec<Recycling<'_>> = compiled_variants.iter().map(|(f, _)| Recycling::new(f, &inputs)).collect();
+        let best = {
+            let mut sides: Vec<_> =
+                calls.iter_mut().map(|call| move |c: &mut Clock| call.round(c).map_err(library(id))).collect();
+            let mut sides: Vec<Side<'_, BenchError>> = sides.iter_mut().map(|s| s as Side<'_, BenchError>).collect();
+            best_of_rounds(self.settings.runs, &mut sides)?
+        };
+        let mut timed = Vec::new();
+        for (((variant, (f, threads)), call), seconds) in variants.iter().zip(&compiled_variants).zip(calls).zip(best) {
+            timed.push((
+                variant.time_key,
+                seconds,
+                single(id, call.into_outputs())?,
+                *threads,
+                f.rewrite_report().nodes_after,
+            ));
         }
         let (seed, rest) = timed.split_first().ok_or(BenchError::Outputs { workload: id.name(), count: 0 })?;
         let slowest = rest.iter().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap_or(seed);
@@ -563,6 +600,7 @@ impl Bench {
         size.extend(timed.iter().map(|v| (v.0, (v.1 * 1e6).round() as usize)));
         Ok(Outcome {
             approx_baseline_s: None,
+            bandwidth_probe_s: None,
             recycled_outputs: true,
             id,
             ragtime_s: slowest.1,
@@ -585,27 +623,28 @@ impl Bench {
         let built = workloads::nested_attention();
         let (f, threads) = compiled(id, &built, &self.settings)?;
         let inputs = [s.d.clone(), s.f.clone()];
-        let (ragtime_s, out) = best_recycling(self.settings.runs, &f, &inputs).map_err(library(id))?;
-        let out = single(id, out)?;
-
         let (users, sessions) = (s.user_splits(), s.session_splits());
         // The events before each user: the work measure the chunks balance.
         let user_events: Vec<i64> = users.iter().map(|&u| sessions[u as usize]).collect();
         let (d, features) = (s.durations(), s.features());
-        let mut buf = vec![0f32; s.users() * FEATURES];
-        let time_baseline = |par: &Parallel, buf: &mut Vec<f32>| {
-            let chunks = par.row_chunks(&user_events);
-            best_loop(self.settings.runs, || {
+        let timed = against_baseline(
+            id,
+            self.settings.runs,
+            (&f, &inputs),
+            (&self.parallel, self.single.as_ref()),
+            (&user_events, s.users() * FEATURES),
+            |par, chunks, buf| {
                 par.run(
-                    &chunks,
+                    chunks,
                     buf,
                     |u| u * FEATURES,
                     |rows, o| baseline::nested_attention(&users[rows.start..=rows.end], sessions, d, features, o),
                 )
-            })
-        };
-        let single_thread_baseline_s = self.single.as_ref().map(|one| time_baseline(one, &mut buf));
-        let baseline_s = time_baseline(&self.parallel, &mut buf);
+            },
+            &mut [],
+        )?;
+        let Timed { ragtime_s, baseline_s, single_thread_baseline_s, outputs, baseline_out: buf, .. } = timed;
+        let out = single(id, outputs)?;
 
         let want = reference(id, &built, &inputs)?;
         let check = (|| {
@@ -618,6 +657,7 @@ impl Bench {
         })();
         Ok(Outcome {
             approx_baseline_s: None,
+            bandwidth_probe_s: None,
             recycled_outputs: true,
             id,
             ragtime_s,

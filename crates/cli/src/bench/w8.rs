@@ -17,7 +17,8 @@ use rayon::{ThreadPool, ThreadPoolBuilder};
 
 use super::check::{self, Against, Mismatch};
 use super::data::Queries;
-use super::run::{best_loop, Outcome, Settings};
+use super::rounds::{best_of_rounds, whole, Clock, Side};
+use super::run::{Outcome, Settings};
 use super::workloads::{Built, WorkloadId};
 use super::BenchError;
 
@@ -362,19 +363,28 @@ pub fn run(settings: &Settings) -> std::result::Result<Outcome, BenchError> {
     if std::env::var_os("RAGTIME_BENCH_GRAPHS").is_some_and(|v| v == "1") {
         eprintln!("{}: optimized graph\n{}", id.name(), f.debugprint());
     }
-    let ragtime_s = best_loop(runs, || {
-        let _ = f.call(&inputs);
-    });
-
+    // The compiled step, the hand-written one on all threads and (with several) on one, in turn each
+    // round; each hand-written side steps its own copy of the parameters.
+    let mut ragtime_side = |c: &mut Clock| c.time(|| f.call(&inputs)).map(drop).map_err(library);
+    let mut hand = parallel(threads).map_err(pool_error(threads))?;
     let (mut e, mut w, mut b) = initial_parameters();
-    let mut time_hand = |threads: usize| -> std::result::Result<f64, BenchError> {
-        let mut hand = parallel(threads).map_err(pool_error(threads))?;
-        Ok(best_loop(runs, || {
-            hand.run(&q, &labels, &mut e, &mut w, &mut b);
-        }))
-    };
-    let single_thread_baseline_s = if threads > 1 { Some(time_hand(1)?) } else { None };
-    let baseline_s = time_hand(threads)?;
+    let mut hand_side = whole(|| {
+        hand.run(&q, &labels, &mut e, &mut w, &mut b);
+    });
+    let mut hand_one = if threads > 1 { Some(parallel(1).map_err(pool_error(1))?) } else { None };
+    let (mut e1, mut w1, mut b1) = if threads > 1 { initial_parameters() } else { Default::default() };
+    let mut hand_one_side = whole(|| {
+        if let Some(hand) = &mut hand_one {
+            hand.run(&q, &labels, &mut e1, &mut w1, &mut b1);
+        }
+    });
+    let mut sides: Vec<Side<'_, BenchError>> = vec![&mut ragtime_side, &mut hand_side];
+    if threads > 1 {
+        sides.push(&mut hand_one_side);
+    }
+    let best = best_of_rounds(runs, &mut sides)?;
+    drop(sides);
+    let (ragtime_s, baseline_s, single_thread_baseline_s) = (best[0], best[1], best.get(2).copied());
 
     // The check: one step from the initial parameters on each side.
     let fresh = states().map_err(library)?;
@@ -398,6 +408,7 @@ pub fn run(settings: &Settings) -> std::result::Result<Outcome, BenchError> {
     })();
     Ok(Outcome {
         approx_baseline_s: None,
+        bandwidth_probe_s: None,
         recycled_outputs: false,
         id,
         ragtime_s,
