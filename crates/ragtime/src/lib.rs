@@ -58,6 +58,9 @@ pub struct GuideDoctests;
 pub mod ir {
     pub use ragtime_graph::*;
     pub use ragtime_runtime::{InnerGraph, InnerGraphBuilder, Interpreter};
+    /// The process-wide thread pool of `threads` threads that compiled functions run on: code
+    /// that should share ragtime's threads (the benchmark's baseline loops) can run on it too.
+    pub use ragtime_runtime::parallel::pool as thread_pool;
     /// The optimizer: rewrites by name and tag, reports.
     pub mod opt {
         pub use ragtime_opt::*;

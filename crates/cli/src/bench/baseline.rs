@@ -15,7 +15,9 @@ use multiversion::multiversion;
 
 use ragtime::StringTensor;
 use rayon::prelude::*;
-use rayon::{ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder};
+use std::sync::Arc;
+
+use rayon::ThreadPool;
 
 use super::approx;
 use super::data::{BUCKETS, DIM, FEATURES, INNER};
@@ -32,22 +34,23 @@ pub fn instruction_set() -> &'static str {
     "baseline"
 }
 
-/// Runs row-chunked loops on `threads` threads (a rayon pool; with one thread, on the caller's).
+/// Runs row-chunked loops on `threads` threads (with one thread, on the caller's).
+///
+/// The threads are ragtime's own pool of that size (`ragtime::ir::thread_pool`), the one compiled
+/// functions run on: the interleaved rounds alternate ragtime's calls and the loops, and with a
+/// pool of their own the loops' threads would still be spinning for work while ragtime's start
+/// (and the other way round), two pools competing for the same cores.
 #[derive(Debug)]
 pub struct Parallel {
     threads: usize,
-    pool: Option<ThreadPool>,
+    pool: Option<Arc<ThreadPool>>,
 }
 
 impl Parallel {
     /// A runner for `threads` threads (at least one).
-    pub fn new(threads: usize) -> Result<Parallel, ThreadPoolBuildError> {
+    pub fn new(threads: usize) -> Result<Parallel, ragtime::Error> {
         let threads = threads.max(1);
-        let pool = if threads > 1 {
-            Some(ThreadPoolBuilder::new().num_threads(threads).thread_name(|i| format!("bench-baseline-{i}")).build()?)
-        } else {
-            None
-        };
+        let pool = if threads > 1 { Some(ragtime::ir::thread_pool(threads)?) } else { None };
         Ok(Parallel { threads, pool })
     }
 

@@ -82,14 +82,14 @@ pub enum BenchError {
         /// How many it returned.
         count: usize,
     },
-    /// The baselines' thread pool could not start.
+    /// The baselines' thread pool (ragtime's own) could not start.
     #[error("could not start {threads} baseline threads: {source}")]
     ThreadPool {
         /// The requested thread count.
         threads: usize,
-        /// Rayon's error.
+        /// The library's error.
         #[source]
-        source: rayon::ThreadPoolBuildError,
+        source: ragtime::Error,
     },
 }
 

@@ -13,7 +13,9 @@ use ragtime::ops::{self, strings};
 use ragtime::prelude::*;
 use ragtime::Result;
 use rayon::prelude::*;
-use rayon::{ThreadPool, ThreadPoolBuilder};
+use std::sync::Arc;
+
+use rayon::ThreadPool;
 
 use super::check::{self, Against, Mismatch};
 use super::data::Queries;
@@ -135,7 +137,7 @@ pub fn built() -> Built {
 /// in-place update splits them (each thread owns a range of rows and walks every query in order).
 #[derive(Debug)]
 pub struct HandStep {
-    pool: Option<ThreadPool>,
+    pool: Option<Arc<ThreadPool>>,
     chunks: Vec<Range<usize>>,
     /// Where each query's features start (`2 n + 1` per query of `n` words).
     feature_splits: Vec<usize>,
@@ -148,12 +150,13 @@ const RECORD: usize = WIDTH + CLASSES + 1;
 
 impl HandStep {
     /// Buffers for `q`'s queries, on `threads` threads.
-    pub fn new(q: &Queries, threads: usize) -> std::result::Result<HandStep, rayon::ThreadPoolBuildError> {
+    pub fn new(q: &Queries, threads: usize) -> std::result::Result<HandStep, ragtime::Error> {
         let splits = q.splits();
         let count = q.count();
         let feature_splits: Vec<usize> = (0..=count).map(|r| 2 * splits[r] as usize + r).collect();
         let pool = match threads > 1 {
-            true => Some(ThreadPoolBuilder::new().num_threads(threads).build()?),
+            // ragtime's own pool, as for the other baselines (`baseline::Parallel`).
+            true => Some(ragtime::ir::thread_pool(threads)?),
             false => None,
         };
         // Chunks of queries holding about the same number of features, several per thread.
@@ -192,7 +195,7 @@ impl HandStep {
         }
         // Backward: dW, db and the loss from the records, sequentially; then each feature's row
         // moves against its query's `dh / n`, the table's rows split between the threads.
-        let threads = self.pool.as_ref().map_or(1, ThreadPool::current_num_threads);
+        let threads = self.pool.as_ref().map_or(1, |p| p.current_num_threads());
         let rows_per_thread = TABLE_ROWS.div_ceil(threads);
         let (records, feature_splits, features, weights) = (&self.records, &self.feature_splits, &self.features, &*w);
         let update = |(k, rows): (usize, &mut [f32])| {
