@@ -238,8 +238,8 @@ fn combine(
     T => {
         let k = T::binary(op).ok_or_else(|| no_kernel(op, x.dtype()))?;
         let (xs, ys) = (elements::<T>(op, x)?, elements::<T>(op, y)?);
-        let mut data: Vec<T> = ctx.try_vec(op.name(), xs.len())?;
-        data.resize(xs.len(), T::default());
+        // Not charged here: the result is charged as the op's output, as before the split.
+        let mut data: Vec<T> = vec![T::default(); xs.len()];
         // The first fault in element order, whichever thread meets it: the error a sequential
         // loop reports.
         let first_fault = std::sync::Mutex::new(None::<(usize, Fault, T)>);
