@@ -129,7 +129,10 @@ impl GatherReduce {
         };
         out.resize(nrows * inner, T::ZERO);
         let mean = self.kind == ReduceKind::Mean;
-        let filled = parallel::fill_chunks(ctx, &mut out, inner.max(1), |first_row, chunk| match inner {
+        // Rows balanced by the table rows they add (plus one per row for its division and store),
+        // in several pieces per thread: bags vary in size, and a slowed thread takes fewer.
+        let work = |r: usize| r + sources.iter().map(|(_, splits, _)| (splits[r] - splits[0]) as usize).sum::<usize>();
+        let filled = parallel::fill_balanced(ctx, &mut out, inner.max(1), work, |first_row, chunk| match inner {
             // Common embedding widths sum in a fixed-size accumulator the compiler keeps in
             // registers (the same adds in the same order as the general loop).
             4 => sum_rows::<T, 4>(&sources, first_row, chunk, mean),

@@ -521,42 +521,63 @@ impl<'a, T: UpdateFloat + Send + Sync> ScatterSub<'a, T> {
             }
             How::Bags { parts, mean, grads } => {
                 let bags = parts.first().map_or(0, |(_, splits)| splits.len().saturating_sub(1));
-                let members =
-                    |b: usize| parts.iter().map(move |(ids, splits)| &ids[splits[b] as usize..splits[b + 1] as usize]);
-                // `scale * (g / n)` once per bag: the same operations on the same operands as
-                // for each member in turn.
                 let mut g: Vec<T> = vec![T::of(0.0); width];
                 let mut scaled: Vec<T> = Vec::with_capacity(width);
                 for b in 0..bags {
-                    if !members(b).flatten().any(|t| owned.contains(t)) {
-                        continue;
-                    }
-                    let row = match grads {
-                        BagRows::Rows(values) => &values[b * width..(b + 1) * width],
-                        BagRows::Product { a, wt, k } => {
-                            // g[i] = sum over c of a[b, c] * w[i, c], adding in the order of c.
-                            g.iter_mut().for_each(|x| *x = T::of(0.0));
-                            let a = a.get(b * k..(b + 1) * k).unwrap_or(&[]);
-                            for (&x, column) in a.iter().zip(wt.chunks_exact(width)) {
-                                for (gi, &y) in g.iter_mut().zip(column) {
-                                    *gi = *gi + x * y;
-                                }
+                    // One walk over the bag's ids: its scaled gradient row is computed at the
+                    // first id this range owns (most bags have none in a small range).
+                    let mut ready = false;
+                    for (ids, splits) in parts {
+                        for &t in &ids[splits[b] as usize..splits[b + 1] as usize] {
+                            if !owned.contains(&t) {
+                                continue;
                             }
-                            &g[..]
-                        }
-                    };
-                    let n = T::of(members(b).map(<[i64]>::len).sum::<usize>() as f64);
-                    scaled.clear();
-                    scaled.extend(row.iter().map(|&v| self.scale * if *mean { v / n } else { v }));
-                    for &t in members(b).flatten().filter(|t| owned.contains(t)) {
-                        let at = start_of(t);
-                        for (e, &u) in rows[at..at + width].iter_mut().zip(&scaled) {
-                            *e = *e - u;
+                            if !ready {
+                                self.bag_row(b, parts, *mean, grads, &mut g, &mut scaled);
+                                ready = true;
+                            }
+                            let at = start_of(t);
+                            for (e, &u) in rows[at..at + width].iter_mut().zip(&scaled) {
+                                *e = *e - u;
+                            }
                         }
                     }
                 }
             }
         }
+    }
+
+    /// Bag `b`'s gradient row times the scale (divided by the bag's size first when `mean`) into
+    /// `scaled`, with `g` as scratch for a row computed as a product.
+    fn bag_row(
+        &self,
+        b: usize,
+        parts: &[(&[i64], &[i64])],
+        mean: bool,
+        grads: &BagRows<'_, T>,
+        g: &mut [T],
+        scaled: &mut Vec<T>,
+    ) {
+        let width = self.width.max(1);
+        let row = match grads {
+            BagRows::Rows(values) => &values[b * width..(b + 1) * width],
+            BagRows::Product { a, wt, k } => {
+                // g[i] = sum over c of a[b, c] * w[i, c], adding in the order of c.
+                g.iter_mut().for_each(|x| *x = T::of(0.0));
+                let a = a.get(b * k..(b + 1) * k).unwrap_or(&[]);
+                for (&x, column) in a.iter().zip(wt.chunks_exact(width)) {
+                    for (gi, &y) in g.iter_mut().zip(column) {
+                        *gi = *gi + x * y;
+                    }
+                }
+                &g[..]
+            }
+        };
+        let n = T::of(parts.iter().map(|(_, splits)| (splits[b + 1] - splits[b]) as usize).sum::<usize>() as f64);
+        // `scale * (g / n)` once per bag: the same operations on the same operands as for each
+        // member in turn.
+        scaled.clear();
+        scaled.extend(row.iter().map(|&v| self.scale * if mean { v / n } else { v }));
     }
 }
 

@@ -14,6 +14,7 @@ use crate::elemwise::defs::Elemwise;
 use crate::elemwise::kernels::{comparison, Fault, Kernels};
 use crate::elemwise::scalar_op::ScalarOp;
 use crate::util::one;
+use ragtime_runtime::parallel;
 
 impl Op for Elemwise {
     fn name(&self) -> String {
@@ -237,9 +238,30 @@ fn combine(
     T => {
         let k = T::binary(op).ok_or_else(|| no_kernel(op, x.dtype()))?;
         let (xs, ys) = (elements::<T>(op, x)?, elements::<T>(op, y)?);
-        let mut data = Vec::with_capacity(xs.len());
-        for (e, (&a, &c)) in xs.iter().zip(ys).enumerate() {
-            data.push(k(a, c).map_err(|fault| fault_error(op, fault, c, &locate(e)))?);
+        // Not charged here: the result is charged as the op's output, as before the split.
+        let mut data: Vec<T> = vec![T::default(); xs.len()];
+        // The first fault in element order, whichever thread meets it: the error a sequential
+        // loop reports.
+        let first_fault = std::sync::Mutex::new(None::<(usize, Fault, T)>);
+        parallel::fill_chunks(ctx, &mut data, 1, |first, chunk| {
+            let operands = xs[first..].iter().zip(&ys[first..]);
+            for (e, (slot, (&a, &c))) in (first..).zip(chunk.iter_mut().zip(operands)) {
+                match k(a, c) {
+                    Ok(v) => *slot = v,
+                    Err(fault) => {
+                        if let Ok(mut seen) = first_fault.lock() {
+                            if seen.is_none_or(|(at, _, _)| e < at) {
+                                *seen = Some((e, fault, c));
+                            }
+                        }
+                        return;
+                    }
+                }
+            }
+        })?;
+        let fault = first_fault.into_inner().map_err(|_| Error::graph(format!("{}: a thread panicked", op.name())))?;
+        if let Some((e, fault, c)) = fault {
+            return Err(fault_error(op, fault, c, &locate(e)));
         }
         DenseTensor::from_vec(shape, data)
     },

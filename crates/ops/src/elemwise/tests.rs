@@ -489,3 +489,50 @@ fn add_n_adds_without_broadcasting() {
     let s = ragged![["a"]].unwrap();
     assert_eq!(add_n.infer(&types(&[s.clone(), s])).unwrap_err().kind(), ErrorKind::TypeMismatch);
 }
+
+/// Large binary calls split across the call's threads: the same values as on one thread, and a
+/// fault reports the first faulting element whatever thread meets it.
+#[test]
+fn binary_kernels_on_threads_match_one_thread_and_report_the_first_fault() {
+    let n = 4 * ragtime_runtime::parallel::MIN_ITEMS_PER_THREAD + 3;
+    let shape = vec![n / 4, 4];
+    let xs: Vec<f32> = (0..(n / 4) * 4).map(|k| ((k * 37) % 1000) as f32 / 7.0 - 50.0).collect();
+    let bias = RaggedTensor::dense(DenseTensor::from_vec(vec![4], vec![0.5f32, -1.0, 2.0, 3.5]).unwrap());
+    let x = RaggedTensor::dense(DenseTensor::from_vec(shape.clone(), xs).unwrap());
+    let on = |threads: usize, op: ScalarOp, inputs: &[RaggedTensor]| {
+        let ctx = ExecContext::new(Limits::untrusted()).with_threads(threads);
+        Elemwise::new(op).perform(&ctx, inputs).map(|mut v| v.remove(0))
+    };
+    for op in [ScalarOp::Add, ScalarOp::Multiply, ScalarOp::Subtract, ScalarOp::Divide] {
+        let one = on(1, op, &[x.clone(), bias.clone()]).unwrap();
+        let two = on(2, op, &[x.clone(), bias.clone()]).unwrap();
+        assert_eq!(one.flat_slice::<f32>(), two.flat_slice::<f32>(), "{op:?}");
+        // Independently: a plain loop over the broadcast.
+        let want: Vec<f32> = x
+            .flat_slice::<f32>()
+            .unwrap()
+            .chunks_exact(4)
+            .flat_map(|row| {
+                row.iter().zip([0.5f32, -1.0, 2.0, 3.5]).map(|(&a, b)| match op {
+                    ScalarOp::Add => a + b,
+                    ScalarOp::Multiply => a * b,
+                    ScalarOp::Subtract => a - b,
+                    _ => a / b,
+                })
+            })
+            .collect();
+        assert_eq!(two.flat_slice::<f32>(), Some(&want[..]), "{op:?}");
+    }
+    // Integer division by zero at two elements, one in each thread's half: the first is named.
+    let mut divisors = vec![3i64; n];
+    divisors[n - 5] = 0;
+    divisors[n / 3] = 0;
+    let numerators = RaggedTensor::dense(DenseTensor::from_vec(vec![n], (0..n as i64).collect()).unwrap());
+    let divisors = RaggedTensor::dense(DenseTensor::from_vec(vec![n], divisors).unwrap());
+    for threads in [1, 2] {
+        let e = on(threads, ScalarOp::FloorDiv, &[numerators.clone(), divisors.clone()]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+        let first = format!("{}", n / 3);
+        assert!(e.to_string().contains(&first), "{threads} threads: {e}");
+    }
+}

@@ -13,6 +13,7 @@ use crate::reduce::defs::{Reduce, ReduceKind};
 use crate::reduce::plan::plan_reduction;
 use crate::reduce::plan::reduced_type;
 use crate::util::{fixed_inputs, one};
+use ragtime_runtime::parallel;
 
 /// A float tensor's flat values as float64 (exact for both float dtypes).
 fn values_f64(op: &str, index: usize, value: &RaggedTensor) -> Result<Vec<f64>> {
@@ -401,11 +402,11 @@ impl Op for ContractRows {
         // The operands are read where they are (a float64 copy of `x` would be a fresh buffer
         // twice its size each call); the products are summed in float64 either way.
         match (x.flat_slice::<f32>(), g.flat_slice::<f32>(), x.flat_slice::<f64>(), g.flat_slice::<f64>()) {
-            (Some(xs), Some(gs), _, _) => contract_rows_into(xs, gs, d, k, &mut out),
-            (_, _, Some(xs), Some(gs)) => contract_rows_into(xs, gs, d, k, &mut out),
+            (Some(xs), Some(gs), _, _) => contract_blocks(ctx, xs, gs, d, k, &mut out)?,
+            (_, _, Some(xs), Some(gs)) => contract_blocks(ctx, xs, gs, d, k, &mut out)?,
             _ => {
                 let (xs, gs) = (values_f64(CONTRACT_ROWS, 0, x)?, values_f64(CONTRACT_ROWS, 1, g)?);
-                contract_rows_into(&xs, &gs, d, k, &mut out)
+                contract_blocks(ctx, &xs, &gs, d, k, &mut out)?
             }
         }
         let flat = DenseTensor::from_vec(vec![d, k], out)?.cast(x.dtype())?;
@@ -415,6 +416,45 @@ impl Op for ContractRows {
     fn as_any(&self) -> &dyn Any {
         self
     }
+}
+
+/// Rows per block of [`contract_blocks`]: the blocks, not the threads, fix the order of the sums.
+const CONTRACT_BLOCK_ROWS: usize = 4096;
+
+/// `out[i, j] = sum over rows r of x[r, i] * g[r, j]` in float64: each block of
+/// [`CONTRACT_BLOCK_ROWS`] rows summed on its own (blocks on the call's threads), then the blocks'
+/// sums added in order, so the result is the same on any number of threads.
+fn contract_blocks<T: Element>(
+    ctx: &ExecContext,
+    xs: &[T],
+    gs: &[T],
+    d: usize,
+    k: usize,
+    out: &mut [f64],
+) -> Result<()> {
+    let (d, k) = (d.max(1), k.max(1));
+    let rows = (xs.len() / d).min(gs.len() / k);
+    let blocks = rows.div_ceil(CONTRACT_BLOCK_ROWS);
+    if blocks <= 1 {
+        contract_rows_into(xs, gs, d, k, out);
+        return Ok(());
+    }
+    let len = out.len();
+    let mut partial = ctx.try_vec::<f64>(CONTRACT_ROWS, blocks * len)?;
+    partial.resize(blocks * len, 0.0);
+    let work = |b: usize| (b * CONTRACT_BLOCK_ROWS).min(rows) * len;
+    parallel::fill_balanced(ctx, &mut partial, len, work, |first, sums| {
+        for (b, sum) in (first..).zip(sums.chunks_exact_mut(len)) {
+            let r = b * CONTRACT_BLOCK_ROWS..((b + 1) * CONTRACT_BLOCK_ROWS).min(rows);
+            contract_rows_into(&xs[r.start * d..r.end * d], &gs[r.start * k..r.end * k], d, k, sum);
+        }
+    })?;
+    for sum in partial.chunks_exact(len) {
+        for (o, &p) in out.iter_mut().zip(sum) {
+            *o += p;
+        }
+    }
+    Ok(())
 }
 
 /// `out[i, j] += x[r, i] * g[r, j]` over the rows `r` of `xs` (`d` wide) and `gs` (`k` wide), in
@@ -465,6 +505,30 @@ mod tests {
 
     fn x() -> RaggedTensor {
         ragged![[1.0f64, 2.0f64], [], [3.0f64, 4.0f64, 5.0f64]].unwrap()
+    }
+
+    /// Many rows: blocks summed on the call's threads give the same bits on one, two and three
+    /// threads, within float64 rounding of a plain loop over the rows.
+    #[test]
+    fn contract_rows_in_blocks_is_the_same_on_any_thread_count() {
+        let (rows, d, k) = (5 * CONTRACT_BLOCK_ROWS + 17, 8, 3);
+        let xs: Vec<f32> = (0..rows * d).map(|v| ((v * 37) % 101) as f32 / 50.0 - 1.0).collect();
+        let gs: Vec<f32> = (0..rows * k).map(|v| ((v * 11) % 23) as f32 / 7.0 - 1.5).collect();
+        let x = RaggedTensor::dense(DenseTensor::from_vec(vec![rows, d], xs.clone()).unwrap());
+        let g = RaggedTensor::dense(DenseTensor::from_vec(vec![rows, k], gs.clone()).unwrap());
+        let on = |threads: usize| {
+            let ctx = ExecContext::new(Limits::untrusted()).with_threads(threads);
+            ContractRows.perform(&ctx, &[x.clone(), g.clone()]).unwrap().remove(0).to_vec::<f32>().unwrap()
+        };
+        let one = on(1);
+        assert_eq!(one, on(2));
+        assert_eq!(one, on(3));
+        for i in 0..d {
+            for j in 0..k {
+                let want: f64 = (0..rows).map(|r| f64::from(xs[r * d + i]) * f64::from(gs[r * k + j])).sum();
+                assert!((f64::from(one[i * k + j]) - want).abs() <= 1e-6 * want.abs().max(1.0), "[{i}, {j}]");
+            }
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@ use crate::elemwise::scalar_op::ScalarOp;
 use crate::reduce::defs::{Statistic, StatisticKind};
 use crate::reduce::plan::{plan_reduction, reduced_type, ReductionStage};
 use crate::util::one;
+use ragtime_runtime::parallel;
 
 // ---------------------------------------------------------------------------------------------
 // Statistics: reductions that are not folds of one binary op
@@ -74,28 +75,14 @@ fn statistic_typed<T: Kernels>(
         .ok_or_else(|| Error::dtype(name, format!("expected {} values, got {}", T::DTYPE, values.dtype())))?;
     let mut out = ctx.try_vec::<f64>(name, groups.len())?;
     if T::DTYPE.is_float() {
-        for o in 0..groups.len() {
-            let group = || groups.group(o).iter().map(|&m| data[m].to_f64());
-            out.push(match kind {
-                StatisticKind::Variance | StatisticKind::Std => {
-                    let n = groups.group(o).len() as f64;
-                    let mean = group().sum::<f64>() / n;
-                    let variance = group().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
-                    if kind == StatisticKind::Std {
-                        variance.sqrt()
-                    } else {
-                        variance
-                    }
-                }
-                StatisticKind::LogSumExp => {
-                    // NaN wins over everything (`maximum` propagates it).
-                    let max = group().fold(f64::NEG_INFINITY, |m, v| if v.is_nan() || v > m { v } else { m });
-                    let shift = if max.is_finite() { max } else { 0.0 };
-                    group().map(|v| (v - shift).exp()).sum::<f64>().ln() + shift
-                }
-                StatisticKind::EuclideanNorm => group().map(|v| v * v).sum::<f64>().sqrt(),
-            });
-        }
+        // Each group on its own (the exponentials and logarithms make this worth the call's
+        // threads, e.g. the logsumexp of a softmax cross-entropy over many rows).
+        out.resize(groups.len(), 0.0);
+        parallel::fill_chunks(ctx, &mut out, 1, |first, chunk| {
+            for (o, slot) in (first..).zip(chunk) {
+                *slot = float_statistic(kind, groups.group(o).iter().map(|&m| data[m].to_f64()));
+            }
+        })?;
         return Ok(out);
     }
     // Integers: TensorFlow's arithmetic in the input's dtype, wrapping.
@@ -139,6 +126,29 @@ fn statistic_typed<T: Kernels>(
         });
     }
     Ok(out)
+}
+
+/// The statistic `kind` of one group of float values (in f64).
+fn float_statistic(kind: StatisticKind, group: impl Iterator<Item = f64> + Clone) -> f64 {
+    match kind {
+        StatisticKind::Variance | StatisticKind::Std => {
+            let n = group.clone().count() as f64;
+            let mean = group.clone().sum::<f64>() / n;
+            let variance = group.map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+            if kind == StatisticKind::Std {
+                variance.sqrt()
+            } else {
+                variance
+            }
+        }
+        StatisticKind::LogSumExp => {
+            // NaN wins over everything (`maximum` propagates it).
+            let max = group.clone().fold(f64::NEG_INFINITY, |m, v| if v.is_nan() || v > m { v } else { m });
+            let shift = if max.is_finite() { max } else { 0.0 };
+            group.map(|v| (v - shift).exp()).sum::<f64>().ln() + shift
+        }
+        StatisticKind::EuclideanNorm => group.map(|v| v * v).sum::<f64>().sqrt(),
+    }
 }
 
 /// `max(v, 0)` keeping NaN (TensorFlow's clip of a variance that cancelled below zero).

@@ -639,3 +639,31 @@ fn long_float_sums_fold_pairwise_and_short_ones_in_order() {
     let sum = run(ReduceKind::Sum, &x, Some(1), false).unwrap();
     assert_eq!(sum.flat_slice::<f32>().unwrap(), &[big as f32]);
 }
+
+/// Float statistics over many groups split across the call's threads: the same bits as on one
+/// thread, and the logsumexp equal to a plain loop's.
+#[test]
+fn statistics_on_threads_match_one_thread() {
+    use crate::reduce::defs::{Statistic, StatisticKind};
+    let rows = 3 * ragtime_runtime::parallel::MIN_ITEMS_PER_THREAD + 11;
+    let values: Vec<f32> = (0..rows * 4).map(|k| ((k * 53) % 1000) as f32 / 100.0 - 5.0).collect();
+    let x = RaggedTensor::dense(DenseTensor::from_vec(vec![rows, 4], values.clone()).unwrap());
+    for kind in StatisticKind::ALL {
+        let on = |threads: usize| {
+            let ctx = ExecContext::new(Limits::untrusted()).with_threads(threads);
+            Statistic::new(kind, 1, false).perform(&ctx, std::slice::from_ref(&x)).unwrap().remove(0)
+        };
+        let (one, two) = (on(1), on(2));
+        assert_eq!(one.flat_slice::<f32>(), two.flat_slice::<f32>(), "{kind:?}");
+        if kind == StatisticKind::LogSumExp {
+            let want: Vec<f32> = values
+                .chunks_exact(4)
+                .map(|g| {
+                    let m = g.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(f64::from(v)));
+                    (g.iter().map(|&v| (f64::from(v) - m).exp()).sum::<f64>().ln() + m) as f32
+                })
+                .collect();
+            assert_eq!(two.flat_slice::<f32>(), Some(&want[..]));
+        }
+    }
+}
