@@ -125,10 +125,11 @@ fn rows_fit(rows: u64) -> Result<(), BenchError> {
 
 /// All workloads, then one JSON object; `Ok(false)` when a check failed.
 fn run_json(settings: &Settings) -> Result<bool, BenchError> {
-    let bench = run::Bench::new(settings)?;
+    let mut bench = run::Bench::new(settings)?;
     let mut outcomes = Vec::new();
-    for &id in &settings.only {
+    for (k, &id) in settings.only.iter().enumerate() {
         outcomes.push(bench.run(id)?);
+        bench.release_unneeded(&settings.only[k + 1..]);
     }
     println!("{}", report::json(settings, &outcomes));
     Ok(outcomes.iter().all(|o| o.check.is_ok()))
@@ -136,13 +137,14 @@ fn run_json(settings: &Settings) -> Result<bool, BenchError> {
 
 /// The table, one line per workload as it finishes; `Ok(false)` when a check failed.
 fn run_table(settings: &Settings) -> Result<bool, BenchError> {
-    let bench = run::Bench::new(settings)?;
+    let mut bench = run::Bench::new(settings)?;
     let mut stdout = std::io::stdout();
     print!("{}", report::table_header(settings, bench.sizes()));
     let mut ok = true;
     let mut outcomes = Vec::with_capacity(settings.only.len());
-    for &id in &settings.only {
+    for (k, &id) in settings.only.iter().enumerate() {
         let outcome = bench.run(id)?;
+        bench.release_unneeded(&settings.only[k + 1..]);
         ok &= outcome.check.is_ok();
         print!("{}", report::table_line(&outcome));
         let _ = stdout.flush();

@@ -105,6 +105,23 @@ impl Outcome {
     }
 }
 
+/// The workloads reading the W1-W4 data (`Bench::data`); the rank 2 forms read it through
+/// their view of it.
+const DATA_USERS: [WorkloadId; 6] = [
+    WorkloadId::FusedElemwise,
+    WorkloadId::Axpy,
+    WorkloadId::RowMean,
+    WorkloadId::RowSoftmax,
+    WorkloadId::RowMeanRank2,
+    WorkloadId::RowSoftmaxRank2,
+];
+
+/// The workloads reading the rank 2 view (`Bench::rank2`).
+const RANK2_USERS: [WorkloadId; 2] = [WorkloadId::RowMeanRank2, WorkloadId::RowSoftmaxRank2];
+
+/// The workloads reading the `[rows, *, 8]` data (`Bench::inner`).
+const INNER_USERS: [WorkloadId; 2] = [WorkloadId::RowMeanInner8, WorkloadId::RowSoftmaxInner8];
+
 /// The inputs and the baseline pool of one `ragtime bench` run.
 #[derive(Debug)]
 pub struct Bench {
@@ -154,7 +171,11 @@ pub(super) fn reference(
     built: &workloads::Built,
     inputs: &[RaggedTensor],
 ) -> Result<RaggedTensor, BenchError> {
-    let f = built.compile_with(Mode::FastCompile).map_err(library(id))?;
+    // The unoptimized graph frees each intermediate after its last use, but a call's budget
+    // counts every buffer it allocated: the checker's reference may charge the machine's memory
+    // (W9 at 2^25 rows charges some 14 GB over a call whose live data stays far below that).
+    let limits = ragtime::Limits::trusted().with_call_budget(ragtime::limits::physical_memory());
+    let f = built.compile_options(CompileOptions::from(Mode::FastCompile).limits(limits)).map_err(library(id))?;
     single(id, f.call(inputs).map_err(library(id))?)
 }
 
@@ -228,15 +249,15 @@ impl Bench {
         use WorkloadId::*;
         let needs = |ids: &[WorkloadId]| settings.only.iter().any(|id| ids.contains(id));
         let data_error = |source| BenchError::Library { workload: "data", source };
-        let data = match needs(&[FusedElemwise, Axpy, RowMean, RowSoftmax, RowMeanRank2, RowSoftmaxRank2]) {
+        let data = match needs(&DATA_USERS) {
             true => Some(Data::new(settings.rows).map_err(data_error)?),
             false => None,
         };
-        let rank2 = match (needs(&[RowMeanRank2, RowSoftmaxRank2]), &data) {
+        let rank2 = match (needs(&RANK2_USERS), &data) {
             (true, Some(data)) => Some(Rank2::new(data).map_err(data_error)?),
             _ => None,
         };
-        let inner = match needs(&[RowMeanInner8, RowSoftmaxInner8]) {
+        let inner = match needs(&INNER_USERS) {
             true => Some(Inner::new(settings.rows).map_err(data_error)?),
             false => None,
         };
@@ -254,6 +275,27 @@ impl Bench {
         let parallel = pool(settings.threads)?;
         let single = if parallel.threads() > 1 { Some(pool(1)?) } else { None };
         Ok(Bench { settings: settings.clone(), parallel, single, data, rank2, inner, queries, sessions })
+    }
+
+    /// Drops the inputs that none of the workloads still to run (`remaining`) reads, so a run at
+    /// a large `--rows` holds one family's data at a time, not every workload's at once.
+    pub fn release_unneeded(&mut self, remaining: &[WorkloadId]) {
+        let needs = |ids: &[WorkloadId]| remaining.iter().any(|id| ids.contains(id));
+        if !needs(&DATA_USERS) {
+            self.data = None;
+        }
+        if !needs(&RANK2_USERS) {
+            self.rank2 = None;
+        }
+        if !needs(&INNER_USERS) {
+            self.inner = None;
+        }
+        if !needs(&[WorkloadId::NestedAttention]) {
+            self.sessions = None;
+        }
+        if !needs(&[WorkloadId::Bigram, WorkloadId::BigramVariants]) {
+            self.queries = None;
+        }
     }
 
     /// The sizes of the inputs built.
