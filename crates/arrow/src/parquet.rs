@@ -35,6 +35,9 @@ use crate::{FromArrow, OffsetWidth, ToArrow};
 /// Rows per batch when [`ParquetOptions::batch_size`] is not set.
 pub const DEFAULT_BATCH_SIZE: usize = 65_536;
 
+/// Rows of a batch's outputs handed to the Parquet writer at a time (see `write_partial`).
+const WRITE_SLICE_ROWS: usize = 1024;
+
 /// The Parquet codecs and their levels, for [`ParquetOptions::compression`].
 pub use parquet::basic::{BrotliLevel, Compression, GzipLevel, ZstdLevel};
 
@@ -527,8 +530,15 @@ impl<'f> ParquetRun<'f> {
         let (ahead, batches_read) = std::sync::mpsc::sync_channel(0);
         let (to_writer, batches_computed) = std::sync::mpsc::sync_channel::<(RecordBatch, Vec<RaggedTensor>)>(0);
         let (this, function) = (&self, self.function);
-        let (computed, written) = std::thread::scope(|scope| {
+        // Flush-behind: a fourth thread asks the disk for each finished row group while later
+        // ones are computed (`File::sync_data` on a handle of the output), so the run's final
+        // sync waits for the last row groups only, not the gigabytes the page cache would
+        // otherwise hold back until then. A request made while one is running is dropped: the
+        // next covers it.
+        let (to_flusher, flush_requests) = std::sync::mpsc::sync_channel::<File>(1);
+        let (computed, written, flushed) = std::thread::scope(|scope| {
             scope.spawn(|| read_ahead(&mut readers, &ahead));
+            let flushing = scope.spawn(move || flush_requests.into_iter().try_for_each(|file| file.sync_data()));
             let writing = scope.spawn(move || -> Result<Option<ArrowWriter<File>>, ParquetError> {
                 let mut writer: Option<ArrowWriter<File>> = None;
                 for (batch, outputs) in batches_computed {
@@ -536,7 +546,20 @@ impl<'f> ParquetRun<'f> {
                         Some(w) => w,
                         None => writer.insert(open_writer(batch.schema())?),
                     };
-                    w.write(&batch).map_err(parquet_error)?;
+                    // In slices: the writer's per-call scratch (levels, value indices, gathered
+                    // values) then stays small and in cache, reused slice after slice, instead
+                    // of growing to the batch's size with a page fault per fresh page. The
+                    // output's row groups stay one batch each.
+                    for start in (0..batch.num_rows()).step_by(WRITE_SLICE_ROWS) {
+                        let rows = WRITE_SLICE_ROWS.min(batch.num_rows() - start);
+                        w.write(&batch.slice(start, rows)).map_err(parquet_error)?;
+                    }
+                    // A batch is a row group, which the writer has written out now. Without a
+                    // second handle (out of descriptors), the final sync does all the work.
+                    if let Ok(file) = w.inner().try_clone() {
+                        // Full: a request is already waiting, and covers this row group too.
+                        let _ = to_flusher.try_send(file);
+                    }
                     // The Arrow arrays shared the outputs' buffers; once they are gone, the
                     // buffers can serve a later batch's outputs.
                     drop(batch);
@@ -560,11 +583,15 @@ impl<'f> ParquetRun<'f> {
             drop(batches_read);
             drop(to_writer);
             let written = writing.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (computed, written)
+            let flushed = flushing.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (computed, written, flushed)
         });
-        // A batch's own error comes first; the writer's only when every batch was computed.
+        // A batch's own error comes first; the writer's only when every batch was computed. A
+        // failed flush is reported too: a later sync need not report the same lost write again.
         computed?;
-        let writer = match written? {
+        let writer = written?;
+        flushed.map_err(|source| ParquetError::Io { path: path.to_path_buf(), action: "sync", source })?;
+        let writer = match writer {
             Some(w) => w,
             None => {
                 // No rows: the output still gets the outputs' column types, from a call on the

@@ -10,7 +10,8 @@
 //! per-element weight is stored either.
 //!
 //! Law: the unfused ops compute `m[e, j] = w[e] * f[e, j]`, then per row and column the sum of `m`
-//! from zero in row order (`reduce::row_sums`), then per outer row and column the fold of those
+//! from zero in `reduce::fold_items`' order (in row order for rows of up to `FOLD_BLOCK` elements,
+//! pairwise halves beyond), then per outer row and column the fold of those
 //! sums with the reduction's combining kernel from the ragged-axis identity. The fast path makes
 //! exactly those multiplications, additions and combinations in the same order (the columns of a
 //! row are independent, so they vectorize without reassociating), so results are bit-identical.
@@ -21,7 +22,7 @@ use std::sync::Mutex;
 use ragtime_core::{DType, DenseTensor, Error, ExecContext, RaggedTensor, Result, TensorType};
 use ragtime_graph::{Cost, FunctionGraph, Op, OpProperties};
 use ragtime_ops::elemwise::IeeeExtremes;
-use ragtime_ops::reduce::{ReduceKind, RowSum};
+use ragtime_ops::reduce::{ReduceKind, RowSum, FOLD_BLOCK};
 use ragtime_runtime::{parallel, InnerGraph};
 
 use crate::kernels::{RowKernel, RowOutput};
@@ -81,10 +82,14 @@ struct Operands<'a, T> {
     outer: Option<&'a [i64]>,
 }
 
-/// Adds row `r`'s weighted vectors into `acc` (`N` columns), in row order.
+/// Adds row `r`'s weighted vectors into `acc` (`N` columns, zeros), in row order ([`pool_long`]'s
+/// for a row of more than [`FOLD_BLOCK`] elements).
 #[inline(always)]
 fn pool_row<T: PoolFloat, const N: usize>(ops: &Operands<'_, T>, r: usize, acc: &mut [T; N]) {
     let (e0, e1) = (ops.rows[r] as usize, ops.rows[r + 1] as usize);
+    if e1 - e0 > FOLD_BLOCK {
+        return pool_long(ops, (e0, e1), acc);
+    }
     for (&w, item) in ops.w[e0 - ops.w_first..e1 - ops.w_first].iter().zip(ops.f[e0 * N..e1 * N].chunks_exact(N)) {
         for (a, &v) in acc.iter_mut().zip(item) {
             *a += w * v;
@@ -94,8 +99,24 @@ fn pool_row<T: PoolFloat, const N: usize>(ops: &Operands<'_, T>, r: usize, acc: 
 
 /// The same for any width (a slice accumulator).
 fn pool_row_any<T: PoolFloat>(ops: &Operands<'_, T>, r: usize, acc: &mut [T]) {
+    pool_long(ops, (ops.rows[r] as usize, ops.rows[r + 1] as usize), acc);
+}
+
+/// Adds the weighted vectors of elements `e0..e1` into `acc` (zeros) as `reduce::row_sums` folds
+/// the products' items ([`fold_items`]): in order up to [`FOLD_BLOCK`] elements, else each half
+/// from zero, then the halves added.
+fn pool_long<T: PoolFloat>(ops: &Operands<'_, T>, (e0, e1): (usize, usize), acc: &mut [T]) {
     let n = acc.len();
-    let (e0, e1) = (ops.rows[r] as usize, ops.rows[r + 1] as usize);
+    if e1 - e0 > FOLD_BLOCK {
+        let mid = e0 + ((e1 - e0) / 2).next_multiple_of(FOLD_BLOCK);
+        pool_long(ops, (e0, mid), acc);
+        let mut right = vec![T::ZERO; n];
+        pool_long(ops, (mid, e1), &mut right);
+        for (a, &b) in acc.iter_mut().zip(&right) {
+            *a += b;
+        }
+        return;
+    }
     for (&w, item) in ops.w[e0 - ops.w_first..e1 - ops.w_first].iter().zip(ops.f[e0 * n..e1 * n].chunks_exact(n)) {
         for (a, &v) in acc.iter_mut().zip(item) {
             *a += w * v;

@@ -57,10 +57,10 @@ pub struct GuideDoctests;
 /// The graph IR underneath the DSL (for tools and custom ops).
 pub mod ir {
     pub use ragtime_graph::*;
-    pub use ragtime_runtime::{InnerGraph, InnerGraphBuilder, Interpreter};
     /// The process-wide thread pool of `threads` threads that compiled functions run on: code
     /// that should share ragtime's threads (the benchmark's baseline loops) can run on it too.
     pub use ragtime_runtime::parallel::pool as thread_pool;
+    pub use ragtime_runtime::{InnerGraph, InnerGraphBuilder, Interpreter};
     /// The optimizer: rewrites by name and tag, reports.
     pub mod opt {
         pub use ragtime_opt::*;

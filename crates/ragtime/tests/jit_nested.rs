@@ -435,6 +435,30 @@ fn row_pooling_split_across_threads_gives_the_one_thread_bits() {
     }
 }
 
+/// Innermost rows of more than `FOLD_BLOCK` (1024) elements: the unfused sum folds their
+/// products' items pairwise (`reduce::fold_items`), and the pooling folds them the same way, for
+/// fixed and any widths, with and without an outer reduction: the same bits.
+#[test]
+fn row_pooling_over_rows_longer_than_a_fold_block_gives_the_unfused_bits() {
+    let parts = partitions(2, 6, &[1, 3000, 0, 2, 1100, 2049]);
+    assert!(parts[1].max_row_length() > 2048);
+    for width in [8, 5] {
+        let g = Graph::new();
+        let w = g.input("w", TensorType::ragged(DType::F32, 2));
+        let f = g.input("f", TensorType::ragged(DType::F32, 2).with_inner(&[Some(width)]));
+        let inputs = [data(DType::F32, &parts, &[0, 1, 2, 9, 10], 0), vectors(DType::F32, &parts, width, &[0, 2, 9])];
+        for outer in [0, 1, 2] {
+            let out = pooling(&w, &f, 2, outer, true);
+            let fused = g.compile_with(&[&w, &f], &[&out], CompileOptions::from(Mode::FastRun)).unwrap();
+            assert!(fused.debugprint().contains("RowPooling"), "{}", fused.debugprint());
+            let got = fused.call(&inputs).unwrap().remove(0);
+            let reference = g.compile_with(&[&w, &f], &[&out], Mode::FastCompile).unwrap();
+            let want = reference.call(&inputs).unwrap().remove(0);
+            assert!(got.equals(&want), "width {width}, outer {outer}: fused {got} vs reference {want}");
+        }
+    }
+}
+
 /// `[.., *, width]` values on `parts` drawn from `SPECIAL` by `picks` (from `shift` on).
 fn items(dtype: DType, parts: &[RowPartition], width: usize, picks: &[u8], shift: usize) -> RaggedTensor {
     let total = parts.last().map_or(0, |p| p.nvals()) * width;

@@ -8,7 +8,7 @@ use ragtime_graph::{expect_arity, Graph, Op, VarId};
 
 use crate::elemwise::kernels::Kernels;
 use crate::reduce::defs::{Reduce, ReduceKind};
-use crate::reduce::plan::{fold_group, plan_reduction, reduced_type, ReductionPlan};
+use crate::reduce::plan::{fold_group, fold_items, plan_reduction, reduced_type, ReductionPlan};
 use crate::util::one;
 
 // ---------------------------------------------------------------------------------------------
@@ -94,7 +94,7 @@ pub fn fold_rows(
 /// The groups to fold: contiguous rows (a ragged axis), or a plan's stages.
 pub(crate) enum Groups<'a> {
     /// Items `splits[r]..splits[r + 1]` of `inner` elements each: group `r * inner + s` folds
-    /// element `s` of each item of row `r`, in order.
+    /// element `s` of each item of row `r`, in [`fold_group`]'s order (as the plan would).
     Rows { splits: &'a [i64], inner: usize },
     /// The groups of `plan`, stage after stage.
     Plan(&'a ReductionPlan),
@@ -123,15 +123,16 @@ impl Groups<'_> {
             Groups::Rows { inner: 0, .. } => Ok(Vec::new()),
             Groups::Rows { splits, inner } => {
                 let mut out = ctx.try_vec(op, (splits.len() - 1) * inner)?;
+                let add = |acc: &mut [T], item: &[T]| {
+                    for (a, &v) in acc.iter_mut().zip(item) {
+                        *a = step(*a, v);
+                    }
+                };
                 for w in splits.windows(2) {
                     let start = out.len();
                     out.resize(start + inner, init(true));
-                    let acc = &mut out[start..];
-                    for item in data[w[0] as usize * inner..w[1] as usize * inner].chunks_exact(inner) {
-                        for (a, &v) in acc.iter_mut().zip(item) {
-                            *a = step(*a, v);
-                        }
-                    }
+                    let row = &data[w[0] as usize * inner..w[1] as usize * inner];
+                    fold_items(&mut out[start..], row, init(true), &add);
                 }
                 Ok(out)
             }
@@ -152,7 +153,8 @@ impl Groups<'_> {
 
 /// The float types of the row-sum fast paths, with the one definition of their sums and means
 /// that every path shares (the generic fold, `row_sums`, `fused::GatherReduce`): sums start at
-/// zero and add items in order; a mean divides the sum in f64, as `fold_typed` does.
+/// zero and add items in [`fold_group`]'s order (in order for rows of up to `FOLD_BLOCK` items);
+/// a mean divides the sum in f64, as `fold_typed` does.
 pub trait RowSum: Copy + Send + std::ops::AddAssign + 'static {
     /// The sum of no values.
     const ZERO: Self;
@@ -198,9 +200,7 @@ fn row_sums<T: RowSum>(
         let start = out.len();
         out.resize(start + inner, T::ZERO);
         let acc = &mut out[start..];
-        for item in data[w[0] as usize * inner..w[1] as usize * inner].chunks_exact(inner) {
-            add_item(acc, item);
-        }
+        fold_items(acc, &data[w[0] as usize * inner..w[1] as usize * inner], T::ZERO, &add_item);
         if mean {
             let n = (w[1] - w[0]) as usize;
             for a in acc.iter_mut() {

@@ -15,7 +15,7 @@ mod tests;
 pub use axes::Axes;
 pub use defs::{Reduce, ReduceKind, Statistic, StatisticKind};
 pub use fold::{add_item, fold_rows, RowSum};
-pub use plan::{fold_group, plan_reduction, reduced_type, ReductionPlan, ReductionStage, FOLD_BLOCK};
+pub use plan::{fold_group, fold_items, plan_reduction, reduced_type, ReductionPlan, ReductionStage, FOLD_BLOCK};
 
 use ragtime_core::Result;
 use ragtime_graph::{Attrs, OpRef};

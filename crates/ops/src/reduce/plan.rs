@@ -196,6 +196,30 @@ pub fn fold_group<T: Copy>(n: usize, get: &impl Fn(usize) -> T, init: T, step: &
     range(0, n, get, init, step)
 }
 
+/// Folds a row of `acc.len()`-wide items (`items`, a whole number of them; `acc.len() >= 1`)
+/// element by element into `acc` in [`fold_group`]'s order: element `s` of `acc` ends as
+/// `fold_group(n, |k| items[k * inner + s], init, step)`, bit for bit, where `add(acc, item)` does
+/// `acc[s] = step(acc[s], item[s])` for every `s`. Taking whole items lets the columns of a row
+/// vectorize; rows of more than [`FOLD_BLOCK`] items fold their halves into separate
+/// accumulators, combined with `add`.
+pub fn fold_items<T: Copy>(acc: &mut [T], items: &[T], init: T, add: &impl Fn(&mut [T], &[T])) {
+    let inner = acc.len();
+    let n = items.len() / inner;
+    if n <= FOLD_BLOCK {
+        acc.fill(init);
+        for item in items.chunks_exact(inner) {
+            add(acc, item);
+        }
+        return;
+    }
+    let mid = (n / 2).next_multiple_of(FOLD_BLOCK) * inner;
+    fold_items(acc, &items[..mid], init, add);
+    // One accumulator per halving of a row of over FOLD_BLOCK items: small next to the row.
+    let mut right = vec![init; inner];
+    fold_items(&mut right, &items[mid..], init, add);
+    add(acc, &right);
+}
+
 /// Resolved axes from the innermost outwards: the order in which a ragged tensor reduces them
 /// (TensorFlow resolves negative axes before sorting, so the order is by true position).
 fn innermost_first(mut axes: Vec<usize>) -> Vec<usize> {

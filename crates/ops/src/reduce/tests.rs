@@ -667,3 +667,50 @@ fn statistics_on_threads_match_one_thread() {
         }
     }
 }
+
+#[test]
+fn long_rows_of_vector_items_fold_pairwise_like_the_plan() {
+    use crate::reduce::plan::FOLD_BLOCK;
+    let ctx = ExecContext::new(Limits::untrusted());
+    // A row of 20 million two-wide items (1, 2): in order the columns would stop at 2^24 and
+    // 2^25; folded pairwise, both stay exact.
+    let big = 20_000_000usize;
+    let values: Vec<f32> = (0..big).flat_map(|_| [1f32, 2.0]).collect();
+    let x = RaggedTensor::from_row_splits(DenseTensor::from_vec(vec![big, 2], values).unwrap(), vec![0, 0, big as i64])
+        .unwrap();
+    let sum = run(ReduceKind::Sum, &x, Some(1), false).unwrap();
+    assert_eq!(sum.flat_slice::<f32>().unwrap(), &[0.0, 0.0, big as f32, 2.0 * big as f32]);
+    let mean = run(ReduceKind::Mean, &x, Some(1), false).unwrap();
+    assert_eq!(&mean.flat_slice::<f32>().unwrap()[2..], &[1.0, 2.0]);
+
+    // The rows' fast paths (`row_sums`, the generic one) give the plan's bits (each column folded
+    // by `fold_group`) at every length, and an in-order fold's up to the block.
+    let inner = 3;
+    let lengths = [0, 1, FOLD_BLOCK - 1, FOLD_BLOCK, FOLD_BLOCK + 1, 3 * FOLD_BLOCK + 5, 9 * FOLD_BLOCK + 700];
+    let mut splits = vec![0i64];
+    for len in lengths {
+        splits.push(splits[splits.len() - 1] + len as i64);
+    }
+    let n = *splits.last().unwrap() as usize;
+    // Near 1 on both sides, so the products stay finite and every fold rounds.
+    let values: Vec<f32> = (0..n * inner).map(|k| 1.0 + (((k * 7919) % 1000) as f32 - 499.5) * 1.37e-5).collect();
+    let x =
+        RaggedTensor::from_row_splits(DenseTensor::from_vec(vec![n, inner], values.clone()).unwrap(), splits.clone())
+            .unwrap();
+    let plan = plan_reduction(&ctx, "reduce_sum", &x, &Axes::from(Some(1)), false).unwrap();
+    for kind in [ReduceKind::Sum, ReduceKind::Mean, ReduceKind::Prod, ReduceKind::Max] {
+        let got = run(kind, &x, Some(1), false).unwrap();
+        let want = fold(&ctx, kind, &Groups::Plan(&plan), x.flat_values(), plan.flat_shape.clone()).unwrap();
+        let bits = |t: &[f32]| t.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(got.flat_slice::<f32>().unwrap()), bits(want.as_slice::<f32>().unwrap()), "{kind:?}");
+        if kind == ReduceKind::Sum {
+            for (r, w) in splits.windows(2).enumerate().filter(|(_, w)| w[1] - w[0] <= FOLD_BLOCK as i64) {
+                for s in 0..inner {
+                    let in_order = (w[0] as usize..w[1] as usize).fold(0f32, |acc, k| acc + values[k * inner + s]);
+                    let got = got.flat_slice::<f32>().unwrap()[r * inner + s];
+                    assert_eq!(got.to_bits(), in_order.to_bits(), "row {r}, column {s}");
+                }
+            }
+        }
+    }
+}
