@@ -109,6 +109,16 @@ fn broadcast_values_aligned(ctx: &ExecContext, op: &str, inputs: &[RaggedTensor]
             operands: inputs.iter().map(|x| x.flat_values().clone()).collect(),
         });
     }
+    if let Some(dense) = dense::broadcast_dense(ctx, op, inputs) {
+        return dense;
+    }
+    broadcast_general(ctx, op, inputs)
+}
+
+/// The general path: every operand aligned by an index per result element, dimension by
+/// dimension (ragged layers, uniform layers, the outer dimension), with TensorFlow's errors.
+fn broadcast_general(ctx: &ExecContext, op: &str, inputs: &[RaggedTensor]) -> Result<Broadcast> {
+    let rank = inputs.iter().map(RaggedTensor::rank).max().unwrap_or(0);
     let ragged_rank = broadcast_ragged_rank(inputs.iter().map(|x| (x.rank(), x.ragged_rank())));
     let mut sources: Vec<Source<'_>> =
         inputs.iter().map(|x| Source { x, pad: rank - x.rank(), gather: Gather::Same }).collect();
@@ -565,5 +575,6 @@ pub fn sum_to_operand(graph: &mut Graph, grad: VarId, operand: &TensorType) -> R
     Ok(sum)
 }
 
+mod dense;
 #[cfg(test)]
 mod tests;

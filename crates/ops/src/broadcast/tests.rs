@@ -388,3 +388,81 @@ fn uniform_partitions_are_typed_exactly_where_values_keep_them() {
         assert!(ty.accepts(&TensorType::of(&value)), "{want} must accept {value}");
     }
 }
+
+#[test]
+fn dense_operands_broadcast_by_block_copies_as_numpy_does() {
+    // Every pair of dense shapes of rank 0 to 3 with sizes 0, 1 and 3, with a third operand: the
+    // fast path gives NumPy's shape and values (each result element read through its index, the
+    // size-1 dimensions at 0), and leaves to the general path exactly the shapes that do not
+    // broadcast, which it refuses.
+    let ctx = &ExecContext::new(Limits::untrusted());
+    let mut shapes: Vec<Vec<usize>> = vec![vec![]];
+    for rank in 1..=3u32 {
+        for code in 0..3usize.pow(rank) {
+            shapes.push((0..rank).map(|d| [0, 1, 3][code / 3usize.pow(d) % 3]).collect());
+        }
+    }
+    let iota = |shape: &[usize], from: i32| -> RaggedTensor {
+        let n: usize = shape.iter().product();
+        DenseTensor::from_vec(shape.to_vec(), (from..from + n as i32).collect::<Vec<i32>>()).unwrap().into()
+    };
+    let numpy_shape = |operands: &[&Vec<usize>]| -> Option<Vec<usize>> {
+        let rank = operands.iter().map(|s| s.len()).max().unwrap_or(0);
+        (0..rank)
+            .map(|d| {
+                let sizes: Vec<usize> =
+                    operands.iter().filter_map(|s| (d + s.len()).checked_sub(rank).map(|k| s[k])).collect();
+                let size = sizes.iter().copied().find(|&n| n != 1).unwrap_or(1);
+                sizes.iter().all(|&n| n == 1 || n == size).then_some(size)
+            })
+            .collect()
+    };
+    // Element `i` of the result read from an operand of shape `from` holding `first..`.
+    let numpy_value = |from: &[usize], to: &[usize], first: i32, mut i: usize| -> i32 {
+        let mut at = 0usize;
+        let mut stride = 1usize;
+        for d in (0..to.len()).rev() {
+            let index = i % to[d];
+            i /= to[d];
+            if let Some(k) = (d + from.len()).checked_sub(to.len()) {
+                at += if from[k] == 1 { 0 } else { index * stride };
+                stride *= from[k];
+            }
+        }
+        first + at as i32
+    };
+    let mut compared = 0;
+    for a in &shapes {
+        for b in &shapes {
+            for c in [&vec![], &vec![1, 3], b] {
+                let firsts = [1, 100, 1000];
+                let inputs = [iota(a, firsts[0]), iota(b, firsts[1]), iota(c, firsts[2])];
+                let Some(want) = numpy_shape(&[a, b, c]) else {
+                    assert!(dense::broadcast_dense(ctx, "add", &inputs).is_none(), "{a:?}, {b:?}, {c:?}");
+                    assert!(broadcast_values(ctx, "add", &inputs).is_err(), "{a:?}, {b:?}, {c:?} must not broadcast");
+                    continue;
+                };
+                let fast = dense::broadcast_dense(ctx, "add", &inputs).expect("dense operands").unwrap();
+                assert_eq!(fast.flat_shape, want, "{a:?}, {b:?}, {c:?}");
+                assert!(fast.partitions.is_empty());
+                for (k, (operand, from)) in fast.operands.iter().zip([a, b, c]).enumerate() {
+                    assert_eq!(operand.shape(), want.as_slice(), "{a:?}, {b:?}, {c:?}: operand {k}");
+                    let n: usize = want.iter().product();
+                    let expected: Vec<i32> = (0..n).map(|i| numpy_value(from, &want, firsts[k], i)).collect();
+                    assert_eq!(operand.as_slice::<i32>(), Some(&expected[..]), "{a:?}, {b:?}, {c:?}: operand {k}");
+                }
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 1_000, "only {compared} broadcasting triples compared");
+}
+
+#[test]
+fn a_dense_broadcast_past_the_limits_is_refused_before_allocating() {
+    let ctx = &ExecContext::new(Limits::untrusted());
+    let column: RaggedTensor = DenseTensor::from_vec(vec![1 << 16, 1], vec![1f32; 1 << 16]).unwrap().into();
+    let row: RaggedTensor = DenseTensor::from_vec(vec![1, 1 << 16], vec![1f32; 1 << 16]).unwrap().into();
+    let err = broadcast_values(ctx, "add", &[column, row]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ResourceExhausted, "{err}");
+}
