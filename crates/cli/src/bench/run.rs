@@ -244,37 +244,46 @@ pub(super) fn against_baseline(
 }
 
 impl Bench {
-    /// Builds the inputs the selected workloads need and the baselines' pool.
+    /// The baselines' pools; no inputs yet: each family's are built when the first workload that
+    /// reads them runs ([`Bench::run`]) and dropped after the last ([`Bench::release_unneeded`]), so
+    /// a run holds only the families of the workloads at hand (at `--rows 33554432` building them all
+    /// first held 22.85 GB of this 24 GB machine through W1-W3).
     pub fn new(settings: &Settings) -> Result<Bench, BenchError> {
-        use WorkloadId::*;
-        let needs = |ids: &[WorkloadId]| settings.only.iter().any(|id| ids.contains(id));
-        let data_error = |source| BenchError::Library { workload: "data", source };
-        let data = match needs(&DATA_USERS) {
-            true => Some(Data::new(settings.rows).map_err(data_error)?),
-            false => None,
-        };
-        let rank2 = match (needs(&RANK2_USERS), &data) {
-            (true, Some(data)) => Some(Rank2::new(data).map_err(data_error)?),
-            _ => None,
-        };
-        let inner = match needs(&INNER_USERS) {
-            true => Some(Inner::new(settings.rows).map_err(data_error)?),
-            false => None,
-        };
-        let sessions = match needs(&[NestedAttention]) {
-            true => Some(Sessions::new(settings.users).map_err(data_error)?),
-            false => None,
-        };
-        let queries = match needs(&[Bigram, BigramVariants]) {
-            true => Some(
-                Queries::new(settings.queries).map_err(|source| BenchError::Library { workload: "data", source })?,
-            ),
-            false => None,
-        };
         let pool = |threads: usize| Parallel::new(threads).map_err(|source| BenchError::ThreadPool { threads, source });
         let parallel = pool(settings.threads)?;
         let single = if parallel.threads() > 1 { Some(pool(1)?) } else { None };
-        Ok(Bench { settings: settings.clone(), parallel, single, data, rank2, inner, queries, sessions })
+        Ok(Bench {
+            settings: settings.clone(),
+            parallel,
+            single,
+            data: None,
+            rank2: None,
+            inner: None,
+            queries: None,
+            sessions: None,
+        })
+    }
+
+    /// Builds the inputs `id` reads that are not built yet.
+    pub fn build_inputs(&mut self, id: WorkloadId) -> Result<(), BenchError> {
+        use WorkloadId::*;
+        let data_error = |source| BenchError::Library { workload: "data", source };
+        if DATA_USERS.contains(&id) && self.data.is_none() {
+            self.data = Some(Data::new(self.settings.rows).map_err(data_error)?);
+        }
+        if let (true, None, Some(data)) = (RANK2_USERS.contains(&id), &self.rank2, &self.data) {
+            self.rank2 = Some(Rank2::new(data).map_err(data_error)?);
+        }
+        if INNER_USERS.contains(&id) && self.inner.is_none() {
+            self.inner = Some(Inner::new(self.settings.rows).map_err(data_error)?);
+        }
+        if id == NestedAttention && self.sessions.is_none() {
+            self.sessions = Some(Sessions::new(self.settings.users).map_err(data_error)?);
+        }
+        if matches!(id, Bigram | BigramVariants) && self.queries.is_none() {
+            self.queries = Some(Queries::new(self.settings.queries).map_err(data_error)?);
+        }
+        Ok(())
     }
 
     /// Drops the inputs that none of the workloads still to run (`remaining`) reads, so a run at
@@ -298,7 +307,7 @@ impl Bench {
         }
     }
 
-    /// The sizes of the inputs built.
+    /// The sizes of the inputs built now.
     pub fn sizes(&self) -> Sizes {
         Sizes {
             data: self.data.as_ref().map(|d| (d.nrows(), d.nvals())),
@@ -307,9 +316,11 @@ impl Bench {
         }
     }
 
-    /// Times and checks one workload.
-    /// The allocation figures of its calls join its sizes (`memory::CallMemory::annotate`).
-    pub fn run(&self, id: WorkloadId) -> Result<Outcome, BenchError> {
+    /// Times and checks one workload, building its inputs first if they are not built yet
+    /// ([`Bench::build_inputs`]). The allocation figures of its calls join its sizes
+    /// (`memory::CallMemory::annotate`).
+    pub fn run(&mut self, id: WorkloadId) -> Result<Outcome, BenchError> {
+        self.build_inputs(id)?;
         let _ = memory::take();
         let mut outcome = self.run_workload(id)?;
         memory::take().annotate(&mut outcome.size);
@@ -317,34 +328,22 @@ impl Bench {
     }
 
     fn run_workload(&self, id: WorkloadId) -> Result<Outcome, BenchError> {
-        match (id, &self.data, &self.queries) {
-            (WorkloadId::Compile, _, _) => self.compile(),
-            (WorkloadId::SmallCall, _, _) => self.small_call(),
-            (WorkloadId::TrainStep, _, _) => super::w8::run(&self.settings),
-            (WorkloadId::Bigram, _, Some(queries)) => self.bigram(queries),
-            (WorkloadId::BigramVariants, _, Some(queries)) => self.bigram_variants(queries),
-            (WorkloadId::NestedAttention, _, _) if self.sessions.is_some() => self.nested_attention(),
-            (WorkloadId::RowMeanInner8 | WorkloadId::RowSoftmaxInner8, _, _) if self.inner.is_some() => {
-                let inner = self.inner.as_ref().ok_or(BenchError::Outputs { workload: id.name(), count: 0 })?;
+        use WorkloadId::*;
+        // `run` built the inputs `id` reads, so a missing family is a bug of this module.
+        let missing = || BenchError::Library { workload: id.name(), source: ragtime::Error::graph("inputs not built") };
+        match id {
+            Compile => self.compile(),
+            SmallCall => self.small_call(),
+            TrainStep => super::w8::run(&self.settings),
+            Bigram => self.bigram(self.queries.as_ref().ok_or_else(missing)?),
+            BigramVariants => self.bigram_variants(self.queries.as_ref().ok_or_else(missing)?),
+            NestedAttention => self.nested_attention(),
+            RowMeanInner8 | RowSoftmaxInner8 => {
+                let inner = self.inner.as_ref().ok_or_else(missing)?;
                 super::inner::run(&self.settings, (&self.parallel, self.single.as_ref()), id, inner)
             }
-            (
-                WorkloadId::Bigram
-                | WorkloadId::BigramVariants
-                | WorkloadId::NestedAttention
-                | WorkloadId::RowMeanInner8
-                | WorkloadId::RowSoftmaxInner8,
-                _,
-                _,
-            ) => {
-                let settings = Settings { only: vec![id], ..self.settings.clone() };
-                Bench::new(&settings)?.run(id)
-            }
-            (_, Some(data), _) => self.array(id, data),
-            // `Bench::new` built the inputs of every selected workload; an unselected one gets its own.
-            _ => {
-                let settings = Settings { only: vec![id], ..self.settings.clone() };
-                Bench::new(&settings)?.run(id)
+            FusedElemwise | Axpy | RowMean | RowSoftmax | RowMeanRank2 | RowSoftmaxRank2 => {
+                self.array(id, self.data.as_ref().ok_or_else(missing)?)
             }
         }
     }
