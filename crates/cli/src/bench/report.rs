@@ -223,6 +223,17 @@ mod tests {
     }
 
     #[test]
+    fn the_inputs_line_names_only_the_families_built_since() {
+        let none = Sizes { data: None, queries: None, sessions: None };
+        let data = Sizes { data: Some((8, 80)), ..none };
+        assert_eq!(inputs_line(none, data), "inputs: 8 rows, 80 values\n");
+        assert_eq!(inputs_line(data, data), "", "nothing new");
+        let both = Sizes { queries: Some((2, 9)), ..data };
+        assert_eq!(inputs_line(data, both), "inputs: 2 queries, 9 words\n");
+        assert_eq!(inputs_line(both, none), "", "dropped families are not named");
+    }
+
+    #[test]
     fn a_checked_entry_has_times_and_a_ratio() {
         let o = Outcome {
             id: WorkloadId::Axpy,

@@ -721,3 +721,57 @@ impl Bench {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> Settings {
+        Settings {
+            only: WorkloadId::ALL.to_vec(),
+            rows: 64,
+            queries: 4,
+            users: 2,
+            runs: 1,
+            threads: 1,
+            memory_retained: false,
+        }
+    }
+
+    const NOTHING: Sizes = Sizes { data: None, queries: None, sessions: None };
+
+    #[test]
+    fn each_family_is_built_for_its_first_reader_and_dropped_after_its_last() {
+        use WorkloadId::*;
+        let mut bench = Bench::new(&settings()).unwrap();
+        assert_eq!(bench.sizes(), NOTHING, "nothing is built before a workload runs");
+        bench.build_inputs(Axpy).unwrap();
+        let after_w2 = bench.sizes();
+        assert!(after_w2.data.is_some() && after_w2.queries.is_none() && after_w2.sessions.is_none());
+        assert!(bench.rank2.is_none() && bench.inner.is_none());
+        bench.build_inputs(RowMean).unwrap();
+        assert_eq!(bench.sizes(), after_w2, "a family is built once");
+        bench.build_inputs(Bigram).unwrap();
+        assert!(bench.sizes().queries.is_some());
+        bench.release_unneeded(&[NestedAttention, RowMeanRank2]);
+        assert!(
+            bench.queries.is_none() && bench.data.is_some(),
+            "W7's queries go, W3's data stays for its rank 2 form"
+        );
+        bench.build_inputs(RowMeanRank2).unwrap();
+        assert!(bench.rank2.is_some());
+        bench.build_inputs(RowMeanInner8).unwrap();
+        assert!(bench.inner.is_some());
+        bench.release_unneeded(&[]);
+        assert_eq!(bench.sizes(), NOTHING);
+        assert!(bench.rank2.is_none() && bench.inner.is_none());
+    }
+
+    #[test]
+    fn a_workload_run_first_builds_its_own_inputs() {
+        let mut bench = Bench::new(&settings()).unwrap();
+        let outcome = bench.run(WorkloadId::Axpy).unwrap();
+        assert!(outcome.check.is_ok(), "{:?}", outcome.check);
+        assert_eq!(outcome.size_of("rows"), Some(64));
+    }
+}
