@@ -246,8 +246,7 @@ pub(super) fn against_baseline(
 impl Bench {
     /// The baselines' pools; no inputs yet: each family's are built when the first workload that
     /// reads them runs ([`Bench::run`]) and dropped after the last ([`Bench::release_unneeded`]), so
-    /// a run holds only the families of the workloads at hand (at `--rows 33554432` building them all
-    /// first held 22.85 GB of this 24 GB machine through W1-W3).
+    /// a run holds only the families of the workloads at hand.
     pub fn new(settings: &Settings) -> Result<Bench, BenchError> {
         let pool = |threads: usize| Parallel::new(threads).map_err(|source| BenchError::ThreadPool { threads, source });
         let parallel = pool(settings.threads)?;
@@ -291,7 +290,7 @@ impl Bench {
     /// back the memory the finished workload's buffers kept (`release_freed_memory`: the recycled
     /// outputs and glibc's retained free memory), so each workload starts from an empty pool, as
     /// with `--only`, and the run's footprint is the largest workload's, not the sum of high-water
-    /// marks (at 2^25 rows W1's 13 GB were otherwise held through W9).
+    /// marks (at 2^25 rows about 13 GB from W1 were otherwise held through W9).
     pub fn release_unneeded(&mut self, remaining: &[WorkloadId]) {
         let needs = |ids: &[WorkloadId]| remaining.iter().any(|id| ids.contains(id));
         if !needs(&DATA_USERS) {
