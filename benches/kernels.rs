@@ -27,7 +27,7 @@ fn checked(id: WorkloadId) {
         threads: 1,
         memory_retained: false,
     };
-    let outcome = Bench::new(&settings).and_then(|b| b.run(id)).expect("the workload runs");
+    let outcome = Bench::new(&settings).and_then(|mut b| b.run(id)).expect("the workload runs");
     if let Err(m) = outcome.check {
         panic!("{}: {m}", id.name());
     }

@@ -93,7 +93,7 @@ mod rows_add;
 mod spec;
 pub mod vmath;
 
-pub use alloc::retain_freed_memory;
+pub use alloc::{release_freed_memory, retain_freed_memory};
 pub use elem::Elem;
 pub use exec::{
     cached_kernels, clear_kernel_cache, default_threads, kernel_for, lower_fused, spec_of, ExecStats, JitKernel,

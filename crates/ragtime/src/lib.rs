@@ -68,8 +68,8 @@ pub mod ir {
     /// The Cranelift backend: kernel cache, plans, thread defaults, allocator settings.
     pub mod jit {
         pub use ragtime_jit::{
-            cached_kernels, clear_kernel_cache, default_threads, lowered_op, retain_freed_memory, vector_op, Elem,
-            JitKernel, KernelPlan, KernelSpec, Target,
+            cached_kernels, clear_kernel_cache, default_threads, lowered_op, release_freed_memory, retain_freed_memory,
+            vector_op, Elem, JitKernel, KernelPlan, KernelSpec, Target,
         };
     }
     /// The fused ops the optimizer builds.

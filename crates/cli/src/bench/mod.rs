@@ -139,10 +139,14 @@ fn run_json(settings: &Settings) -> Result<bool, BenchError> {
 fn run_table(settings: &Settings) -> Result<bool, BenchError> {
     let mut bench = run::Bench::new(settings)?;
     let mut stdout = std::io::stdout();
-    print!("{}", report::table_header(settings, bench.sizes()));
+    print!("{}", report::table_header(settings));
     let mut ok = true;
     let mut outcomes = Vec::with_capacity(settings.only.len());
+    let mut sizes = bench.sizes();
     for (k, &id) in settings.only.iter().enumerate() {
+        bench.build_inputs(id)?;
+        print!("{}", report::inputs_line(sizes, bench.sizes()));
+        sizes = bench.sizes();
         let outcome = bench.run(id)?;
         bench.release_unneeded(&settings.only[k + 1..]);
         ok &= outcome.check.is_ok();

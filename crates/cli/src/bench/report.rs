@@ -144,23 +144,36 @@ pub fn seconds(s: f64) -> String {
 }
 
 /// The table's heading: the sizes, the runs, the threads, then the column names.
-pub fn table_header(settings: &Settings, sizes: Sizes) -> String {
-    let mut out = String::from("ragtime bench:");
-    if let Some((rows, values)) = sizes.data {
-        out += &format!(" {rows} rows, {values} values;");
-    }
-    if let Some((queries, words)) = sizes.queries {
-        out += &format!(" {queries} queries, {words} words;");
-    }
-    if let Some((users, events)) = sizes.sessions {
-        out += &format!(" {users} users, {events} events;");
-    }
-    out += &format!(" best of {} runs after a warm-up; baselines on {} thread(s)\n", settings.runs, settings.threads);
+pub fn table_header(settings: &Settings) -> String {
+    let mut out = format!(
+        "ragtime bench: best of {} runs after a warm-up; baselines on {} thread(s)\n",
+        settings.runs, settings.threads
+    );
     out += &format!(
         "{:<18} {:>12} {:>12} {:>8} {:>10} {:>8}  {}\n",
         "workload", "ragtime", "baseline", "ratio", "1-thr ratio", "threads", "checked"
     );
     out
+}
+
+/// A line naming the inputs built since `before` (each family is built when the first workload
+/// reading it runs); empty when there are none.
+pub fn inputs_line(before: Sizes, now: Sizes) -> String {
+    let new = |b: Option<(usize, usize)>, n: Option<(usize, usize)>| n.filter(|_| b != n);
+    let mut parts = Vec::new();
+    if let Some((rows, values)) = new(before.data, now.data) {
+        parts.push(format!("{rows} rows, {values} values"));
+    }
+    if let Some((queries, words)) = new(before.queries, now.queries) {
+        parts.push(format!("{queries} queries, {words} words"));
+    }
+    if let Some((users, events)) = new(before.sessions, now.sessions) {
+        parts.push(format!("{users} users, {events} events"));
+    }
+    match parts.is_empty() {
+        true => String::new(),
+        false => format!("inputs: {}\n", parts.join("; ")),
+    }
 }
 
 /// One line of the table.
@@ -207,6 +220,17 @@ mod tests {
             threads: 2,
             memory_retained: false,
         }
+    }
+
+    #[test]
+    fn the_inputs_line_names_only_the_families_built_since() {
+        let none = Sizes { data: None, queries: None, sessions: None };
+        let data = Sizes { data: Some((8, 80)), ..none };
+        assert_eq!(inputs_line(none, data), "inputs: 8 rows, 80 values\n");
+        assert_eq!(inputs_line(data, data), "", "nothing new");
+        let both = Sizes { queries: Some((2, 9)), ..data };
+        assert_eq!(inputs_line(data, both), "inputs: 2 queries, 9 words\n");
+        assert_eq!(inputs_line(both, none), "", "dropped families are not named");
     }
 
     #[test]

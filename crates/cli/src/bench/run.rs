@@ -244,41 +244,53 @@ pub(super) fn against_baseline(
 }
 
 impl Bench {
-    /// Builds the inputs the selected workloads need and the baselines' pool.
+    /// The baselines' pools; no inputs yet: each family's are built when the first workload that
+    /// reads them runs ([`Bench::run`]) and dropped after the last ([`Bench::release_unneeded`]), so
+    /// a run holds only the families of the workloads at hand.
     pub fn new(settings: &Settings) -> Result<Bench, BenchError> {
-        use WorkloadId::*;
-        let needs = |ids: &[WorkloadId]| settings.only.iter().any(|id| ids.contains(id));
-        let data_error = |source| BenchError::Library { workload: "data", source };
-        let data = match needs(&DATA_USERS) {
-            true => Some(Data::new(settings.rows).map_err(data_error)?),
-            false => None,
-        };
-        let rank2 = match (needs(&RANK2_USERS), &data) {
-            (true, Some(data)) => Some(Rank2::new(data).map_err(data_error)?),
-            _ => None,
-        };
-        let inner = match needs(&INNER_USERS) {
-            true => Some(Inner::new(settings.rows).map_err(data_error)?),
-            false => None,
-        };
-        let sessions = match needs(&[NestedAttention]) {
-            true => Some(Sessions::new(settings.users).map_err(data_error)?),
-            false => None,
-        };
-        let queries = match needs(&[Bigram, BigramVariants]) {
-            true => Some(
-                Queries::new(settings.queries).map_err(|source| BenchError::Library { workload: "data", source })?,
-            ),
-            false => None,
-        };
         let pool = |threads: usize| Parallel::new(threads).map_err(|source| BenchError::ThreadPool { threads, source });
         let parallel = pool(settings.threads)?;
         let single = if parallel.threads() > 1 { Some(pool(1)?) } else { None };
-        Ok(Bench { settings: settings.clone(), parallel, single, data, rank2, inner, queries, sessions })
+        Ok(Bench {
+            settings: settings.clone(),
+            parallel,
+            single,
+            data: None,
+            rank2: None,
+            inner: None,
+            queries: None,
+            sessions: None,
+        })
+    }
+
+    /// Builds the inputs `id` reads that are not built yet.
+    pub fn build_inputs(&mut self, id: WorkloadId) -> Result<(), BenchError> {
+        use WorkloadId::*;
+        let data_error = |source| BenchError::Library { workload: "data", source };
+        if DATA_USERS.contains(&id) && self.data.is_none() {
+            self.data = Some(Data::new(self.settings.rows).map_err(data_error)?);
+        }
+        if let (true, None, Some(data)) = (RANK2_USERS.contains(&id), &self.rank2, &self.data) {
+            self.rank2 = Some(Rank2::new(data).map_err(data_error)?);
+        }
+        if INNER_USERS.contains(&id) && self.inner.is_none() {
+            self.inner = Some(Inner::new(self.settings.rows).map_err(data_error)?);
+        }
+        if id == NestedAttention && self.sessions.is_none() {
+            self.sessions = Some(Sessions::new(self.settings.users).map_err(data_error)?);
+        }
+        if matches!(id, Bigram | BigramVariants) && self.queries.is_none() {
+            self.queries = Some(Queries::new(self.settings.queries).map_err(data_error)?);
+        }
+        Ok(())
     }
 
     /// Drops the inputs that none of the workloads still to run (`remaining`) reads, so a run at
-    /// a large `--rows` holds one family's data at a time, not every workload's at once.
+    /// a large `--rows` holds one family's data at a time, not every workload's at once; then gives
+    /// back the memory the finished workload's buffers kept (`release_freed_memory`: the recycled
+    /// outputs and glibc's retained free memory), so each workload starts from an empty pool, as
+    /// with `--only`, and the run's footprint is the largest workload's, not the sum of high-water
+    /// marks (at 2^25 rows about 13 GB from W1 were otherwise held through W9).
     pub fn release_unneeded(&mut self, remaining: &[WorkloadId]) {
         let needs = |ids: &[WorkloadId]| remaining.iter().any(|id| ids.contains(id));
         if !needs(&DATA_USERS) {
@@ -296,9 +308,10 @@ impl Bench {
         if !needs(&[WorkloadId::Bigram, WorkloadId::BigramVariants]) {
             self.queries = None;
         }
+        ragtime::ir::jit::release_freed_memory();
     }
 
-    /// The sizes of the inputs built.
+    /// The sizes of the inputs built now.
     pub fn sizes(&self) -> Sizes {
         Sizes {
             data: self.data.as_ref().map(|d| (d.nrows(), d.nvals())),
@@ -307,9 +320,11 @@ impl Bench {
         }
     }
 
-    /// Times and checks one workload.
-    /// The allocation figures of its calls join its sizes (`memory::CallMemory::annotate`).
-    pub fn run(&self, id: WorkloadId) -> Result<Outcome, BenchError> {
+    /// Times and checks one workload, building its inputs first if they are not built yet
+    /// ([`Bench::build_inputs`]). The allocation figures of its calls join its sizes
+    /// (`memory::CallMemory::annotate`).
+    pub fn run(&mut self, id: WorkloadId) -> Result<Outcome, BenchError> {
+        self.build_inputs(id)?;
         let _ = memory::take();
         let mut outcome = self.run_workload(id)?;
         memory::take().annotate(&mut outcome.size);
@@ -317,34 +332,22 @@ impl Bench {
     }
 
     fn run_workload(&self, id: WorkloadId) -> Result<Outcome, BenchError> {
-        match (id, &self.data, &self.queries) {
-            (WorkloadId::Compile, _, _) => self.compile(),
-            (WorkloadId::SmallCall, _, _) => self.small_call(),
-            (WorkloadId::TrainStep, _, _) => super::w8::run(&self.settings),
-            (WorkloadId::Bigram, _, Some(queries)) => self.bigram(queries),
-            (WorkloadId::BigramVariants, _, Some(queries)) => self.bigram_variants(queries),
-            (WorkloadId::NestedAttention, _, _) if self.sessions.is_some() => self.nested_attention(),
-            (WorkloadId::RowMeanInner8 | WorkloadId::RowSoftmaxInner8, _, _) if self.inner.is_some() => {
-                let inner = self.inner.as_ref().ok_or(BenchError::Outputs { workload: id.name(), count: 0 })?;
+        use WorkloadId::*;
+        // `run` built the inputs `id` reads, so a missing family is a bug of this module.
+        let missing = || BenchError::Library { workload: id.name(), source: ragtime::Error::graph("inputs not built") };
+        match id {
+            Compile => self.compile(),
+            SmallCall => self.small_call(),
+            TrainStep => super::w8::run(&self.settings),
+            Bigram => self.bigram(self.queries.as_ref().ok_or_else(missing)?),
+            BigramVariants => self.bigram_variants(self.queries.as_ref().ok_or_else(missing)?),
+            NestedAttention => self.nested_attention(),
+            RowMeanInner8 | RowSoftmaxInner8 => {
+                let inner = self.inner.as_ref().ok_or_else(missing)?;
                 super::inner::run(&self.settings, (&self.parallel, self.single.as_ref()), id, inner)
             }
-            (
-                WorkloadId::Bigram
-                | WorkloadId::BigramVariants
-                | WorkloadId::NestedAttention
-                | WorkloadId::RowMeanInner8
-                | WorkloadId::RowSoftmaxInner8,
-                _,
-                _,
-            ) => {
-                let settings = Settings { only: vec![id], ..self.settings.clone() };
-                Bench::new(&settings)?.run(id)
-            }
-            (_, Some(data), _) => self.array(id, data),
-            // `Bench::new` built the inputs of every selected workload; an unselected one gets its own.
-            _ => {
-                let settings = Settings { only: vec![id], ..self.settings.clone() };
-                Bench::new(&settings)?.run(id)
+            FusedElemwise | Axpy | RowMean | RowSoftmax | RowMeanRank2 | RowSoftmaxRank2 => {
+                self.array(id, self.data.as_ref().ok_or_else(missing)?)
             }
         }
     }
@@ -715,5 +718,59 @@ impl Bench {
                 ("values", s.events()),
             ],
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> Settings {
+        Settings {
+            only: WorkloadId::ALL.to_vec(),
+            rows: 64,
+            queries: 4,
+            users: 2,
+            runs: 1,
+            threads: 1,
+            memory_retained: false,
+        }
+    }
+
+    const NOTHING: Sizes = Sizes { data: None, queries: None, sessions: None };
+
+    #[test]
+    fn each_family_is_built_for_its_first_reader_and_dropped_after_its_last() {
+        use WorkloadId::*;
+        let mut bench = Bench::new(&settings()).unwrap();
+        assert_eq!(bench.sizes(), NOTHING, "nothing is built before a workload runs");
+        bench.build_inputs(Axpy).unwrap();
+        let after_w2 = bench.sizes();
+        assert!(after_w2.data.is_some() && after_w2.queries.is_none() && after_w2.sessions.is_none());
+        assert!(bench.rank2.is_none() && bench.inner.is_none());
+        bench.build_inputs(RowMean).unwrap();
+        assert_eq!(bench.sizes(), after_w2, "a family is built once");
+        bench.build_inputs(Bigram).unwrap();
+        assert!(bench.sizes().queries.is_some());
+        bench.release_unneeded(&[NestedAttention, RowMeanRank2]);
+        assert!(
+            bench.queries.is_none() && bench.data.is_some(),
+            "W7's queries go, W3's data stays for its rank 2 form"
+        );
+        bench.build_inputs(RowMeanRank2).unwrap();
+        assert!(bench.rank2.is_some());
+        bench.build_inputs(RowMeanInner8).unwrap();
+        assert!(bench.inner.is_some());
+        bench.release_unneeded(&[]);
+        assert_eq!(bench.sizes(), NOTHING);
+        assert!(bench.rank2.is_none() && bench.inner.is_none());
+    }
+
+    #[test]
+    fn a_workload_run_first_builds_its_own_inputs() {
+        let mut bench = Bench::new(&settings()).unwrap();
+        let outcome = bench.run(WorkloadId::Axpy).unwrap();
+        assert!(outcome.check.is_ok(), "{:?}", outcome.check);
+        assert_eq!(outcome.size_of("rows"), Some(64));
     }
 }
