@@ -110,7 +110,7 @@ impl JitPooling {
                     // above); each block has its own `out`, so concurrent calls write apart.
                     unsafe { kernel.call(&operands.inputs, &[base], operands.splits, r0, r1) }
                 };
-                pooling.pool_computed::<$t>(ctx, (layout.reference, f), &compute)
+                pooling.pool_computed::<$t>(ctx, (layout.reference, f), &compute, crate::pool_fill::fill_for::<$t>())
             }};
         }
         let pooled = match dtype {
