@@ -32,7 +32,7 @@ use ragtime_graph::OpRef;
 pub use gather_reduce::GatherReduce;
 pub use hashed_bag::{HashedFeature, HashedGatherReduce, RowsAddF32};
 pub use kernels::{Composite, Layout, OperandKind, OuterFold, RowKernel, RowOutput, RowReduction};
-pub use pooling::{ComputeWeights, PoolFloat, RowPooling};
+pub use pooling::{fill_block, ComputeWeights, FillBlock, PoolBlock, PoolFloat, RowPooling};
 pub use scalar_graph::{ScalarConst, ScalarGraph, ScalarGraphBuilder, ScalarNode, ScalarRef};
 
 /// A shared fused op.

@@ -47,12 +47,17 @@ pub struct RowPooling {
 /// `r0`); `false` when an op faulted (the fused op's reference then runs and reports it).
 pub type ComputeWeights<'a, T> = &'a (dyn Fn(usize, usize, &mut [T]) -> bool + Sync);
 
+/// [`fill_block`] as a function pointer: `fill_block::<T>` itself, or the same code compiled for a
+/// wider instruction set (the JIT hands its AVX2 instance to [`RowPooling::pool_computed`]; the
+/// same operations in the same order, so the same bits).
+pub type FillBlock<T> = fn(&PoolBlock<'_, T>, Option<ReduceKind>, usize, usize, &mut [T]);
+
 /// Where the weights come from.
 enum Weights<'a, T> {
     /// A tensor's flat values.
     Given(&'a [T]),
-    /// A function computing them block by block.
-    Computed(ComputeWeights<'a, T>),
+    /// A function computing them block by block, and the fill reading each block.
+    Computed(ComputeWeights<'a, T>, FillBlock<T>),
 }
 
 /// The float types the fast path runs on.
@@ -69,9 +74,10 @@ pub trait PoolFloat:
 impl PoolFloat for f32 {}
 impl PoolFloat for f64 {}
 
-/// The operands of one call, checked: what the loops may index without further checks.
-#[derive(Clone, Copy)]
-struct Operands<'a, T> {
+/// The operands of one call (or of one block of its computed weights), checked: what the loops may
+/// index without further checks. Only this module builds one; [`fill_block`] reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct PoolBlock<'a, T> {
     /// The weights of flat elements `w_first..` (all of them, or a block's in scratch).
     w: &'a [T],
     w_first: usize,
@@ -85,7 +91,7 @@ struct Operands<'a, T> {
 /// Adds row `r`'s weighted vectors into `acc` (`N` columns, zeros), in row order ([`pool_long`]'s
 /// for a row of more than [`FOLD_BLOCK`] elements).
 #[inline(always)]
-fn pool_row<T: PoolFloat, const N: usize>(ops: &Operands<'_, T>, r: usize, acc: &mut [T; N]) {
+fn pool_row<T: PoolFloat, const N: usize>(ops: &PoolBlock<'_, T>, r: usize, acc: &mut [T; N]) {
     let (e0, e1) = (ops.rows[r] as usize, ops.rows[r + 1] as usize);
     if e1 - e0 > FOLD_BLOCK {
         return pool_long(ops, (e0, e1), acc);
@@ -98,14 +104,14 @@ fn pool_row<T: PoolFloat, const N: usize>(ops: &Operands<'_, T>, r: usize, acc: 
 }
 
 /// The same for any width (a slice accumulator).
-fn pool_row_any<T: PoolFloat>(ops: &Operands<'_, T>, r: usize, acc: &mut [T]) {
+fn pool_row_any<T: PoolFloat>(ops: &PoolBlock<'_, T>, r: usize, acc: &mut [T]) {
     pool_long(ops, (ops.rows[r] as usize, ops.rows[r + 1] as usize), acc);
 }
 
 /// Adds the weighted vectors of elements `e0..e1` into `acc` (zeros) as `reduce::row_sums` folds
 /// the products' items ([`fold_items`]): in order up to [`FOLD_BLOCK`] elements, else each half
 /// from zero, then the halves added.
-fn pool_long<T: PoolFloat>(ops: &Operands<'_, T>, (e0, e1): (usize, usize), acc: &mut [T]) {
+fn pool_long<T: PoolFloat>(ops: &PoolBlock<'_, T>, (e0, e1): (usize, usize), acc: &mut [T]) {
     let n = acc.len();
     if e1 - e0 > FOLD_BLOCK {
         let mid = e0 + ((e1 - e0) / 2).next_multiple_of(FOLD_BLOCK);
@@ -125,7 +131,8 @@ fn pool_long<T: PoolFloat>(ops: &Operands<'_, T>, (e0, e1): (usize, usize), acc:
 }
 
 /// Fills `chunk` (items `first..`, `N` values each) with innermost rows' pooled vectors.
-fn fill<T: PoolFloat, const N: usize>(ops: &Operands<'_, T>, first: usize, chunk: &mut [T]) {
+#[inline(always)]
+fn fill<T: PoolFloat, const N: usize>(ops: &PoolBlock<'_, T>, first: usize, chunk: &mut [T]) {
     for (r, out) in (first..).zip(chunk.chunks_exact_mut(N)) {
         let mut acc = [T::ZERO; N];
         pool_row(ops, r, &mut acc);
@@ -135,8 +142,9 @@ fn fill<T: PoolFloat, const N: usize>(ops: &Operands<'_, T>, first: usize, chunk
 
 /// Fills `chunk` (outer rows `first..`, `N` values each) with the fold, by `step` from `identity`,
 /// of the pooled vectors of each outer row's rows (`splits`).
+#[inline(always)]
 fn fill_outer<T: PoolFloat, const N: usize, S: Fn(T, T) -> T>(
-    ops: &Operands<'_, T>,
+    ops: &PoolBlock<'_, T>,
     (splits, identity, step): (&[i64], T, S),
     first: usize,
     chunk: &mut [T],
@@ -159,7 +167,7 @@ type OuterFold<'a, T> = (&'a [i64], T, &'a dyn Fn(T, T) -> T);
 
 /// [`fill`] and [`fill_outer`] for any width.
 fn fill_any<T: PoolFloat>(
-    ops: &Operands<'_, T>,
+    ops: &PoolBlock<'_, T>,
     outer: Option<OuterFold<'_, T>>,
     width: usize,
     first: usize,
@@ -188,9 +196,11 @@ fn fill_any<T: PoolFloat>(
 /// Fills `chunk` (items `first..`: innermost rows, or outer rows with `outer`) from `ops`: pooled
 /// vectors, or their fold per outer row by `Reduce`'s scalar steps (`+`, `*` and the IEEE
 /// extremes of the `Maximum` / `Minimum` kernels), monomorphized per width and step so the loops
-/// inline them.
-fn fill_items<T: PoolFloat>(
-    ops: &Operands<'_, T>,
+/// inline them. Public so that a caller can compile it for a wider instruction set (a
+/// [`FillBlock`]: the JIT's AVX2 instance); it inlines its loops for that reason.
+#[inline(always)]
+pub fn fill_block<T: PoolFloat>(
+    ops: &PoolBlock<'_, T>,
     outer: Option<ReduceKind>,
     width: usize,
     first: usize,
@@ -224,12 +234,12 @@ fn fill_items<T: PoolFloat>(
     }
 }
 
-/// [`fill_items`] with weights computed block by block into `scratch` (blocks of whole items of
+/// [`fill_block`] with weights computed block by block into `scratch` (blocks of whole items of
 /// at most [`WEIGHT_BLOCK`] weights, or one larger item); `false` when `compute` faulted.
 fn fill_computed<T: PoolFloat>(
-    ops: &Operands<'_, T>,
+    ops: &PoolBlock<'_, T>,
     (outer, width): (Option<ReduceKind>, usize),
-    compute: ComputeWeights<'_, T>,
+    (compute, fill): (ComputeWeights<'_, T>, FillBlock<T>),
     scratch: &mut [T],
     first: usize,
     chunk: &mut [T],
@@ -249,8 +259,8 @@ fn fill_computed<T: PoolFloat>(
         if !compute(row_of(u0), row_of(u1), block) {
             return false;
         }
-        let block_ops = Operands { w: block, w_first: e0, ..*ops };
-        fill_items(&block_ops, outer, width, u0, &mut chunk[(u0 - first) * width..(u1 - first) * width]);
+        let block_ops = PoolBlock { w: block, w_first: e0, ..*ops };
+        fill(&block_ops, outer, width, u0, &mut chunk[(u0 - first) * width..(u1 - first) * width]);
         u0 = u1;
     }
     true
@@ -261,7 +271,7 @@ fn fill_computed<T: PoolFloat>(
 /// faulted.
 fn fill_all<T: PoolFloat>(
     ctx: &ExecContext,
-    ops: &Operands<'_, T>,
+    ops: &PoolBlock<'_, T>,
     (outer, width): (Option<ReduceKind>, usize),
     weights: Weights<'_, T>,
     out: &mut [T],
@@ -271,8 +281,8 @@ fn fill_all<T: PoolFloat>(
         let r = row_of(u);
         ops.rows[r] as usize + r + u
     };
-    let Weights::Computed(compute) = weights else {
-        parallel::fill_balanced(ctx, out, width, work, |first, chunk| fill_items(ops, outer, width, first, chunk))?;
+    let Weights::Computed(compute, fill) = weights else {
+        parallel::fill_balanced(ctx, out, width, work, |first, chunk| fill_block(ops, outer, width, first, chunk))?;
         return Ok(true);
     };
     // Scratch for the weights of a block, reused by the pieces that follow: a piece takes a free
@@ -291,7 +301,7 @@ fn fill_all<T: PoolFloat>(
             None => ctx.try_filled("row_pooling", need, T::ZERO),
         }
         .map(|mut scratch| {
-            let completed = fill_computed(ops, (outer, width), compute, &mut scratch, first, chunk);
+            let completed = fill_computed(ops, (outer, width), (compute, fill), &mut scratch, first, chunk);
             if let Ok(mut b) = buffers.lock() {
                 b.push(scratch);
             }
@@ -370,14 +380,16 @@ impl RowPooling {
     /// fusion assumed; `Some(Ok(None))` when `compute` faulted. Either way the caller runs the
     /// reference, which reports what the unfused ops report. The output comes from
     /// `ctx.try_vec`, so from the buffers callers recycled when one fits (its pages are mapped,
-    /// so a call in a loop pays no page faults for its output).
+    /// so a call in a loop pays no page faults for its output). `fill` pools each block
+    /// (`fill_block::<T>`, or an instance of it compiled for a wider instruction set).
     pub fn pool_computed<T: PoolFloat>(
         &self,
         ctx: &ExecContext,
         (structure, f): (&RaggedTensor, &RaggedTensor),
         compute: ComputeWeights<'_, T>,
+        fill: FillBlock<T>,
     ) -> Option<Result<Option<RaggedTensor>>> {
-        self.pool(ctx, structure, f, Weights::Computed(compute))
+        self.pool(ctx, structure, f, Weights::Computed(compute, fill))
     }
 
     /// The fast path over weights shaped as `w` (the tensor, or the weights kernel's space).
@@ -401,10 +413,10 @@ impl RowPooling {
         let partitions = w.partitions();
         // What the result keeps: every partition above the reduced ragged axes.
         let kept = &partitions[..k - 1 - usize::from(self.outer.is_some())];
-        let ops = Operands {
+        let ops = PoolBlock {
             w: match weights {
                 Weights::Given(given) => given,
-                Weights::Computed(_) => &[],
+                Weights::Computed(..) => &[],
             },
             w_first: 0,
             f: f.flat_slice::<T>()?,

@@ -88,6 +88,7 @@ mod kernel;
 mod lower;
 mod perf_map;
 pub mod plan;
+mod pool_fill;
 mod pooled;
 mod rows_add;
 mod spec;
