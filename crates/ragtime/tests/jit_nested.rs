@@ -270,7 +270,8 @@ proptest! {
 
     /// Row pooling over ragged ranks 2 and 3, widths 1 to 16, every outer reduction, empty rows at
     /// every level: bit-identical to the interpreter (the same operations in the same order), and
-    /// fused into one node wherever the law applies.
+    /// fused into one node wherever the law applies; an outer mean (not fused: a JIT row
+    /// reduction after the pooling) within the tolerance.
     #[test]
     fn row_pooling_is_bit_identical_to_the_unfused_ops(
         rank in 2usize..4,
@@ -312,8 +313,14 @@ proptest! {
             prop_assert!(unfused[0].equals(&got[0]), "fused {} vs two nodes {}", got[0], unfused[0]);
             let same = compare(&want[0], &got[0]);
             prop_assert!(same.is_ok(), "{:?}", same);
+        } else if outer == 5 {
+            // The mean over the pooled vectors is not fused: it runs as a JIT row reduction,
+            // whose vector sums reassociate (the one difference from the interpreter allowed,
+            // as in `tests/jit.rs`): the suite's tolerance.
+            let same = compare(&want[0], &got[0]);
+            prop_assert!(same.is_ok(), "{:?}\n{}", same, printed);
         } else {
-            prop_assert!(want[0].dtype() == got[0].dtype() && want[0].equals(&got[0]), "JIT {} vs reference {}", got[0], want[0]);
+            prop_assert!(want[0].dtype() == got[0].dtype() && want[0].equals(&got[0]), "JIT {} vs reference {}\n{}", got[0], want[0], printed);
         }
     }
 }
