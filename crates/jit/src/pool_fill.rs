@@ -16,32 +16,18 @@ use ragtime_ops::reduce::ReduceKind;
 
 /// The pooling fill for this CPU: the AVX2 instance where the CPU runs AVX2, else the op's own.
 pub(crate) fn fill_for<T: PoolFloat>() -> FillBlock<T> {
-    if imp::supported() {
-        fill_wide::<T>
-    } else {
-        fill_block::<T>
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        return avx2::fill::<T>;
     }
-}
-
-/// [`fill_block`] on 256-bit vectors (see the module docs).
-fn fill_wide<T: PoolFloat>(
-    ops: &PoolBlock<'_, T>,
-    outer: Option<ReduceKind>,
-    width: usize,
-    first: usize,
-    chunk: &mut [T],
-) {
-    imp::fill(ops, outer, width, first, chunk)
+    fill_block::<T>
 }
 
 #[cfg(target_arch = "x86_64")]
-mod imp {
+mod avx2 {
     use super::*;
 
-    pub(super) fn supported() -> bool {
-        std::is_x86_feature_detected!("avx2")
-    }
-
+    /// [`fill_block`] on 256-bit vectors where the CPU runs AVX2 (see the module docs).
     pub(super) fn fill<T: PoolFloat>(
         ops: &PoolBlock<'_, T>,
         outer: Option<ReduceKind>,
@@ -49,36 +35,17 @@ mod imp {
         first: usize,
         chunk: &mut [T],
     ) {
-        if supported() {
+        if std::is_x86_feature_detected!("avx2") {
             // SAFETY: the only requirement of a `target_feature` function is that the CPU runs
             // its features, checked just above (a cached flag); the body is safe Rust.
-            unsafe { avx2(ops, outer, width, first, chunk) }
+            unsafe { wide(ops, outer, width, first, chunk) }
         } else {
             fill_block(ops, outer, width, first, chunk)
         }
     }
 
     #[target_feature(enable = "avx2")]
-    fn avx2<T: PoolFloat>(
-        ops: &PoolBlock<'_, T>,
-        outer: Option<ReduceKind>,
-        width: usize,
-        first: usize,
-        chunk: &mut [T],
-    ) {
-        fill_block(ops, outer, width, first, chunk)
-    }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-mod imp {
-    use super::*;
-
-    pub(super) fn supported() -> bool {
-        false
-    }
-
-    pub(super) fn fill<T: PoolFloat>(
+    fn wide<T: PoolFloat>(
         ops: &PoolBlock<'_, T>,
         outer: Option<ReduceKind>,
         width: usize,
