@@ -38,6 +38,7 @@
 //! (`default_libcall_names`, `kernel.rs`).
 
 use cranelift_codegen::ir::{types, AbiParam, InstBuilder, Signature, Type, Value};
+use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::FunctionBuilder;
 use ragtime_core::{DType, Element};
 use ragtime_ops::elemwise::{Kernels, ScalarOp, NAMED_SCALAR_OPS};
@@ -50,6 +51,9 @@ pub(crate) struct Callee {
     address: usize,
     params: &'static [Type],
     ret: Option<Type>,
+    /// The callee restores every register (no result): called with Cranelift's `preserve_all`
+    /// convention, so the caller keeps its values in registers across the call.
+    preserves_all: bool,
 }
 
 /// Writes a call of `callee` with `args` at the builder's position; returns its result, if it
@@ -58,7 +62,8 @@ pub(crate) struct Callee {
 pub(crate) fn emit_call(b: &mut FunctionBuilder, callee: Callee, args: &[Value]) -> Option<Value> {
     let ptr = b.func.signature.params[0].value_type;
     debug_assert_eq!(args.len(), callee.params.len(), "arguments of a callee");
-    let mut sig = Signature::new(b.func.signature.call_conv);
+    let conv = if callee.preserves_all { CallConv::PreserveAll } else { b.func.signature.call_conv };
+    let mut sig = Signature::new(conv);
     sig.params.extend(callee.params.iter().map(|&ty| AbiParam::new(if ty == POINTER { ptr } else { ty })));
     sig.returns.extend(callee.ret.map(AbiParam::new));
     let sigref = b.import_signature(sig);
@@ -74,7 +79,12 @@ const POINTER: Type = types::INVALID;
 /// The bulk function replacing `(data, n)` values by `op` of them in place, when this CPU has it
 /// (a plan's `BulkCall::InPlace`).
 pub(crate) fn bulk_in_place(op: UnaryMath) -> Option<Callee> {
-    Some(Callee { address: crate::bulk::unary_f32(op)? as usize, params: &[POINTER, POINTER], ret: None })
+    Some(Callee {
+        address: crate::bulk::unary_f32(op)? as usize,
+        params: &[POINTER, POINTER],
+        ret: None,
+        preserves_all: false,
+    })
 }
 
 /// The bulk `exp(a - b)` of `(a, b, out, n)`, when this CPU has it (a plan's `BulkCall::ExpSub`).
@@ -83,7 +93,23 @@ pub(crate) fn bulk_exp_sub() -> Option<Callee> {
         address: crate::bulk::exp_sub_f32()? as usize,
         params: &[POINTER, POINTER, POINTER, POINTER],
         ret: None,
+        preserves_all: false,
     })
+}
+
+/// The prefetch of the cache lines in `[from & !63, to & !63)` (addresses as integers), which row
+/// kernels call ahead of the rows they read (a plan's [`crate::plan::Prefetch`]); it clobbers no
+/// register, so the call is `preserve_all` (see `crate::prefetch`). x86-64 only.
+pub(crate) fn prefetch_lines() -> Option<Callee> {
+    #[cfg(target_arch = "x86_64")]
+    return Some(Callee {
+        address: crate::prefetch::prefetch_lines as unsafe extern "C" fn(usize, usize) as usize,
+        params: &[POINTER, POINTER],
+        ret: None,
+        preserves_all: true,
+    });
+    #[cfg(not(target_arch = "x86_64"))]
+    None
 }
 
 /// The platform's `sin` / `cos`, called by kernels for arguments beyond the polynomial's range.
@@ -108,7 +134,7 @@ pub(crate) fn libm_trig(float: Float, op: UnaryMath) -> Callee {
         (Float::F64, UnaryMath::Sin) => (libm_sin as extern "C" fn(f64) -> f64 as usize, &[types::F64]),
         (Float::F64, _) => (libm_cos as extern "C" fn(f64) -> f64 as usize, &[types::F64]),
     };
-    Callee { address, params: ty, ret: Some(ty[0]) }
+    Callee { address, params: ty, ret: Some(ty[0]), preserves_all: false }
 }
 
 /// Index of an op in [`NAMED_SCALAR_OPS`], evaluated at compile time: the const argument that
@@ -170,8 +196,8 @@ fn float_shim_of<T: Kernels>(
     binary_params: &'static [Type],
     ret: Type,
 ) -> Option<Callee> {
-    let unary = |address: usize| Some(Callee { address, params: unary_params, ret: Some(ret) });
-    let binary = |address: usize| Some(Callee { address, params: binary_params, ret: Some(ret) });
+    let unary = |address: usize| Some(Callee { address, params: unary_params, ret: Some(ret), preserves_all: false });
+    let binary = |address: usize| Some(Callee { address, params: binary_params, ret: Some(ret), preserves_all: false });
     macro_rules! unary {
         ($($name:ident)*) => {
             match op {
@@ -207,5 +233,5 @@ pub(crate) fn int_pow_shim(dtype: DType) -> Callee {
         DType::U64 => int_binary_shim::<u64, POW> as Shim as usize,
         _ => int_binary_shim::<i64, POW> as Shim as usize,
     };
-    Callee { address, params: I64_2, ret: Some(types::I64) }
+    Callee { address, params: I64_2, ret: Some(types::I64), preserves_all: false }
 }

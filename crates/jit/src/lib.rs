@@ -90,6 +90,7 @@ mod perf_map;
 pub mod plan;
 mod pool_fill;
 mod pooled;
+mod prefetch;
 mod rows_add;
 mod spec;
 pub mod vmath;

@@ -19,6 +19,17 @@ use crate::vmath::UnaryMath;
 /// Vectors per iteration of the main loops.
 pub(crate) const UNROLL: i64 = 2;
 
+/// How far ahead of a one-pass row loop its flat inputs are prefetched ([`Prefetch`]). W3 at
+/// 2^20 rows, one thread, `ragtime bench` ratios to the same-run loop, medians of 4-5 runs
+/// alternated: 0.85-0.91 without; every 12 rows 1,536 bytes ahead 0.77-0.78; every 16 rows 1 KB
+/// 0.78-0.81, 2 KB 0.79-0.83, 4 KB 0.87, 512 bytes 0.85; every 32 rows 0.92; every 4 or 8 rows
+/// 0.82-0.93 (more calls). Two threads: 0.91 without, 0.79 with (`docs/perf-log.md`, "Issue 22,
+/// W3: the inputs prefetched ahead of the rows").
+pub const PREFETCH_AHEAD: i64 = 1536;
+
+/// Rows per group of a one-pass row loop's prefetch (see [`PREFETCH_AHEAD`]).
+pub const PREFETCH_ROWS: i64 = 12;
+
 /// Rows per block of a row kernel with several passes (see [`Rows::Blocked`]). W4, one thread,
 /// perf samples of kernel and baseline in one process: 0.61 → 0.54 of the baseline's time with
 /// blocks of 8; 4 and 8 rows were best, 2 and 64 worse.
@@ -188,8 +199,12 @@ pub struct FlatBlocks {
 /// The row loop.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Rows {
-    /// One pass per row (a row map, or one reduction alone): row after row.
-    OnePass,
+    /// One pass per row (a row map, or one reduction alone): row after row, the inputs' cache
+    /// lines asked for ahead when the plan says so.
+    OnePass {
+        /// The prefetch ahead of the rows, where the machine has it.
+        prefetch: Option<Prefetch>,
+    },
     /// Several passes: blocks of rows, each pass over the block's rows (a row's passes are one
     /// dependency chain; a block's rows are independent work the core overlaps), each row's
     /// reduction results kept in a stack slot that later passes load.
@@ -199,6 +214,22 @@ pub enum Rows {
         /// Blocks small enough run their expensive passes flat.
         flat: Option<FlatBlocks>,
     },
+}
+
+/// A row loop's software prefetch: before each group of `rows` rows, the lines of every flat
+/// input from `ahead` bytes past the group's first value to `ahead` bytes past its last are asked
+/// for (consecutive groups ask for each line once). A one-pass row kernel reads its inputs
+/// straight from memory with little work per byte (W3: 8 bytes a value, one add each, and each
+/// row's fold), and with the hardware prefetcher alone the core waited: W3 at 2^20 rows, one
+/// thread, took about the sum of its in-cache time and the time its bytes take at W2's
+/// bandwidth, not the larger of the two (see [`PREFETCH_AHEAD`]). Multi-pass kernels (W4) are
+/// bound by their instructions, and a prefetch per block made them slower.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Prefetch {
+    /// Rows per group.
+    pub rows: i64,
+    /// Bytes ahead of the group's values.
+    pub ahead: i64,
 }
 
 /// One slice of an item that one op of the kernel computes: a vector of consecutive columns
@@ -357,7 +388,11 @@ fn items_plan(spec: &KernelSpec, scratch: &mut Vec<Scratch>) -> ItemRows {
 fn rows_plan(spec: &KernelSpec, target: Target, scratch: &mut Vec<Scratch>) -> Rows {
     let passes = spec.reductions().len() + usize::from(!RowOutput::elements(spec.outputs()).is_empty());
     if passes <= 1 {
-        return Rows::OnePass;
+        // Only where the plan may call out (the machines of the bulk functions), and only when
+        // some input is read flat.
+        let reads_flat = spec.operands().contains(&OperandKind::Full);
+        let prefetch = (target.bulk && reads_flat).then_some(Prefetch { rows: PREFETCH_ROWS, ahead: PREFETCH_AHEAD });
+        return Rows::OnePass { prefetch };
     }
     for k in 0..spec.reductions().len() {
         scratch.push(Scratch { bytes: ROW_BLOCK.max(FLAT_ROWS) * ROW_VALUE_BYTES, holds: ScratchUse::RowValues(k) });
@@ -605,7 +640,12 @@ impl fmt::Display for KernelPlan {
                 }
                 writeln!(f, "  chunk pass: element outputs")?;
             }
-            Shape::Rows(Rows::OnePass) => writeln!(f, "loop: rows, one pass per row")?,
+            Shape::Rows(Rows::OnePass { prefetch: None }) => writeln!(f, "loop: rows, one pass per row")?,
+            Shape::Rows(Rows::OnePass { prefetch: Some(p) }) => writeln!(
+                f,
+                "loop: rows, one pass per row, in groups of {} rows, each prefetching the flat inputs {} bytes ahead",
+                p.rows, p.ahead
+            )?,
             Shape::Items(items) => {
                 let lane_ty = self.simd.map(|elem| elem.vector_ty().to_string().to_lowercase());
                 let parts: Vec<String> = items

@@ -47,20 +47,12 @@ const PREFETCH_BYTES: usize = 3072;
 /// prefetch per iteration: unrolled eight to an iteration, the pooling after it found half as
 /// much of its data in cache (W9, one thread: 12.9% of the samples in the pooling against 6.4%).
 fn prefetch<T>(values: &[T], bytes: std::ops::Range<usize>) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let base = values.as_ptr().cast::<i8>();
-        let end = bytes.end.min(bytes.start + 2 * PREFETCH_BYTES);
-        let mut offset = bytes.start;
-        while offset < end {
-            // SAFETY: a prefetch is a hint: it never faults, and it changes nothing the program
-            // reads.
-            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(base.wrapping_add(offset)) };
-            offset += 64;
-        }
+    let base = values.as_ptr().addr();
+    let end = bytes.end.min(bytes.start + 2 * PREFETCH_BYTES);
+    if bytes.start < end {
+        // Up to the line holding the last byte.
+        crate::prefetch::lines(base + bytes.start, base + end - 1 + crate::prefetch::LINE);
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (values, bytes);
 }
 
 /// The pointers one call's blocks pass to the weights kernel.

@@ -11,7 +11,9 @@
 
 use ragtime_core::DType;
 use ragtime_fused::{OperandKind, RowOutput, RowReduction, ScalarConst, ScalarGraph, ScalarRef};
-use ragtime_jit::plan::{BulkCall, Fold, Part, Rows, ScratchUse, Shape, Split};
+use ragtime_jit::plan::{
+    BulkCall, Fold, Part, Prefetch, Rows, ScratchUse, Shape, Split, PREFETCH_AHEAD, PREFETCH_ROWS,
+};
 use ragtime_jit::{KernelPlan, KernelSpec, Target, UnaryMath};
 use ragtime_ops::elemwise::ScalarOp;
 use ragtime_ops::reduce::ReduceKind;
@@ -197,10 +199,15 @@ fn map_kernels_chunk_only_for_bulk_functions() {
 #[test]
 fn one_pass_row_kernels_walk_row_by_row() {
     for spec in [w3(), per_row_difference()] {
+        // The flat inputs prefetched ahead of each group of rows on machines with the bulk
+        // functions (x86-64 with AVX2), not elsewhere.
         let plan = KernelPlan::new(&spec, BULK);
-        assert_eq!(plan.shape, Shape::Rows(Rows::OnePass), "{plan}");
+        let prefetch = Prefetch { rows: PREFETCH_ROWS, ahead: PREFETCH_AHEAD };
+        assert_eq!(plan.shape, Shape::Rows(Rows::OnePass { prefetch: Some(prefetch) }), "{plan}");
         assert_eq!(plan.split, Split::Rows);
         assert!(plan.scratch.is_empty(), "{plan}");
+        let plain = KernelPlan::new(&spec, Target::with_bulk(false));
+        assert_eq!(plain.shape, Shape::Rows(Rows::OnePass { prefetch: None }), "{plain}");
     }
     let mean = KernelPlan::new(&w3(), BULK);
     assert_eq!(mean.reductions[0].fold, Fold::Vector);

@@ -12,8 +12,9 @@ use super::flat::{emit_elements, emit_flat_node};
 use super::fold::emit_reduction;
 use super::loops::{emit_blocks, emit_loop};
 use super::scalar::ir_type;
+use crate::callees;
 use crate::kernel::FusedParams;
-use crate::plan::{Rows, EXPAND_VECTORS, ROW_VALUE_BYTES};
+use crate::plan::{Prefetch, Rows, EXPAND_VECTORS, ROW_VALUE_BYTES};
 
 /// Stores the splat `vector` at elements `start..end` of the buffer whose element 0 is at
 /// `base`, [`EXPAND_VECTORS`] vectors at a time, so up to that many vectors' elements past `end`
@@ -41,6 +42,22 @@ pub(super) fn emit_expand(
         }
         Vec::new()
     });
+}
+
+/// Asks for the cache lines of every flat input's elements `s0..s1`, `prefetch.ahead` bytes
+/// further on (see [`Prefetch`]).
+fn emit_prefetch(b: &mut FunctionBuilder, e: &Emitter<'_>, prefetch: Prefetch, s0: Value, s1: Value) {
+    let callee = callees::prefetch_lines().expect("plans prefetch only on machines with the prefetch routine");
+    for (k, kind) in e.spec.operands().iter().enumerate() {
+        if *kind == OperandKind::Full {
+            let dtype = e.spec.graph().inputs()[k];
+            let from = e.addr(b, e.in_ptrs[k], s0, dtype);
+            let to = e.addr(b, e.in_ptrs[k], s1, dtype);
+            let from = b.ins().iadd_imm_s(from, prefetch.ahead);
+            let to = b.ins().iadd_imm_s(to, prefetch.ahead);
+            callees::emit_call(b, callee, &[from, to]);
+        }
+    }
 }
 
 /// The row loop. With one pass per row (a row map, or one reduction alone), row after row. With
@@ -98,8 +115,9 @@ pub(super) fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_
     };
     let out_stash = e.out_stash();
     let Rows::Blocked { rows: row_block, flat } = rows else {
-        // One pass per row (a row reduction, or a row map): nothing to overlap.
-        let _ = emit_loop(b, e.ptr, p.begin, p.end, 1, &[], &mut |b, r, _| {
+        // One pass per row (a row reduction, or a row map): nothing to overlap. With a prefetch,
+        // in groups of rows, each first asking for its inputs' lines further on.
+        let one_row = |b: &mut FunctionBuilder, r: Value| {
             let (start, end, row_values) = row_start(b, r);
             if let Some(red) = plan.reductions.first() {
                 let value = emit_reduction(b, e, red, start, end, &row_values, &[], None);
@@ -107,7 +125,25 @@ pub(super) fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_
             } else {
                 emit_elements(b, e, start, end, &row_values, &out_stash);
             }
-            Vec::new()
+        };
+        let Rows::OnePass { prefetch: Some(prefetch) } = rows else {
+            let _ = emit_loop(b, e.ptr, p.begin, p.end, 1, &[], &mut |b, r, _| {
+                one_row(b, r);
+                Vec::new()
+            });
+            return;
+        };
+        emit_blocks(b, e.ptr, p.begin, p.end, &mut |b, first| {
+            let past = b.ins().iadd_imm_s(first, prefetch.rows);
+            let short = b.ins().icmp(IntCC::UnsignedLessThan, past, p.end);
+            let last = b.ins().select(short, past, p.end);
+            let (s0, s1) = (split(b, first), split(b, last));
+            emit_prefetch(b, e, *prefetch, s0, s1);
+            let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
+                one_row(b, r);
+                Vec::new()
+            });
+            last
         });
         return;
     };
