@@ -24,6 +24,10 @@
 //!   output may be the input (in place) and is otherwise a different buffer. Alignment: element
 //!   alignment (4 bytes) only; the bulk functions use unaligned loads and stores (AVX-512's
 //!   tails are masked loads and stores, which touch no lane past `n`).
+//!   The prefetch routine takes the address of a three-word scratch buffer of the calling
+//!   kernel's frame; the addresses written there are only prefetched, never dereferenced, so
+//!   any values are valid. It restores every register (a naked assembly function), which is
+//!   what its `preserve_all` declaration promises the caller's register allocation.
 //! - **CPU.** Bulk callees run AVX2 and FMA instructions, or AVX-512 (F, DQ, VL, BW) ones:
 //!   [`bulk`] hands each out only when its features are detected at run time
 //!   (`crate::bulk::supported`, `crate::bulk::Isa::runs`), and plans for this machine
@@ -97,14 +101,16 @@ pub(crate) fn bulk_exp_sub() -> Option<Callee> {
     })
 }
 
-/// The prefetch of the cache lines in `[from & !63, to & !63)` (addresses as integers), which row
-/// kernels call ahead of the rows they read (a plan's [`crate::plan::Prefetch`]); it clobbers no
-/// register, so the call is `preserve_all` (see `crate::prefetch`). x86-64 only.
-pub(crate) fn prefetch_lines() -> Option<Callee> {
+/// The prefetch routine row kernels call ahead of the rows they read (a plan's
+/// [`crate::plan::Prefetch`]): its argument points to `[from, to, delta]` (addresses as
+/// integers), the lines of `[from & !63, to & !63)` and of the same range moved by `delta`
+/// bytes; it clobbers no register, so the call is `preserve_all` (see `crate::prefetch`).
+/// x86-64 only.
+pub(crate) fn prefetch_range() -> Option<Callee> {
     #[cfg(target_arch = "x86_64")]
     return Some(Callee {
-        address: crate::prefetch::prefetch_lines as unsafe extern "C" fn(usize, usize) as usize,
-        params: &[POINTER, POINTER],
+        address: crate::prefetch::prefetch_range as unsafe extern "C" fn(*const usize) as usize,
+        params: &[POINTER],
         ret: None,
         preserves_all: true,
     });

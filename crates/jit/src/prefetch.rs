@@ -20,37 +20,64 @@ pub(crate) const LINE: usize = 64;
 /// Asks for every cache line whose first byte lies in `[from & !63, to & !63)`, without waiting
 /// for them. Consecutive ranges (`a..b`, then `b..c`) ask for each line once.
 pub(crate) fn lines(from: usize, to: usize) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `prefetch_lines` reads and writes no memory but its own two stack slots, and
-    // restores every register it changes (see its comment); it only prefetches.
-    unsafe {
-        prefetch_lines(from, to)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (from, to);
+    lines2(from, to, 0);
 }
 
-/// [`lines`] as machine code kernels call with the `preserve_all` convention: the arguments in
-/// `rdi` and `rsi` (the C convention's first two), and every register as it was on return (the
-/// flags excepted, which no caller keeps across a call). Prefetches never fault, so any two
-/// integers are valid arguments.
+/// [`lines`] for two streams at once: the lines of `[from, to)` and the same range moved by
+/// `delta` bytes (wrapping: a second buffer read at the same elements), in one loop; a `delta`
+/// of 0 means one stream.
+pub(crate) fn lines2(from: usize, to: usize, delta: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let range = [from, to, delta];
+        // SAFETY: `prefetch_range` reads the three words at its argument (`range`, alive for the
+        // call) and its own stack slots, writes only those slots, and restores every register it
+        // changes (see its comment); it only prefetches.
+        unsafe { prefetch_range(range.as_ptr()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (from, to, delta);
+}
+
+/// [`lines2`] as machine code kernels call with the `preserve_all` convention: its one argument,
+/// in `rdi`, points to `[from, to, delta]`; every register is as it was on return (the flags
+/// excepted, which no caller keeps across a call). Prefetches never fault, so any three
+/// integers are a valid range.
 #[cfg(target_arch = "x86_64")]
 #[unsafe(naked)]
-pub(crate) unsafe extern "C" fn prefetch_lines(from: usize, to: usize) {
+pub(crate) unsafe extern "C" fn prefetch_range(range: *const usize) {
     std::arch::naked_asm!(
-        "push rdi",
         "push rsi",
-        "and rdi, -64",
+        "push rdx",
+        "push rcx",
+        "mov rsi, [rdi + 8]",
+        "mov rdx, [rdi + 16]",
+        "mov rcx, [rdi]",
+        "and rcx, -64",
         "and rsi, -64",
+        "test rdx, rdx",
+        "jz 5f",
         "jmp 3f",
+        // Two streams.
         "2:",
-        "prefetcht0 [rdi]",
-        "add rdi, 64",
+        "prefetcht0 [rcx]",
+        "prefetcht0 [rcx + rdx]",
+        "add rcx, 64",
         "3:",
-        "cmp rdi, rsi",
+        "cmp rcx, rsi",
         "jb 2b",
+        "jmp 6f",
+        // One stream (`delta` 0).
+        "4:",
+        "prefetcht0 [rcx]",
+        "add rcx, 64",
+        "5:",
+        "cmp rcx, rsi",
+        "jb 4b",
+        "6:",
+        "pop rcx",
+        "pop rdx",
         "pop rsi",
-        "pop rdi",
         "ret",
     )
 }
@@ -65,29 +92,34 @@ mod tests {
         let base = data.as_ptr().addr();
         lines(base, base + data.len());
         // Addresses no one owns: the null page, the top of the address space, an empty or
-        // reversed range.
+        // reversed range, a second stream anywhere.
         lines(0, 4096);
         lines(usize::MAX - 4096, usize::MAX);
         lines(base + 100, base + 100);
         lines(base + 5000, base);
+        lines2(base, base + 5000, 5000);
+        lines2(0, 4096, usize::MAX - 8192);
         assert!(data.iter().all(|&x| x == 1), "a prefetch changes nothing the program reads");
     }
 
     #[test]
-    fn the_routine_restores_its_argument_registers() {
-        // Kernels call it as `preserve_all`: after the call they still read `rdi` and `rsi`.
-        let (from, to): (usize, usize);
-        // SAFETY: the routine only prefetches (any addresses) and restores what it changes; the
-        // asm block may push (no `nostack`), so the stack is aligned and the red zone unused.
+    fn the_routine_restores_every_register_it_uses() {
+        // Kernels call it as `preserve_all`: after the call they still read all of these.
+        let range = [0x1234_5678usize, 0x1234_9999, 0x40_0000];
+        let (rdi, rsi, rdx, rcx): (usize, usize, usize, usize);
+        // SAFETY: the routine reads `range` (alive) and prefetches; the asm block may push (no
+        // `nostack`), so the stack is aligned and the red zone unused.
         unsafe {
             std::arch::asm!(
                 "call {routine}",
-                routine = sym prefetch_lines,
-                inout("rdi") 0x1234_5678usize => from,
-                inout("rsi") 0x1234_9999usize => to,
+                routine = sym prefetch_range,
+                inout("rdi") range.as_ptr().addr() => rdi,
+                inout("rsi") 11usize => rsi,
+                inout("rdx") 22usize => rdx,
+                inout("rcx") 33usize => rcx,
                 clobber_abi("C"),
             );
         }
-        assert_eq!((from, to), (0x1234_5678, 0x1234_9999), "rdi and rsi after the call");
+        assert_eq!((rdi, rsi, rdx, rcx), (range.as_ptr().addr(), 11, 22, 33), "rdi, rsi, rdx, rcx after the call");
     }
 }

@@ -12,7 +12,7 @@
 use ragtime_core::DType;
 use ragtime_fused::{OperandKind, RowOutput, RowReduction, ScalarConst, ScalarGraph, ScalarRef};
 use ragtime_jit::plan::{
-    BulkCall, Fold, Part, Prefetch, Rows, ScratchUse, Shape, Split, PREFETCH_AHEAD, PREFETCH_ROWS,
+    BulkCall, Fold, Part, Prefetch, Rows, ScratchUse, Shape, Split, PREFETCH_AHEAD, PREFETCH_MIN_BYTES, PREFETCH_ROWS,
 };
 use ragtime_jit::{KernelPlan, KernelSpec, Target, UnaryMath};
 use ragtime_ops::elemwise::ScalarOp;
@@ -202,12 +202,14 @@ fn one_pass_row_kernels_walk_row_by_row() {
         // The flat inputs prefetched ahead of each group of rows on machines with the bulk
         // functions (x86-64 with AVX2), not elsewhere.
         let plan = KernelPlan::new(&spec, BULK);
-        let prefetch = Prefetch { rows: PREFETCH_ROWS, ahead: PREFETCH_AHEAD };
+        let prefetch = Prefetch { rows: PREFETCH_ROWS, ahead: PREFETCH_AHEAD, min_bytes: PREFETCH_MIN_BYTES, range: 0 };
         assert_eq!(plan.shape, Shape::Rows(Rows::OnePass { prefetch: Some(prefetch) }), "{plan}");
         assert_eq!(plan.split, Split::Rows);
-        assert!(plan.scratch.is_empty(), "{plan}");
+        assert_eq!(plan.scratch.len(), 1, "{plan}");
+        assert_eq!(plan.scratch[0].holds, ScratchUse::PrefetchRange, "{plan}");
         let plain = KernelPlan::new(&spec, Target::with_bulk(false));
         assert_eq!(plain.shape, Shape::Rows(Rows::OnePass { prefetch: None }), "{plain}");
+        assert!(plain.scratch.is_empty(), "{plain}");
     }
     let mean = KernelPlan::new(&w3(), BULK);
     assert_eq!(mean.reductions[0].fold, Fold::Vector);

@@ -46,17 +46,38 @@ pub(super) fn emit_expand(
 
 /// Asks for the cache lines of every flat input's elements `s0..s1`, `prefetch.ahead` bytes
 /// further on (see [`Prefetch`]).
-fn emit_prefetch(b: &mut FunctionBuilder, e: &Emitter<'_>, prefetch: Prefetch, s0: Value, s1: Value) {
-    let callee = callees::prefetch_lines().expect("plans prefetch only on machines with the prefetch routine");
+fn emit_prefetch(b: &mut FunctionBuilder, e: &Emitter<'_>, prefetch: Prefetch, range: StackSlot, s0: Value, s1: Value) {
+    let callee = callees::prefetch_range().expect("plans prefetch only on machines with the prefetch routine");
+    // The flat inputs by element size; two of a size share a call (the second one's range is
+    // the first one's moved by the distance between the buffers), one alone gets the distance 0 (one stream).
+    let mut streams: Vec<(usize, Value)> = Vec::new();
     for (k, kind) in e.spec.operands().iter().enumerate() {
         if *kind == OperandKind::Full {
-            let dtype = e.spec.graph().inputs()[k];
-            let from = e.addr(b, e.in_ptrs[k], s0, dtype);
-            let to = e.addr(b, e.in_ptrs[k], s1, dtype);
-            let from = b.ins().iadd_imm_s(from, prefetch.ahead);
-            let to = b.ins().iadd_imm_s(to, prefetch.ahead);
-            callees::emit_call(b, callee, &[from, to]);
+            streams.push((e.spec.graph().inputs()[k].size_of(), e.in_ptrs[k]));
         }
+    }
+    streams.sort_by_key(|&(size, _)| size);
+    let mut i = 0;
+    while i < streams.len() {
+        let (size, base) = streams[i];
+        let (from, to) = (b.ins().imul_imm_s(s0, size as i64), b.ins().imul_imm_s(s1, size as i64));
+        let (from, to) = (b.ins().iadd(base, from), b.ins().iadd(base, to));
+        let (from, to) = (b.ins().iadd_imm_s(from, prefetch.ahead), b.ins().iadd_imm_s(to, prefetch.ahead));
+        let delta = match streams.get(i + 1) {
+            Some(&(next_size, next_base)) if next_size == size => {
+                i += 2;
+                b.ins().isub(next_base, base)
+            }
+            _ => {
+                i += 1;
+                b.ins().iconst(e.ptr, 0)
+            }
+        };
+        for (k, v) in [from, to, delta].into_iter().enumerate() {
+            b.ins().stack_store(e.ptr, v, range, 8 * k as i32);
+        }
+        let at = b.ins().stack_addr(e.ptr, range, 0);
+        callees::emit_call(b, callee, &[at]);
     }
 }
 
@@ -115,8 +136,9 @@ pub(super) fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_
     };
     let out_stash = e.out_stash();
     let Rows::Blocked { rows: row_block, flat } = rows else {
-        // One pass per row (a row reduction, or a row map): nothing to overlap. With a prefetch,
-        // in groups of rows, each first asking for its inputs' lines further on.
+        // One pass per row (a row reduction, or a row map): nothing to overlap. With a prefetch
+        // and a large range, in groups of rows, each first asking for its inputs' lines further
+        // on.
         let one_row = |b: &mut FunctionBuilder, r: Value| {
             let (start, end, row_values) = row_start(b, r);
             if let Some(red) = plan.reductions.first() {
@@ -126,25 +148,49 @@ pub(super) fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_
                 emit_elements(b, e, start, end, &row_values, &out_stash);
             }
         };
-        let Rows::OnePass { prefetch: Some(prefetch) } = rows else {
+        let plain = |b: &mut FunctionBuilder| {
             let _ = emit_loop(b, e.ptr, p.begin, p.end, 1, &[], &mut |b, r, _| {
                 one_row(b, r);
                 Vec::new()
             });
+        };
+        let Rows::OnePass { prefetch: Some(prefetch) } = rows else {
+            plain(b);
             return;
         };
+        // Prefetching only pays on data that comes from memory: a range of fewer bytes runs
+        // the plain loop.
+        let flat_bytes: usize = spec
+            .operands()
+            .iter()
+            .zip(spec.graph().inputs())
+            .filter(|(kind, _)| **kind == OperandKind::Full)
+            .map(|(_, dtype)| dtype.size_of())
+            .sum();
+        let (v0, v1) = (split(b, p.begin), split(b, p.end));
+        let values = b.ins().isub(v1, v0);
+        let bytes = b.ins().imul_imm_s(values, flat_bytes as i64);
+        let large = b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, bytes, prefetch.min_bytes);
+        let (grouped, small, done) = (b.create_block(), b.create_block(), b.create_block());
+        b.ins().brif(large, grouped, &[], small, &[]);
+        b.switch_to_block(small);
+        plain(b);
+        b.ins().jump(done, &[]);
+        b.switch_to_block(grouped);
         emit_blocks(b, e.ptr, p.begin, p.end, &mut |b, first| {
             let past = b.ins().iadd_imm_s(first, prefetch.rows);
             let short = b.ins().icmp(IntCC::UnsignedLessThan, past, p.end);
             let last = b.ins().select(short, past, p.end);
             let (s0, s1) = (split(b, first), split(b, last));
-            emit_prefetch(b, e, *prefetch, s0, s1);
+            emit_prefetch(b, e, *prefetch, slots[prefetch.range], s0, s1);
             let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
                 one_row(b, r);
                 Vec::new()
             });
             last
         });
+        b.ins().jump(done, &[]);
+        b.switch_to_block(done);
         return;
     };
     let row_block = *row_block;
