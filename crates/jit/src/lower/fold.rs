@@ -82,6 +82,8 @@ pub(super) fn emit_reduction(
         (_, false) => int_extreme(b, false, x, y),
     };
     let init = e.lane_constant(b, elem, float_identity, int_identity);
+    // `+0.0` and integer 0 are all-zero bits (`float_identity` is never `-0.0`).
+    let zero_identity = float_identity == 0.0 && int_identity == 0;
     let mut arg = arg;
     if red.fold == Fold::DroppingNans {
         // Cranelift's NaN-exact `fmax` / `fmin` are sequences of eight vector instructions (and a
@@ -95,12 +97,12 @@ pub(super) fn emit_reduction(
         b.append_block_param(done, elem.scalar_ty());
         b.ins().brif(rare, exact, &[], done, &[value.into()]);
         b.switch_to_block(exact);
-        let value = fold_row(b, e, elem, start, end, init, &mut arg, &combine);
+        let value = fold_row(b, e, elem, start, end, init, &mut arg, &combine, zero_identity);
         b.ins().jump(done, &[value.into()]);
         b.switch_to_block(done);
         return b.block_params(done)[0];
     }
-    let acc = fold_row(b, e, elem, start, end, init, &mut arg, &combine);
+    let acc = fold_row(b, e, elem, start, end, init, &mut arg, &combine, zero_identity);
     if red.kind == ReduceKind::Mean {
         emit_mean(b, acc, start, end, arg_dtype)
     } else {
@@ -126,6 +128,7 @@ fn fold_row(
     init: Both,
     arg: &mut RowArg<'_>,
     combine: &dyn Fn(&mut FunctionBuilder, Value, Value) -> Value,
+    zero_identity: bool,
 ) -> Value {
     let lanes = elem.lanes();
     let RowFold { short, join, vend, vend2 } = begin_row_fold(b, elem, start, end, &[elem.scalar_ty()]);
@@ -145,19 +148,21 @@ fn fold_row(
     let rest = b.ins().isub(end, vend);
     let (mask_ty, lane_ty) = if lanes == 4 { (types::I32X4, types::I32) } else { (types::I64X2, types::I64) };
     let rest = if lane_ty == types::I32 { b.ins().ireduce(types::I32, rest) } else { rest };
-    let lanes_const = b.ins().iconst(lane_ty, lanes);
-    let old = b.ins().isub(lanes_const, rest);
-    let old = b.ins().splat(mask_ty, old);
+    // Lane `k` is new when `k > lanes - rest - 1` (one compare: `>=` takes two instructions).
+    let last_old = b.ins().iconst(lane_ty, lanes - 1);
+    let last_old = b.ins().isub(last_old, rest);
+    let last_old = b.ins().splat(mask_ty, last_old);
     let iota: Vec<u8> = (0..lanes)
         .flat_map(|k| if lanes == 4 { (k as u32).to_le_bytes().to_vec() } else { (k as u64).to_le_bytes().to_vec() })
         .collect();
     let iota = b.func.dfg.constants.insert(cranelift_codegen::ir::ConstantData::from(iota));
     let iota = b.ins().vconst(mask_ty, iota);
-    let new = b.ins().icmp(IntCC::SignedGreaterThanOrEqual, iota, old);
+    let new = b.ins().icmp(IntCC::SignedGreaterThan, iota, last_old);
     let vty = elem.vector_ty();
     let flags = MemFlagsData::new().with_endianness(Endianness::Little);
     let new = if vty == mask_ty { new } else { b.ins().bitcast(vty, flags, new) };
-    let last = b.ins().bitselect(new, last, init.vector);
+    // With an identity of all-zero bits (sums: +0), keeping the new lanes is one `and`.
+    let last = if zero_identity { b.ins().band(last, new) } else { b.ins().bitselect(new, last, init.vector) };
     let vacc = combine(b, vacc, last);
     let vacc = fold_lanes(b, elem, vacc, combine);
     let value = b.ins().extractlane(vacc, 0);
