@@ -31,7 +31,7 @@ impl Numbers {
 
     /// `rows` lengths in `0..=max`, a fifth of them 0.
     fn lengths(&mut self, rows: usize, max: u64) -> Vec<usize> {
-        (0..rows).map(|_| if self.next() % 5 == 0 { 0 } else { (self.next() % (max + 1)) as usize }).collect()
+        (0..rows).map(|_| if self.next().is_multiple_of(5) { 0 } else { (self.next() % (max + 1)) as usize }).collect()
     }
 }
 
