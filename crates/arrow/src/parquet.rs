@@ -12,6 +12,9 @@
 
 mod footer;
 mod isolate;
+mod writer;
+#[cfg(test)]
+mod writer_tests;
 
 use std::fs::File;
 use std::ops::Range;
@@ -24,18 +27,20 @@ use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
 };
-use parquet::arrow::{ArrowSchemaConverter, ArrowWriter, ProjectionMask};
-use parquet::basic::Type as PhysicalType;
-use parquet::file::properties::WriterProperties;
+use parquet::arrow::ProjectionMask;
 use ragtime::Function;
 use ragtime_core::{Error, RaggedTensor, TensorType};
 
 use crate::{FromArrow, OffsetWidth, ToArrow};
+use writer::OutputWriter;
 
 /// Rows per batch when [`ParquetOptions::batch_size`] is not set.
 pub const DEFAULT_BATCH_SIZE: usize = 65_536;
 
-/// Rows of a batch's outputs handed to the Parquet writer at a time (see `write_partial`).
+/// Rows of a batch's outputs handed to a Parquet column writer at a time: the writer's per-call
+/// scratch (levels, and for the columns written the Arrow way value indices and gathered values)
+/// then stays small and in cache, reused slice after slice, instead of growing to the batch's
+/// size with a page fault per fresh page.
 const WRITE_SLICE_ROWS: usize = 1024;
 
 /// The Parquet codecs and their levels, for [`ParquetOptions::compression`].
@@ -511,13 +516,12 @@ impl<'f> ParquetRun<'f> {
         // The file is created once the first batch has succeeded (or the inputs are found empty),
         // with the schema of the outputs.
         let open_writer = |schema: SchemaRef| {
-            let properties = writer_properties(&schema, compression, batch_size).map_err(parquet_error)?;
             let file = File::create(path).map_err(|source| ParquetError::Io {
                 path: path.to_path_buf(),
                 action: "create",
                 source,
             })?;
-            ArrowWriter::try_new(file, schema, Some(properties)).map_err(parquet_error)
+            OutputWriter::new(file, schema, compression, batch_size).map_err(parquet_error)
         };
         let (mut rows, mut batches) = (0u64, 0u64);
         // Three stages, each on a thread of its own, one batch apart: the next batch is read and
@@ -539,24 +543,17 @@ impl<'f> ParquetRun<'f> {
         let (computed, written, flushed) = std::thread::scope(|scope| {
             scope.spawn(|| read_ahead(&mut readers, &ahead));
             let flushing = scope.spawn(move || flush_requests.into_iter().try_for_each(|file| file.sync_data()));
-            let writing = scope.spawn(move || -> Result<Option<ArrowWriter<File>>, ParquetError> {
-                let mut writer: Option<ArrowWriter<File>> = None;
+            let writing = scope.spawn(move || -> Result<Option<OutputWriter>, ParquetError> {
+                let mut writer: Option<OutputWriter> = None;
                 for (batch, outputs) in batches_computed {
                     let w = match writer.as_mut() {
                         Some(w) => w,
                         None => writer.insert(open_writer(batch.schema())?),
                     };
-                    // In slices: the writer's per-call scratch (levels, value indices, gathered
-                    // values) then stays small and in cache, reused slice after slice, instead
-                    // of growing to the batch's size with a page fault per fresh page. The
-                    // output's row groups stay one batch each.
-                    for start in (0..batch.num_rows()).step_by(WRITE_SLICE_ROWS) {
-                        let rows = WRITE_SLICE_ROWS.min(batch.num_rows() - start);
-                        w.write(&batch.slice(start, rows)).map_err(parquet_error)?;
-                    }
+                    w.write(&batch).map_err(parquet_error)?;
                     // A batch is a row group, which the writer has written out now. Without a
                     // second handle (out of descriptors), the final sync does all the work.
-                    if let Ok(file) = w.inner().try_clone() {
+                    if let Ok(file) = w.file().try_clone() {
                         // Full: a request is already waiting, and covers this row group too.
                         let _ = to_flusher.try_send(file);
                     }
@@ -606,7 +603,7 @@ impl<'f> ParquetRun<'f> {
             }
         };
         // Writes the footer and flushes.
-        let file = writer.into_inner().map_err(parquet_error)?;
+        let file = writer.finish().map_err(parquet_error)?;
         file.sync_all().map_err(|source| ParquetError::Io { path: path.to_path_buf(), action: "sync", source })?;
         Ok(ParquetSummary { rows, batches, outputs: self.output_names, elapsed: started.elapsed() })
     }
@@ -694,26 +691,6 @@ impl<'f> ParquetRun<'f> {
         }
         Ok(())
     }
-}
-
-/// How the output file is written: row groups of one batch, the codec asked for, and no
-/// dictionary for float columns. The writer otherwise builds a dictionary for every page of every
-/// column, hashing each value, until the dictionary outgrows its limit and it falls back to plain
-/// encoding; float values (a softmax's, a mean's) almost never repeat, so for them that is only
-/// cost (about a fifth of a run's encoding time on `tools/parquet_at_size.py`'s file).
-fn writer_properties(
-    schema: &Schema,
-    compression: Compression,
-    batch_size: usize,
-) -> parquet::errors::Result<WriterProperties> {
-    let mut properties =
-        WriterProperties::builder().set_compression(compression).set_max_row_group_row_count(Some(batch_size));
-    for column in ArrowSchemaConverter::new().convert(schema)?.columns() {
-        if matches!(column.physical_type(), PhysicalType::FLOAT | PhysicalType::DOUBLE) {
-            properties = properties.set_column_dictionary_enabled(column.path().clone(), false);
-        }
-    }
-    Ok(properties.build())
 }
 
 /// The next batch of every input, converted to tensors; `None` at the end of the inputs.
