@@ -304,41 +304,6 @@ fn long_rows_and_many_threads_agree_with_one_thread() {
 }
 
 #[test]
-fn large_one_pass_row_kernels_prefetch_and_match_the_interpreter() {
-    // Over `PREFETCH_MIN_BYTES` of flat inputs in one piece (one thread), a one-pass row kernel
-    // goes in groups of rows that first call the prefetch routine: one stream (`x` alone), two
-    // (`x`, `z`) and a pair plus one (`x`, `z`, `w`). Two threads cut the call into pieces
-    // under the threshold, which run the plain loop. Both must give the interpreter's results.
-    let g = Graph::new();
-    let ragged = || TensorType::ragged(DType::F32, 1);
-    let (x, z, w) = (g.input("x", ragged()), g.input("z", ragged()), g.input("w", ragged()));
-    let lengths: Vec<usize> = (0..260_000).map(|i| (i * 7919) % 21).collect();
-    let values: usize = lengths.iter().sum();
-    assert!(values * 4 >= ragtime_jit::plan::PREFETCH_MIN_BYTES as usize, "one stream over the threshold");
-    let picks: Vec<u8> = (0..61).map(|i| (i * 7 + 1) as u8).collect();
-    let input = |shift: usize| data_from(&DYADIC, DType::F32, &lengths, &picks, shift);
-    let xv = input(0);
-    let zv = xv.with_flat_values(input(5).flat_values().clone()).unwrap();
-    let wv = xv.with_flat_values(input(9).flat_values().clone()).unwrap();
-    let cases: [(Vec<&Var>, Var, Vec<RaggedTensor>, bool); 3] = [
-        (vec![&x], (&x * 3.0).reduce_max(1), vec![xv.clone()], true),
-        (vec![&x, &z], (&x * 2.0 + &z).reduce_mean(1), vec![xv.clone(), zv.clone()], false),
-        (vec![&x, &z, &w], ((&x * 2.0 + &z) - &w).reduce_sum(1), vec![xv, zv, wv], false),
-    ];
-    for (inputs, output, data, exact) in &cases {
-        let reference = g.compile_with(inputs, &[output], Mode::FastCompile).unwrap();
-        let want = reference.call(data);
-        for threads in [1, 2] {
-            let jit = g.compile_with(inputs, &[output], CompileOptions::from(Mode::FastRun).threads(threads)).unwrap();
-            assert_eq!(jit.jit_kernels(), 1, "one row kernel:\n{}", jit.debugprint());
-            if let Err(why) = agree(want.clone(), jit.call(data), *exact, &jit) {
-                panic!("{} inputs on {threads} thread(s): {why}", inputs.len());
-            }
-        }
-    }
-}
-
-#[test]
 fn zero_rows_and_all_empty_rows() {
     for lengths in [vec![], vec![0, 0, 0]] {
         check(&[(10, 0, 0), (3, 0, 1), (11, 2, 0)], DType::F32, &lengths, &[1, 2, 3], 2).unwrap();
