@@ -275,6 +275,11 @@ pub struct ItemRows {
     pub block: Option<i64>,
     /// Bytes of one row's item in those slots (16-byte multiples, room for 8-byte values).
     pub row_bytes: i64,
+    /// Per reduction of a blocked loop: a bulk function computing its argument over the block's
+    /// values in the output buffer that keeps them ([`ReductionPlan::keep`]): the function's
+    /// argument is written there item by item (it reads per-row items), one call replaces the
+    /// block's values in place, then the fold and the outputs read them. Same bits as the IR.
+    pub bulk: Vec<Option<BulkCall>>,
 }
 
 /// The loop shape.
@@ -329,7 +334,7 @@ impl KernelPlan {
         let mut scratch = Vec::new();
         let stash = if spec.reductions().is_empty() { Vec::new() } else { stash_plan(spec) };
         let items = spec.item_width() > 1;
-        let reductions = spec
+        let reductions: Vec<ReductionPlan> = spec
             .reductions()
             .iter()
             .map(|red| {
@@ -348,7 +353,7 @@ impl KernelPlan {
             })
             .collect();
         let shape = if items {
-            Shape::Items(items_plan(spec, &mut scratch))
+            Shape::Items(items_plan(spec, target, &reductions, &mut scratch))
         } else if spec.rows() {
             Shape::Rows(rows_plan(spec, target, &mut scratch))
         } else {
@@ -381,8 +386,9 @@ fn chunked_plan(spec: &KernelSpec, target: Target, scratch: &mut Vec<Scratch>) -
 
 /// The item loop of `spec` (items of several values): parts of the lane type's width while
 /// they fit, then single columns (scalar kernels: single columns); blocks of rows pass by pass
-/// when there are several passes.
-fn items_plan(spec: &KernelSpec, scratch: &mut Vec<Scratch>) -> ItemRows {
+/// when there are several passes, a kept reduction argument that `target` evaluates in bulk
+/// (softmax's `exp(x - max)`) computed by one call per block.
+fn items_plan(spec: &KernelSpec, target: Target, reductions: &[ReductionPlan], scratch: &mut Vec<Scratch>) -> ItemRows {
     let width = spec.item_width() as i64;
     let lanes = spec.simd().map_or(width + 1, Elem::lanes);
     let mut parts = Vec::new();
@@ -400,7 +406,18 @@ fn items_plan(spec: &KernelSpec, scratch: &mut Vec<Scratch>) -> ItemRows {
         }
         ROW_BLOCK
     });
-    ItemRows { width, parts, block, row_bytes }
+    // In place only: the argument reads per-row items, which only the item loop has.
+    let bulk = reductions
+        .iter()
+        .map(|red| match (block, red.keep, red.arg) {
+            (Some(_), Some(_), ScalarRef::Node(n)) => match bulk_call(spec, target, n, &|_| false)? {
+                call @ BulkCall::InPlace { .. } => Some(call),
+                BulkCall::ExpSub { .. } => None,
+            },
+            _ => None,
+        })
+        .collect();
+    ItemRows { width, parts, block, row_bytes, bulk }
 }
 
 /// The row loop of `spec`.
@@ -689,6 +706,14 @@ impl fmt::Display for KernelPlan {
                         writeln!(f, ", in blocks of {rows} rows pass by pass, {} bytes a row's item", items.row_bytes)?
                     }
                     None => writeln!(f, ", one pass per row")?,
+                }
+                for (k, call) in items.bulk.iter().enumerate() {
+                    let (Some(call), Some(j)) = (call, self.reductions[k].keep) else { continue };
+                    writeln!(
+                        f,
+                        "  block pass r{k}: {} over the block's values in o{j}'s buffer: {call}; fold from it",
+                        name(self.reductions[k].arg)
+                    )?;
                 }
             }
             Shape::Rows(Rows::Blocked { rows, flat }) => {

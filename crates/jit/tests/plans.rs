@@ -288,8 +288,14 @@ fn item_rows_split_items_into_vectors_then_columns() {
     let parts = [(0, true), (4, false), (5, false)].map(|(column, vector)| Part { column, vector });
     assert_eq!((items.width, items.parts.as_slice(), items.block), (6, &parts[..], Some(8)), "{plan}");
     assert!(plan.reductions.iter().all(|r| r.fold == Fold::Columns), "{plan}");
-    // exp(x - max) is kept in the output's buffer for the division, as over scalar items.
+    // exp(x - max) is kept in the output's buffer for the division, as over scalar items, and
+    // computed there by one bulk call per block where the machine has the function.
     assert_eq!(plan.stash, [(1, 0)]);
+    let exp = BulkCall::InPlace { op: UnaryMath::Exp, arg: ScalarRef::Node(0) };
+    assert_eq!(items.bulk, [None, Some(exp)], "{plan}");
+    let plain = KernelPlan::new(&softmax(None).over_items(6), Target::with_bulk(false));
+    let Shape::Items(plain_items) = &plain.shape else { panic!("{plain}") };
+    assert_eq!(plain_items.bulk, [None, None], "{plain}");
     assert_eq!(plan.split, Split::Rows);
     let uses: Vec<ScratchUse> = plan.scratch.iter().map(|s| s.holds).collect();
     assert_eq!(uses, [ScratchUse::RowValues(0), ScratchUse::RowValues(1)]);

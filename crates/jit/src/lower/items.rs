@@ -18,8 +18,9 @@ use super::fold::emit_mean;
 use super::lanes::emit_op;
 use super::loops::emit_loop;
 use super::scalar::emit_scalar_op;
+use crate::callees;
 use crate::kernel::FusedParams;
-use crate::plan::{ItemRows, Part, ReductionPlan};
+use crate::plan::{BulkCall, ItemRows, Part, ReductionPlan};
 
 /// Per-row inputs of one row as each part sees them: `[part][graph input]`.
 type PartValues = Vec<Vec<RowValue>>;
@@ -91,7 +92,7 @@ pub(super) fn emit_items(
             let (start, end, values) = row_start(b, r);
             match plan.reductions.first() {
                 Some(red) => {
-                    let result = emit_item_reduction(b, e, items, red, (start, end), &values, None);
+                    let result = emit_item_reduction(b, e, items, red, (start, end), &values, None, &[]);
                     store_results(b, r, 0, &result);
                 }
                 None => emit_item_outputs(b, e, items, (start, end), &values, &out_stash),
@@ -122,11 +123,38 @@ pub(super) fn emit_items(
         let short = b.ins().icmp(IntCC::UnsignedLessThan, past, p.end);
         let last = b.ins().select(short, past, p.end);
         for (k, red) in plan.reductions.iter().enumerate() {
+            // A bulk argument: written item by item into the buffer keeping it, replaced in
+            // place by one call over the block's values, then folded from there.
+            let mut keep = red.keep.map(|j| e.out_ptrs[j]);
+            let mut stash = Vec::new();
+            if let (Some(BulkCall::InPlace { op, arg }), Some(buf), ScalarRef::Node(n)) = (items.bulk[k], keep, red.arg)
+            {
+                let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
+                    let (start, end, mut values) = row_start(b, r);
+                    earlier(b, &mut values, first, r, k);
+                    emit_item_map(b, e, items, (start, end), &values, &[(arg, buf)], &[]);
+                    Vec::new()
+                });
+                let dtype = spec.graph().dtype(red.arg);
+                let value_at = |b: &mut FunctionBuilder, r: Value| {
+                    let off = b.ins().imul_imm_s(r, 8);
+                    let at = b.ins().iadd(p.splits, off);
+                    let item = b.ins().load(types::I64, mem(), at, 0);
+                    b.ins().imul_imm_s(item, width)
+                };
+                let (s0, s1) = (value_at(b, first), value_at(b, last));
+                let data = e.addr(b, buf, s0, dtype);
+                let count = b.ins().isub(s1, s0);
+                let callee =
+                    callees::bulk_in_place(op).expect("plans for this machine call only the bulk functions it has");
+                callees::emit_call(b, callee, &[data, count]);
+                keep = None;
+                stash.push((n, buf));
+            }
             let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
                 let (start, end, mut values) = row_start(b, r);
                 earlier(b, &mut values, first, r, k);
-                let keep = red.keep.map(|j| e.out_ptrs[j]);
-                let result = emit_item_reduction(b, e, items, red, (start, end), &values, keep);
+                let result = emit_item_reduction(b, e, items, red, (start, end), &values, keep, &stash);
                 store_results(b, r, k, &result);
                 let dtype = spec.graph().inputs()[n_ops + k];
                 let at = slot_entry(b, k, first, r);
@@ -151,11 +179,24 @@ fn emit_item_outputs(
     b: &mut FunctionBuilder,
     e: &Emitter<'_>,
     items: &ItemRows,
-    (start, end): (Value, Value),
+    range: (Value, Value),
     values: &PartValues,
     stash: &[(usize, Value)],
 ) {
-    let outs = e.element_outputs();
+    emit_item_map(b, e, items, range, values, &e.element_outputs(), stash);
+}
+
+/// `outs`' expressions over items `start..end`, part by part, each stored into its buffer (the
+/// address of element 0).
+fn emit_item_map(
+    b: &mut FunctionBuilder,
+    e: &Emitter<'_>,
+    items: &ItemRows,
+    (start, end): (Value, Value),
+    values: &PartValues,
+    outs: &[(ScalarRef, Value)],
+    stash: &[(usize, Value)],
+) {
     if outs.is_empty() {
         return;
     }
@@ -179,7 +220,9 @@ fn emit_item_outputs(
 /// in item order from the reference's identity with the reference's combining op (the lane
 /// lowering of the same scalar op in vector kernels); means divide each column's sum by the
 /// count as the reference does. `keep`: a buffer the argument is also stored into (the
-/// output-buffer stash). Returns the result part by part.
+/// output-buffer stash); `stash`: nodes read from a buffer instead of computed (an argument
+/// computed in bulk). Returns the result part by part.
+#[allow(clippy::too_many_arguments)]
 fn emit_item_reduction(
     b: &mut FunctionBuilder,
     e: &Emitter<'_>,
@@ -188,6 +231,7 @@ fn emit_item_reduction(
     (start, end): (Value, Value),
     values: &PartValues,
     keep: Option<Value>,
+    stash: &[(usize, Value)],
 ) -> Vec<Value> {
     let dtype = e.spec.graph().dtype(red.arg);
     let identity = dispatch_dtype!(dtype,
@@ -201,7 +245,7 @@ fn emit_item_reduction(
         let mut next = Vec::with_capacity(acc.len());
         for (q, part) in items.parts.iter().enumerate() {
             let idx = b.ins().iadd_imm_s(first, part.column);
-            let x = e.eval(b, &[red.arg], idx, part.vector, &values[q], &[])[0];
+            let x = e.eval(b, &[red.arg], idx, part.vector, &values[q], stash)[0];
             if let Some(base) = keep {
                 let a = e.addr(b, base, idx, dtype);
                 b.ins().store(mem(), x, a, 0);
