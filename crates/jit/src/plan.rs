@@ -116,6 +116,10 @@ pub enum Fold {
     /// folded in item order from the reference's identity with its combining op, so the
     /// reference's bits (vector kernels fold several columns per instruction, never reassociate).
     Columns,
+    /// Float max / min over items of vector kernels: each column in item order with one
+    /// NaN-dropping `maxps` / `minps` per part and a NaN flag; a row that held a NaN or has a zero
+    /// in its result folds again as [`Fold::Columns`], so every row has the exact fold's bits.
+    ColumnsDroppingNans,
 }
 
 /// A precompiled function of [`crate::bulk`] a kernel calls on a scratch buffer.
@@ -340,6 +344,7 @@ impl KernelPlan {
             .map(|red| {
                 let float = simd.and_then(Elem::float).is_some();
                 let fold = match (simd, red.kind) {
+                    (Some(_), ReduceKind::Max | ReduceKind::Min) if items && float => Fold::ColumnsDroppingNans,
                     _ if items => Fold::Columns,
                     (None, _) => Fold::Ordered,
                     (Some(_), ReduceKind::Max | ReduceKind::Min) if float => Fold::DroppingNans,
@@ -657,6 +662,9 @@ impl fmt::Display for KernelPlan {
                 Fold::Vector => "vector",
                 Fold::DroppingNans => "vector dropping NaNs, exact refold of rows with a NaN or a zero result",
                 Fold::Columns => "each column in item order",
+                Fold::ColumnsDroppingNans => {
+                    "each column in item order dropping NaNs, exact refold of rows with a NaN or a zero result"
+                }
             };
             write!(f, "reduction r{k}: {} of {} -> i{}, fold {fold}", red.kind.name(), name(red.arg), n_ops + k)?;
             if red.kind == ReduceKind::Mean {

@@ -228,7 +228,7 @@ fn begin_row_fold(b: &mut FunctionBuilder, elem: Elem, start: Value, end: Value,
 
 /// `x` if it beats `acc` (is greater for `max`, less otherwise), else `acc`, in the operand order
 /// x86 lowers to one `maxps` / `minps` (`maxss` / `minss` on scalars): a NaN `x` leaves `acc`.
-fn pick_ordered(b: &mut FunctionBuilder, max: bool, acc: Value, x: Value) -> Value {
+pub(super) fn pick_ordered(b: &mut FunctionBuilder, max: bool, acc: Value, x: Value) -> Value {
     let beats = if max { b.ins().fcmp(FloatCC::LessThan, acc, x) } else { b.ins().fcmp(FloatCC::LessThan, x, acc) };
     let ty = b.func.dfg.value_type(acc);
     if ty.is_vector() {

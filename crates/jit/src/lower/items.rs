@@ -6,7 +6,7 @@
 //! op, so they give the reference's bits; several passes run over blocks of rows, each row's
 //! results kept in a stack slot.
 
-use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, InstBuilder, StackSlot, Value};
 use cranelift_frontend::FunctionBuilder;
 use ragtime_core::{dispatch_dtype, DType};
@@ -14,13 +14,13 @@ use ragtime_fused::{OperandKind, RowOutput, ScalarConst, ScalarRef};
 use ragtime_ops::reduce::ReduceKind;
 
 use super::expr::{mem, Both, Emitter, RowValue};
-use super::fold::emit_mean;
+use super::fold::{emit_mean, pick_ordered};
 use super::lanes::emit_op;
 use super::loops::emit_loop;
 use super::scalar::emit_scalar_op;
 use crate::callees;
 use crate::kernel::FusedParams;
-use crate::plan::{BulkCall, ItemRows, Part, ReductionPlan};
+use crate::plan::{BulkCall, Fold, ItemRows, Part, ReductionPlan};
 
 /// Per-row inputs of one row as each part sees them: `[part][graph input]`.
 type PartValues = Vec<Vec<RowValue>>;
@@ -240,16 +240,61 @@ fn emit_item_reduction(
         string => ScalarConst::from_value(0i64));
     let init: Vec<Value> = items.parts.iter().map(|part| e.scalar_const(b, &identity, part.vector)).collect();
     let combine = red.kind.combine();
+    let arg = |b: &mut FunctionBuilder, idx: Value, q: usize, vector: bool| {
+        let x = e.eval(b, &[red.arg], idx, vector, &values[q], stash)[0];
+        if let Some(base) = keep {
+            let a = e.addr(b, base, idx, dtype);
+            b.ins().store(mem(), x, a, 0);
+        }
+        x
+    };
+    let done = (red.fold == Fold::ColumnsDroppingNans).then(|| {
+        // One `maxps` / `minps` a part and a NaN flag (Cranelift's NaN-exact `fmax` is eight
+        // instructions); a row that held a NaN or has a zero in its result (whose sign depends on
+        // the order of ±0) folds again exactly below.
+        let max = red.kind == ReduceKind::Max;
+        let is_nan = |b: &mut FunctionBuilder, x: Value| b.ins().fcmp(FloatCC::Unordered, x, x);
+        let flags: Vec<Value> = init.iter().map(|&v| is_nan(b, v)).collect();
+        let carried: Vec<Value> = init.iter().chain(&flags).copied().collect();
+        let n = items.parts.len();
+        let folded = emit_loop(b, e.ptr, start, end, 1, &carried, &mut |b, item, acc| {
+            let first = b.ins().imul_imm_s(item, items.width);
+            let mut next = acc.to_vec();
+            for (q, part) in items.parts.iter().enumerate() {
+                let idx = b.ins().iadd_imm_s(first, part.column);
+                let x = arg(b, idx, q, part.vector);
+                next[q] = pick_ordered(b, max, acc[q], x);
+                let x_nan = is_nan(b, x);
+                next[n + q] = b.ins().bor(acc[n + q], x_nan);
+            }
+            next
+        });
+        let mut rare = b.ins().iconst(types::I8, 0);
+        for (q, part) in items.parts.iter().enumerate() {
+            // Float vector kernels are float32 or float64.
+            let zero = if dtype == DType::F32 { ScalarConst::from_value(0f32) } else { ScalarConst::from_value(0f64) };
+            let zero = e.scalar_const(b, &zero, part.vector);
+            let is_zero = b.ins().fcmp(FloatCC::Equal, folded[q], zero);
+            let flag = b.ins().bor(folded[n + q], is_zero);
+            let flag = if part.vector { b.ins().vany_true(flag) } else { flag };
+            rare = b.ins().bor(rare, flag);
+        }
+        let (exact, done) = (b.create_block(), b.create_block());
+        for &v in &folded[..n] {
+            let ty = b.func.dfg.value_type(v);
+            b.append_block_param(done, ty);
+        }
+        let args: Vec<_> = folded[..n].iter().map(|&v| v.into()).collect();
+        b.ins().brif(rare, exact, &[], done, &args);
+        b.switch_to_block(exact);
+        done
+    });
     let accs = emit_loop(b, e.ptr, start, end, 1, &init, &mut |b, item, acc| {
         let first = b.ins().imul_imm_s(item, items.width);
         let mut next = Vec::with_capacity(acc.len());
         for (q, part) in items.parts.iter().enumerate() {
             let idx = b.ins().iadd_imm_s(first, part.column);
-            let x = e.eval(b, &[red.arg], idx, part.vector, &values[q], stash)[0];
-            if let Some(base) = keep {
-                let a = e.addr(b, base, idx, dtype);
-                b.ins().store(mem(), x, a, 0);
-            }
+            let x = arg(b, idx, q, part.vector);
             next.push(match e.spec.simd() {
                 Some(elem) => emit_op(b, elem, combine, &[acc[q], x]),
                 None => emit_scalar_op(b, combine, dtype, &[dtype, dtype], &[acc[q], x]).0,
@@ -257,6 +302,12 @@ fn emit_item_reduction(
         }
         next
     });
+    if let Some(done) = done {
+        let args: Vec<_> = accs.iter().map(|&v| v.into()).collect();
+        b.ins().jump(done, &args);
+        b.switch_to_block(done);
+        return b.block_params(done).to_vec();
+    }
     if red.kind != ReduceKind::Mean {
         return accs;
     }
