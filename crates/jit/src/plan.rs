@@ -13,7 +13,7 @@ use ragtime_ops::elemwise::ScalarOp;
 use ragtime_ops::reduce::ReduceKind;
 
 use crate::elem::Elem;
-use crate::spec::KernelSpec;
+use crate::spec::{expression, KernelSpec};
 use crate::vmath::UnaryMath;
 
 /// Vectors per iteration of the main loops.
@@ -169,6 +169,9 @@ pub enum ScratchUse {
     Expanded(usize),
     /// The range a row loop's prefetch routine reads (see [`Prefetch`]).
     PrefetchRange,
+    /// Hoisted per-row value `j` (`KernelSpec::hoisted`) for each row of a block, computed for
+    /// several rows per vector after the block's folds.
+    HoistedValues(usize),
 }
 
 /// A stack buffer of the kernel's frame (16-byte aligned).
@@ -446,6 +449,16 @@ fn rows_plan(spec: &KernelSpec, target: Target, scratch: &mut Vec<Scratch>) -> R
     for k in 0..spec.reductions().len() {
         scratch.push(Scratch { bytes: ROW_BLOCK.max(FLAT_ROWS) * ROW_VALUE_BYTES, holds: ScratchUse::RowValues(k) });
     }
+    // Vector kernels compute the hoisted per-row values of a block's rows a vector of rows at a
+    // time (a log-softmax's `log(sum)`: one polynomial per row was a third of its time).
+    if spec.simd().is_some() {
+        for j in 0..spec.hoisted().len() {
+            scratch.push(Scratch {
+                bytes: ROW_BLOCK.max(FLAT_ROWS) * ROW_VALUE_BYTES,
+                holds: ScratchUse::HoistedValues(j),
+            });
+        }
+    }
     Rows::Blocked { rows: ROW_BLOCK, flat: flat_blocks(spec, target, scratch) }
 }
 
@@ -537,27 +550,6 @@ fn bulk_call(spec: &KernelSpec, target: Target, n: usize, flat_input: &dyn Fn(us
         }
     }
     Some(BulkCall::InPlace { op, arg })
-}
-
-/// What the expressions `roots` read, not looking below the nodes in `stop` (whose values are
-/// read from a buffer): `(nodes, inputs)`, one flag per node and per graph input.
-pub(crate) fn expression(graph: &ScalarGraph, roots: &[ScalarRef], stop: &[usize]) -> (Vec<bool>, Vec<bool>) {
-    let mut nodes = vec![false; graph.nodes().len()];
-    let mut inputs = vec![false; graph.inputs().len()];
-    let mut stack = roots.to_vec();
-    while let Some(r) = stack.pop() {
-        match r {
-            ScalarRef::Node(j) => {
-                let first_visit = !std::mem::replace(&mut nodes[j], true);
-                if first_visit && !stop.contains(&j) {
-                    stack.extend(graph.nodes()[j].args.iter().copied());
-                }
-            }
-            ScalarRef::Input(i) => inputs[i] = true,
-            ScalarRef::Const(_) => {}
-        }
-    }
-    (nodes, inputs)
 }
 
 /// True when computing the expressions `roots` (not below the nodes in `stop`) takes an
@@ -672,6 +664,9 @@ impl fmt::Display for KernelPlan {
             }
             writeln!(f)?;
         }
+        for &(n, i) in spec.hoisted() {
+            writeln!(f, "row value i{i}: %{n}, computed once per row")?;
+        }
         for (j, out) in spec.outputs().iter().enumerate() {
             match *out {
                 RowOutput::Elements(r) => writeln!(f, "output o{j}: elements {}", name(r))?,
@@ -764,6 +759,10 @@ impl fmt::Display for KernelPlan {
                 ScratchUse::FlatArg(k) => format!("r{k}'s argument over a flat block"),
                 ScratchUse::Expanded(i) => format!("i{i} expanded over a flat block"),
                 ScratchUse::PrefetchRange => "the prefetch routine's range".to_string(),
+                ScratchUse::HoistedValues(j) => {
+                    let input = spec.hoisted().get(j).map_or(0, |&(_, i)| i);
+                    format!("i{input}'s row values, a vector of rows at a time")
+                }
             };
             writeln!(f, "scratch s{s}: {} bytes, {what}", scratch.bytes)?;
         }

@@ -48,10 +48,13 @@ pub struct KernelSpec {
     /// Values per item of a row kernel: 1 for scalar items, `k` for the items of `[.., *, k]`
     /// values (see `RowKernel::over_items`).
     item_width: usize,
+    /// Per-row values computed once per row (see [`KernelSpec::hoisted`]).
+    hoisted: Vec<(usize, usize)>,
 }
 
 impl KernelSpec {
-    /// The scalar computation. Inputs: the op's operands, then one per reduction.
+    /// The scalar computation. Inputs: the op's operands, then one per reduction, then one per
+    /// hoisted per-row value ([`KernelSpec::hoisted`]).
     pub fn graph(&self) -> &ScalarGraph {
         &self.graph
     }
@@ -75,6 +78,17 @@ impl KernelSpec {
     /// vector kernels and every op a vector lowering ([`vector_op`]); `None` for scalar loops.
     pub fn simd(&self) -> Option<Elem> {
         self.simd
+    }
+
+    /// Per-row values of a row kernel's element outputs computed once per row, not at every
+    /// element: `(node, input)`, node `node` (an expression of per-row operands, reduction results,
+    /// scalars and constants: `log(sum)` of a log-softmax, `rsqrt(variance)` of a layer norm)
+    /// read by the element expressions as graph input `input`, a per-row input like a
+    /// reduction's result. The node stays in the graph (reading the per-row inputs) for the row's
+    /// evaluation. None when a reduction reads such a value (a pass cannot read what is computed
+    /// after the passes).
+    pub fn hoisted(&self) -> &[(usize, usize)] {
+        &self.hoisted
     }
 
     /// Values per item of a row kernel (1 for scalar items and for flat kernels).
@@ -138,15 +152,95 @@ impl KernelSpec {
                 return None;
             }
         }
+        let simd = simd_elem(graph, reductions, outputs);
+        let (graph, hoisted) = hoist_row_values(graph, operands, reductions, outputs);
         Some(KernelSpec {
-            graph: graph.clone(),
+            graph,
             operands: operands.to_vec(),
             reductions: reductions.to_vec(),
             outputs: outputs.to_vec(),
-            simd: simd_elem(graph, reductions, outputs),
+            simd,
             item_width: 1,
+            hoisted,
         })
     }
+}
+
+/// The graph with its per-row values hoisted out of the element expressions (see
+/// [`KernelSpec::hoisted`]), and the hoisted `(node, input)` pairs. A node is per-row when it
+/// reads per-row inputs (per-row operands, reduction results) and otherwise only scalars,
+/// constants and per-row nodes; those that an element-level node reads are hoisted, bools
+/// excepted (they are lane masks in vector kernels, never stored).
+fn hoist_row_values(
+    graph: &ScalarGraph,
+    operands: &[OperandKind],
+    reductions: &[RowReduction],
+    outputs: &[RowOutput],
+) -> (ScalarGraph, Vec<(usize, usize)>) {
+    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+    enum Level {
+        Constant,
+        Row,
+        Element,
+    }
+    let n_ops = operands.len();
+    let level_of = |levels: &[Level], r: ScalarRef| match r {
+        ScalarRef::Input(i) if i >= n_ops || operands[i] == OperandKind::PerRow => Level::Row,
+        ScalarRef::Input(i) if operands[i] == OperandKind::Scalar => Level::Constant,
+        ScalarRef::Input(_) => Level::Element,
+        ScalarRef::Node(j) => levels[j],
+        ScalarRef::Const(_) => Level::Constant,
+    };
+    let mut levels: Vec<Level> = Vec::with_capacity(graph.nodes().len());
+    for node in graph.nodes() {
+        let level = node.args.iter().map(|&a| level_of(&levels, a)).max().unwrap_or(Level::Constant);
+        levels.push(level);
+    }
+    let unchanged = (graph.clone(), Vec::new());
+    let args: Vec<ScalarRef> = reductions.iter().map(|r| r.arg).collect();
+    let (read_by_passes, _) = expression(graph, &args, &[]);
+    let row_output = RowOutput::elements(outputs).iter().any(|&r| level_of(&levels, r) == Level::Row);
+    if row_output || (0..levels.len()).any(|j| read_by_passes[j] && levels[j] == Level::Row) {
+        return unchanged;
+    }
+    let mut hoisted: Vec<(usize, usize)> = Vec::new();
+    for (j, node) in graph.nodes().iter().enumerate() {
+        if levels[j] != Level::Element {
+            continue;
+        }
+        for &a in &node.args {
+            if let ScalarRef::Node(h) = a {
+                let wanted = levels[h] == Level::Row && graph.nodes()[h].dtype != DType::Bool;
+                if wanted && !hoisted.iter().any(|&(n, _)| n == h) {
+                    hoisted.push((h, graph.inputs().len() + hoisted.len()));
+                }
+            }
+        }
+    }
+    if hoisted.is_empty() {
+        return unchanged;
+    }
+    let mut inputs = graph.inputs().to_vec();
+    inputs.extend(hoisted.iter().map(|&(h, _)| graph.nodes()[h].dtype));
+    let mut rebuilt = ScalarGraph::new(inputs);
+    let input_of = |r: ScalarRef| match r {
+        ScalarRef::Node(h) => hoisted.iter().find(|&&(n, _)| n == h).map_or(r, |&(_, i)| ScalarRef::Input(i)),
+        other => other,
+    };
+    for (j, node) in graph.nodes().iter().enumerate() {
+        let args: Vec<ScalarRef> = if levels[j] == Level::Element {
+            node.args.iter().map(|&a| input_of(a)).collect()
+        } else {
+            node.args.clone()
+        };
+        if rebuilt.push(node.op, args).is_err() {
+            return unchanged;
+        }
+    }
+    if rebuilt.set_outputs(graph.outputs().to_vec()).is_err() {
+        return unchanged;
+    }
+    (rebuilt, hoisted)
 }
 
 /// The vector lane type of a kernel whose inputs, constants, outputs and non-bool nodes all have
@@ -192,4 +286,25 @@ fn node_lowered(op: ScalarOp, dtypes: &[DType]) -> bool {
 /// in scalar loops.
 pub fn vector_op(op: ScalarOp, dtype: DType) -> bool {
     Elem::of(dtype).is_some_and(|elem| crate::lower::lanes::lane_op(elem, op).is_some())
+}
+
+/// What the expressions `roots` read, not looking below the nodes in `stop` (whose values are
+/// read from a buffer): `(nodes, inputs)`, one flag per node and per graph input.
+pub(crate) fn expression(graph: &ScalarGraph, roots: &[ScalarRef], stop: &[usize]) -> (Vec<bool>, Vec<bool>) {
+    let mut nodes = vec![false; graph.nodes().len()];
+    let mut inputs = vec![false; graph.inputs().len()];
+    let mut stack = roots.to_vec();
+    while let Some(r) = stack.pop() {
+        match r {
+            ScalarRef::Node(j) => {
+                let first_visit = !std::mem::replace(&mut nodes[j], true);
+                if first_visit && !stop.contains(&j) {
+                    stack.extend(graph.nodes()[j].args.iter().copied());
+                }
+            }
+            ScalarRef::Input(i) => inputs[i] = true,
+            ScalarRef::Const(_) => {}
+        }
+    }
+    (nodes, inputs)
 }

@@ -64,6 +64,9 @@ struct Group {
     space: Space,
     members: Vec<ApplyId>,
     reductions: usize,
+    /// Members computing per-row values from the group's reductions (`log(sum)` of a
+    /// log-softmax, `rsqrt(variance)` of a layer norm), which only element-level members read.
+    per_row: Vec<ApplyId>,
 }
 
 /// The values per item of a rows space (the innermost rows of a ragged tensor whose items are
@@ -233,6 +236,11 @@ pub(crate) fn fuse(fg: &mut FunctionGraph, kind: Kind) -> Result<usize> {
         // member's group as an output; otherwise it is a row reduction of its own space.
         let fold = if kind == Kind::Rows { outer_fold(fg, node, &mut classes) } else { None };
         let mut chosen = fold.and_then(|(space, x)| owner_group(x).filter(|&g| groups[g].space == space && convex(g)));
+        let mut per_row = false;
+        if chosen.is_none() && kind == Kind::Rows {
+            chosen = per_row_group(fg, node, &groups, &owner_group).filter(|&g| convex(g));
+            per_row = chosen.is_some();
+        }
         if let Some(c) = candidate(fg, node, &mut classes, kind).filter(|_| chosen.is_none()) {
             let is_reduce = fg.node(node).is_some_and(|a| a.op.as_any().is::<Reduce>());
             let siblings = c.links.iter().filter(|_| is_reduce).flat_map(|v| readers.get(v).into_iter().flatten());
@@ -243,12 +251,20 @@ pub(crate) fn fuse(fg: &mut FunctionGraph, kind: Kind) -> Result<usize> {
                 .chain(siblings.copied())
                 .find(|&g| groups[g].space == c.space && convex(g))
                 .or_else(|| {
-                    groups.push(Group { space: c.space.clone(), members: Vec::new(), reductions: 0 });
+                    groups.push(Group {
+                        space: c.space.clone(),
+                        members: Vec::new(),
+                        reductions: 0,
+                        per_row: Vec::new(),
+                    });
                     Some(groups.len() - 1)
                 });
         }
         if let Some(g) = chosen {
             groups[g].members.push(node);
+            if per_row {
+                groups[g].per_row.push(node);
+            }
             if fg.node(node).is_some_and(|a| a.op.as_any().is::<Reduce>()) {
                 groups[g].reductions += 1;
             }
@@ -265,6 +281,9 @@ pub(crate) fn fuse(fg: &mut FunctionGraph, kind: Kind) -> Result<usize> {
             reach.insert(o, reach_in.clone());
         }
     }
+    for group in &mut groups {
+        without_per_row_outputs(fg, group);
+    }
     let mut built = 0;
     for group in &groups {
         let wanted = match kind {
@@ -276,6 +295,78 @@ pub(crate) fn fuse(fg: &mut FunctionGraph, kind: Kind) -> Result<usize> {
         }
     }
     Ok(built)
+}
+
+/// The row group a per-row elementwise node joins, if any: every input a constant, a scalar or a
+/// per-row value of the group's rows space (at least one computed by the group: a reduction or
+/// another such member), and every client an elementwise node (never a graph output), so that
+/// only element-level members read it and the kernel computes it once per row. A member that a
+/// node outside the group reads after all leaves the group again (`without_per_row_outputs`).
+fn per_row_group(
+    fg: &FunctionGraph,
+    node: ApplyId,
+    groups: &[Group],
+    owner_group: &dyn Fn(VarId) -> Option<usize>,
+) -> Option<usize> {
+    let apply = fg.node(node)?;
+    apply.op.as_any().downcast_ref::<Elemwise>()?;
+    let out = *apply.outputs.first()?;
+    if fg.var(out)?.ty.dtype() == DType::String {
+        return None;
+    }
+    let clients_ok = fg.clients(out).iter().all(|c| match c {
+        ragtime_graph::Client::Node { node, .. } => fg.node(*node).is_some_and(|a| a.op.as_any().is::<Elemwise>()),
+        ragtime_graph::Client::Output(_) => false,
+    });
+    if !clients_ok {
+        return None;
+    }
+    let g = apply.inputs.iter().find_map(|&v| owner_group(v).filter(|&g| groups[g].reductions > 0))?;
+    let space = &groups[g].space;
+    let lines_up = apply.inputs.iter().all(|&v| {
+        inlined_const(fg, v).is_some()
+            || fg
+                .var(v)
+                .is_some_and(|x| x.ty.dtype() != DType::String && (x.ty.rank() == 0 || is_per_row(&x.ty, space, true)))
+    });
+    lines_up.then_some(g)
+}
+
+/// Takes out of `group` its per-row members that a node outside the group reads, with every
+/// member computed from them: the kernel returns per-row values of its reductions only, so such
+/// a value is computed after the kernel, as without the per-row members (and so are the members
+/// reading it, which could not be in the group then either).
+fn without_per_row_outputs(fg: &FunctionGraph, group: &mut Group) {
+    loop {
+        let members: std::collections::HashSet<ApplyId> = group.members.iter().copied().collect();
+        let read_outside = |m: ApplyId| {
+            fg.node(m).is_some_and(|a| {
+                a.outputs.iter().any(|&o| {
+                    fg.clients(o).iter().any(|c| match c {
+                        ragtime_graph::Client::Node { node, .. } => !members.contains(node),
+                        ragtime_graph::Client::Output(_) => true,
+                    })
+                })
+            })
+        };
+        let Some(&first) = group.per_row.iter().find(|&&m| read_outside(m)) else { return };
+        // Members in topological order: each one reading a removed member goes too.
+        let mut removed: std::collections::HashSet<ApplyId> = std::collections::HashSet::from([first]);
+        let mut removed_vars: std::collections::HashSet<VarId> =
+            fg.node(first).map(|a| a.outputs.iter().copied().collect()).unwrap_or_default();
+        for &m in &group.members {
+            let Some(a) = fg.node(m) else { continue };
+            if a.inputs.iter().any(|v| removed_vars.contains(v)) {
+                removed.insert(m);
+                removed_vars.extend(a.outputs.iter().copied());
+            }
+        }
+        let reductions_removed =
+            removed.iter().filter(|&&m| fg.node(m).is_some_and(|a| a.op.as_any().is::<Reduce>())).count();
+        group.reductions -= reductions_removed;
+        group.members.retain(|m| !removed.contains(m));
+        group.per_row.retain(|m| !removed.contains(m));
+    }
 }
 
 /// Replaces a group by one fused op; `false` when that would make a cycle.

@@ -204,6 +204,41 @@ fn row_ops_fuse_into_one_row_kernel() {
     assert!(names[0].starts_with("RowKernel{r0 = reduce_mean(i0); r1 = reduce_mean(square(i0 - r0))"), "{names:?}");
 }
 
+/// Maps of a row kernel's per-row results that only element-level members read (layer norm's
+/// `rsqrt(variance + eps)`) join the kernel; one that a node outside reads (logsumexp's
+/// `max + log(sum)`) is computed after it, with whatever reads it.
+#[test]
+fn per_row_maps_of_reductions_join_the_row_kernel_when_only_its_elements_read_them() {
+    let (mut g, x, v) = rx();
+    let m = apply(&mut g, Arc::new(Reduce::new(ReduceKind::Mean, Some(1), true)), &[x]);
+    let c = apply(&mut g, ew(ScalarOp::Subtract), &[x, m]);
+    let sq = apply(&mut g, ew(ScalarOp::Square), &[c]);
+    let var = apply(&mut g, Arc::new(Reduce::new(ReduceKind::Mean, Some(1), true)), &[sq]);
+    let eps = f32c(&mut g, 1e-5);
+    let shifted = apply(&mut g, ew(ScalarOp::Add), &[var, eps]);
+    let r = apply(&mut g, ew(ScalarOp::Rsqrt), &[shifted]);
+    let y = apply(&mut g, ew(ScalarOp::Multiply), &[c, r]);
+    let (n, names) = check(&g, &[x], &[y], std::slice::from_ref(&v), &[]);
+    assert_eq!(n, 1, "{names:?}");
+    assert!(names[0].contains("out = (i0 - r0) * rsqrt(r1 + 0.00001)"), "{names:?}");
+    // The same per-row value also returned: it is computed after the kernel, and so is the
+    // element map reading it.
+    let (n, names) = check(&g, &[x], &[y, r], std::slice::from_ref(&v), &[]);
+    assert_eq!(n, 3, "{names:?}");
+    assert!(names.iter().any(|n| n.starts_with("RowKernel{r0 = reduce_mean(i0); r1 = reduce_mean(")), "{names:?}");
+    // logsumexp: `max + log(sum)` is the result, so only the reductions are fused.
+    let (mut g, x, v) = rx();
+    let mx = apply(&mut g, Arc::new(Reduce::new(ReduceKind::Max, Some(1), true)), &[x]);
+    let d = apply(&mut g, ew(ScalarOp::Subtract), &[x, mx]);
+    let e = apply(&mut g, ew(ScalarOp::Exp), &[d]);
+    let s = apply(&mut g, Arc::new(Reduce::new(ReduceKind::Sum, Some(1), true)), &[e]);
+    let l = apply(&mut g, ew(ScalarOp::Log), &[s]);
+    let lse = apply(&mut g, ew(ScalarOp::Add), &[mx, l]);
+    let (n, names) = check(&g, &[x], &[lse], &[v], &[]);
+    assert_eq!(n, 2, "{names:?}");
+    assert!(names.iter().any(|n| n == "RowKernel{r0 = reduce_max(i0); r1 = reduce_sum(exp(i0 - r0))}"), "{names:?}");
+}
+
 #[test]
 fn fused_ops_fall_back_to_the_original_ops_on_broadcasts_they_do_not_cover() {
     // x: [?, *] and y: [?, *] of different partitions with one row each side broadcasting.
@@ -346,9 +381,12 @@ fn ragged_softmax_expands_into_one_row_kernel_with_the_same_bits() {
             // Bit-identical to the Softmax op, special rows included.
             let (n, names) = check(&g, &[x], &[y], &[v], &[]);
             assert!(names[0].starts_with("RowKernel{"), "{names:?}");
-            // softmax is one row kernel; log_softmax's per-row `log(sum)` and the final subtraction
-            // stay two small composites (row fusion does not take maps of reduction results yet).
-            assert_eq!(n, if log { 3 } else { 1 }, "{names:?}");
+            // Both are one row kernel: log_softmax's per-row `log(sum)` is a member computed once
+            // per row, and the final subtraction an element output of the kernel.
+            assert_eq!(n, 1, "{names:?}");
+            if log {
+                assert!(names[0].contains("out = (i0 - r0) - log(r1)"), "{names:?}");
+            }
             assert!(names.iter().all(|n| !n.contains("Softmax")), "{names:?}");
             let (_, kept) =
                 check(&g, &[x], &[y], &[ragged![[1.0f32]].unwrap().cast(dtype).unwrap()], &["local_expand_softmax"]);

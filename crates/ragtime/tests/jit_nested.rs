@@ -33,7 +33,7 @@ fn build(g: &Graph, dtype: DType, rank: usize, width: Option<usize>, steps: &[St
     for &(what, a, b) in steps {
         let r = |k: u8| ragged[k as usize % ragged.len()].clone();
         let p = |k: u8| per_row[k as usize % per_row.len()].clone();
-        let v = match what % 15 {
+        let v = match what % 16 {
             0 => r(a) + r(b),
             1 => r(a) - p(b),
             2 => r(a) * r(b),
@@ -56,6 +56,12 @@ fn build(g: &Graph, dtype: DType, rank: usize, width: Option<usize>, steps: &[St
                     2 => r(a).reduce_max(keepdims(inner)),
                     _ => r(a).reduce_min(keepdims(inner)),
                 });
+                continue;
+            }
+            15 => {
+                // A map of per-row values (a log-softmax's `log(sum)`, here kept finite): computed
+                // once per row inside the row kernel when only its elements read them.
+                per_row.push((p(a) * p(b)).abs().sqrt() + 1.0);
                 continue;
             }
             11 => {

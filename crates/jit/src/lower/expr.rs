@@ -109,6 +109,21 @@ impl Emitter<'_> {
         }
     }
 
+    /// The current row's hoisted per-row values ([`KernelSpec::hoisted`]), computed once from
+    /// the per-row inputs already in `row_values` (per-row operands, reduction results) and put
+    /// there as the row's values of their graph inputs.
+    pub(super) fn hoist(&self, b: &mut FunctionBuilder, row_values: &mut [RowValue]) {
+        if self.spec.hoisted().is_empty() {
+            return;
+        }
+        // Per-row expressions read no element, so the index is never used.
+        let idx = b.ins().iconst(self.ptr, 0);
+        for &(node, input) in self.spec.hoisted() {
+            let v = self.eval(b, &[ScalarRef::Node(node)], idx, false, row_values, &[])[0];
+            row_values[input] = RowValue::Row(self.both(b, v));
+        }
+    }
+
     /// Address of element `idx` of buffer `base` holding `dtype` values.
     pub(super) fn addr(&self, b: &mut FunctionBuilder, base: Value, idx: Value, dtype: DType) -> Value {
         let off = b.ins().imul_imm_s(idx, dtype.size_of() as i64);

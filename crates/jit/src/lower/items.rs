@@ -95,7 +95,11 @@ pub(super) fn emit_items(
                     let result = emit_item_reduction(b, e, items, red, (start, end), &values, None, &[]);
                     store_results(b, r, 0, &result);
                 }
-                None => emit_item_outputs(b, e, items, (start, end), &values, &out_stash),
+                None => {
+                    let mut values = values;
+                    hoist_parts(b, e, items, &mut values);
+                    emit_item_outputs(b, e, items, (start, end), &values, &out_stash)
+                }
             }
             Vec::new()
         });
@@ -167,11 +171,29 @@ pub(super) fn emit_items(
         let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
             let (start, end, mut values) = row_start(b, r);
             earlier(b, &mut values, first, r, plan.reductions.len());
+            hoist_parts(b, e, items, &mut values);
             emit_item_outputs(b, e, items, (start, end), &values, &out_stash);
             Vec::new()
         });
         Vec::new()
     });
+}
+
+/// The row's hoisted per-row values (`KernelSpec::hoisted`), part by part: each computed once
+/// from the part's per-row inputs in `values`, then read by the element expressions as a per-row
+/// input.
+fn hoist_parts(b: &mut FunctionBuilder, e: &Emitter<'_>, items: &ItemRows, values: &mut PartValues) {
+    if e.spec.hoisted().is_empty() {
+        return;
+    }
+    // Per-row expressions read no element, so the index is never used.
+    let idx = b.ins().iconst(e.ptr, 0);
+    for (q, part) in items.parts.iter().enumerate() {
+        for &(node, input) in e.spec.hoisted() {
+            let v = e.eval(b, &[ScalarRef::Node(node)], idx, part.vector, &values[q], &[])[0];
+            values[q][input] = row_value(v);
+        }
+    }
 }
 
 /// The element outputs of items `start..end`, part by part.

@@ -5,7 +5,7 @@
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder, StackSlot, Type, Value};
 use cranelift_frontend::FunctionBuilder;
-use ragtime_fused::{OperandKind, RowOutput};
+use ragtime_fused::{OperandKind, RowOutput, ScalarRef};
 
 use super::expr::{mem, Both, Emitter, RowValue};
 use super::flat::{emit_elements, emit_flat_node};
@@ -14,7 +14,7 @@ use super::loops::{emit_blocks, emit_loop};
 use super::scalar::ir_type;
 use crate::callees;
 use crate::kernel::FusedParams;
-use crate::plan::{Prefetch, Rows, EXPAND_VECTORS, ROW_VALUE_BYTES};
+use crate::plan::{Prefetch, Rows, ScratchUse, EXPAND_VECTORS, ROW_VALUE_BYTES};
 
 /// Stores the splat `vector` at elements `start..end` of the buffer whose element 0 is at
 /// `base`, [`EXPAND_VECTORS`] vectors at a time, so up to that many vectors' elements past `end`
@@ -140,11 +140,12 @@ pub(super) fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_
         // and a large range, in groups of rows, each first asking for its inputs' lines further
         // on.
         let one_row = |b: &mut FunctionBuilder, r: Value| {
-            let (start, end, row_values) = row_start(b, r);
+            let (start, end, mut row_values) = row_start(b, r);
             if let Some(red) = plan.reductions.first() {
                 let value = emit_reduction(b, e, red, start, end, &row_values, &[], None);
                 store_results(b, r, 0, value);
             } else {
+                e.hoist(b, &mut row_values);
                 emit_elements(b, e, start, end, &row_values, &out_stash);
             }
         };
@@ -228,6 +229,90 @@ pub(super) fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_
         b.ins().store(mem(), both.vector, at, 16);
         both.vector
     };
+    // Vector kernels keep each block's hoisted per-row values (`KernelSpec::hoisted`) in slots,
+    // computed a vector of rows at a time after the block's folds; scalar kernels compute them
+    // row by row before the element pass (`Emitter::hoist`).
+    let hoisted_slots: Vec<StackSlot> = (0..spec.hoisted().len())
+        .filter_map(|j| plan.scratch.iter().position(|s| s.holds == ScratchUse::HoistedValues(j)).map(|s| slots[s]))
+        .collect();
+    let by_vectors = !hoisted_slots.is_empty();
+    let hoisted_refs: Vec<ScalarRef> = spec.hoisted().iter().map(|&(n, _)| ScalarRef::Node(n)).collect();
+    let hoisted_reads = crate::spec::expression(spec.graph(), &hoisted_refs, &[]).1;
+    // The hoisted values of rows `first..last` into their slots, `lanes` rows per vector (the
+    // lanes past `last` repeat its last row); where `expand` has a buffer for one, also expanded
+    // over each row's elements (a flat block).
+    let hoist_block = |b: &mut FunctionBuilder, first: Value, last: Value, expand: &[Option<Value>]| {
+        let Some(elem) = spec.simd().filter(|_| by_vectors) else { return };
+        let lanes = elem.lanes();
+        let _ = emit_loop(b, e.ptr, first, last, lanes, &[], &mut |b, g, _| {
+            let last_row = b.ins().iadd_imm_s(last, -1);
+            let rows: Vec<Value> = (0..lanes)
+                .map(|l| {
+                    let r = b.ins().iadd_imm_s(g, l);
+                    let beyond = b.ins().icmp(IntCC::UnsignedGreaterThan, r, last_row);
+                    b.ins().select(beyond, last_row, r)
+                })
+                .collect();
+            let mut row_values: Vec<RowValue> = vec![RowValue::Absent; n_inputs];
+            for (i, value) in row_values.iter_mut().enumerate() {
+                let per_row = i >= n_ops || spec.operands()[i] == OperandKind::PerRow;
+                if !hoisted_reads[i] || !per_row {
+                    continue;
+                }
+                let dtype = spec.graph().inputs()[i];
+                let load = |b: &mut FunctionBuilder, r: Value| {
+                    let at = if i < n_ops {
+                        e.addr(b, e.in_ptrs[i], r, dtype)
+                    } else {
+                        entry(b, slots_rows[i - n_ops], first, r)
+                    };
+                    b.ins().load(ir_type(dtype), mem(), at, 0)
+                };
+                let scalar = load(b, rows[0]);
+                let mut vector = b.ins().splat(elem.vector_ty(), scalar);
+                for (l, &r) in rows.iter().enumerate().skip(1) {
+                    let lane = load(b, r);
+                    vector = b.ins().insertlane(vector, lane, l as u8);
+                }
+                *value = RowValue::Row(Both { scalar, vector });
+            }
+            // Per-row expressions read no element, so the index is never used.
+            let idx = b.ins().iconst(e.ptr, 0);
+            let results = e.eval(b, &hoisted_refs, idx, true, &row_values, &[]);
+            for (j, (&v, &(_, input))) in results.iter().zip(spec.hoisted()).enumerate() {
+                for (l, &r) in rows.iter().enumerate() {
+                    let lane = b.ins().extractlane(v, l as u8);
+                    let both = e.both(b, lane);
+                    let at = entry(b, hoisted_slots[j], first, r);
+                    b.ins().store(mem(), both.scalar, at, 0);
+                    b.ins().store(mem(), both.vector, at, 16);
+                    if let Some(base) = expand[input] {
+                        let (start, end) = (split(b, r), {
+                            let next = b.ins().iadd_imm_s(r, 1);
+                            split(b, next)
+                        });
+                        emit_expand(b, e, both.vector, base, start, end);
+                    }
+                }
+            }
+            Vec::new()
+        });
+    };
+    // Row `r`'s hoisted values read back from their slots (vector kernels), or computed.
+    let hoisted_values = |b: &mut FunctionBuilder, row_values: &mut [RowValue], first: Value, r: Value| {
+        if !by_vectors {
+            e.hoist(b, row_values);
+            return;
+        }
+        for (j, &(_, input)) in spec.hoisted().iter().enumerate() {
+            let at = entry(b, hoisted_slots[j], first, r);
+            let dtype = spec.graph().inputs()[input];
+            let scalar = b.ins().load(e.ty(dtype, false), mem(), at, 0);
+            let vector = b.ins().load(e.ty(dtype, true), mem(), at, 16);
+            row_values[input] = RowValue::Row(Both { scalar, vector });
+        }
+    };
+    let no_expansion = vec![None; n_inputs];
     // The block's rows one by one, pass by pass.
     let by_rows = |b: &mut FunctionBuilder, first: Value, last: Value| {
         for (k, red) in plan.reductions.iter().enumerate() {
@@ -240,9 +325,13 @@ pub(super) fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_
                 Vec::new()
             });
         }
+        if by_vectors {
+            hoist_block(b, first, last, &no_expansion);
+        }
         let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
             let (start, end, mut row_values) = row_start(b, r);
             earlier(b, &mut row_values, first, r, plan.reductions.len());
+            hoisted_values(b, &mut row_values, first, r);
             emit_elements(b, e, start, end, &row_values, &out_stash);
             Vec::new()
         });
@@ -307,12 +396,15 @@ pub(super) fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_
                 Vec::new()
             });
         }
+        // After the folds, the hoisted per-row values, expanded where the flat outputs read them.
+        hoist_block(b, first, last, &expanded);
         if flat.outputs {
             emit_elements(b, e, s0, s1, &expanded_values, &stash);
         } else {
             let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
                 let (start, end, mut row_values) = row_start(b, r);
                 earlier(b, &mut row_values, first, r, plan.reductions.len());
+                hoisted_values(b, &mut row_values, first, r);
                 emit_elements(b, e, start, end, &row_values, &stash);
                 Vec::new()
             });
