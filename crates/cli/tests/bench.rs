@@ -6,12 +6,14 @@ use std::process::Command;
 use serde_json::Value;
 
 /// Every workload, in the JSON object's (sorted) order.
-const KEYS: [&str; 14] = [
+const KEYS: [&str; 16] = [
     "W1_fused_elemwise",
     "W2_axpy",
     "W3_row_mean",
     "W3_row_mean_inner8",
     "W3_row_mean_rank2",
+    "W4_row_layer_norm",
+    "W4_row_log_softmax",
     "W4_row_softmax",
     "W4_row_softmax_inner8",
     "W4_row_softmax_rank2",
@@ -82,6 +84,13 @@ fn json_has_every_workload_checked_and_timed() {
         assert_eq!(v[key]["values"], values, "{key}");
         assert_eq!(v[key]["nodes_after"], 1, "{key}");
     }
+    // W4's family on W4's data: one row kernel each (the per-row `log(sum)` and `rsqrt(var +
+    // eps)` inside), against the memory limit and a loop (log-softmax also a vectorized `exp`).
+    for key in ["W4_row_log_softmax", "W4_row_layer_norm"] {
+        assert_eq!((&v[key]["values"], &v[key]["nodes_after"]), (&Value::from(values), &Value::from(1)), "{key}");
+        assert!(v[key]["limit_ratio"].as_f64().is_some_and(|r| r > 0.0), "{key}: {}", v[key]);
+    }
+    assert!(v["W4_row_log_softmax"]["approx_baseline_s"].as_f64().is_some_and(|t| t > 0.0));
     // The inner-dim forms: 4096 / 8 rows of W3's lengths, 8 values per item, against the memory limit.
     let items: u64 = (0..512u64).map(|i| (i * 7919) % 21).sum();
     for key in ["W3_row_mean_inner8", "W4_row_softmax_inner8"] {

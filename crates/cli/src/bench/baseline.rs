@@ -171,6 +171,58 @@ pub fn row_softmax(splits: &[i64], x: &[f32], out: &mut [f32]) {
     }
 }
 
+/// W4's family, `log_softmax` of each row (`tf.nn.log_softmax`), with `exp` computed by `exp`:
+/// per row the maximum, `sum(exp(x - max))` (the `exp` pass alone, so the compiler vectorizes an
+/// inlined approximation), then `x - max - ln(sum)` with libm's `ln` once per row.
+#[inline(always)]
+fn row_log_softmax_with(splits: &[i64], x: &[f32], out: &mut [f32], exp: impl Fn(f32) -> f32) {
+    let base = splits.first().copied().unwrap_or(0) as usize;
+    for w in splits.windows(2) {
+        let (s, e) = (w[0] as usize, w[1] as usize);
+        let row = &x[s..e];
+        let o = &mut out[s - base..e - base];
+        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        for (o, &x) in o.iter_mut().zip(row) {
+            *o = exp(x - max);
+        }
+        let log_sum = o.iter().sum::<f32>().ln();
+        for (o, &x) in o.iter_mut().zip(row) {
+            *o = (x - max) - log_sum;
+        }
+    }
+}
+
+/// [`row_log_softmax_with`] with libm's `f32::exp`.
+#[multiversion(targets("x86_64+avx2+fma"))]
+pub fn row_log_softmax(splits: &[i64], x: &[f32], out: &mut [f32]) {
+    row_log_softmax_with(splits, x, out, f32::exp)
+}
+
+/// [`row_log_softmax_with`] with the vectorizable [`approx::exp`].
+#[multiversion(targets("x86_64+avx2+fma"))]
+pub fn row_log_softmax_approx(splits: &[i64], x: &[f32], out: &mut [f32]) {
+    row_log_softmax_with(splits, x, out, approx::exp)
+}
+
+/// W4's family, a layer norm of each row: `c = x - mean`, `c / sqrt(mean(c * c) + eps)`, the
+/// row's three passes in order (the square root is one instruction: no libm call to replace).
+#[multiversion(targets("x86_64+avx2+fma"))]
+pub fn row_layer_norm(splits: &[i64], x: &[f32], out: &mut [f32]) {
+    let base = splits.first().copied().unwrap_or(0) as usize;
+    for w in splits.windows(2) {
+        let (s, e) = (w[0] as usize, w[1] as usize);
+        let row = &x[s..e];
+        let o = &mut out[s - base..e - base];
+        let n = row.len() as f32;
+        let mean = row.iter().sum::<f32>() / n;
+        let var = row.iter().map(|&x| (x - mean) * (x - mean)).sum::<f32>() / n;
+        let scale = 1.0 / (var + super::workloads::LAYER_NORM_EPSILON).sqrt();
+        for (o, &x) in o.iter_mut().zip(row) {
+            *o = (x - mean) * scale;
+        }
+    }
+}
+
 /// W1 with the vectorizable `tanh` of `approx.rs` (ragtime's accuracy) instead of libm's.
 #[multiversion(targets("x86_64+avx2+fma"))]
 pub fn fused_elemwise_approx(x: &[f32], z: &[f32], out: &mut [f32]) {

@@ -28,7 +28,7 @@ pub fn memory_limit_s(o: &Outcome, bandwidth: f64) -> Option<f64> {
     let bytes = match o.id {
         FusedElemwise | Axpy => 12.0 * values,
         RowMean | RowMeanRank2 => 8.0 * values + 4.0 * rows,
-        RowSoftmax | RowSoftmaxRank2 => 8.0 * values,
+        RowSoftmax | RowSoftmaxRank2 | RowLogSoftmax | RowLayerNorm => 8.0 * values,
         // The mean writes one value per row and column.
         RowMeanInner8 => 8.0 * values + 4.0 * rows * o.size_of("inner")? as f64,
         RowSoftmaxInner8 => 8.0 * values,

@@ -107,13 +107,15 @@ impl Outcome {
 
 /// The workloads reading the W1-W4 data (`Bench::data`); the rank 2 forms read it through
 /// their view of it.
-const DATA_USERS: [WorkloadId; 6] = [
+const DATA_USERS: [WorkloadId; 8] = [
     WorkloadId::FusedElemwise,
     WorkloadId::Axpy,
     WorkloadId::RowMean,
     WorkloadId::RowSoftmax,
     WorkloadId::RowMeanRank2,
     WorkloadId::RowSoftmaxRank2,
+    WorkloadId::RowLogSoftmax,
+    WorkloadId::RowLayerNorm,
 ];
 
 /// The workloads reading the rank 2 view (`Bench::rank2`).
@@ -346,9 +348,8 @@ impl Bench {
                 let inner = self.inner.as_ref().ok_or_else(missing)?;
                 super::inner::run(&self.settings, (&self.parallel, self.single.as_ref()), id, inner)
             }
-            FusedElemwise | Axpy | RowMean | RowSoftmax | RowMeanRank2 | RowSoftmaxRank2 => {
-                self.array(id, self.data.as_ref().ok_or_else(missing)?)
-            }
+            FusedElemwise | Axpy | RowMean | RowSoftmax | RowMeanRank2 | RowSoftmaxRank2 | RowLogSoftmax
+            | RowLayerNorm => self.array(id, self.data.as_ref().ok_or_else(missing)?),
         }
     }
 
@@ -372,7 +373,7 @@ impl Bench {
         };
         let (x, z) = rank2.map_or((&data.x, &data.z), |r| (&r.x, &r.z));
         let inputs = match id {
-            RowSoftmax | RowSoftmaxRank2 => vec![x.clone()],
+            RowSoftmax | RowSoftmaxRank2 | RowLogSoftmax | RowLayerNorm => vec![x.clone()],
             _ => vec![x.clone(), z.clone()],
         };
         let (xs, zs, splits) = (data.xs(), data.zs(), data.splits());
@@ -393,13 +394,22 @@ impl Bench {
             RowMean | RowMeanRank2 => {
                 par.run(chunks, buf, |r| r, |rows, o| baseline::row_mean(&splits[rows.start..=rows.end], xs, zs, o))
             }
+            RowLogSoftmax if approx => par.run(chunks, buf, at, |rows, o| {
+                baseline::row_log_softmax_approx(&splits[rows.start..=rows.end], xs, o)
+            }),
+            RowLogSoftmax => {
+                par.run(chunks, buf, at, |rows, o| baseline::row_log_softmax(&splits[rows.start..=rows.end], xs, o))
+            }
+            RowLayerNorm => {
+                par.run(chunks, buf, at, |rows, o| baseline::row_layer_norm(&splits[rows.start..=rows.end], xs, o))
+            }
             _ if approx => {
                 par.run(chunks, buf, at, |rows, o| baseline::row_softmax_approx(&splits[rows.start..=rows.end], xs, o))
             }
             _ => par.run(chunks, buf, at, |rows, o| baseline::row_softmax(&splits[rows.start..=rows.end], xs, o)),
         };
         // The vectorized approximations beside libm (W1, W4), checked against the libm loop below.
-        let approx = matches!(id, FusedElemwise | RowSoftmax | RowSoftmaxRank2);
+        let approx = matches!(id, FusedElemwise | RowSoftmax | RowSoftmaxRank2 | RowLogSoftmax);
         let chunks = self.parallel.row_chunks(splits);
         let mut approx_buf = vec![0f32; if approx { out_len } else { 0 }];
         let mut probe_buf = vec![0f32; if id == Axpy { 0 } else { data.nvals() }];
@@ -461,6 +471,11 @@ impl Bench {
                 Some(r) => vec![
                     ("nodes_after", f.rewrite_report().nodes_after),
                     ("outer_rows", r.outer_rows()),
+                    ("rows", data.nrows()),
+                    ("values", data.nvals()),
+                ],
+                None if matches!(id, RowLogSoftmax | RowLayerNorm) => vec![
+                    ("nodes_after", f.rewrite_report().nodes_after),
                     ("rows", data.nrows()),
                     ("values", data.nvals()),
                 ],

@@ -53,11 +53,17 @@ pub enum WorkloadId {
     /// W4 over the ragged axis of `[n, *, 8]` values, each feature column on its own.
     #[value(name = "W4_row_softmax_inner8")]
     RowSoftmaxInner8,
+    /// W4's family on W4's data: `log_softmax(x)` over the ragged axis.
+    #[value(name = "W4_row_log_softmax")]
+    RowLogSoftmax,
+    /// W4's family on W4's data: a layer norm over the ragged axis, `(x - mean) * rsqrt(var + 1e-5)`.
+    #[value(name = "W4_row_layer_norm")]
+    RowLayerNorm,
 }
 
 impl WorkloadId {
     /// Every workload, in order.
-    pub const ALL: [WorkloadId; 14] = [
+    pub const ALL: [WorkloadId; 16] = [
         WorkloadId::FusedElemwise,
         WorkloadId::Axpy,
         WorkloadId::RowMean,
@@ -72,6 +78,8 @@ impl WorkloadId {
         WorkloadId::RowSoftmaxRank2,
         WorkloadId::RowMeanInner8,
         WorkloadId::RowSoftmaxInner8,
+        WorkloadId::RowLogSoftmax,
+        WorkloadId::RowLayerNorm,
     ];
 
     /// The JSON key, e.g. `W3_row_mean`.
@@ -91,6 +99,8 @@ impl WorkloadId {
             WorkloadId::RowSoftmaxRank2 => "W4_row_softmax_rank2",
             WorkloadId::RowMeanInner8 => "W3_row_mean_inner8",
             WorkloadId::RowSoftmaxInner8 => "W4_row_softmax_inner8",
+            WorkloadId::RowLogSoftmax => "W4_row_log_softmax",
+            WorkloadId::RowLayerNorm => "W4_row_layer_norm",
         }
     }
 }
@@ -158,6 +168,28 @@ pub fn row_softmax() -> Built {
     let x = ragged_f32(&g, "x");
     let e = (&x - x.reduce_max(keepdims(1))).exp();
     let output = &e / e.reduce_sum(keepdims(1));
+    Built { inputs: vec![x], output }
+}
+
+/// W4's family: `log_softmax(x)` over the ragged axis of W4's input (`tf.nn.log_softmax`:
+/// `(x - max) - log(sum(exp(x - max)))` per row).
+pub fn row_log_softmax() -> Built {
+    let g = Graph::new();
+    let x = ragged_f32(&g, "x");
+    let output = ops::log_softmax(&x);
+    Built { inputs: vec![x], output }
+}
+
+/// The variance's offset of [`row_layer_norm`].
+pub const LAYER_NORM_EPSILON: f32 = 1e-5;
+
+/// W4's family: a layer norm over the ragged axis of W4's input, `c = x - reduce_mean(x, 1,
+/// keepdims)`, `c * rsqrt(reduce_mean(c * c, 1, keepdims) + 1e-5)`.
+pub fn row_layer_norm() -> Built {
+    let g = Graph::new();
+    let x = ragged_f32(&g, "x");
+    let centered = &x - x.reduce_mean(keepdims(1));
+    let output = &centered * (centered.square().reduce_mean(keepdims(1)) + LAYER_NORM_EPSILON).rsqrt();
     Built { inputs: vec![x], output }
 }
 
@@ -249,6 +281,8 @@ pub fn build(id: WorkloadId) -> Built {
         WorkloadId::RowSoftmaxRank2 => row_softmax_rank2(),
         WorkloadId::RowMeanInner8 => row_mean_inner8(),
         WorkloadId::RowSoftmaxInner8 => row_softmax_inner8(),
+        WorkloadId::RowLogSoftmax => row_log_softmax(),
+        WorkloadId::RowLayerNorm => row_layer_norm(),
     }
 }
 
