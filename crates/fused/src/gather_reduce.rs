@@ -289,8 +289,11 @@ mod tests {
         ASKED.lock().unwrap().push((from, len));
     }
 
+    /// Tables, the row splits of their ids, and the ids.
+    type Bags = (Vec<Vec<f32>>, Vec<Vec<i64>>, Vec<Vec<i64>>);
+
     /// Two tables of 50 rows `width` wide and bags of 0 to 6 ids into each.
-    fn sources(width: usize) -> (Vec<Vec<f32>>, Vec<Vec<i64>>, Vec<Vec<i64>>) {
+    fn sources(width: usize) -> Bags {
         let tables =
             (0..2).map(|t| (0..50 * width).map(|k| ((k * 37 + t) % 101) as f32 / 7.0 - 5.0).collect()).collect();
         let mut seed = 99u64;
