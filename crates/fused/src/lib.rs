@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use ragtime_graph::OpRef;
 
-pub use gather_reduce::GatherReduce;
+pub use gather_reduce::{GatherReduce, PrefetchBytes, PREFETCH_ROWS_AHEAD};
 pub use hashed_bag::{HashedFeature, HashedGatherReduce, RowsAddF32};
 pub use kernels::{Composite, Layout, OperandKind, OuterFold, RowKernel, RowOutput, RowReduction};
 pub use pooling::{fill_block, ComputeWeights, FillBlock, PoolBlock, PoolFloat, RowPooling};

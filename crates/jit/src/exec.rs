@@ -435,6 +435,13 @@ pub fn lower_fused(fg: &mut FunctionGraph) -> Result<usize> {
             lowered += 1;
             continue;
         }
+        if let Some(op) = crate::prefetch::gather_reduce_with_prefetch(&apply.op) {
+            // Not a kernel (not counted): the bag's table rows asked for a few bags ahead.
+            let (inputs, outputs) = (apply.inputs.clone(), apply.outputs.clone());
+            let new = fg.add_node(Arc::new(op), &inputs)?;
+            fg.replace_all(&outputs.into_iter().zip(new).collect::<Vec<_>>(), "jit")?;
+            continue;
+        }
         let Some(spec) = spec_of(&apply.op) else { continue };
         let (inner, inputs, outputs) = (apply.op.clone(), apply.inputs.clone(), apply.outputs.clone());
         let (kernel, plan) = compiled(&spec)?;

@@ -103,6 +103,7 @@ pub use exec::{
 pub use kernel::{FusedFn, FusedKernel, FusedParams, Jit, JitError, JitFloat, MapKernel};
 pub use plan::{KernelPlan, Target};
 pub use pooled::JitPooling;
+pub use prefetch::slice as prefetch_slice;
 pub use spec::{lowered_op, vector_op, KernelSpec};
 pub use vmath::{
     emit_cos, emit_exp, emit_log, emit_pow, emit_sigmoid, emit_sin, emit_tanh, emit_unary, Float, Lanes, UnaryMath,

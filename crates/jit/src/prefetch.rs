@@ -23,6 +23,28 @@ pub(crate) fn lines(from: usize, to: usize) {
     lines2(from, to, 0);
 }
 
+/// Asks for the cache lines holding `values` (every byte of it) without waiting for them: for
+/// Rust code outside this crate (which forbids `unsafe`) that reads scattered rows of a large
+/// table, e.g. the embedding-bag update of `ragtime::updates`, a few rows ahead of using them.
+pub fn slice<T>(values: &[T]) {
+    bytes(values.as_ptr().addr(), std::mem::size_of_val(values));
+}
+
+/// Asks for the cache lines holding the `len` bytes at address `from` (none when `len` is 0): the
+/// [`ragtime_fused::PrefetchBytes`] the JIT gives `GatherReduce`.
+pub(crate) fn bytes(from: usize, len: usize) {
+    if len > 0 {
+        // Up to the line holding the last byte.
+        lines(from, from.saturating_add(len - 1).saturating_add(LINE));
+    }
+}
+
+/// `op` prefetching its table rows, when it is a `GatherReduce` that does not yet.
+pub(crate) fn gather_reduce_with_prefetch(op: &ragtime_graph::OpRef) -> Option<ragtime_fused::GatherReduce> {
+    let bag = op.as_any().downcast_ref::<ragtime_fused::GatherReduce>().filter(|b| !b.has_prefetch())?;
+    Some(bag.with_prefetch(bytes))
+}
+
 /// [`lines`] for two streams at once: the lines of `[from, to)` and the same range moved by
 /// `delta` bytes (wrapping: a second buffer read at the same elements), in one loop; a `delta`
 /// of 0 means one stream.
@@ -99,7 +121,20 @@ mod tests {
         lines(base + 5000, base);
         lines2(base, base + 5000, 5000);
         lines2(0, 4096, usize::MAX - 8192);
+        bytes(0, 4096);
+        bytes(usize::MAX - 10, 100);
+        bytes(base, 0);
+        slice(&data[..0]);
+        slice(&data);
+        gather_reduce_lines_of(&data);
         assert!(data.iter().all(|&x| x == 1), "a prefetch changes nothing the program reads");
+    }
+
+    /// What `GatherReduce` asks for: a row at any offset (not aligned to a line).
+    fn gather_reduce_lines_of(data: &[u8]) {
+        for at in [0, 1, 63, 64, 100, 4000] {
+            bytes(data.as_ptr().addr() + at, 128);
+        }
     }
 
     #[test]

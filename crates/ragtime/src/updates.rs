@@ -524,6 +524,9 @@ impl<'a, T: UpdateFloat + Send + Sync> ScatterSub<'a, T> {
                 let mut g: Vec<T> = vec![T::of(0.0); width];
                 let mut scaled: Vec<T> = Vec::with_capacity(width);
                 for b in 0..bags {
+                    if let Some(ahead) = b.checked_add(PREFETCH_BAGS_AHEAD).filter(|&a| a < bags) {
+                        prefetch_bag(ahead, parts, &owned, width, rows);
+                    }
                     // One walk over the bag's ids: its scaled gradient row is computed at the
                     // first id this range owns (most bags have none in a small range).
                     let mut ready = false;
@@ -578,6 +581,26 @@ impl<'a, T: UpdateFloat + Send + Sync> ScatterSub<'a, T> {
         // member in turn.
         scaled.clear();
         scaled.extend(row.iter().map(|&v| self.scale * if mean { v / n } else { v }));
+    }
+}
+
+/// How many bags ahead of the one it updates the embedding-bag update asks for the table rows
+/// it will read and write (`prefetcht0`, see `ragtime_jit::prefetch_slice`): the rows are
+/// scattered over a table much larger than the caches, and the loop over a bag's rows is short,
+/// so without it the update waits on one or two misses at a time.
+const PREFETCH_BAGS_AHEAD: usize = 4;
+
+/// Asks for the rows of bag `b` that `owned` holds (`rows` holds rows `owned`, `width` each).
+fn prefetch_bag<T>(b: usize, parts: &[(&[i64], &[i64])], owned: &std::ops::Range<i64>, width: usize, rows: &[T]) {
+    for (ids, splits) in parts {
+        for &t in &ids[splits[b] as usize..splits[b + 1] as usize] {
+            if owned.contains(&t) {
+                let at = (t - owned.start) as usize * width;
+                if let Some(row) = rows.get(at..at + width) {
+                    ragtime_jit::prefetch_slice(row);
+                }
+            }
+        }
     }
 }
 

@@ -458,10 +458,63 @@ fn contract_blocks<T: Element>(
 }
 
 /// `out[i, j] += x[r, i] * g[r, j]` over the rows `r` of `xs` (`d` wide) and `gs` (`k` wide), in
-/// float64, rows in order.
+/// float64, rows in order: for the narrow `g` of a gradient (`k` of 1, 2 or 4, W8's logits),
+/// [`contract_columns`], else [`contract_rows_plain`] (the same additions in the same order either
+/// way, so the same bits).
 fn contract_rows_into<T: Element>(xs: &[T], gs: &[T], d: usize, k: usize, out: &mut [f64]) {
+    match k {
+        1 => contract_columns::<T, 1>(xs, gs, d, out),
+        2 => contract_columns::<T, 2>(xs, gs, d, out),
+        4 => contract_columns::<T, 4>(xs, gs, d, out),
+        _ => contract_rows_plain(xs, gs, d, k, out, 0..d),
+    }
+}
+
+/// Columns of `x` whose `k` sums each [`contract_columns`] keeps in registers over all the rows.
+const CONTRACT_COLUMNS: usize = 4;
+
+/// [`contract_rows_into`] for `K`-wide rows of `g`: `x`'s columns taken [`CONTRACT_COLUMNS`] at a
+/// time, their `CONTRACT_COLUMNS * K` sums held in registers over all the rows (the plain loop
+/// loads and stores every sum once per row: W8's `[32, 4]` gradient of `W` waited on 128 of them
+/// a row). Each sum still gets its products added row after row, so the bits are the plain loop's.
+fn contract_columns<T: Element, const K: usize>(xs: &[T], gs: &[T], d: usize, out: &mut [f64]) {
+    let d = d.max(1);
+    let mut i = 0;
+    while i + CONTRACT_COLUMNS <= d {
+        let mut acc = [[0f64; K]; CONTRACT_COLUMNS];
+        for (c, a) in acc.iter_mut().enumerate() {
+            a.copy_from_slice(&out[(i + c) * K..(i + c + 1) * K]);
+        }
+        for (xr, gr) in xs.chunks_exact(d).zip(gs.chunks_exact(K)) {
+            let g: [f64; K] = std::array::from_fn(|j| gr[j].to_f64());
+            for (a, &xv) in acc.iter_mut().zip(&xr[i..i + CONTRACT_COLUMNS]) {
+                let xv = xv.to_f64();
+                for (o, &gv) in a.iter_mut().zip(&g) {
+                    *o += xv * gv;
+                }
+            }
+        }
+        for (c, a) in acc.iter().enumerate() {
+            out[(i + c) * K..(i + c + 1) * K].copy_from_slice(a);
+        }
+        i += CONTRACT_COLUMNS;
+    }
+    if i < d {
+        contract_rows_plain(xs, gs, d, K, out, i..d);
+    }
+}
+
+/// `out[i, j] += x[r, i] * g[r, j]` for the columns `i` in `columns`, over the rows `r` in order.
+fn contract_rows_plain<T: Element>(
+    xs: &[T],
+    gs: &[T],
+    d: usize,
+    k: usize,
+    out: &mut [f64],
+    columns: std::ops::Range<usize>,
+) {
     for (xr, gr) in xs.chunks_exact(d.max(1)).zip(gs.chunks_exact(k.max(1))) {
-        for (i, &xv) in xr.iter().enumerate() {
+        for (i, &xv) in columns.clone().zip(&xr[columns.clone()]) {
             let xv = xv.to_f64();
             for (o, &gv) in out[i * k..(i + 1) * k].iter_mut().zip(gr) {
                 *o += xv * gv.to_f64();
@@ -509,6 +562,50 @@ mod tests {
 
     /// Many rows: blocks summed on the call's threads give the same bits on one, two and three
     /// threads, within float64 rounding of a plain loop over the rows.
+    /// The column-blocked sums of narrow `g`s are the plain loop's bits, for every width of `x`
+    /// around the column block (remainder columns included) and each `k` (blocked or not), f32
+    /// and f64, starting from zeros or from sums already there.
+    #[test]
+    fn contracting_columns_in_registers_gives_the_plain_loop_bits() {
+        let value = |n: usize, salt: usize| -> Vec<f64> {
+            (0..n).map(|i| (((i * 7919 + salt * 104729) % 2003) as f64 / 97.0 - 10.0) * 1.000_000_1).collect()
+        };
+        for d in [1, 3, 4, 5, 8, 9, 32] {
+            for k in [1, 2, 3, 4, 5] {
+                let rows = 301;
+                let (x64, g64, start) = (value(rows * d, d), value(rows * k, k + 11), value(d * k, 3));
+                let (x32, g32): (Vec<f32>, Vec<f32>) =
+                    (x64.iter().map(|&v| v as f32).collect(), g64.iter().map(|&v| v as f32).collect());
+                for from in [vec![0.0; d * k], start.clone()] {
+                    let (mut plain, mut got) = (from.clone(), from.clone());
+                    contract_rows_plain(&x64, &g64, d, k, &mut plain, 0..d);
+                    contract_rows_into(&x64, &g64, d, k, &mut got);
+                    assert_eq!(bits(&got), bits(&plain), "f64, d {d}, k {k}");
+                    let (mut plain, mut got) = (from.clone(), from);
+                    contract_rows_plain(&x32, &g32, d, k, &mut plain, 0..d);
+                    contract_rows_into(&x32, &g32, d, k, &mut got);
+                    assert_eq!(bits(&got), bits(&plain), "f32, d {d}, k {k}");
+                }
+                // The plain loop is `out[i, j] += x[r, i] * g[r, j]` row by row.
+                let mut want = vec![0.0; d * k];
+                for r in 0..rows {
+                    for i in 0..d {
+                        for j in 0..k {
+                            want[i * k + j] += x64[r * d + i] * g64[r * k + j];
+                        }
+                    }
+                }
+                let mut got = vec![0.0; d * k];
+                contract_rows_into(&x64, &g64, d, k, &mut got);
+                assert_eq!(bits(&got), bits(&want), "f64 against the straightforward loop, d {d}, k {k}");
+            }
+        }
+    }
+
+    fn bits(v: &[f64]) -> Vec<u64> {
+        v.iter().map(|x| x.to_bits()).collect()
+    }
+
     #[test]
     fn contract_rows_in_blocks_is_the_same_on_any_thread_count() {
         let (rows, d, k) = (5 * CONTRACT_BLOCK_ROWS + 17, 8, 3);
