@@ -150,15 +150,22 @@ pub fn row_mean(splits: &[i64], x: &[f32], z: &[f32], out: &mut [f32]) {
     }
 }
 
+/// Calls `f(row, o)` for each row of `x` that `splits` delimits, `o` the row's part of `out`
+/// (which starts at the first row's first value): the row walk every row loop here shares.
+#[inline(always)]
+fn each_row(splits: &[i64], x: &[f32], out: &mut [f32], mut f: impl FnMut(&[f32], &mut [f32])) {
+    let base = splits.first().copied().unwrap_or(0) as usize;
+    for w in splits.windows(2) {
+        let (s, e) = (w[0] as usize, w[1] as usize);
+        f(&x[s..e], &mut out[s - base..e - base]);
+    }
+}
+
 /// W4 for the rows whose splits are `splits`: each row of `x` -> `exp(x - max) / sum(exp(x - max))`,
 /// three passes per row with the scalar `f32::exp`; `out` starts at the first row's first value.
 #[multiversion(targets("x86_64+avx2+fma"))]
 pub fn row_softmax(splits: &[i64], x: &[f32], out: &mut [f32]) {
-    let base = splits.first().copied().unwrap_or(0) as usize;
-    for w in splits.windows(2) {
-        let (s, e) = (w[0] as usize, w[1] as usize);
-        let row = &x[s..e];
-        let o = &mut out[s - base..e - base];
+    each_row(splits, x, out, |row, o| {
         let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         let mut sum = 0f32;
         for (o, &x) in o.iter_mut().zip(row) {
@@ -168,7 +175,25 @@ pub fn row_softmax(splits: &[i64], x: &[f32], out: &mut [f32]) {
         for o in o.iter_mut() {
             *o /= sum;
         }
-    }
+    });
+}
+
+/// The two baselines of a row loop generic over its `exp` (`$with(splits, x, out, exp)`): `$libm`
+/// with libm's `f32::exp`, `$approx` with the vectorizable [`approx::exp`], both multiversioned.
+macro_rules! exp_pair {
+    ($libm:ident, $approx:ident, $with:ident) => {
+        #[doc = concat!("[`", stringify!($with), "`] with libm's `f32::exp`.")]
+        #[multiversion(targets("x86_64+avx2+fma"))]
+        pub fn $libm(splits: &[i64], x: &[f32], out: &mut [f32]) {
+            $with(splits, x, out, f32::exp)
+        }
+
+        #[doc = concat!("[`", stringify!($with), "`] with the vectorizable [`approx::exp`].")]
+        #[multiversion(targets("x86_64+avx2+fma"))]
+        pub fn $approx(splits: &[i64], x: &[f32], out: &mut [f32]) {
+            $with(splits, x, out, approx::exp)
+        }
+    };
 }
 
 /// W4's family, `log_softmax` of each row (`tf.nn.log_softmax`), with `exp` computed by `exp`:
@@ -176,11 +201,7 @@ pub fn row_softmax(splits: &[i64], x: &[f32], out: &mut [f32]) {
 /// inlined approximation), then `x - max - ln(sum)` with libm's `ln` once per row.
 #[inline(always)]
 fn row_log_softmax_with(splits: &[i64], x: &[f32], out: &mut [f32], exp: impl Fn(f32) -> f32) {
-    let base = splits.first().copied().unwrap_or(0) as usize;
-    for w in splits.windows(2) {
-        let (s, e) = (w[0] as usize, w[1] as usize);
-        let row = &x[s..e];
-        let o = &mut out[s - base..e - base];
+    each_row(splits, x, out, |row, o| {
         let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         for (o, &x) in o.iter_mut().zip(row) {
             *o = exp(x - max);
@@ -189,30 +210,16 @@ fn row_log_softmax_with(splits: &[i64], x: &[f32], out: &mut [f32], exp: impl Fn
         for (o, &x) in o.iter_mut().zip(row) {
             *o = (x - max) - log_sum;
         }
-    }
+    });
 }
 
-/// [`row_log_softmax_with`] with libm's `f32::exp`.
-#[multiversion(targets("x86_64+avx2+fma"))]
-pub fn row_log_softmax(splits: &[i64], x: &[f32], out: &mut [f32]) {
-    row_log_softmax_with(splits, x, out, f32::exp)
-}
-
-/// [`row_log_softmax_with`] with the vectorizable [`approx::exp`].
-#[multiversion(targets("x86_64+avx2+fma"))]
-pub fn row_log_softmax_approx(splits: &[i64], x: &[f32], out: &mut [f32]) {
-    row_log_softmax_with(splits, x, out, approx::exp)
-}
+exp_pair!(row_log_softmax, row_log_softmax_approx, row_log_softmax_with);
 
 /// W4's family, a layer norm of each row: `c = x - mean`, `c / sqrt(mean(c * c) + eps)`, the
 /// row's three passes in order (the square root is one instruction: no libm call to replace).
 #[multiversion(targets("x86_64+avx2+fma"))]
 pub fn row_layer_norm(splits: &[i64], x: &[f32], out: &mut [f32]) {
-    let base = splits.first().copied().unwrap_or(0) as usize;
-    for w in splits.windows(2) {
-        let (s, e) = (w[0] as usize, w[1] as usize);
-        let row = &x[s..e];
-        let o = &mut out[s - base..e - base];
+    each_row(splits, x, out, |row, o| {
         let n = row.len() as f32;
         let mean = row.iter().sum::<f32>() / n;
         let var = row.iter().map(|&x| (x - mean) * (x - mean)).sum::<f32>() / n;
@@ -220,7 +227,7 @@ pub fn row_layer_norm(splits: &[i64], x: &[f32], out: &mut [f32]) {
         for (o, &x) in o.iter_mut().zip(row) {
             *o = (x - mean) * scale;
         }
-    }
+    });
 }
 
 /// W1 with the vectorizable `tanh` of `approx.rs` (ragtime's accuracy) instead of libm's.
@@ -236,11 +243,7 @@ pub fn fused_elemwise_approx(x: &[f32], z: &[f32], out: &mut [f32]) {
 /// short (10 values on average), so the folds stay in order, as in the libm loop.
 #[multiversion(targets("x86_64+avx2+fma"))]
 pub fn row_softmax_approx(splits: &[i64], x: &[f32], out: &mut [f32]) {
-    let base = splits.first().copied().unwrap_or(0) as usize;
-    for w in splits.windows(2) {
-        let (s, e) = (w[0] as usize, w[1] as usize);
-        let row = &x[s..e];
-        let o = &mut out[s - base..e - base];
+    each_row(splits, x, out, |row, o| {
         let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         for (o, &x) in o.iter_mut().zip(row) {
             *o = approx::exp(x - max);
@@ -249,7 +252,7 @@ pub fn row_softmax_approx(splits: &[i64], x: &[f32], out: &mut [f32]) {
         for o in o.iter_mut() {
             *o /= sum;
         }
-    }
+    });
 }
 
 /// W3 over `[rows, *, 8]` values, for the rows whose splits (into the items of 8 values) are `splits`:
@@ -303,17 +306,7 @@ fn row_softmax_inner8_with(splits: &[i64], x: &[f32], out: &mut [f32], exp: impl
     }
 }
 
-/// [`row_softmax_inner8_with`] with libm's `f32::exp`.
-#[multiversion(targets("x86_64+avx2+fma"))]
-pub fn row_softmax_inner8(splits: &[i64], x: &[f32], out: &mut [f32]) {
-    row_softmax_inner8_with(splits, x, out, f32::exp)
-}
-
-/// [`row_softmax_inner8_with`] with the vectorizable [`approx::exp`].
-#[multiversion(targets("x86_64+avx2+fma"))]
-pub fn row_softmax_inner8_approx(splits: &[i64], x: &[f32], out: &mut [f32]) {
-    row_softmax_inner8_with(splits, x, out, approx::exp)
-}
+exp_pair!(row_softmax_inner8, row_softmax_inner8_approx, row_softmax_inner8_with);
 
 /// W9 for the users whose splits (into the sessions) are `user_splits` (`users + 1` entries):
 /// for each session, the softmax of `2 d` over its events weighting its feature vectors (`e_k =
