@@ -110,3 +110,43 @@ fn log_softmax_and_layer_norm_are_one_kernel_with_the_interpreters_results() {
         }
     }
 }
+
+/// Maps that read a per-row operand from outside the kernel (`w`, `[n, 1]`), and a kernel of a
+/// dtype without vector lowering (int16: scalar loops, the map computed row by row), give the
+/// interpreter's results; each is one JIT kernel.
+#[test]
+fn per_row_maps_of_operands_and_of_scalar_kernels_match_the_interpreter() {
+    let lengths = lengths(300);
+    let rows = lengths.len();
+    // Float32 with a per-row operand inside the map: `x - log(sum(exp(x - max)) * w)`.
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::F32, 1));
+    let w = g.input("w", TensorType::dense(DType::F32, &[None, Some(1)]));
+    let shifted = &x - x.reduce_max(keepdims(1));
+    let y = &shifted - (shifted.exp().reduce_sum(keepdims(1)) * &w).log();
+    let w_value: RaggedTensor =
+        DenseTensor::from_vec(vec![rows, 1], (0..rows).map(|r| 0.5 + (r % 5) as f32).collect()).unwrap().into();
+    let inputs = [data(DType::F32, &lengths, None, false), w_value];
+    let reference = g.compile_with(&[&x, &w], &[&y], Mode::FastCompile).unwrap();
+    let want = reference.call(&inputs).unwrap();
+    for threads in [1, 2] {
+        let jit = g.compile_with(&[&x, &w], &[&y], CompileOptions::from(Mode::FastRun).threads(threads)).unwrap();
+        assert_eq!(jit.jit_kernels(), 1, "one JIT kernel expected\n{}", jit.debugprint());
+        let got = jit.call(&inputs).unwrap();
+        if let Err(why) = compare(&want[0], &got[0]) {
+            panic!("per-row operand in the map, {threads} threads: {why}");
+        }
+    }
+    // Int16 (scalar kernels): `x - (max * 2 + 1)` with wrapping, exactly the interpreter's values.
+    let g = Graph::new();
+    let x = g.input("x", TensorType::ragged(DType::I16, 1));
+    let y = &x - (x.reduce_max(keepdims(1)) * 2i16 + 1i16);
+    let n: i64 = lengths.iter().sum();
+    let values: Vec<i16> = (0..n).map(|k| ((k * 7919) % 65_536 - 32_768) as i16).collect();
+    let value = RaggedTensor::from_row_lengths(DenseTensor::vector(values), &lengths).unwrap();
+    let want = g.compile_with(&[&x], &[&y], Mode::FastCompile).unwrap().call(std::slice::from_ref(&value)).unwrap();
+    let jit = g.compile_with(&[&x], &[&y], Mode::FastRun).unwrap();
+    assert_eq!(jit.jit_kernels(), 1, "one JIT kernel expected\n{}", jit.debugprint());
+    let got = jit.call(std::slice::from_ref(&value)).unwrap();
+    assert!(want[0].equals(&got[0]), "int16: JIT {} vs interpreter {}", got[0], want[0]);
+}
