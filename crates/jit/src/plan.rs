@@ -283,10 +283,23 @@ pub struct ItemRows {
     /// Bytes of one row's item in those slots (16-byte multiples, room for 8-byte values).
     pub row_bytes: i64,
     /// Per reduction of a blocked loop: a bulk function computing its argument over the block's
-    /// values in the output buffer that keeps them ([`ReductionPlan::keep`]): the function's
-    /// argument is written there item by item (it reads per-row items), one call replaces the
-    /// block's values in place, then the fold and the outputs read them. Same bits as the IR.
-    pub bulk: Vec<Option<BulkCall>>,
+    /// values in an output buffer: the function's argument is written there item by item (it
+    /// reads per-row items), one call replaces the block's values in place, then the fold (and,
+    /// when the buffer keeps them, the outputs) read them. Same bits as the IR.
+    pub bulk: Vec<Option<ItemBulk>>,
+}
+
+/// A reduction argument of an item loop computed by a bulk call (see [`ItemRows::bulk`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ItemBulk {
+    /// The call (in place).
+    pub call: BulkCall,
+    /// The element output whose buffer holds the values: the one keeping the argument
+    /// ([`ReductionPlan::keep`]), or else one the element pass writes after every fold, used as
+    /// scratch until then (log-softmax's `exp(x - max)`, which only its sum reads).
+    pub output: usize,
+    /// The buffer keeps the values for the element pass (else it is scratch).
+    pub kept: bool,
 }
 
 /// The loop shape.
@@ -414,15 +427,29 @@ fn items_plan(spec: &KernelSpec, target: Target, reductions: &[ReductionPlan], s
         }
         ROW_BLOCK
     });
+    // An element output no reduction keeps a value in is free until the element pass writes it.
+    let scratch_output = |dtype: DType| {
+        spec.outputs().iter().enumerate().find_map(|(j, o)| match o {
+            RowOutput::Elements(r)
+                if spec.graph().dtype(*r) == dtype && reductions.iter().all(|red| red.keep != Some(j)) =>
+            {
+                Some(j)
+            }
+            _ => None,
+        })
+    };
     // In place only: the argument reads per-row items, which only the item loop has.
     let bulk = reductions
         .iter()
-        .map(|red| match (block, red.keep, red.arg) {
-            (Some(_), Some(_), ScalarRef::Node(n)) => match bulk_call(spec, target, n, &|_| false)? {
-                call @ BulkCall::InPlace { .. } => Some(call),
-                BulkCall::ExpSub { .. } => None,
-            },
-            _ => None,
+        .map(|red| {
+            let (Some(_), ScalarRef::Node(n)) = (block, red.arg) else { return None };
+            let call @ BulkCall::InPlace { .. } = bulk_call(spec, target, n, &|_| false)? else { return None };
+            match red.keep {
+                Some(output) => Some(ItemBulk { call, output, kept: true }),
+                None => {
+                    scratch_output(spec.graph().dtype(red.arg)).map(|output| ItemBulk { call, output, kept: false })
+                }
+            }
         })
         .collect();
     ItemRows { width, parts, block, row_bytes, bulk }
@@ -710,11 +737,12 @@ impl fmt::Display for KernelPlan {
                     }
                     None => writeln!(f, ", one pass per row")?,
                 }
-                for (k, call) in items.bulk.iter().enumerate() {
-                    let (Some(call), Some(j)) = (call, self.reductions[k].keep) else { continue };
+                for (k, bulk) in items.bulk.iter().enumerate() {
+                    let Some(ItemBulk { call, output, kept }) = bulk else { continue };
+                    let role = if *kept { "" } else { " (scratch until the element pass)" };
                     writeln!(
                         f,
-                        "  block pass r{k}: {} over the block's values in o{j}'s buffer: {call}; fold from it",
+                        "  block pass r{k}: {} over the block's values in o{output}'s buffer{role}: {call}; fold from it",
                         name(self.reductions[k].arg)
                     )?;
                 }

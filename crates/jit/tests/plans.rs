@@ -12,7 +12,8 @@
 use ragtime_core::DType;
 use ragtime_fused::{OperandKind, RowOutput, RowReduction, ScalarConst, ScalarGraph, ScalarRef};
 use ragtime_jit::plan::{
-    BulkCall, Fold, Part, Prefetch, Rows, ScratchUse, Shape, Split, PREFETCH_AHEAD, PREFETCH_MIN_BYTES, PREFETCH_ROWS,
+    BulkCall, Fold, ItemBulk, Part, Prefetch, Rows, ScratchUse, Shape, Split, PREFETCH_AHEAD, PREFETCH_MIN_BYTES,
+    PREFETCH_ROWS,
 };
 use ragtime_jit::{KernelPlan, KernelSpec, Target, UnaryMath};
 use ragtime_ops::elemwise::ScalarOp;
@@ -99,6 +100,39 @@ fn softmax(scale: Option<f32>) -> KernelSpec {
     let reductions =
         [RowReduction { kind: ReduceKind::Max, arg: x }, RowReduction { kind: ReduceKind::Sum, arg: N(first + 1) }];
     KernelSpec::new(&g, &[OperandKind::Full], &reductions, &[RowOutput::Elements(N(first + 2))]).unwrap()
+}
+
+/// Log-softmax: `(x - max) - log(sum(exp(x - max)))`, the `log` a map of a reduction's result.
+fn log_softmax() -> KernelSpec {
+    let ops = [
+        (ScalarOp::Subtract, vec![I(0), I(1)]),
+        (ScalarOp::Exp, vec![N(0)]),
+        (ScalarOp::Log, vec![I(2)]),
+        (ScalarOp::Subtract, vec![N(0), N(2)]),
+    ];
+    let g = graph(&[DType::F32; 3], &ops);
+    let reductions =
+        [RowReduction { kind: ReduceKind::Max, arg: I(0) }, RowReduction { kind: ReduceKind::Sum, arg: N(1) }];
+    KernelSpec::new(&g, &[OperandKind::Full], &reductions, &[RowOutput::Elements(N(3))]).unwrap()
+}
+
+#[test]
+fn maps_of_per_row_values_are_hoisted_and_item_sums_of_exp_use_the_output_as_scratch() {
+    // `log(sum)` becomes per-row input i3 of the element expression, computed once per row.
+    let spec = log_softmax();
+    assert_eq!(spec.hoisted(), [(2, 3)]);
+    assert_eq!(spec.graph().nodes()[3].args, [N(0), I(3)]);
+    let rows = KernelPlan::new(&spec, BULK);
+    let uses: Vec<ScratchUse> = rows.scratch.iter().map(|s| s.holds).collect();
+    assert!(uses.contains(&ScratchUse::HoistedValues(0)), "{rows}");
+    assert!(rows.to_string().contains("row value i3: %2, computed once per row"), "{rows}");
+    // Over items, `exp(x - max)` is kept nowhere (the output does not read it), so the output's
+    // buffer serves as its scratch until the element pass writes it.
+    let items = KernelPlan::new(&log_softmax().over_items(8), BULK);
+    let Shape::Items(item_rows) = &items.shape else { panic!("{items}") };
+    let exp = BulkCall::InPlace { op: UnaryMath::Exp, arg: ScalarRef::Node(0) };
+    assert_eq!(item_rows.bulk, [None, Some(ItemBulk { call: exp, output: 0, kept: false })], "{items}");
+    assert!(items.stash.is_empty(), "{items}");
 }
 
 /// `x - m` with `m` one value per row (a kept-dims row reduction computed elsewhere).
@@ -294,7 +328,7 @@ fn item_rows_split_items_into_vectors_then_columns() {
     // computed there by one bulk call per block where the machine has the function.
     assert_eq!(plan.stash, [(1, 0)]);
     let exp = BulkCall::InPlace { op: UnaryMath::Exp, arg: ScalarRef::Node(0) };
-    assert_eq!(items.bulk, [None, Some(exp)], "{plan}");
+    assert_eq!(items.bulk, [None, Some(ItemBulk { call: exp, output: 0, kept: true })], "{plan}");
     let plain = KernelPlan::new(&softmax(None).over_items(6), Target::with_bulk(false));
     let Shape::Items(plain_items) = &plain.shape else { panic!("{plain}") };
     assert_eq!(plain_items.bulk, [None, None], "{plain}");

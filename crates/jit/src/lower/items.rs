@@ -20,7 +20,7 @@ use super::loops::emit_loop;
 use super::scalar::emit_scalar_op;
 use crate::callees;
 use crate::kernel::FusedParams;
-use crate::plan::{BulkCall, Fold, ItemRows, Part, ReductionPlan};
+use crate::plan::{BulkCall, Fold, ItemBulk, ItemRows, Part, ReductionPlan};
 
 /// Per-row inputs of one row as each part sees them: `[part][graph input]`.
 type PartValues = Vec<Vec<RowValue>>;
@@ -127,12 +127,15 @@ pub(super) fn emit_items(
         let short = b.ins().icmp(IntCC::UnsignedLessThan, past, p.end);
         let last = b.ins().select(short, past, p.end);
         for (k, red) in plan.reductions.iter().enumerate() {
-            // A bulk argument: written item by item into the buffer keeping it, replaced in
-            // place by one call over the block's values, then folded from there.
+            // A bulk argument: written item by item into an output buffer (the one keeping it,
+            // or one the element pass writes later), replaced in place by one call over the
+            // block's values, then folded from there.
             let mut keep = red.keep.map(|j| e.out_ptrs[j]);
             let mut stash = Vec::new();
-            if let (Some(BulkCall::InPlace { op, arg }), Some(buf), ScalarRef::Node(n)) = (items.bulk[k], keep, red.arg)
+            if let (Some(ItemBulk { call: BulkCall::InPlace { op, arg }, output, .. }), ScalarRef::Node(n)) =
+                (items.bulk[k], red.arg)
             {
+                let buf = e.out_ptrs[output];
                 let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
                     let (start, end, mut values) = row_start(b, r);
                     earlier(b, &mut values, first, r, k);
