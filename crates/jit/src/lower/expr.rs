@@ -113,15 +113,27 @@ impl Emitter<'_> {
     /// the per-row inputs already in `row_values` (per-row operands, reduction results) and put
     /// there as the row's values of their graph inputs.
     pub(super) fn hoist(&self, b: &mut FunctionBuilder, row_values: &mut [RowValue]) {
-        if self.spec.hoisted().is_empty() {
-            return;
-        }
-        // Per-row expressions read no element, so the index is never used.
-        let idx = b.ins().iconst(self.ptr, 0);
-        for &(node, input) in self.spec.hoisted() {
-            let v = self.eval(b, &[ScalarRef::Node(node)], idx, false, row_values, &[])[0];
+        for (input, v) in self.hoisted_values(b, row_values, false) {
             row_values[input] = RowValue::Row(self.both(b, v));
         }
+    }
+
+    /// The hoisted per-row values ([`KernelSpec::hoisted`]) from the per-row inputs in
+    /// `row_values`, as scalars or (`vector`) vectors: `(graph input, value)`.
+    pub(super) fn hoisted_values(
+        &self,
+        b: &mut FunctionBuilder,
+        row_values: &[RowValue],
+        vector: bool,
+    ) -> Vec<(usize, Value)> {
+        if self.spec.hoisted().is_empty() {
+            return Vec::new();
+        }
+        let nodes: Vec<ScalarRef> = self.spec.hoisted().iter().map(|&(n, _)| ScalarRef::Node(n)).collect();
+        // Per-row expressions read no element, so the index is never used.
+        let idx = b.ins().iconst(self.ptr, 0);
+        let values = self.eval(b, &nodes, idx, vector, row_values, &[]);
+        self.spec.hoisted().iter().map(|&(_, input)| input).zip(values).collect()
     }
 
     /// Address of element `idx` of buffer `base` holding `dtype` values.

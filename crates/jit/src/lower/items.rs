@@ -186,14 +186,8 @@ pub(super) fn emit_items(
 /// from the part's per-row inputs in `values`, then read by the element expressions as a per-row
 /// input.
 fn hoist_parts(b: &mut FunctionBuilder, e: &Emitter<'_>, items: &ItemRows, values: &mut PartValues) {
-    if e.spec.hoisted().is_empty() {
-        return;
-    }
-    // Per-row expressions read no element, so the index is never used.
-    let idx = b.ins().iconst(e.ptr, 0);
     for (q, part) in items.parts.iter().enumerate() {
-        for &(node, input) in e.spec.hoisted() {
-            let v = e.eval(b, &[ScalarRef::Node(node)], idx, part.vector, &values[q], &[])[0];
+        for (input, v) in e.hoisted_values(b, &values[q], part.vector) {
             values[q][input] = row_value(v);
         }
     }

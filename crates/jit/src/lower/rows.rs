@@ -276,10 +276,7 @@ pub(super) fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_
                 }
                 *value = RowValue::Row(Both { scalar, vector });
             }
-            // Per-row expressions read no element, so the index is never used.
-            let idx = b.ins().iconst(e.ptr, 0);
-            let results = e.eval(b, &hoisted_refs, idx, true, &row_values, &[]);
-            for (j, (&v, &(_, input))) in results.iter().zip(spec.hoisted()).enumerate() {
+            for (j, (input, v)) in e.hoisted_values(b, &row_values, true).into_iter().enumerate() {
                 for (l, &r) in rows.iter().enumerate() {
                     let lane = b.ins().extractlane(v, l as u8);
                     let both = e.both(b, lane);
