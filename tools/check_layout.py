@@ -29,6 +29,7 @@ ALLOWED_THREAD_LOCALS = {
     "crates/jit/src/exec.rs": "each thread's Cranelift module: a compiler's working state",
     "crates/arrow/src/parquet/isolate.rs": "the panic hook's nesting count (the hook only knows the thread)",
     "crates/ops/tests/robustness/harness.rs": "a test harness's bookkeeping, not library code",
+    "crates/fused/src/trailing.rs": "the last uniform partition a trailing-axis view built: derived data reused, not a setting",
 }
 
 

@@ -6,12 +6,13 @@ use std::process::Command;
 use serde_json::Value;
 
 /// Every workload, in the JSON object's (sorted) order.
-const KEYS: [&str; 16] = [
+const KEYS: [&str; 17] = [
     "W1_fused_elemwise",
     "W2_axpy",
     "W3_row_mean",
     "W3_row_mean_inner8",
     "W3_row_mean_rank2",
+    "W4_feature_layer_norm",
     "W4_row_layer_norm",
     "W4_row_log_softmax",
     "W4_row_softmax",
@@ -93,10 +94,12 @@ fn json_has_every_workload_checked_and_timed() {
     assert!(v["W4_row_log_softmax"]["approx_baseline_s"].as_f64().is_some_and(|t| t > 0.0));
     // The inner-dim forms: 4096 / 8 rows of W3's lengths, 8 values per item, against the memory limit.
     let items: u64 = (0..512u64).map(|i| (i * 7919) % 21).sum();
-    for key in ["W3_row_mean_inner8", "W4_row_softmax_inner8"] {
+    for key in ["W3_row_mean_inner8", "W4_row_softmax_inner8", "W4_feature_layer_norm"] {
         assert_eq!((v[key]["rows"].as_u64(), v[key]["values"].as_u64()), (Some(512), Some(items * 8)), "{key}");
         assert!(v[key]["limit_ratio"].as_f64().is_some_and(|r| r > 0.0), "{key}: {}", v[key]);
     }
+    // The layer norm over the features (the uniform last axis) is one row kernel.
+    assert_eq!(v["W4_feature_layer_norm"]["nodes_after"], 1, "{}", v["W4_feature_layer_norm"]);
     // W9's users scale with the rows (2^17 at 2^20: 512 here), with (u * 7919) % 7 sessions of
     // (s * 104729) % 9 events; its optimized graph is one node (the pooling with the softmax
     // kernel fused in).

@@ -8,164 +8,18 @@
 use std::any::Any;
 use std::cell::RefCell;
 
-use ragtime_core::{dispatch_dtype, DenseTensor, Error, ExecContext, RaggedTensor, Result};
+use ragtime_core::{DenseTensor, Error, ExecContext, RaggedTensor, Result};
 use ragtime_graph::{Cost, FunctionGraph, Op, OpProperties};
 use ragtime_runtime::InnerGraph;
 
 use super::scalar_graph::{Chunk, ScalarGraph, ScalarRef};
-use ragtime_ops::reduce::{fold_rows, Reduce, ReduceKind};
+use crate::operands::{Layout, OperandKind, RowOutput};
+use crate::trailing::TrailingView;
+use ragtime_ops::reduce::{fold_rows, fold_uniform_rows, Reduce, ReduceKind};
 
 /// About this many elements are evaluated at a time: small enough that a chunk's intermediates
 /// stay in the L1/L2 cache, large enough to amortize the per-node dispatch.
 const CHUNK: usize = 4096;
-
-/// How an input of a fused op lines up with its iteration space.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum OperandKind {
-    /// One value per element: the same structure and flat shape as the iteration space.
-    Full,
-    /// A rank-0 value, repeated for every element.
-    Scalar,
-    /// One item per innermost row of a ragged iteration space (a row reduction with `keepdims`:
-    /// dense `[nrows, 1]` against ragged rank 1, `[n, *, 1]` with the outer partitions against
-    /// ragged rank 2, `[nrows, 1, k]` against `[n, *, k]`, ...), repeated along the row.
-    PerRow,
-}
-
-/// The operands of one call checked against the kinds fusion assumed: what a fast path (the
-/// chunked reference or a JIT kernel) may index without further checks.
-#[derive(Debug)]
-pub struct Layout<'a> {
-    /// The first full operand: its partitions and flat shape are the iteration space.
-    pub reference: &'a RaggedTensor,
-    /// Each input's values: Full as flat 1-d (as long as the reference's flat values), PerRow as
-    /// `[rows * item_width]` (one item per innermost row), Scalar as rank 0.
-    pub columns: Vec<DenseTensor>,
-    /// Values per item of the space: the product of the flat values' inner dims (1 for scalar
-    /// items).
-    pub item_width: usize,
-}
-
-impl<'a> Layout<'a> {
-    /// `None` when an operand does not have the shape its kind needs (the caller then runs the
-    /// inner graph, which broadcasts in general or reports the error). `rows`: the space must be
-    /// ragged (row kernels), its rows the innermost partition's, its items the flat values' rows
-    /// ([`Layout::item_width`] values each).
-    pub fn new(kinds: &[OperandKind], inputs: &'a [RaggedTensor], rows: bool) -> Result<Option<Self>> {
-        let Some(reference) = kinds.iter().zip(inputs).find(|(k, _)| **k == OperandKind::Full).map(|(_, x)| x) else {
-            return Ok(None);
-        };
-        let flat_shape = reference.flat_values().shape();
-        let rows_layout = reference.ragged_rank() >= 1 && !flat_shape.is_empty();
-        let item_width: usize = flat_shape.iter().skip(1).product();
-        if rows && !rows_layout {
-            return Ok(None);
-        }
-        let outer = reference.partitions().split_last().map_or(&[][..], |(_, outer)| outer);
-        let nrows = reference.partitions().last().map_or(0, |p| p.nrows());
-        let total = reference.flat_values().len();
-        let mut columns = Vec::with_capacity(inputs.len());
-        for (kind, x) in kinds.iter().zip(inputs) {
-            let column = match kind {
-                OperandKind::Full => {
-                    if !x.same_structure(reference) || x.flat_values().shape() != flat_shape {
-                        return Ok(None);
-                    }
-                    match x.flat_values() {
-                        flat if flat.rank() == 1 => flat.clone(),
-                        flat => flat.reshape(vec![total])?,
-                    }
-                }
-                OperandKind::Scalar => match x.as_dense() {
-                    Some(d) if d.rank() == 0 => d.clone(),
-                    _ => return Ok(None),
-                },
-                OperandKind::PerRow => {
-                    let same_outer =
-                        x.partitions().len() == outer.len() && x.partitions().iter().zip(outer).all(|(a, b)| a.same(b));
-                    // `[nrows, 1]` followed by the space's inner dims.
-                    let shape = x.flat_values().shape();
-                    let lines_up = shape.len() == flat_shape.len() + 1
-                        && shape[..2] == [nrows, 1]
-                        && shape[2..] == flat_shape[1..];
-                    if !rows_layout || !same_outer || !lines_up {
-                        return Ok(None);
-                    }
-                    x.flat_values().reshape(vec![nrows * item_width])?
-                }
-            };
-            columns.push(column);
-        }
-        Ok(Some(Layout { reference, columns, item_width }))
-    }
-
-    /// The row splits of the innermost partition: the rows row kernels and per-row operands
-    /// iterate over (`None` for a dense space).
-    pub fn row_splits(&self) -> Option<&'a [i64]> {
-        self.reference.partitions().last().map(|p| p.row_splits())
-    }
-
-    /// A per-row result (`values`, one item per innermost row) in the shape of a reduction over
-    /// the innermost ragged axis: `[rows]` or `[rows, 1]` with `keepdims`, then the space's inner
-    /// dims, under the outer partitions of the space (which it shares), so a ragged rank 2 space
-    /// gives `[n, *]` / `[n, *, 1]`.
-    pub fn per_row_output(&self, values: DenseTensor, keepdims: bool) -> Result<RaggedTensor> {
-        let partitions = self.reference.partitions();
-        let outer = partitions.split_last().map_or(&[][..], |(_, outer)| outer);
-        let nrows = partitions.last().map_or(0, |p| p.nrows());
-        let mut shape = if keepdims { vec![nrows, 1] } else { vec![nrows] };
-        shape.extend_from_slice(&self.reference.flat_values().shape()[1..]);
-        let flat = values.reshape(shape)?;
-        if outer.is_empty() {
-            return Ok(RaggedTensor::dense(flat));
-        }
-        RaggedTensor::new(flat, outer.to_vec())
-    }
-
-    /// The column of input `i` for flat elements `e0..e1` (`rows`: the row of each element,
-    /// needed by per-row operands).
-    fn column(
-        &self,
-        ctx: &ExecContext,
-        kinds: &[OperandKind],
-        i: usize,
-        e0: usize,
-        e1: usize,
-        rows: &[usize],
-    ) -> Result<DenseTensor> {
-        let c = &self.columns[i];
-        match kinds[i] {
-            OperandKind::Full => slice(c, e0, e1),
-            OperandKind::Scalar => fill(c, e1 - e0),
-            OperandKind::PerRow => c.take_rows_in(ctx, rows),
-        }
-    }
-
-    /// Names the row of flat element `e` for error messages, as the unfused ops do.
-    fn locate(&self, e: usize) -> String {
-        ragtime_core::describe_element(self.reference.partitions(), self.reference.flat_values().shape(), e)
-    }
-}
-
-/// Elements `a..b` of a 1-d tensor.
-fn slice(t: &DenseTensor, a: usize, b: usize) -> Result<DenseTensor> {
-    dispatch_dtype!(t.dtype(),
-        T => {
-            let s = t.as_slice::<T>().and_then(|s| s.get(a..b)).ok_or_else(|| Error::graph("a fused operand is shorter than its iteration space"))?;
-            DenseTensor::from_vec(vec![b - a], s.to_vec())
-        },
-        string => Err(Error::dtype("fused", "string operands are not fused")))
-}
-
-/// `len` copies of the value of a rank-0 tensor.
-fn fill(t: &DenseTensor, len: usize) -> Result<DenseTensor> {
-    dispatch_dtype!(t.dtype(),
-        T => {
-            let v = *t.as_slice::<T>().and_then(|s| s.first()).ok_or_else(|| Error::graph("a fused scalar operand is empty"))?;
-            DenseTensor::from_vec(vec![len], vec![v; len])
-        },
-        string => Err(Error::dtype("fused", "string operands are not fused")))
-}
 
 /// The row of each element of rows `r0..r1` (absolute row numbers).
 fn element_rows(splits: &[i64], r0: usize, r1: usize, e0: usize, e1: usize) -> Vec<usize> {
@@ -340,20 +194,6 @@ pub struct RowReduction {
     pub arg: ScalarRef,
 }
 
-/// An output of a [`RowKernel`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RowOutput {
-    /// A ragged value with the iteration space's structure.
-    Elements(ScalarRef),
-    /// The result of a reduction (one reduction may be returned in both shapes).
-    Reduction {
-        /// Which reduction.
-        index: usize,
-        /// Shape `[nrows, 1]` when set, else `[nrows]`.
-        keepdims: bool,
-    },
-}
-
 /// A reduction over the next outer ragged axis of a [`RowKernel`]'s per-row results
 /// (`reduce_max(reduce_sum(x, axis=2), axis=1)` over `[users, *, *]`: the maximum over each user's
 /// sessions of the per-session sums): output `output` of the kernel, a reduction's per-row results
@@ -368,13 +208,6 @@ pub struct OuterFold {
     pub kind: ReduceKind,
     /// Keep a size-1 dimension where the folded axis was.
     pub keepdims: bool,
-}
-
-impl RowOutput {
-    /// The element-level values among `outputs`, in order.
-    pub fn elements(outputs: &[RowOutput]) -> Vec<ScalarRef> {
-        outputs.iter().filter_map(|o| if let RowOutput::Elements(r) = o { Some(*r) } else { None }).collect()
-    }
 }
 
 /// Row reductions over one partition with the elementwise maps before, between and after them
@@ -394,6 +227,9 @@ pub struct RowKernel {
     item_width: usize,
     /// Outputs folded over the next outer ragged axis after the rows are done.
     folds: Vec<OuterFold>,
+    /// `Some(k)`: the rows are the trailing uniform axis of `k` values (`[n, *, k]` or dense
+    /// `[n, k]` reduced over its last axis), not the innermost ragged one (see [`TrailingView`]).
+    trailing: Option<usize>,
     inner: InnerGraph,
 }
 
@@ -447,7 +283,7 @@ impl RowKernel {
             return fail("the scalar graph's outputs are not the kernel's element outputs".to_string());
         }
         check_inner("row kernel", &inner, operands.len())?;
-        Ok(RowKernel { graph, operands, reductions, outputs, item_width: 1, folds: Vec::new(), inner })
+        Ok(RowKernel { graph, operands, reductions, outputs, item_width: 1, folds: Vec::new(), trailing: None, inner })
     }
 
     /// The same kernel over items of `width` values (`[.., *, k]` spaces, `width` the product of
@@ -462,9 +298,29 @@ impl RowKernel {
         Ok(self)
     }
 
+    /// The same kernel over rows of the trailing uniform axis of `length` values (at least 1) of
+    /// its full operands, which hold scalars: per-row operands and reduction results hold one
+    /// value per such row (`[n, *, 1]` with `keepdims`). No item width or outer folds go with it.
+    pub fn over_trailing_axis(mut self, length: usize) -> Result<Self> {
+        if length == 0 || self.item_width != 1 || !self.folds.is_empty() {
+            return Err(Error::graph("row kernel: trailing rows need scalars of one row, unfolded, of some values"));
+        }
+        self.trailing = Some(length);
+        Ok(self)
+    }
+
+    /// The length of the trailing axis the rows run along, if they do (see
+    /// [`RowKernel::over_trailing_axis`]).
+    pub fn trailing_length(&self) -> Option<usize> {
+        self.trailing
+    }
+
     /// The same kernel with `folds`: each names a different output, a reduction's per-row
     /// results, which their fold over the next outer ragged axis replaces.
     pub fn with_outer_folds(mut self, folds: Vec<OuterFold>) -> Result<Self> {
+        if self.trailing.is_some() && !folds.is_empty() {
+            return Err(Error::graph("row kernel: trailing rows have no outer folds"));
+        }
         for (j, fold) in folds.iter().enumerate() {
             if !matches!(self.outputs.get(fold.output), Some(RowOutput::Reduction { .. })) {
                 return Err(Error::graph(format!(
@@ -549,7 +405,11 @@ impl RowKernel {
         if let ([red], [RowOutput::Reduction { index: 0, keepdims }], []) =
             (self.reductions.as_slice(), self.outputs.as_slice(), self.folds.as_slice())
         {
-            let width = if self.item_width > 1 { format!(", width={}", self.item_width) } else { String::new() };
+            let width = match (self.item_width, self.trailing) {
+                (_, Some(k)) => format!(", axis=-1 of {k}"),
+                (1, None) => String::new(),
+                (w, None) => format!(", width={w}"),
+            };
             return format!("RowReduce{{{}({}), keepdims={keepdims}{width}}}", red.kind.name(), arg_texts[0]);
         }
         let mut parts: Vec<String> = self
@@ -571,13 +431,17 @@ impl RowKernel {
         if self.item_width > 1 {
             parts.push(format!("width={}", self.item_width));
         }
+        if let Some(k) = self.trailing {
+            parts.push(format!("axis=-1 of {k}"));
+        }
         let text = parts.join("; ");
         if text.len() <= 120 {
             format!("RowKernel{{{text}}}")
         } else {
-            let folds = match self.folds.len() {
-                0 => String::new(),
-                n => format!(", {n} folded over outer rows"),
+            let folds = match (self.folds.len(), self.trailing) {
+                (_, Some(k)) => format!(", axis=-1 of {k}"),
+                (0, None) => String::new(),
+                (n, None) => format!(", {n} folded over outer rows"),
             };
             format!("RowKernel{{{} reductions, {} outputs{folds}}}", self.reductions.len(), self.outputs.len())
         }
@@ -626,7 +490,11 @@ impl RowKernel {
             for (k, red) in self.reductions.iter().enumerate() {
                 self.graph.eval_chunk(ctx, &[red.arg], &mut chunk, &locate)?;
                 let values = chunk.value(red.arg)?;
-                let folded = fold_rows(ctx, red.kind, &values, &local, false)?;
+                let folded = match self.trailing {
+                    // Rows of a uniform axis fold from its identity (`-inf` for a float maximum).
+                    Some(_) => fold_uniform_rows(ctx, red.kind, &values, &local, false)?,
+                    None => fold_rows(ctx, red.kind, &values, &local, false)?,
+                };
                 reduction_parts[k].push(folded.clone());
                 reduced.borrow_mut()[k] = Some(folded);
             }
@@ -674,6 +542,24 @@ impl Op for RowKernel {
     }
 
     fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
+        if let Some(length) = self.trailing {
+            let Some(view) = TrailingView::new(&self.operands, inputs, length)? else {
+                return self.inner.run(ctx, inputs);
+            };
+            return match self.fast(ctx, &view.inputs)? {
+                Some(outputs) => view.restore(&self.outputs, outputs),
+                None => self.inner.run(ctx, inputs),
+            };
+        }
+        if let Some(length) = self.trailing {
+            let Some(view) = TrailingView::new(&self.operands, inputs, length)? else {
+                return self.inner.run(ctx, inputs);
+            };
+            return match self.fast(ctx, &view.inputs)? {
+                Some(outputs) => view.restore(&self.outputs, outputs),
+                None => self.inner.run(ctx, inputs),
+            };
+        }
         match self.fast(ctx, inputs)? {
             Some(outputs) => self.fold_outer(ctx, outputs),
             None => self.inner.run(ctx, inputs),

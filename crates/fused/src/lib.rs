@@ -22,8 +22,10 @@
 mod gather_reduce;
 mod hashed_bag;
 mod kernels;
+mod operands;
 mod pooling;
 mod scalar_graph;
+mod trailing;
 
 use std::sync::Arc;
 
@@ -31,9 +33,11 @@ use ragtime_graph::OpRef;
 
 pub use gather_reduce::{GatherReduce, PrefetchBytes, PREFETCH_ROWS_AHEAD};
 pub use hashed_bag::{HashedFeature, HashedGatherReduce, RowsAddF32};
-pub use kernels::{Composite, Layout, OperandKind, OuterFold, RowKernel, RowOutput, RowReduction};
+pub use kernels::{Composite, OuterFold, RowKernel, RowReduction};
+pub use operands::{Layout, OperandKind, RowOutput};
 pub use pooling::{fill_block, ComputeWeights, FillBlock, PoolBlock, PoolFloat, RowPooling};
 pub use scalar_graph::{ScalarConst, ScalarGraph, ScalarGraphBuilder, ScalarNode, ScalarRef};
+pub use trailing::TrailingView;
 
 /// A shared fused op.
 pub fn op_ref<T: ragtime_graph::Op>(op: T) -> OpRef {

@@ -25,7 +25,8 @@ use ragtime_ops::elemwise::IeeeExtremes;
 use ragtime_ops::reduce::{ReduceKind, RowSum, FOLD_BLOCK};
 use ragtime_runtime::{parallel, InnerGraph};
 
-use crate::kernels::{RowKernel, RowOutput};
+use crate::kernels::RowKernel;
+use crate::operands::RowOutput;
 
 /// Weights computed at a time into scratch when a row kernel computes them (about 16 KB of
 /// float32: the block's weights stay in the L1 cache while the pooling reads them).

@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 
 use ragtime_core::compare::compare;
 use ragtime_core::{dispatch_dtype, DenseTensor, Element, Error, ExecContext, RaggedTensor, Result, TensorType};
-use ragtime_fused::{Composite, Layout, OperandKind, RowKernel, RowOutput, RowPooling};
+use ragtime_fused::{Composite, Layout, OperandKind, RowKernel, RowOutput, RowPooling, TrailingView};
 use ragtime_graph::{FunctionGraph, Op, OpProperties, OpRef};
 use ragtime_runtime::{parallel, KernelCache};
 use rayon::prelude::*;
@@ -201,6 +201,24 @@ impl JitKernel {
         &self.stats
     }
 
+    /// The kernel's results on `inputs`, their per-row results folded over the next outer
+    /// ragged axis where the kernel says so; `None` when the operands do not have the shapes the
+    /// kernel assumes or an op faulted (the caller then runs the reference).
+    fn kernel_outputs(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Option<Vec<RaggedTensor>>> {
+        let Some(layout) = Layout::new(self.spec().operands(), inputs, self.spec().rows())? else {
+            return Ok(None);
+        };
+        if self.spec().rows() && layout.item_width != self.spec().item_width() {
+            return Ok(None);
+        }
+        let Some(outputs) = self.run(ctx, &layout)? else { return Ok(None) };
+        // Reductions over the next outer ragged axis fold the per-row results the kernel wrote.
+        Ok(Some(match self.inner.as_any().downcast_ref::<RowKernel>() {
+            Some(k) if !k.outer_folds().is_empty() => k.fold_outer(ctx, outputs)?,
+            _ => outputs,
+        }))
+    }
+
     /// Runs the kernel on `ctx`'s threads, its outputs charged to `ctx`'s budget; `None` when an
     /// op faulted (the caller then runs the reference, which reports the error as the
     /// interpreter does).
@@ -348,21 +366,23 @@ impl Op for JitKernel {
     }
 
     fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
-        let Some(layout) = Layout::new(self.spec().operands(), inputs, self.spec().rows())? else {
-            return self.inner.perform(ctx, inputs);
+        let row_kernel = self.inner.as_any().downcast_ref::<RowKernel>();
+        let outputs = match row_kernel.and_then(|k| Some((k, k.trailing_length()?))) {
+            // Rows along the trailing axis: the kernel runs on the operands seen as rows of it.
+            Some((k, length)) => match TrailingView::new(self.spec().operands(), inputs, length)? {
+                Some(view) => match self.kernel_outputs(ctx, &view.inputs)? {
+                    Some(outputs) => Some(view.restore(k.outputs(), outputs)?),
+                    None => None,
+                },
+                None => None,
+            },
+            None => self.kernel_outputs(ctx, inputs)?,
         };
-        if self.spec().rows() && layout.item_width != self.spec().item_width() {
+        let Some(outputs) = outputs else {
+            // Operands of another shape (the reference broadcasts them), or a fault (integer
+            // division by zero, negative integer exponent): the reference implementation runs,
+            // naming the op and the row as the interpreter does.
             return self.inner.perform(ctx, inputs);
-        }
-        let Some(outputs) = self.run(ctx, &layout)? else {
-            // A fault (integer division by zero, negative integer exponent): the reference
-            // implementation reports it, naming the op and the row as the interpreter does.
-            return self.inner.perform(ctx, inputs);
-        };
-        // Reductions over the next outer ragged axis fold the per-row results the kernel wrote.
-        let outputs = match self.inner.as_any().downcast_ref::<RowKernel>() {
-            Some(k) if !k.outer_folds().is_empty() => k.fold_outer(ctx, outputs)?,
-            _ => outputs,
         };
         if ctx.debug() {
             // `Mode::Debug`: the kernel and its reference side by side: the first element that
@@ -401,7 +421,11 @@ pub fn spec_of(op: &OpRef) -> Option<KernelSpec> {
         return KernelSpec::new(c.graph(), c.operands(), &[], &outputs);
     }
     let k = any.downcast_ref::<RowKernel>()?;
-    Some(KernelSpec::new(k.graph(), k.operands(), k.reductions(), k.outputs())?.over_items(k.item_width()))
+    let spec = KernelSpec::new(k.graph(), k.operands(), k.reductions(), k.outputs())?.over_items(k.item_width());
+    Some(match k.trailing_length() {
+        Some(length) => spec.over_trailing_axis(length),
+        None => spec,
+    })
 }
 
 /// A `RowPooling` whose weights kernel the JIT lowers, with that kernel compiled (`None` for any

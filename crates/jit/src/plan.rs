@@ -116,6 +116,10 @@ pub enum Fold {
     /// folded in item order from the reference's identity with its combining op, so the
     /// reference's bits (vector kernels fold several columns per instruction, never reassociate).
     Columns,
+    /// Rows along a trailing uniform axis ([`TrailingRows`]): a row per lane, its values folded in
+    /// order from the reference's identity with the reference's combining op, so the reference's
+    /// bits.
+    Lanes,
     /// Float max / min over items of vector kernels: each column in item order with one
     /// NaN-dropping `maxps` / `minps` per part and a NaN flag; a row that held a NaN or has a zero
     /// in its result folds again as [`Fold::Columns`], so every row has the exact fold's bits.
@@ -311,7 +315,25 @@ pub enum Shape {
     Rows(Rows),
     /// A loop over the rows `begin..end` of items of several values.
     Items(ItemRows),
+    /// A loop over rows `begin..end` of a trailing uniform axis, a vector of rows at a time.
+    Trailing(TrailingRows),
 }
+
+/// Rows along a trailing uniform axis of `length` values (`[n, *, k]` or dense `[n, k]` reduced
+/// over its last axis), `lanes` rows at a time, a row per lane: value `j` of each row gathered into
+/// one vector, so reductions fold lane-wise (no horizontal folds, no masks), per-row values are
+/// vectors of rows, and element outputs are stored value by value; the rows past the last whole
+/// vector one at a time, the same code on scalars. Every value of a row is read once per call
+/// of the row's group: rows are short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrailingRows {
+    /// Values per row.
+    pub length: i64,
+}
+
+/// The longest trailing rows run a row per lane: their gathered values stay in registers (or
+/// close to them). Longer rows run as ragged rows do.
+pub const TRAILING_LANES_MAX: usize = 32;
 
 /// One reduction's plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -352,14 +374,20 @@ impl KernelPlan {
     pub fn new(spec: &KernelSpec, target: Target) -> KernelPlan {
         let simd = spec.simd();
         let mut scratch = Vec::new();
-        let stash = if spec.reductions().is_empty() { Vec::new() } else { stash_plan(spec) };
         let items = spec.item_width() > 1;
+        let trailing = match (simd, spec.trailing_length()) {
+            (Some(_), Some(k)) if k <= TRAILING_LANES_MAX => Some(TrailingRows { length: k as i64 }),
+            _ => None,
+        };
+        // Trailing rows compute each value of a row once per group: nothing to keep.
+        let stash = if spec.reductions().is_empty() || trailing.is_some() { Vec::new() } else { stash_plan(spec) };
         let reductions: Vec<ReductionPlan> = spec
             .reductions()
             .iter()
             .map(|red| {
                 let float = simd.and_then(Elem::float).is_some();
                 let fold = match (simd, red.kind) {
+                    _ if trailing.is_some() => Fold::Lanes,
                     (Some(_), ReduceKind::Max | ReduceKind::Min) if items && float => Fold::ColumnsDroppingNans,
                     _ if items => Fold::Columns,
                     (None, _) => Fold::Ordered,
@@ -373,7 +401,9 @@ impl KernelPlan {
                 ReductionPlan { kind: red.kind, arg: red.arg, fold, keep }
             })
             .collect();
-        let shape = if items {
+        let shape = if let Some(rows) = trailing {
+            Shape::Trailing(rows)
+        } else if items {
             Shape::Items(items_plan(spec, target, &reductions, &mut scratch))
         } else if spec.rows() {
             Shape::Rows(rows_plan(spec, target, &mut scratch))
@@ -681,6 +711,7 @@ impl fmt::Display for KernelPlan {
                 Fold::Vector => "vector",
                 Fold::DroppingNans => "vector dropping NaNs, exact refold of rows with a NaN or a zero result",
                 Fold::Columns => "each column in item order",
+                Fold::Lanes => "a row per lane, in order",
                 Fold::ColumnsDroppingNans => {
                     "each column in item order dropping NaNs, exact refold of rows with a NaN or a zero result"
                 }
@@ -747,6 +778,11 @@ impl fmt::Display for KernelPlan {
                     )?;
                 }
             }
+            Shape::Trailing(rows) => writeln!(
+                f,
+                "loop: rows of the trailing axis of {} values, a vector of rows at a time (a row per lane), then row by row",
+                rows.length
+            )?,
             Shape::Rows(Rows::Blocked { rows, flat }) => {
                 match flat {
                     None => writeln!(f, "loop: rows in blocks of {rows}, pass by pass")?,

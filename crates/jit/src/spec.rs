@@ -50,6 +50,9 @@ pub struct KernelSpec {
     item_width: usize,
     /// Per-row values computed once per row (see [`KernelSpec::hoisted`]).
     hoisted: Vec<(usize, usize)>,
+    /// `Some(k)`: the rows are the `k`-value vectors of a trailing uniform axis (see
+    /// `RowKernel::over_trailing_axis`), row `r`'s values `r * k..(r + 1) * k`.
+    trailing: Option<usize>,
 }
 
 impl KernelSpec {
@@ -103,6 +106,21 @@ impl KernelSpec {
             self.item_width = width;
         }
         self
+    }
+
+    /// The same spec over rows of the trailing uniform axis of `length` values (see
+    /// `RowKernel::over_trailing_axis`): the same kernel as over ragged rows, whose rows all have
+    /// `length` values, which the plan may use.
+    pub fn over_trailing_axis(mut self, length: usize) -> KernelSpec {
+        if self.rows() && length > 0 && self.item_width == 1 {
+            self.trailing = Some(length);
+        }
+        self
+    }
+
+    /// The length of every row, when the rows are a trailing uniform axis.
+    pub fn trailing_length(&self) -> Option<usize> {
+        self.trailing
     }
 
     /// True when the kernel loops over rows (reductions or per-row operands), false for a flat
@@ -162,6 +180,7 @@ impl KernelSpec {
             simd,
             item_width: 1,
             hoisted,
+            trailing: None,
         })
     }
 }

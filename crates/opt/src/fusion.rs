@@ -50,6 +50,18 @@ struct Space {
     dims: Vec<Dim>,
     ragged_rank: usize,
     class: Option<VarId>,
+    /// The axis a row kernel's rows run along (`Innermost` for composites' spaces).
+    axis: RowsAxis,
+}
+
+/// The axis of a rows space that its row kernel's reductions fold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum RowsAxis {
+    /// The innermost ragged axis; items are the values of the uniform inner dims past it.
+    Innermost,
+    /// The last axis, uniform (its length known in the type) and past the ragged ones: the rows
+    /// are the `[k]` vectors of a `[n, *, k]` or dense `[n, k]` value (features, classes).
+    Trailing,
 }
 
 /// What a node would contribute to a group.
@@ -61,7 +73,9 @@ struct Candidate {
 }
 
 struct Group {
-    space: Space,
+    /// The spaces every member lines up in (more than one only while no reduction is in the
+    /// group: a map over `[n, *, k]` fits rows along `*` and along `k`); the first is built.
+    spaces: Vec<Space>,
     members: Vec<ApplyId>,
     reductions: usize,
     /// Members computing per-row values from the group's reductions (`log(sum)` of a
@@ -86,8 +100,27 @@ fn item_width(dims: &[Dim], ragged_rank: usize) -> Option<usize> {
     Some(width)
 }
 
-fn is_rows_space(dims: &[Dim], ragged_rank: usize) -> bool {
-    item_width(dims, ragged_rank).is_some()
+/// The length of the last axis when row kernels can run along it: every dim past the ragged
+/// ones known (at least one of them, so the last axis is not ragged), `None` otherwise.
+pub(crate) fn trailing_length(dims: &[Dim], ragged_rank: usize) -> Option<usize> {
+    if dims.len() < ragged_rank + 2 {
+        return None;
+    }
+    let mut last = None;
+    for d in &dims[ragged_rank + 1..] {
+        match d {
+            Dim::Known(k) if *k > 0 => last = Some(*k),
+            _ => return None,
+        }
+    }
+    last
+}
+
+fn is_rows_space(space: &Space) -> bool {
+    match space.axis {
+        RowsAxis::Innermost => item_width(&space.dims, space.ragged_rank).is_some(),
+        RowsAxis::Trailing => trailing_length(&space.dims, space.ragged_rank).is_some(),
+    }
 }
 
 /// One item per innermost row of a rows space of ragged rank `k`: rank of the space, ragged rank
@@ -95,7 +128,17 @@ fn is_rows_space(dims: &[Dim], ragged_rank: usize) -> bool {
 /// space's inner dims. Composites (`rows` false) take them only over scalar items.
 fn is_per_row(ty: &TensorType, space: &Space, rows: bool) -> bool {
     let k = space.ragged_rank;
-    is_rows_space(&space.dims, k)
+    if space.axis == RowsAxis::Trailing {
+        // `[n, *, 1]` against `[n, *, k]`: the space's type with a last dim of 1.
+        let last = space.dims.len() - 1;
+        return rows
+            && is_rows_space(space)
+            && ty.ragged_rank() == k
+            && ty.rank() == space.dims.len()
+            && ty.dims()[..last] == space.dims[..last]
+            && ty.dims()[last] == Dim::Known(1);
+    }
+    is_rows_space(space)
         && (rows || space.dims.len() == k + 1)
         && ty.ragged_rank() + 1 == k
         && ty.rank() == space.dims.len()
@@ -134,6 +177,15 @@ fn reduces_innermost(reduce: &Reduce, ty: &TensorType) -> bool {
     })
 }
 
+/// Whether `reduce` folds exactly the last axis of a value of type `ty`, past its ragged ones.
+fn reduces_trailing(reduce: &Reduce, ty: &TensorType) -> bool {
+    reduce.axis.single().is_some_and(|a| {
+        let rank = ty.rank() as i64;
+        let a = if a < 0 { a + rank } else { a };
+        a == rank - 1 && a > ty.ragged_rank() as i64
+    })
+}
+
 /// An outer fold: `node` reduces the innermost ragged axis of `x`, the per-row result of a
 /// reduction over the innermost ragged axis of a value `y` of ragged rank 2 or more, with or
 /// without `keepdims` (`reduce_max(reduce_sum(y, axis=2), axis=1)`). Gives `y`'s rows space,
@@ -151,11 +203,27 @@ fn outer_fold(fg: &FunctionGraph, node: ApplyId, classes: &mut PartitionClasses)
     if !nested || !reduces_innermost(reduce, &x_ty) || !reduces_innermost(inner, &y_ty) {
         return None;
     }
-    let space = Space { dims: y_ty.dims().to_vec(), ragged_rank: y_ty.ragged_rank(), class: Some(classes.find(y)) };
+    let space = Space {
+        dims: y_ty.dims().to_vec(),
+        ragged_rank: y_ty.ragged_rank(),
+        class: Some(classes.find(y)),
+        axis: RowsAxis::Innermost,
+    };
     Some((space, x))
 }
 
-fn candidate(fg: &FunctionGraph, node: ApplyId, classes: &mut PartitionClasses, kind: Kind) -> Option<Candidate> {
+/// What `node` would contribute to a group: one candidate per space it lines up in (a map over
+/// `[n, *, k]` may join rows along `*` or along `k`), none when it joins no group.
+fn candidates(fg: &FunctionGraph, node: ApplyId, classes: &mut PartitionClasses, kind: Kind) -> Vec<Candidate> {
+    candidates_of(fg, node, classes, kind).unwrap_or_default()
+}
+
+fn candidates_of(
+    fg: &FunctionGraph,
+    node: ApplyId,
+    classes: &mut PartitionClasses,
+    kind: Kind,
+) -> Option<Vec<Candidate>> {
     let apply = fg.node(node)?;
     let out = *apply.outputs.first()?;
     let out_ty = fg.var(out)?.ty.clone();
@@ -166,43 +234,52 @@ fn candidate(fg: &FunctionGraph, node: ApplyId, classes: &mut PartitionClasses, 
         let x = apply.inputs[0];
         let x_ty = &fg.var(x)?.ty;
         let rank = x_ty.ragged_rank();
-        if kind != Kind::Rows
-            || !reduces_innermost(reduce, x_ty)
-            || !is_rows_space(x_ty.dims(), rank)
-            || x_ty.dtype() == DType::String
-        {
+        if kind != Kind::Rows || x_ty.dtype() == DType::String {
             return None;
         }
-        let space = Space { dims: x_ty.dims().to_vec(), ragged_rank: rank, class: Some(classes.find(x)) };
-        return Some(Candidate { space, links: vec![x] });
+        let class = x_ty.is_ragged().then(|| classes.find(x));
+        let axis = if reduces_innermost(reduce, x_ty) && item_width(x_ty.dims(), rank).is_some() {
+            RowsAxis::Innermost
+        } else if reduces_trailing(reduce, x_ty) && trailing_length(x_ty.dims(), rank).is_some() {
+            RowsAxis::Trailing
+        } else {
+            return None;
+        };
+        let space = Space { dims: x_ty.dims().to_vec(), ragged_rank: rank, class, axis };
+        return Some(vec![Candidate { space, links: vec![x] }]);
     }
     apply.op.as_any().downcast_ref::<Elemwise>()?;
-    if kind == Kind::Rows && !is_rows_space(out_ty.dims(), out_ty.ragged_rank()) {
-        return None;
-    }
-    let space = Space {
-        dims: out_ty.dims().to_vec(),
-        ragged_rank: out_ty.ragged_rank(),
-        class: out_ty.is_ragged().then(|| classes.find(out)),
+    let class = out_ty.is_ragged().then(|| classes.find(out));
+    let plain = |axis| Space { dims: out_ty.dims().to_vec(), ragged_rank: out_ty.ragged_rank(), class, axis };
+    let spaces: Vec<Space> = match kind {
+        Kind::Elementwise => vec![plain(RowsAxis::Innermost)],
+        Kind::Rows => [RowsAxis::Innermost, RowsAxis::Trailing].into_iter().map(plain).filter(is_rows_space).collect(),
     };
-    let mut links = Vec::new();
-    let mut full = false;
-    for &v in &apply.inputs {
-        if inlined_const(fg, v).is_some() {
-            continue;
-        }
-        let ty = fg.var(v)?.ty.clone();
-        let same_class = space.class.is_some_and(|c| classes.find(v) == c);
-        match operand_kind(&ty, &space, same_class, kind == Kind::Rows)? {
-            OperandKind::Full => {
-                full = true;
-                links.push(v);
+    let mut found = Vec::with_capacity(spaces.len());
+    'spaces: for space in spaces {
+        let mut links = Vec::new();
+        let mut full = false;
+        for &v in &apply.inputs {
+            if inlined_const(fg, v).is_some() {
+                continue;
             }
-            OperandKind::PerRow => links.push(v),
-            OperandKind::Scalar => {}
+            let ty = fg.var(v)?.ty.clone();
+            let same_class = space.class.is_some_and(|c| classes.find(v) == c);
+            match operand_kind(&ty, &space, same_class, kind == Kind::Rows) {
+                Some(OperandKind::Full) => {
+                    full = true;
+                    links.push(v);
+                }
+                Some(OperandKind::PerRow) => links.push(v),
+                Some(OperandKind::Scalar) => {}
+                None => continue 'spaces,
+            }
+        }
+        if full {
+            found.push(Candidate { space, links });
         }
     }
-    full.then_some(Candidate { space, links })
+    Some(found)
 }
 
 /// Runs one fusion pass; returns the number of fused ops built.
@@ -235,30 +312,37 @@ pub(crate) fn fuse(fg: &mut FunctionGraph, kind: Kind) -> Result<usize> {
         // A reduction over the next outer ragged axis of a member's per-row results joins that
         // member's group as an output; otherwise it is a row reduction of its own space.
         let fold = if kind == Kind::Rows { outer_fold(fg, node, &mut classes) } else { None };
-        let mut chosen = fold.and_then(|(space, x)| owner_group(x).filter(|&g| groups[g].space == space && convex(g)));
+        let mut chosen =
+            fold.and_then(|(space, x)| owner_group(x).filter(|&g| groups[g].spaces.contains(&space) && convex(g)));
         let mut per_row = false;
         if chosen.is_none() && kind == Kind::Rows {
             chosen = per_row_group(fg, node, &groups, &owner_group).filter(|&g| convex(g));
             per_row = chosen.is_some();
         }
-        if let Some(c) = candidate(fg, node, &mut classes, kind).filter(|_| chosen.is_none()) {
+        let cands = if chosen.is_none() { candidates(fg, node, &mut classes, kind) } else { Vec::new() };
+        if !cands.is_empty() {
             let is_reduce = fg.node(node).is_some_and(|a| a.op.as_any().is::<Reduce>());
-            let siblings = c.links.iter().filter(|_| is_reduce).flat_map(|v| readers.get(v).into_iter().flatten());
-            chosen = c
-                .links
-                .iter()
-                .filter_map(|&v| owner_group(v))
-                .chain(siblings.copied())
-                .find(|&g| groups[g].space == c.space && convex(g))
-                .or_else(|| {
+            chosen = cands.iter().find_map(|c| {
+                let siblings = c.links.iter().filter(|_| is_reduce).flat_map(|v| readers.get(v).into_iter().flatten());
+                c.links
+                    .iter()
+                    .filter_map(|&v| owner_group(v))
+                    .chain(siblings.copied())
+                    .find(|&g| groups[g].spaces.contains(&c.space) && convex(g))
+            });
+            match chosen {
+                // The group keeps the spaces this member lines up in too.
+                Some(g) => groups[g].spaces.retain(|s| cands.iter().any(|c| c.space == *s)),
+                None => {
                     groups.push(Group {
-                        space: c.space.clone(),
+                        spaces: cands.iter().map(|c| c.space.clone()).collect(),
                         members: Vec::new(),
                         reductions: 0,
                         per_row: Vec::new(),
                     });
-                    Some(groups.len() - 1)
-                });
+                    chosen = Some(groups.len() - 1);
+                }
+            }
         }
         if let Some(g) = chosen {
             groups[g].members.push(node);
@@ -322,7 +406,7 @@ fn per_row_group(
         return None;
     }
     let g = apply.inputs.iter().find_map(|&v| owner_group(v).filter(|&g| groups[g].reductions > 0))?;
-    let space = &groups[g].space;
+    let space = &groups[g].spaces[0];
     let lines_up = apply.inputs.iter().all(|&v| {
         inlined_const(fg, v).is_some()
             || fg
@@ -371,6 +455,7 @@ fn without_per_row_outputs(fg: &FunctionGraph, group: &mut Group) {
 
 /// Replaces a group by one fused op; `false` when that would make a cycle.
 fn build(fg: &mut FunctionGraph, group: &Group, kind: Kind) -> Result<bool> {
+    let space = &group.spaces[0];
     let members: std::collections::HashSet<ApplyId> = group.members.iter().copied().collect();
     let produced_inside =
         |fg: &FunctionGraph, v: VarId| fg.var(v).and_then(|x| x.owner).is_some_and(|o| members.contains(&o));
@@ -391,7 +476,7 @@ fn build(fg: &mut FunctionGraph, group: &Group, kind: Kind) -> Result<bool> {
         types.push(ty.clone());
         // `candidate` checked each operand's partition class when the group was formed; earlier
         // groups may have replaced the variable since, so only its shape is looked at here.
-        let operand = operand_kind(&ty, &group.space, true, kind == Kind::Rows)
+        let operand = operand_kind(&ty, space, true, kind == Kind::Rows)
             .ok_or_else(|| ragtime_core::Error::graph(format!("fusion: operand of type {ty} does not line up")))?;
         kinds.push(operand);
     }
@@ -509,9 +594,17 @@ fn build(fg: &mut FunctionGraph, group: &Group, kind: Kind) -> Result<bool> {
             .collect();
         let elements = RowOutput::elements(&outputs);
         let graph = builder.finish(elements)?;
-        let width = item_width(&group.space.dims, group.space.ragged_rank)
-            .ok_or_else(|| ragtime_core::Error::graph("fusion: a row kernel over a space without rows"))?;
-        op_ref(RowKernel::new(graph, kinds, reductions, outputs, inner)?.over_items(width)?.with_outer_folds(folds)?)
+        let no_rows = || ragtime_core::Error::graph("fusion: a row kernel over a space without rows");
+        let kernel = RowKernel::new(graph, kinds, reductions, outputs, inner)?;
+        op_ref(match space.axis {
+            RowsAxis::Innermost => {
+                let width = item_width(&space.dims, space.ragged_rank).ok_or_else(no_rows)?;
+                kernel.over_items(width)?.with_outer_folds(folds)?
+            }
+            RowsAxis::Trailing => {
+                kernel.over_trailing_axis(trailing_length(&space.dims, space.ragged_rank).ok_or_else(no_rows)?)?
+            }
+        })
     };
     // Groups are convex one by one, but two groups can still feed each other through fused ops
     // built earlier; such a group stays unfused (correct, only slower).

@@ -393,13 +393,16 @@ fn ragged_softmax_expands_into_one_row_kernel_with_the_same_bits() {
             assert!(kept.iter().any(|n| n.contains("Softmax")), "excluding the rewrite keeps the op: {kept:?}");
         }
     }
-    // A dense operand (softmax over a uniform last axis) is left to the op.
+    // A dense operand: the softmax over its uniform last axis is one row kernel along that axis,
+    // with the op's bits (special rows included).
     let mut g = Graph::new();
     let x = g.input("x", TensorType::dense(DType::F32, &[None, Some(3)])).unwrap();
     let y = apply(&mut g, Arc::new(Softmax::new(false)), &[x]);
-    let dense: RaggedTensor = DenseTensor::from_vec(vec![2, 3], vec![1.0f32, 2.0, 3.0, 0.0, -1.0, 5.0]).unwrap().into();
-    let (_, names) = check(&g, &[x], &[y], &[dense], &[]);
-    assert_eq!(names, ["Softmax"]);
+    let values = vec![1.0f32, 2.0, 3.0, 0.0, -1.0, 5.0, f32::NAN, 1.0, 2.0, f32::INFINITY, 0.0, 1.0, -0.0, 0.0, -1e30];
+    let dense: RaggedTensor = DenseTensor::from_vec(vec![5, 3], values).unwrap().into();
+    let (n, names) = check(&g, &[x], &[y], &[dense], &[]);
+    assert_eq!(n, 1, "{names:?}");
+    assert!(names[0].starts_with("RowKernel{") && names[0].contains("axis=-1 of 3"), "{names:?}");
 }
 
 #[test]

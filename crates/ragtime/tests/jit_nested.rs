@@ -491,7 +491,8 @@ proptest! {
 
     /// Random fused graphs over `[.., *, k]` values: the interpreter's results, bit for bit when
     /// items have several values (each column is folded in item order, as the reference folds
-    /// it), within the tolerance for `k = 1` (scalar items' vector folds reassociate sums).
+    /// it), within the tolerance for `k = 1` (scalar items' vector folds reassociate sums) and
+    /// where a kernel's rows are the last axis (`axis=-1 of k`: folds of scalars too).
     #[test]
     fn inner_dim_jit_kernels_agree_with_the_interpreter(
         steps in prop::collection::vec((any::<u8>(), any::<u8>(), any::<u8>()), 1..10),
@@ -515,7 +516,7 @@ proptest! {
         match (reference.call(&values), jit.call(&values)) {
             (Ok(want), Ok(got)) => {
                 for (k, (a, b)) in want.iter().zip(&got).enumerate() {
-                    if width > 1 {
+                    if width > 1 && !jit.debugprint().contains("axis=-1 of") {
                         prop_assert!(a.equals(b), "output {}: JIT {} vs reference {}\n{}", k, b, a, jit.debugprint());
                     } else {
                         let same = compare(a, b);

@@ -230,6 +230,20 @@ pub fn row_layer_norm(splits: &[i64], x: &[f32], out: &mut [f32]) {
     });
 }
 
+/// A layer norm of each item of 8 features (`W4_feature_layer_norm`): `c = x - mean`, `c /
+/// sqrt(mean(c * c) + eps)` over the item's 8 values; `x` and `out` hold whole items.
+#[multiversion(targets("x86_64+avx2+fma"))]
+pub fn feature_layer_norm8(x: &[f32], out: &mut [f32]) {
+    for (o, item) in out.chunks_exact_mut(INNER).zip(x.chunks_exact(INNER)) {
+        let mean = item.iter().sum::<f32>() / INNER as f32;
+        let var = item.iter().map(|&x| (x - mean) * (x - mean)).sum::<f32>() / INNER as f32;
+        let scale = 1.0 / (var + super::workloads::LAYER_NORM_EPSILON).sqrt();
+        for (o, &x) in o.iter_mut().zip(item) {
+            *o = (x - mean) * scale;
+        }
+    }
+}
+
 /// W1 with the vectorizable `tanh` of `approx.rs` (ragtime's accuracy) instead of libm's.
 #[multiversion(targets("x86_64+avx2+fma"))]
 pub fn fused_elemwise_approx(x: &[f32], z: &[f32], out: &mut [f32]) {

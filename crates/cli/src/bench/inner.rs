@@ -1,6 +1,8 @@
 //! The inner-dimension forms of W3 and W4 (`W3_row_mean_inner8`, `W4_row_softmax_inner8`): their
 //! reductions over the ragged axis of `[rows, *, 8]` float32 values, timed against row loops that
-//! treat the 8 columns as one vector, and checked against those loops and the interpreter.
+//! treat the 8 columns as one vector; and a layer norm over the 8 features of each item
+//! (`W4_feature_layer_norm`, reductions over the uniform last axis) against a loop over the items.
+//! All checked against those loops and the interpreter.
 
 use std::ops::Range;
 
@@ -22,9 +24,10 @@ pub fn run(
     id: WorkloadId,
     data: &Inner,
 ) -> Result<Outcome, BenchError> {
-    let mean = match id {
-        WorkloadId::RowMeanInner8 => true,
-        WorkloadId::RowSoftmaxInner8 => false,
+    let (mean, features) = match id {
+        WorkloadId::RowMeanInner8 => (true, false),
+        WorkloadId::RowSoftmaxInner8 => (false, false),
+        WorkloadId::FeatureLayerNorm => (false, true),
         _ => return Err(BenchError::Library { workload: id.name(), source: ragtime::Error::graph("not inner-dim") }),
     };
     let built = workloads::build(id);
@@ -32,20 +35,26 @@ pub fn run(
     let inputs: Vec<RaggedTensor> = if mean { vec![data.x.clone(), data.z.clone()] } else { vec![data.x.clone()] };
     let (xs, zs, splits) = (data.xs(), data.zs(), data.splits());
     let out_len = if mean { data.nrows() * INNER } else { data.nvals() };
-    // Where row `r`'s output starts: 8 values per row for the mean, 8 per item for the softmax.
+    // Where row `r`'s output starts: 8 values per row for the mean, 8 per item for the others.
     let at = |r: usize| if mean { r * INNER } else { splits[r] as usize * INNER };
     let baseline_loop = |par: &Parallel, chunks: &[Range<usize>], buf: &mut [f32], approx: bool| {
         par.run(chunks, buf, at, |rows, o| {
             let s = &splits[rows.start..=rows.end];
-            match (mean, approx) {
-                (true, _) => baseline::row_mean_inner8(s, xs, zs, o),
-                (false, false) => baseline::row_softmax_inner8(s, xs, o),
-                (false, true) => baseline::row_softmax_inner8_approx(s, xs, o),
+            match (mean, features, approx) {
+                (true, _, _) => baseline::row_mean_inner8(s, xs, zs, o),
+                (false, true, _) => {
+                    let (a, b) = (s[0] as usize * INNER, s[s.len() - 1] as usize * INNER);
+                    baseline::feature_layer_norm8(&xs[a..b], o)
+                }
+                (false, false, false) => baseline::row_softmax_inner8(s, xs, o),
+                (false, false, true) => baseline::row_softmax_inner8_approx(s, xs, o),
             }
         })
     };
     let chunks = parallel.row_chunks(splits);
-    let mut approx_buf = vec![0f32; if mean { 0 } else { out_len }];
+    // The softmax has a second loop, with the vectorized `exp` of ragtime's accuracy.
+    let approx = !mean && !features;
+    let mut approx_buf = vec![0f32; if approx { out_len } else { 0 }];
     let mut probe_buf = vec![0f32; data.nvals()];
     let timed = {
         let mut approx_side = whole(|| baseline_loop(parallel, &chunks, &mut approx_buf, true));
@@ -53,7 +62,7 @@ pub fn run(
         let value_start = |r: usize| splits[r] as usize * INNER;
         let mut probe_side = whole(|| baseline::axpy_rows(parallel, &chunks, value_start, xs, zs, &mut probe_buf));
         let mut extra: Vec<Side<'_, BenchError>> = Vec::new();
-        if !mean {
+        if approx {
             extra.push(&mut approx_side);
         }
         extra.push(&mut probe_side);
@@ -68,7 +77,7 @@ pub fn run(
         )?
     };
     let Timed { ragtime_s, baseline_s, single_thread_baseline_s, extra_s, outputs, baseline_out: buf } = timed;
-    let approx_baseline_s = (!mean).then(|| extra_s[0]);
+    let approx_baseline_s = approx.then(|| extra_s[0]);
     let bandwidth_probe_s = extra_s.last().copied();
     let out = single(id, outputs)?;
 

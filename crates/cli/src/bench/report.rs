@@ -31,7 +31,7 @@ pub fn memory_limit_s(o: &Outcome, bandwidth: f64) -> Option<f64> {
         RowSoftmax | RowSoftmaxRank2 | RowLogSoftmax | RowLayerNorm => 8.0 * values,
         // The mean writes one value per row and column.
         RowMeanInner8 => 8.0 * values + 4.0 * rows * o.size_of("inner")? as f64,
-        RowSoftmaxInner8 => 8.0 * values,
+        RowSoftmaxInner8 | FeatureLayerNorm => 8.0 * values,
         _ => return None,
     };
     Some(bytes / bandwidth)

@@ -122,7 +122,8 @@ const DATA_USERS: [WorkloadId; 8] = [
 const RANK2_USERS: [WorkloadId; 2] = [WorkloadId::RowMeanRank2, WorkloadId::RowSoftmaxRank2];
 
 /// The workloads reading the `[rows, *, 8]` data (`Bench::inner`).
-const INNER_USERS: [WorkloadId; 2] = [WorkloadId::RowMeanInner8, WorkloadId::RowSoftmaxInner8];
+const INNER_USERS: [WorkloadId; 3] =
+    [WorkloadId::RowMeanInner8, WorkloadId::RowSoftmaxInner8, WorkloadId::FeatureLayerNorm];
 
 /// The inputs and the baseline pool of one `ragtime bench` run.
 #[derive(Debug)]
@@ -344,7 +345,7 @@ impl Bench {
             Bigram => self.bigram(self.queries.as_ref().ok_or_else(missing)?),
             BigramVariants => self.bigram_variants(self.queries.as_ref().ok_or_else(missing)?),
             NestedAttention => self.nested_attention(),
-            RowMeanInner8 | RowSoftmaxInner8 => {
+            RowMeanInner8 | RowSoftmaxInner8 | FeatureLayerNorm => {
                 let inner = self.inner.as_ref().ok_or_else(missing)?;
                 super::inner::run(&self.settings, (&self.parallel, self.single.as_ref()), id, inner)
             }

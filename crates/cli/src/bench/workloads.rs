@@ -59,11 +59,14 @@ pub enum WorkloadId {
     /// W4's family on W4's data: a layer norm over the ragged axis, `(x - mean) * rsqrt(var + 1e-5)`.
     #[value(name = "W4_row_layer_norm")]
     RowLayerNorm,
+    /// A layer norm over the 8 features (the uniform last axis) of each item of `[n, *, 8]` values.
+    #[value(name = "W4_feature_layer_norm")]
+    FeatureLayerNorm,
 }
 
 impl WorkloadId {
     /// Every workload, in order.
-    pub const ALL: [WorkloadId; 16] = [
+    pub const ALL: [WorkloadId; 17] = [
         WorkloadId::FusedElemwise,
         WorkloadId::Axpy,
         WorkloadId::RowMean,
@@ -80,6 +83,7 @@ impl WorkloadId {
         WorkloadId::RowSoftmaxInner8,
         WorkloadId::RowLogSoftmax,
         WorkloadId::RowLayerNorm,
+        WorkloadId::FeatureLayerNorm,
     ];
 
     /// The JSON key, e.g. `W3_row_mean`.
@@ -101,6 +105,7 @@ impl WorkloadId {
             WorkloadId::RowSoftmaxInner8 => "W4_row_softmax_inner8",
             WorkloadId::RowLogSoftmax => "W4_row_log_softmax",
             WorkloadId::RowLayerNorm => "W4_row_layer_norm",
+            WorkloadId::FeatureLayerNorm => "W4_feature_layer_norm",
         }
     }
 }
@@ -267,6 +272,17 @@ pub fn row_softmax_inner8() -> Built {
     Built { inputs: vec![x], output }
 }
 
+/// A layer norm over the last axis (the 8 features) of float32 `[?, *, 8]` input, as transformers
+/// normalize each token: `c = x - reduce_mean(x, -1, keepdims)`, `c * rsqrt(reduce_mean(c * c, -1,
+/// keepdims) + 1e-5)`.
+pub fn feature_layer_norm() -> Built {
+    let g = Graph::new();
+    let x = inner8_f32(&g, "x");
+    let centered = &x - x.reduce_mean(keepdims(-1));
+    let output = &centered * (centered.square().reduce_mean(keepdims(-1)) + LAYER_NORM_EPSILON).rsqrt();
+    Built { inputs: vec![x], output }
+}
+
 /// The graph a workload compiles: W5 compiles W4's graph, W6 calls W3's function.
 pub fn build(id: WorkloadId) -> Built {
     match id {
@@ -283,6 +299,7 @@ pub fn build(id: WorkloadId) -> Built {
         WorkloadId::RowSoftmaxInner8 => row_softmax_inner8(),
         WorkloadId::RowLogSoftmax => row_log_softmax(),
         WorkloadId::RowLayerNorm => row_layer_norm(),
+        WorkloadId::FeatureLayerNorm => feature_layer_norm(),
     }
 }
 

@@ -155,6 +155,22 @@ impl Emitter<'_> {
         row_values: &[RowValue],
         stash: &[(usize, Value)],
     ) -> Vec<Value> {
+        self.eval_given(b, wanted, idx, vector, row_values, stash, &[])
+    }
+
+    /// [`Emitter::eval`] with the values of some graph inputs given (`given[i]`, when `Some`),
+    /// not loaded: full operands gathered by the caller (rows of a trailing axis, a row per lane).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn eval_given(
+        &self,
+        b: &mut FunctionBuilder,
+        wanted: &[ScalarRef],
+        idx: Value,
+        vector: bool,
+        row_values: &[RowValue],
+        stash: &[(usize, Value)],
+        given: &[Option<Value>],
+    ) -> Vec<Value> {
         let graph = self.spec.graph();
         let stashed = |j: usize| stash.iter().find(|(n, _)| *n == j).map(|&(_, base)| base);
         let mut inputs: Vec<Option<Value>> = vec![None; graph.inputs().len()];
@@ -173,6 +189,7 @@ impl Emitter<'_> {
                     let pick = |x: Both| if vector { x.vector } else { x.scalar };
                     let dtype = graph.inputs()[i];
                     let v = match (self.spec.operands().get(i), self.scalars.get(i).copied().flatten()) {
+                        _ if given.get(i).is_some_and(Option::is_some) => given[i].expect("given"),
                         (Some(OperandKind::Full), _) => {
                             let a = self.addr(b, self.in_ptrs[i], idx, dtype);
                             b.ins().load(self.ty(dtype, vector), mem(), a, 0)

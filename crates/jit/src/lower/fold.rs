@@ -31,6 +31,9 @@ pub(super) fn emit_reduction(
     keep: Option<Value>,
 ) -> Value {
     let arg_dtype = e.spec.graph().dtype(red.arg);
+    // Rows of a trailing uniform axis fold from that axis's identity (`-inf` for a float
+    // maximum), rows of a ragged axis from the finite extremes.
+    let ragged = e.spec.trailing_length().is_none();
     let arg = |b: &mut FunctionBuilder, i: Value, vector: bool| {
         let x = e.eval(b, &[red.arg], i, vector, row_values, stash)[0];
         if let Some(base) = keep {
@@ -43,7 +46,7 @@ pub(super) fn emit_reduction(
         // Scalar kernels fold in order from the reference's identity with the reference's
         // combining op, so they give its bits.
         let identity = dispatch_dtype!(arg_dtype,
-            T => ScalarConst::from_value(red.kind.identity::<T>(true)),
+            T => ScalarConst::from_value(red.kind.identity::<T>(ragged)),
             // `KernelSpec::new` refuses strings.
             string => ScalarConst::from_value(0i64));
         let init = e.scalar_const(b, &identity, false);
@@ -55,9 +58,10 @@ pub(super) fn emit_reduction(
         })[0];
         return if red.kind == ReduceKind::Mean { emit_mean(b, acc, start, end, arg_dtype) } else { acc };
     };
-    // The identities of `ReduceKind` on a ragged axis (max / min start at the finite extremes;
-    // for integers the type's extremes).
+    // The identities of `ReduceKind` (on a ragged axis max / min start at the finite extremes, on
+    // a uniform one at the infinities; for integers the type's extremes).
     let (big, int_max, int_min) = match elem {
+        Elem::F32 | Elem::F64 if !ragged => (f64::INFINITY, 0, 0),
         Elem::F32 => (f64::from(f32::MAX), 0, 0),
         Elem::F64 => (f64::MAX, 0, 0),
         Elem::I32 => (0.0, i64::from(i32::MAX), i64::from(i32::MIN)),

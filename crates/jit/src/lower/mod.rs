@@ -5,7 +5,8 @@
 //!   `lanes` (one op of a vector kernel) and `scalar` (one op of a scalar kernel, every dtype);
 //! - `loops`: loop skeletons; `flat`: element walks and flat evaluation into scratch buffers;
 //!   `rows`: row walks (one pass, blocks pass by pass, flat blocks); `fold`: row reductions;
-//!   `items`: row walks over items of several values (uniform inner dims), column folds.
+//!   `items`: row walks over items of several values (uniform inner dims), column folds;
+//!   `trailing`: rows of a trailing uniform axis, a row per lane.
 
 mod expr;
 mod flat;
@@ -15,6 +16,7 @@ pub(crate) mod lanes;
 mod loops;
 mod rows;
 mod scalar;
+mod trailing;
 
 use cranelift_codegen::ir::{InstBuilder, StackSlot, StackSlotData, StackSlotKind, Value};
 use cranelift_frontend::FunctionBuilder;
@@ -57,6 +59,7 @@ pub(crate) fn emit_kernel(b: &mut FunctionBuilder, p: &FusedParams, plan: &Kerne
         Shape::Rows(rows) => rows::emit_rows(b, p, &e, rows, &slots),
         Shape::Flat(chunked) => flat::emit_flat(b, p, &e, chunked.as_ref(), &slots),
         Shape::Items(items) => items::emit_items(b, p, &e, items, &slots),
+        Shape::Trailing(rows) => trailing::emit_trailing(b, p, &e, rows),
     }
     let done = b.ins().iconst(p.ptr, 0);
     b.ins().return_(&[done]);

@@ -52,7 +52,8 @@ impl Op for Reduce {
             shape.extend_from_slice(inner_shape);
             ctx.checked_len(name, &shape)?;
             let inner = inner_shape.iter().product();
-            return one(RaggedTensor::dense(fold(ctx, self.kind, &Groups::Rows { splits, inner }, values, shape)?));
+            let groups = Groups::Rows { splits, inner, ragged: true };
+            return one(RaggedTensor::dense(fold(ctx, self.kind, &groups, values, shape)?));
         }
         let plan = plan_reduction(ctx, name, x, &self.axis, self.keepdims)?;
         let flat = fold(ctx, self.kind, &Groups::Plan(&plan), values, plan.flat_shape.clone())?;
@@ -86,16 +87,42 @@ pub fn fold_rows(
     splits: &[i64],
     keepdims: bool,
 ) -> Result<DenseTensor> {
+    fold_rows_of(ctx, kind, values, splits, keepdims, true)
+}
+
+/// [`fold_rows`] for rows that are the vectors of a uniform axis (`reduce_max(x, axis=-1)` of
+/// `[n, k]`, seen as rows of `k`): the same folds from the identity of a uniform axis (`-inf` for
+/// a float maximum, where a ragged axis starts from the lowest finite value), as [`Reduce`] folds
+/// that axis.
+pub fn fold_uniform_rows(
+    ctx: &ExecContext,
+    kind: ReduceKind,
+    values: &DenseTensor,
+    splits: &[i64],
+    keepdims: bool,
+) -> Result<DenseTensor> {
+    fold_rows_of(ctx, kind, values, splits, keepdims, false)
+}
+
+fn fold_rows_of(
+    ctx: &ExecContext,
+    kind: ReduceKind,
+    values: &DenseTensor,
+    splits: &[i64],
+    keepdims: bool,
+    ragged: bool,
+) -> Result<DenseTensor> {
     let nrows = splits.len().saturating_sub(1);
     let shape = if keepdims { vec![nrows, 1] } else { vec![nrows] };
-    fold(ctx, kind, &Groups::Rows { splits, inner: 1 }, values, shape)
+    fold(ctx, kind, &Groups::Rows { splits, inner: 1, ragged }, values, shape)
 }
 
 /// The groups to fold: contiguous rows (a ragged axis), or a plan's stages.
 pub(crate) enum Groups<'a> {
     /// Items `splits[r]..splits[r + 1]` of `inner` elements each: group `r * inner + s` folds
-    /// element `s` of each item of row `r`, in [`fold_group`]'s order (as the plan would).
-    Rows { splits: &'a [i64], inner: usize },
+    /// element `s` of each item of row `r`, in [`fold_group`]'s order (as the plan would), from
+    /// the identity of a ragged axis (`ragged`) or of a uniform one.
+    Rows { splits: &'a [i64], inner: usize, ragged: bool },
     /// The groups of `plan`, stage after stage.
     Plan(&'a ReductionPlan),
 }
@@ -112,16 +139,16 @@ impl Groups<'_> {
         step: impl Fn(T, T) -> T,
     ) -> Result<Vec<T>> {
         match *self {
-            Groups::Rows { splits, inner: 1 } => Ok(splits
+            Groups::Rows { splits, inner: 1, ragged } => Ok(splits
                 .windows(2)
                 .map(|w| {
                     let row = &data[w[0] as usize..w[1] as usize];
-                    fold_group(row.len(), &|k| row[k], init(true), &step)
+                    fold_group(row.len(), &|k| row[k], init(ragged), &step)
                 })
                 .collect()),
             // Items without elements: nothing to fold (and no chunks to walk).
             Groups::Rows { inner: 0, .. } => Ok(Vec::new()),
-            Groups::Rows { splits, inner } => {
+            Groups::Rows { splits, inner, ragged } => {
                 let mut out = ctx.try_vec(op, (splits.len() - 1) * inner)?;
                 let add = |acc: &mut [T], item: &[T]| {
                     for (a, &v) in acc.iter_mut().zip(item) {
@@ -130,9 +157,9 @@ impl Groups<'_> {
                 };
                 for w in splits.windows(2) {
                     let start = out.len();
-                    out.resize(start + inner, init(true));
+                    out.resize(start + inner, init(ragged));
                     let row = &data[w[0] as usize * inner..w[1] as usize * inner];
-                    fold_items(&mut out[start..], row, init(true), &add);
+                    fold_items(&mut out[start..], row, init(ragged), &add);
                 }
                 Ok(out)
             }
@@ -143,7 +170,7 @@ impl Groups<'_> {
     /// The number of input values in each group.
     fn counts(&self) -> Vec<usize> {
         match *self {
-            Groups::Rows { splits, inner } => {
+            Groups::Rows { splits, inner, .. } => {
                 splits.windows(2).flat_map(|w| std::iter::repeat_n((w[1] - w[0]) as usize, inner)).collect()
             }
             Groups::Plan(plan) => plan.counts(),
@@ -234,7 +261,7 @@ fn fold_typed<T: Kernels>(
     let data = values
         .as_slice::<T>()
         .ok_or_else(|| Error::dtype(kind.name(), format!("expected {} values, got {}", T::DTYPE, values.dtype())))?;
-    if let (&Groups::Rows { splits, inner }, ReduceKind::Sum | ReduceKind::Mean) = (groups, kind) {
+    if let (&Groups::Rows { splits, inner, .. }, ReduceKind::Sum | ReduceKind::Mean) = (groups, kind) {
         if inner > 1 {
             let mean = kind == ReduceKind::Mean;
             if let Some(data) = values.as_slice::<f32>() {

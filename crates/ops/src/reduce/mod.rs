@@ -14,7 +14,7 @@ mod tests;
 
 pub use axes::Axes;
 pub use defs::{Reduce, ReduceKind, Statistic, StatisticKind};
-pub use fold::{add_item, fold_rows, RowSum};
+pub use fold::{add_item, fold_rows, fold_uniform_rows, RowSum};
 pub use plan::{fold_group, fold_items, plan_reduction, reduced_type, ReductionPlan, ReductionStage, FOLD_BLOCK};
 
 use ragtime_core::Result;
