@@ -551,15 +551,6 @@ impl Op for RowKernel {
                 None => self.inner.run(ctx, inputs),
             };
         }
-        if let Some(length) = self.trailing {
-            let Some(view) = TrailingView::new(&self.operands, inputs, length)? else {
-                return self.inner.run(ctx, inputs);
-            };
-            return match self.fast(ctx, &view.inputs)? {
-                Some(outputs) => view.restore(&self.outputs, outputs),
-                None => self.inner.run(ctx, inputs),
-            };
-        }
         match self.fast(ctx, inputs)? {
             Some(outputs) => self.fold_outer(ctx, outputs),
             None => self.inner.run(ctx, inputs),

@@ -371,7 +371,7 @@ pub(crate) fn fuse(fg: &mut FunctionGraph, kind: Kind) -> Result<usize> {
     let mut built = 0;
     for group in &groups {
         let wanted = match kind {
-            Kind::Rows => group.reductions > 0,
+            Kind::Rows => group.reductions > 0 || is_trailing_row_map(fg, group, &group_of),
             Kind::Elementwise => !group.members.is_empty(),
         };
         if wanted && build(fg, group, kind)? {
@@ -379,6 +379,24 @@ pub(crate) fn fuse(fg: &mut FunctionGraph, kind: Kind) -> Result<usize> {
         }
     }
     Ok(built)
+}
+
+/// True for a group of maps that lines up only along a trailing uniform axis and reads a per-row
+/// value computed outside it (`exp(logits - expand_dims(lse, -1))` over dense `[n, k]` logits, the
+/// backward of a softmax cross-entropy): a row kernel without reductions, since composites take
+/// per-row operands over ragged rows only.
+fn is_trailing_row_map(fg: &FunctionGraph, group: &Group, group_of: &HashMap<ApplyId, usize>) -> bool {
+    let [space] = group.spaces.as_slice() else { return false };
+    // Rows of one value (a `[n, 1]` value is its own per-row value) are plain maps.
+    let long_rows = trailing_length(&space.dims, space.ragged_rank).is_some_and(|k| k > 1);
+    if space.axis != RowsAxis::Trailing || !long_rows || group.members.is_empty() {
+        return false;
+    }
+    let me = group_of.get(&group.members[0]).copied();
+    group.members.iter().filter_map(|&m| fg.node(m)).flat_map(|a| a.inputs.iter()).any(|&v| {
+        let outside = fg.var(v).and_then(|x| x.owner).is_none_or(|o| group_of.get(&o).copied() != me);
+        outside && fg.var(v).is_some_and(|x| operand_kind(&x.ty, space, false, true) == Some(OperandKind::PerRow))
+    })
 }
 
 /// The row group a per-row elementwise node joins, if any: every input a constant, a scalar or a
@@ -577,7 +595,7 @@ fn build(fg: &mut FunctionGraph, group: &Group, kind: Kind) -> Result<bool> {
             None => scalar_outputs.push(scalar_of[v]),
         }
     }
-    let op: OpRef = if reductions.is_empty() {
+    let op: OpRef = if reductions.is_empty() && space.axis == RowsAxis::Innermost {
         let graph = builder.finish(scalar_outputs)?;
         op_ref(Composite::new(graph, kinds, inner)?)
     } else {

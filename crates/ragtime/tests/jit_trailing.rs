@@ -269,3 +269,39 @@ fn special_rows_fold_as_the_interpreter_folds_them() {
         }
     }
 }
+
+/// Maps over dense `[n, k]` values reading per-row `[n, 1]` values from outside (the backward of a
+/// softmax cross-entropy: `exp(z - lse) * g`): one row kernel along the last axis without
+/// reductions (composites take per-row operands over ragged rows only), with the interpreter's
+/// bits, and the interpreter's error for a per-row value of another length.
+#[test]
+fn maps_of_per_row_values_along_the_last_axis_are_one_row_kernel() {
+    let g = Graph::new();
+    let z = g.input("z", TensorType::dense(DType::F32, &[None, Some(4)]));
+    let lse = g.input("lse", TensorType::dense(DType::F32, &[None, Some(1)]));
+    let scale = g.input("scale", TensorType::dense(DType::F32, &[None, Some(1)]));
+    let y = (&z - &lse).exp() * &scale + 1.0f32;
+    let rows = 103;
+    let z_value: RaggedTensor =
+        DenseTensor::from_vec(vec![rows, 4], (0..rows * 4).map(|v| ((v * 37) % 100) as f32 / 10.0 - 5.0).collect())
+            .unwrap()
+            .into();
+    let column = |f: fn(usize) -> f32| -> RaggedTensor {
+        DenseTensor::from_vec(vec![rows, 1], (0..rows).map(f).collect()).unwrap().into()
+    };
+    let inputs = [z_value.clone(), column(|r| (r % 7) as f32 - 3.0), column(|r| 0.25 * (r % 3) as f32)];
+    let want = g.compile_with(&[&z, &lse, &scale], &[&y], Mode::FastCompile).unwrap().call(&inputs).unwrap();
+    for threads in [1, 2] {
+        let options = CompileOptions::from(Mode::FastRun).threads(threads);
+        let jit = g.compile_with(&[&z, &lse, &scale], &[&y], options).unwrap();
+        let nodes = fused_nodes(&jit.debugprint());
+        assert_eq!(nodes, ["JitRowKernel{out = (exp(i0 - i1) * i2) + 1; axis=-1 of 4}"], "{}", jit.debugprint());
+        let got = jit.call(&inputs).unwrap();
+        assert!(want[0].equals(&got[0]), "{threads} threads: JIT {} vs interpreter {}", got[0], want[0]);
+    }
+    let jit = g.compile_with(&[&z, &lse, &scale], &[&y], Mode::FastRun).unwrap();
+    let short = [z_value, column(|r| r as f32), DenseTensor::from_vec(vec![5, 1], vec![1.0f32; 5]).unwrap().into()];
+    let err = jit.call(&short).unwrap_err();
+    let interpreted = g.compile_with(&[&z, &lse, &scale], &[&y], Mode::FastCompile).unwrap().call(&short).unwrap_err();
+    assert_eq!(err.kind(), interpreted.kind(), "{err} vs {interpreted}");
+}
