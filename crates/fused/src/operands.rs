@@ -154,7 +154,7 @@ fn fill(t: &DenseTensor, len: usize) -> Result<DenseTensor> {
         string => Err(Error::dtype("fused", "string operands are not fused")))
 }
 
-/// An output of a [`RowKernel`].
+/// An output of a [`RowKernel`](crate::RowKernel).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RowOutput {
     /// A ragged value with the iteration space's structure.
