@@ -336,6 +336,23 @@ impl RowKernel {
         Ok(self)
     }
 
+    /// `rows` run on the operands as the kernel's rows see them: as they are, or, for rows of a
+    /// trailing axis, seen as a ragged rank 1 tensor of those rows (`TrailingView`), the results
+    /// given back their shapes. `None` (from `rows`, or operands that do not have the shapes the
+    /// kernel's kinds need) leaves the call to the inner graph. The fast path and the JIT call it.
+    pub fn on_rows(
+        &self,
+        inputs: &[RaggedTensor],
+        rows: impl FnOnce(&[RaggedTensor]) -> Result<Option<Vec<RaggedTensor>>>,
+    ) -> Result<Option<Vec<RaggedTensor>>> {
+        let Some(length) = self.trailing else { return rows(inputs) };
+        let Some(view) = TrailingView::new(&self.operands, inputs, length)? else { return Ok(None) };
+        match rows(&view.inputs)? {
+            Some(outputs) => view.restore(&self.outputs, outputs).map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// The outputs folded over the next outer ragged axis.
     pub fn outer_folds(&self) -> &[OuterFold] {
         &self.folds
@@ -542,16 +559,7 @@ impl Op for RowKernel {
     }
 
     fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
-        if let Some(length) = self.trailing {
-            let Some(view) = TrailingView::new(&self.operands, inputs, length)? else {
-                return self.inner.run(ctx, inputs);
-            };
-            return match self.fast(ctx, &view.inputs)? {
-                Some(outputs) => view.restore(&self.outputs, outputs),
-                None => self.inner.run(ctx, inputs),
-            };
-        }
-        match self.fast(ctx, inputs)? {
+        match self.on_rows(inputs, |rows| self.fast(ctx, rows))? {
             Some(outputs) => self.fold_outer(ctx, outputs),
             None => self.inner.run(ctx, inputs),
         }

@@ -37,7 +37,6 @@ pub use kernels::{Composite, OuterFold, RowKernel, RowReduction};
 pub use operands::{Layout, OperandKind, RowOutput};
 pub use pooling::{fill_block, ComputeWeights, FillBlock, PoolBlock, PoolFloat, RowPooling};
 pub use scalar_graph::{ScalarConst, ScalarGraph, ScalarGraphBuilder, ScalarNode, ScalarRef};
-pub use trailing::TrailingView;
 
 /// A shared fused op.
 pub fn op_ref<T: ragtime_graph::Op>(op: T) -> OpRef {

@@ -15,9 +15,9 @@ use crate::operands::{OperandKind, RowOutput};
 
 /// The operands of one call seen as rows of the trailing axis, and what restores the results.
 #[derive(Debug)]
-pub struct TrailingView<'a> {
+pub(crate) struct TrailingView<'a> {
     /// The operands as a rank 1 row kernel reads them (same order and kinds).
-    pub inputs: Vec<RaggedTensor>,
+    pub(crate) inputs: Vec<RaggedTensor>,
     /// The first full operand as given: its partitions and flat shape are the results'.
     reference: &'a RaggedTensor,
 }
@@ -45,7 +45,7 @@ impl<'a> TrailingView<'a> {
     /// The view of `inputs` (of `kinds`) as rows of their trailing axis of `length` values, or
     /// `None` when an operand does not have the shape its kind needs there (the caller then runs
     /// the inner graph, which broadcasts in general or reports the error).
-    pub fn new(kinds: &[OperandKind], inputs: &'a [RaggedTensor], length: usize) -> Result<Option<Self>> {
+    pub(crate) fn new(kinds: &[OperandKind], inputs: &'a [RaggedTensor], length: usize) -> Result<Option<Self>> {
         let Some(reference) = kinds.iter().zip(inputs).find(|(k, _)| **k == OperandKind::Full).map(|(_, x)| x) else {
             return Ok(None);
         };
@@ -84,7 +84,7 @@ impl<'a> TrailingView<'a> {
 
     /// The results of the row kernel run on the view, in the shape of the operands: element
     /// outputs in the reference's, per-row results in that of a reduction over its last axis.
-    pub fn restore(&self, outputs: &[RowOutput], results: Vec<RaggedTensor>) -> Result<Vec<RaggedTensor>> {
+    pub(crate) fn restore(&self, outputs: &[RowOutput], results: Vec<RaggedTensor>) -> Result<Vec<RaggedTensor>> {
         let flat_shape = self.reference.flat_values().shape();
         let partitions = self.reference.partitions();
         outputs

@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 
 use ragtime_core::compare::compare;
 use ragtime_core::{dispatch_dtype, DenseTensor, Element, Error, ExecContext, RaggedTensor, Result, TensorType};
-use ragtime_fused::{Composite, Layout, OperandKind, RowKernel, RowOutput, RowPooling, TrailingView};
+use ragtime_fused::{Composite, Layout, OperandKind, RowKernel, RowOutput, RowPooling};
 use ragtime_graph::{FunctionGraph, Op, OpProperties, OpRef};
 use ragtime_runtime::{parallel, KernelCache};
 use rayon::prelude::*;
@@ -366,16 +366,9 @@ impl Op for JitKernel {
     }
 
     fn perform(&self, ctx: &ExecContext, inputs: &[RaggedTensor]) -> Result<Vec<RaggedTensor>> {
-        let row_kernel = self.inner.as_any().downcast_ref::<RowKernel>();
-        let outputs = match row_kernel.and_then(|k| Some((k, k.trailing_length()?))) {
-            // Rows along the trailing axis: the kernel runs on the operands seen as rows of it.
-            Some((k, length)) => match TrailingView::new(self.spec().operands(), inputs, length)? {
-                Some(view) => match self.kernel_outputs(ctx, &view.inputs)? {
-                    Some(outputs) => Some(view.restore(k.outputs(), outputs)?),
-                    None => None,
-                },
-                None => None,
-            },
+        // A row kernel's rows as it sees them (rows along a trailing axis: a view of them).
+        let outputs = match self.inner.as_any().downcast_ref::<RowKernel>() {
+            Some(k) => k.on_rows(inputs, |rows| self.kernel_outputs(ctx, rows))?,
             None => self.kernel_outputs(ctx, inputs)?,
         };
         let Some(outputs) = outputs else {
