@@ -1,7 +1,8 @@
 //! Interleaved timing for `ragtime bench`: every side of a comparison (ragtime's call, each baseline
 //! loop, the bandwidth probe) runs once per round, round after round, and each keeps its best time.
 //! A slow spell of the machine (this VM's speed drifts for seconds at a time) then falls on every
-//! side alike instead of on whichever side was being timed, so the ratios hold from run to run.
+//! side alike instead of on whichever side was being timed, so the ratios hold from run to run. A
+//! one-thread loop beside all-core sides runs in rounds of its own ([`best_of_rounds_then_one_thread`]).
 
 use std::time::Instant;
 
@@ -49,6 +50,25 @@ pub fn best_of_rounds<E>(runs: usize, sides: &mut [Side<'_, E>]) -> Result<Vec<f
         }
     }
     Ok(best)
+}
+
+/// [`best_of_rounds`] over `sides` (ragtime's call and the loops on all cores), then, in rounds of
+/// its own, `one_thread` (the baseline loop on one thread, where the comparison runs on several):
+/// each side's best, and `one_thread`'s. Interleaved with the others, a one-thread side leaves the
+/// other cores idle for a whole call, and on this VM the side after it then starts on cores the
+/// hypervisor has put to sleep: W7 on two threads, right after the one-thread loop, took 9.7 to
+/// 16.3 ms from run to run, and 9.5 to 10.2 ms once the one-thread loop ran apart.
+pub fn best_of_rounds_then_one_thread<E>(
+    runs: usize,
+    sides: &mut [Side<'_, E>],
+    one_thread: Option<Side<'_, E>>,
+) -> Result<(Vec<f64>, Option<f64>), E> {
+    let best = best_of_rounds(runs, sides)?;
+    let one = match one_thread {
+        Some(side) => best_of_rounds(runs, &mut [side])?.first().copied(),
+        None => None,
+    };
+    Ok((best, one))
 }
 
 /// A side that times the whole of each run of `f` (a baseline loop).

@@ -13,7 +13,7 @@ use super::data::{
     self, Data, Inner, Queries, Rank2, Sessions, DEFAULT_QUERIES, DEFAULT_ROWS, DEFAULT_USERS, DIM, FEATURES,
 };
 use super::memory;
-use super::rounds::{best_call, best_of_rounds, whole, Clock, Recycling, Side};
+use super::rounds::{best_call, best_of_rounds, best_of_rounds_then_one_thread, whole, Clock, Recycling, Side};
 use super::variants;
 use super::workloads::{self, WorkloadId};
 use super::{BenchArgs, BenchError};
@@ -225,17 +225,15 @@ pub(super) fn against_baseline(
             }
         });
         let mut sides: Vec<Side<'_, BenchError>> = vec![&mut ragtime_side, &mut baseline_side];
-        if single.is_some() {
-            sides.push(&mut single_side);
-        }
         sides.extend(extra.iter_mut().map(|side| &mut **side as Side<'_, BenchError>));
-        best_of_rounds(runs, &mut sides)?
+        let one_thread: Option<Side<'_, BenchError>> = match single {
+            Some(_) => Some(&mut single_side),
+            None => None,
+        };
+        best_of_rounds_then_one_thread(runs, &mut sides, one_thread)?
     };
-    let (ragtime_s, baseline_s) = (best[0], best[1]);
-    let (single_thread_baseline_s, extra_s) = match single {
-        Some(_) => (Some(best[2]), best[3..].to_vec()),
-        None => (None, best[2..].to_vec()),
-    };
+    let ((ragtime_s, baseline_s), extra_s) = ((best.0[0], best.0[1]), best.0[2..].to_vec());
+    let single_thread_baseline_s = best.1;
     Ok(Timed {
         ragtime_s,
         baseline_s,

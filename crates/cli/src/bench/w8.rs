@@ -19,7 +19,7 @@ use rayon::ThreadPool;
 
 use super::check::{self, Against, Mismatch};
 use super::data::Queries;
-use super::rounds::{best_of_rounds, whole, Clock, Side};
+use super::rounds::{best_of_rounds_then_one_thread, whole, Clock, Side};
 use super::run::{Outcome, Settings};
 use super::workloads::{Built, WorkloadId};
 use super::BenchError;
@@ -382,12 +382,10 @@ pub fn run(settings: &Settings) -> std::result::Result<Outcome, BenchError> {
         }
     });
     let mut sides: Vec<Side<'_, BenchError>> = vec![&mut ragtime_side, &mut hand_side];
-    if threads > 1 {
-        sides.push(&mut hand_one_side);
-    }
-    let best = best_of_rounds(runs, &mut sides)?;
+    let one_thread: Option<Side<'_, BenchError>> = if threads > 1 { Some(&mut hand_one_side) } else { None };
+    let (best, single_thread_baseline_s) = best_of_rounds_then_one_thread(runs, &mut sides, one_thread)?;
     drop(sides);
-    let (ragtime_s, baseline_s, single_thread_baseline_s) = (best[0], best[1], best.get(2).copied());
+    let (ragtime_s, baseline_s) = (best[0], best[1]);
 
     // The check: one step from the initial parameters on each side.
     let fresh = states().map_err(library)?;
