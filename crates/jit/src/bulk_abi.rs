@@ -5,10 +5,11 @@
 /// only through [`crate::callees`], whose contract says what they are called with.
 pub(crate) type InPlaceFn = unsafe extern "C" fn(*mut f32, usize);
 
-/// `fn(a, b, out, n)`: `out[i] = exp(a[i] - b[i])` for `i < n`.
-pub(crate) type ExpSubFn = unsafe extern "C" fn(*const f32, *const f32, *mut f32, usize);
+/// `fn(a, b, out, n)`: `out[i] = f(a[i], b[i])` for `i < n` (`exp(a - b)`, `a / b`); `out` may be
+/// `a` or `b`.
+pub(crate) type BinaryFn = unsafe extern "C" fn(*const f32, *const f32, *mut f32, usize);
 
-/// Defines an instruction set's bulk entries inside its module: `unary_f32`, `exp_sub_f32` and the
+/// Defines an instruction set's bulk entries inside its module: `unary_f32`, `exp_sub_f32`, `div_f32` and the
 /// `extern "C"` entries they hand out, each compiled with `$features` and looping with `$map`
 /// (`unsafe fn $map<const N>(ins: [*const f32; N], out: *mut f32, n, f)`, which inlines `f`, an
 /// `Arith` computation, into the entry). The module also defines `supported()`, true when the CPU
@@ -28,8 +29,13 @@ macro_rules! bulk_entries {
         }
 
         /// `exp(a - b)` over buffers on this instruction set; `None` when the CPU lacks it.
-        pub(crate) fn exp_sub_f32() -> Option<ExpSubFn> {
-            supported().then_some(exp_sub_f32_entry as ExpSubFn)
+        pub(crate) fn exp_sub_f32() -> Option<BinaryFn> {
+            supported().then_some(exp_sub_f32_entry as BinaryFn)
+        }
+
+        /// `a / b` over buffers on this instruction set; `None` when the CPU lacks it.
+        pub(crate) fn div_f32() -> Option<BinaryFn> {
+            supported().then_some(div_f32_entry as BinaryFn)
         }
 
         /// # Safety
@@ -69,6 +75,14 @@ macro_rules! bulk_entries {
                     explog::exp(m, x, None)
                 })
             }
+        }
+
+        /// # Safety
+        /// As `exp_sub_f32_entry`; `out` may be `a` or `b` (each vector is read before written).
+        #[target_feature(enable = $features)]
+        unsafe extern "C" fn div_f32_entry(a: *const f32, b: *const f32, out: *mut f32, n: usize) {
+            // SAFETY: this function's own contract.
+            unsafe { $map([a, b], out, n, |m, [a, b]| m.div(a, b)) }
         }
     };
 }

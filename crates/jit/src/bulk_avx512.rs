@@ -24,7 +24,7 @@ mod imp {
         _MM_FROUND_NO_EXC, _MM_FROUND_TO_ZERO,
     };
 
-    use crate::bulk_abi::{ExpSubFn, InPlaceFn};
+    use crate::bulk_abi::{BinaryFn, InPlaceFn};
     use crate::vmath::UnaryMath;
     use ragtime_vmath::{explog, hyper, Arith, Float};
 

@@ -101,6 +101,16 @@ pub(crate) fn bulk_exp_sub() -> Option<Callee> {
     })
 }
 
+/// The bulk `a / b` of `(a, b, out, n)`, when this CPU has it (a plan's [`crate::plan::BulkDivide`]).
+pub(crate) fn bulk_div() -> Option<Callee> {
+    Some(Callee {
+        address: crate::bulk::div_f32()? as usize,
+        params: &[POINTER, POINTER, POINTER, POINTER],
+        ret: None,
+        preserves_all: false,
+    })
+}
+
 /// The prefetch routine row kernels call ahead of the rows they read (a plan's
 /// [`crate::plan::Prefetch`]): its argument points to `[from, to, delta]` (addresses as
 /// integers), the lines of `[from & !63, to & !63)` and of the same range moved by `delta`

@@ -147,6 +147,20 @@ pub enum BulkCall {
     },
 }
 
+/// An element output `x / y` over a flat block by one call of the bulk division ([`crate::bulk`]):
+/// `x` and `y` are each a full graph input, a per-row value expanded over the block, or a
+/// reduction argument computed flat into its scratch buffer. The same IEEE division as the IR's,
+/// eight or sixteen lanes at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BulkDivide {
+    /// The output (index into the kernel's outputs).
+    pub output: usize,
+    /// The dividend.
+    pub x: ScalarRef,
+    /// The divisor.
+    pub y: ScalarRef,
+}
+
 /// A node evaluated over a flat range into a scratch buffer, which later evaluations read
 /// instead of computing it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -212,6 +226,9 @@ pub struct FlatBlocks {
     pub args: Vec<Option<FlatNode>>,
     /// The element outputs are computed flat (one of them has an expensive op).
     pub outputs: bool,
+    /// Element outputs, computed flat, that are one float32 division of operands read flat: one
+    /// bulk call each per block (softmax's `e / sum`); the other element outputs run in IR.
+    pub divides: Vec<BulkDivide>,
     /// Per-row graph inputs a flat pass reads, each expanded into its scratch buffer:
     /// `(input, scratch)`; per-row operands at the block's start, reduction results after
     /// their fold.
@@ -569,6 +586,7 @@ fn flat_blocks(spec: &KernelSpec, target: Target, scratch: &mut Vec<Scratch>) ->
             Some(FlatNode { node: n, scratch: scratch.len() - 1, bulk: bulk_call(spec, target, n, &flat_input) })
         })
         .collect();
+    let divides = if outputs && target.bulk { bulk_divides(spec, &flat_input, &computed) } else { Vec::new() };
     let expanded = expanded
         .into_iter()
         .map(|i| {
@@ -576,7 +594,30 @@ fn flat_blocks(spec: &KernelSpec, target: Target, scratch: &mut Vec<Scratch>) ->
             (i, scratch.len() - 1)
         })
         .collect();
-    Some(FlatBlocks { max_rows: FLAT_ROWS, max_values: FLAT_BLOCK, args, outputs, expanded })
+    Some(FlatBlocks { max_rows: FLAT_ROWS, max_values: FLAT_BLOCK, args, outputs, divides, expanded })
+}
+
+/// The element outputs of a float32 vector kernel that are one division of operands a flat block
+/// reads flat (`flat_input` inputs, `computed` flat reduction arguments): see [`BulkDivide`].
+fn bulk_divides(spec: &KernelSpec, flat_input: &dyn Fn(usize) -> bool, computed: &[usize]) -> Vec<BulkDivide> {
+    let graph = spec.graph();
+    if spec.simd() != Some(Elem::F32) {
+        return Vec::new();
+    }
+    let flat = |r: ScalarRef| match r {
+        ScalarRef::Input(i) => graph.inputs()[i] == DType::F32 && flat_input(i),
+        ScalarRef::Node(n) => computed.contains(&n) && graph.nodes()[n].dtype == DType::F32,
+        ScalarRef::Const(_) => false,
+    };
+    let mut divides = Vec::new();
+    for (output, o) in spec.outputs().iter().enumerate() {
+        let RowOutput::Elements(ScalarRef::Node(d)) = *o else { continue };
+        let node = &graph.nodes()[d];
+        if node.op == ScalarOp::Divide && node.dtype == DType::F32 && node.args.iter().all(|&a| flat(a)) {
+            divides.push(BulkDivide { output, x: node.args[0], y: node.args[1] });
+        }
+    }
+    divides
 }
 
 /// The bulk call evaluating node `n` over a flat range, when `target` has one for it: a float32
@@ -813,6 +854,9 @@ impl fmt::Display for KernelPlan {
                     }
                     let outputs = if flat.outputs { "flat over the block" } else { "row by row" };
                     writeln!(f, "  flat block: element outputs {outputs}")?;
+                    for d in &flat.divides {
+                        writeln!(f, "  flat block: output {} = bulk div({}, {})", d.output, name(d.x), name(d.y))?;
+                    }
                 }
             }
         }

@@ -1,5 +1,6 @@
 //! The bulk `exp`, `tanh` and `sigmoid`, AVX2 and AVX-512, give every value the bits of the JIT's
-//! own 128-bit ones (and of `vmath`'s scalar functions, which the interpreter runs).
+//! own 128-bit ones (and of `vmath`'s scalar functions, which the interpreter runs); the bulk
+//! division those of IEEE division.
 
 use ragtime_jit::bulk::{self, Isa};
 use ragtime_jit::{Jit, UnaryMath};
@@ -105,6 +106,34 @@ fn bulk_exp_of_a_difference_has_the_bits_of_the_jit_exp_of_the_difference() {
                 assert!(
                     g.to_bits() == e.to_bits(),
                     "{isa:?} exp({:e} - {:e}), value {i} of {len}: bulk gives {g:e} ({:#010x}), the JIT's exp {e:e} ({:#010x})",
+                    x[i],
+                    b[i],
+                    g.to_bits(),
+                    e.to_bits()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn bulk_division_gives_every_quotient_the_bits_of_ieee_division() {
+    let x = inputs();
+    // Each value over a shifted copy (NaNs, infinities, zeros and denormals meet every kind of
+    // value on either side) and over typical softmax sums.
+    let y: Vec<f32> = x.iter().cycle().skip(54_321).take(x.len()).copied().collect();
+    let z: Vec<f32> = (0..x.len()).map(|i| [1.0f32, 3.7, 10.25, -0.0, 1e-40][i % 5]).collect();
+    for b in [&y, &z] {
+        let expected: Vec<f32> = x.iter().zip(b.iter()).map(|(p, q)| p / q).collect();
+        for (isa, len) in
+            isas().into_iter().flat_map(|isa| [x.len(), x.len() - 5, x.len() - 13, 17, 7, 0].map(|len| (isa, len)))
+        {
+            let mut got = vec![0f32; len];
+            assert!(bulk::div_f32_into_on(isa, &x[..len], &b[..len], &mut got), "{isa:?} runs here");
+            for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+                assert!(
+                    g.to_bits() == e.to_bits(),
+                    "{isa:?} {:e} / {:e}, value {i} of {len}: bulk gives {g:e} ({:#010x}), IEEE division {e:e} ({:#010x})",
                     x[i],
                     b[i],
                     g.to_bits(),

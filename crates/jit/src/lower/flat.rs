@@ -5,13 +5,13 @@
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, StackSlot, Value};
 use cranelift_frontend::FunctionBuilder;
-use ragtime_fused::{OperandKind, ScalarRef};
+use ragtime_fused::{OperandKind, RowOutput, ScalarRef};
 
 use super::expr::{mem, Emitter, RowValue};
 use super::loops::{emit_loop, vector_limit};
 use crate::callees;
 use crate::kernel::FusedParams;
-use crate::plan::{BulkCall, Chunked, FlatNode, UNROLL};
+use crate::plan::{BulkCall, BulkDivide, Chunked, FlatNode, UNROLL};
 
 /// A map kernel over elements `p.begin..p.end`: one pass, or, when the plan calls bulk
 /// functions, chunks of [`Chunked::values`] elements in which each bulk node is evaluated into
@@ -59,6 +59,49 @@ pub(super) fn emit_elements(
 ) {
     let outs = e.element_outputs();
     emit_map(b, e, start, end, &outs, row_values, stash);
+}
+
+/// The element outputs over a flat block's elements `s0..s1`: each planned division by one call
+/// of the bulk division, then the other outputs in IR (`emit_map`). Operands are read where the
+/// IR would read them: a full input's buffer, an expanded per-row value, a flat reduction
+/// argument's scratch buffer (`stash`).
+pub(super) fn emit_flat_outputs(
+    b: &mut FunctionBuilder,
+    e: &Emitter<'_>,
+    divides: &[BulkDivide],
+    (s0, s1): (Value, Value),
+    row_values: &[RowValue],
+    stash: &[(usize, Value)],
+) {
+    if !divides.is_empty() {
+        let callee = callees::bulk_div().expect("plans for this machine call only the bulk functions it has");
+        let count = b.ins().isub(s1, s0);
+        let off = b.ins().imul_imm_s(s0, 4);
+        let element0 = |r: ScalarRef| match r {
+            ScalarRef::Input(i) => match (e.spec.operands().get(i), row_values[i]) {
+                (Some(OperandKind::Full), _) => e.in_ptrs[i],
+                (_, RowValue::Expanded(base)) => base,
+                _ => unreachable!("the plan divides operands read flat"),
+            },
+            ScalarRef::Node(n) => {
+                stash.iter().find(|(m, _)| *m == n).expect("the plan divides flat reduction arguments").1
+            }
+            ScalarRef::Const(_) => unreachable!("the plan divides operands read flat"),
+        };
+        for d in divides {
+            let x = b.ins().iadd(element0(d.x), off);
+            let y = b.ins().iadd(element0(d.y), off);
+            let out = b.ins().iadd(e.out_ptrs[d.output], off);
+            callees::emit_call(b, callee, &[x, y, out, count]);
+        }
+    }
+    let rest: Vec<(ScalarRef, Value)> = (e.spec.outputs().iter().zip(&e.out_ptrs).enumerate())
+        .filter_map(|(j, (o, &ptr))| match o {
+            RowOutput::Elements(r) if !divides.iter().any(|d| d.output == j) => Some((*r, ptr)),
+            _ => None,
+        })
+        .collect();
+    emit_map(b, e, s0, s1, &rest, row_values, stash);
 }
 
 /// `outs`' expressions over elements `start..end`, each stored into its buffer (the address

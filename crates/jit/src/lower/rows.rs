@@ -8,7 +8,7 @@ use cranelift_frontend::FunctionBuilder;
 use ragtime_fused::{OperandKind, RowOutput, ScalarRef};
 
 use super::expr::{mem, Both, Emitter, RowValue};
-use super::flat::{emit_elements, emit_flat_node};
+use super::flat::{emit_elements, emit_flat_node, emit_flat_outputs};
 use super::fold::emit_reduction;
 use super::loops::{emit_blocks, emit_loop};
 use super::scalar::ir_type;
@@ -396,7 +396,7 @@ pub(super) fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_
         // After the folds, the hoisted per-row values, expanded where the flat outputs read them.
         hoist_block(b, first, last, &expanded);
         if flat.outputs {
-            emit_elements(b, e, s0, s1, &expanded_values, &stash);
+            emit_flat_outputs(b, e, &flat.divides, (s0, s1), &expanded_values, &stash);
         } else {
             let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
                 let (start, end, mut row_values) = row_start(b, r);
