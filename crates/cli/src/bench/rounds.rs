@@ -79,27 +79,23 @@ pub fn whole<E>(mut f: impl FnMut()) -> impl FnMut(&mut Clock) -> Result<(), E> 
     }
 }
 
-/// The best wall time in seconds of `runs` calls of `f` after one warm-up call, and the last result
-/// (a workload without a baseline: W5, W6). The previous result is dropped before each call,
-/// outside the timed region, as a caller looping over batches would drop it. Records the peak bytes
-/// the timed calls allocated (`memory::measure`).
+/// The best wall time in seconds of `runs` calls of `f` after one warm-up call, and the result of
+/// one more call (a workload without a baseline: W5, W6). The previous result is dropped before
+/// each call, outside the timed region, as a caller looping over batches would drop it. That last
+/// call, untimed, records the peak bytes a call allocates (`memory::measure`): measured while timed,
+/// the peak's compare-and-swap on every allocation was part of W6's time.
 pub fn best_call<T, E>(runs: usize, mut f: impl FnMut() -> Result<T, E>) -> Result<(f64, T), E> {
     let mut last = None;
     let mut side = |clock: &mut Clock| {
         drop(last.take());
-        let (result, peak) = clock.time(|| memory::measure(&mut f));
-        last = Some(result?);
-        if !clock.is_warm_up() {
-            memory::record(memory::CallMemory { fresh_peak: peak, ..Default::default() });
-        }
+        last = Some(clock.time(&mut f)?);
         Ok(())
     };
     let best = best_of_rounds(runs, &mut [&mut side])?;
-    match last {
-        Some(last) => Ok((best[0], last)),
-        // `best_of_rounds` always runs the warm-up round, which sets `last` or returns its error.
-        None => f().map(|last| (best[0], last)),
-    }
+    drop(last.take());
+    let (result, peak) = memory::measure(&mut f);
+    memory::record(memory::CallMemory { fresh_peak: peak, ..Default::default() });
+    Ok((best[0], result?))
 }
 
 /// ragtime's side of a comparison: calls of a compiled function, each first handing the previous
@@ -192,14 +188,15 @@ mod tests {
     }
 
     #[test]
-    fn best_call_returns_the_last_result() {
+    fn best_call_returns_the_result_of_the_measured_call_after_the_timed_ones() {
         let mut n = 0;
         let (seconds, last) = best_call(3, || -> Result<i32, ()> {
             n += 1;
             Ok(n)
         })
         .unwrap();
-        assert_eq!(last, 4);
+        // The warm-up, three timed calls, then the untimed one whose memory is measured.
+        assert_eq!(last, 5, "best_call returns the fifth call's result");
         assert!(seconds >= 0.0);
     }
 }
