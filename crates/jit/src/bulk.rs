@@ -121,11 +121,18 @@ fn div_f32_on(isa: Isa) -> Option<BinaryFn> {
 /// # Panics
 /// If the three slices differ in length.
 pub fn div_f32_into_on(isa: Isa, a: &[f32], b: &[f32], out: &mut [f32]) -> bool {
-    assert!(a.len() == out.len() && b.len() == out.len(), "div_f32_into: slices of different lengths");
-    match div_f32_on(isa) {
+    binary_into("div_f32_into", div_f32_on(isa), a, b, out)
+}
+
+/// `f(a, b, out, n)` over slices of one length (`name` says which in the panic); `false` (and `out`
+/// unchanged) without `f`.
+fn binary_into(name: &str, f: Option<BinaryFn>, a: &[f32], b: &[f32], out: &mut [f32]) -> bool {
+    assert!(a.len() == out.len() && b.len() == out.len(), "{name}: slices of different lengths");
+    match f {
         Some(f) => {
-            // SAFETY: `f` comes from `div_f32_on`, which hands it out only on CPUs with its
-            // instruction set; the slices hold `out.len()` values each.
+            // SAFETY: every `BinaryFn` this module hands out comes from an `_on(isa)` lookup that
+            // gives it only on CPUs with its instruction set; the slices hold `out.len()` values
+            // each.
             unsafe { f(a.as_ptr(), b.as_ptr(), out.as_mut_ptr(), out.len()) };
             true
         }
@@ -173,16 +180,7 @@ pub fn exp_sub_f32_into(a: &[f32], b: &[f32], out: &mut [f32]) -> bool {
 /// # Panics
 /// If the three slices differ in length.
 pub fn exp_sub_f32_into_on(isa: Isa, a: &[f32], b: &[f32], out: &mut [f32]) -> bool {
-    assert!(a.len() == out.len() && b.len() == out.len(), "exp_sub_f32_into: slices of different lengths");
-    match exp_sub_f32_on(isa) {
-        Some(f) => {
-            // SAFETY: `f` comes from `exp_sub_f32_on`, which hands it out only on CPUs with its
-            // instruction set; the slices hold `out.len()` values each.
-            unsafe { f(a.as_ptr(), b.as_ptr(), out.as_mut_ptr(), out.len()) };
-            true
-        }
-        None => false,
-    }
+    binary_into("exp_sub_f32_into", exp_sub_f32_on(isa), a, b, out)
 }
 
 #[cfg(target_arch = "x86_64")]

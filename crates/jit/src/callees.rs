@@ -93,22 +93,17 @@ pub(crate) fn bulk_in_place(op: UnaryMath) -> Option<Callee> {
 
 /// The bulk `exp(a - b)` of `(a, b, out, n)`, when this CPU has it (a plan's `BulkCall::ExpSub`).
 pub(crate) fn bulk_exp_sub() -> Option<Callee> {
-    Some(Callee {
-        address: crate::bulk::exp_sub_f32()? as usize,
-        params: &[POINTER, POINTER, POINTER, POINTER],
-        ret: None,
-        preserves_all: false,
-    })
+    binary(crate::bulk::exp_sub_f32()?)
 }
 
 /// The bulk `a / b` of `(a, b, out, n)`, when this CPU has it (a plan's [`crate::plan::BulkDivide`]).
 pub(crate) fn bulk_div() -> Option<Callee> {
-    Some(Callee {
-        address: crate::bulk::div_f32()? as usize,
-        params: &[POINTER, POINTER, POINTER, POINTER],
-        ret: None,
-        preserves_all: false,
-    })
+    binary(crate::bulk::div_f32()?)
+}
+
+/// A bulk `(a, b, out, n)` function as a callee.
+fn binary(f: crate::bulk_abi::BinaryFn) -> Option<Callee> {
+    Some(Callee { address: f as usize, params: &[POINTER, POINTER, POINTER, POINTER], ret: None, preserves_all: false })
 }
 
 /// The prefetch routine row kernels call ahead of the rows they read (a plan's

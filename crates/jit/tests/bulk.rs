@@ -14,6 +14,12 @@ fn isas() -> Vec<Isa> {
     isas
 }
 
+/// Each instruction set this CPU runs with prefixes of `n` inputs: all of them, a few short of a
+/// whole vector or two, and short buffers (masked or padded tails only).
+fn isas_and_lengths(n: usize) -> Vec<(Isa, usize)> {
+    isas().into_iter().flat_map(|isa| [n, n - 5, n - 13, 17, 7, 0].map(|len| (isa, len))).collect()
+}
+
 /// Every 4099th f32 bit pattern (all signs, binades, denormals, infinities and NaNs), a dense
 /// sweep over the range where `exp` is finite and nonzero, and the edges of that range.
 fn inputs() -> Vec<f32> {
@@ -97,9 +103,7 @@ fn bulk_exp_of_a_difference_has_the_bits_of_the_jit_exp_of_the_difference() {
             eprintln!("this CPU has no AVX2 + FMA: the bulk path is not used here");
             return;
         }
-        for (isa, len) in
-            isas().into_iter().flat_map(|isa| [x.len(), x.len() - 5, x.len() - 13, 17, 7, 0].map(|len| (isa, len)))
-        {
+        for (isa, len) in isas_and_lengths(x.len()) {
             let mut got = vec![0f32; len];
             assert!(bulk::exp_sub_f32_into_on(isa, &x[..len], &b[..len], &mut got), "{isa:?} runs here");
             for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
@@ -125,9 +129,7 @@ fn bulk_division_gives_every_quotient_the_bits_of_ieee_division() {
     let z: Vec<f32> = (0..x.len()).map(|i| [1.0f32, 3.7, 10.25, -0.0, 1e-40][i % 5]).collect();
     for b in [&y, &z] {
         let expected: Vec<f32> = x.iter().zip(b.iter()).map(|(p, q)| p / q).collect();
-        for (isa, len) in
-            isas().into_iter().flat_map(|isa| [x.len(), x.len() - 5, x.len() - 13, 17, 7, 0].map(|len| (isa, len)))
-        {
+        for (isa, len) in isas_and_lengths(x.len()) {
             let mut got = vec![0f32; len];
             assert!(bulk::div_f32_into_on(isa, &x[..len], &b[..len], &mut got), "{isa:?} runs here");
             for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
