@@ -561,7 +561,8 @@ fn flat_blocks(spec: &KernelSpec, target: Target, scratch: &mut Vec<Scratch>) ->
         }
     }
     let elements = RowOutput::elements(spec.outputs());
-    let outputs = !elements.is_empty() && expensive(graph, &elements, &computed);
+    let outputs =
+        !elements.is_empty() && (expensive(graph, &elements, &computed) || flat_args.iter().any(Option::is_some));
     if outputs {
         reads(&elements, &computed);
     }
@@ -851,6 +852,12 @@ impl fmt::Display for KernelPlan {
                             write!(f, "; expand i{} into s{s}", n_ops + k)?;
                         }
                         writeln!(f)?;
+                    }
+                    // Hoisted per-row values (inputs after the reductions' results), after the folds.
+                    for i in n_ops + flat.args.len()..spec.graph().inputs().len() {
+                        if let Some(s) = expand(i) {
+                            writeln!(f, "  flat block: expand i{i} into s{s}")?;
+                        }
                     }
                     let outputs = if flat.outputs { "flat over the block" } else { "row by row" };
                     writeln!(f, "  flat block: element outputs {outputs}")?;

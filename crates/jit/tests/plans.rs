@@ -126,6 +126,13 @@ fn maps_of_per_row_values_are_hoisted_and_item_sums_of_exp_use_the_output_as_scr
     let uses: Vec<ScratchUse> = rows.scratch.iter().map(|s| s.holds).collect();
     assert!(uses.contains(&ScratchUse::HoistedValues(0)), "{rows}");
     assert!(rows.to_string().contains("row value i3: %2, computed once per row"), "{rows}");
+    // A block whose `exp` runs flat writes its cheap element output `(x - max) - log(sum)` flat
+    // too, reading the expanded max and `log(sum)`: row by row, each row's pass cost more than
+    // the expansion (4.5% of log-softmax in cache, docs/perf-log.md).
+    let Shape::Rows(Rows::Blocked { flat: Some(flat), .. }) = &rows.shape else { panic!("{rows}") };
+    assert!(flat.outputs, "{rows}");
+    let expanded: Vec<usize> = flat.expanded.iter().map(|&(i, _)| i).collect();
+    assert_eq!(expanded, [1, 3], "the row max and log(sum): {rows}");
     // Over items, `exp(x - max)` is kept nowhere (the output does not read it), so the output's
     // buffer serves as its scratch until the element pass writes it.
     let items = KernelPlan::new(&log_softmax().over_items(8), BULK);
@@ -192,7 +199,7 @@ fn int16_items() -> KernelSpec {
 
 #[test]
 fn printed_plans_match_the_golden_files() {
-    let cases: [(&str, KernelSpec, Target); 15] = [
+    let cases: [(&str, KernelSpec, Target); 16] = [
         ("w1_elementwise.txt", w1(), BULK),
         ("w1_elementwise_no_bulk.txt", w1(), Target::with_bulk(false)),
         ("w2_axpy.txt", w2(), BULK),
@@ -200,6 +207,7 @@ fn printed_plans_match_the_golden_files() {
         ("w4_row_softmax.txt", softmax(None), BULK),
         ("w4_row_softmax_no_bulk.txt", softmax(None), Target::with_bulk(false)),
         ("w9_softmax_of_scaled.txt", softmax(Some(2.0)), BULK),
+        ("w4_row_log_softmax.txt", log_softmax(), BULK),
         ("per_row_difference.txt", per_row_difference(), BULK),
         ("mixed_dtypes.txt", mixed_dtypes(), BULK),
         ("int_and_bool_rows.txt", int_and_bool_rows(), BULK),
