@@ -15,6 +15,7 @@ use super::scalar::ir_type;
 use crate::callees;
 use crate::kernel::FusedParams;
 use crate::plan::{Prefetch, Rows, ScratchUse, EXPAND_VECTORS, ROW_VALUE_BYTES};
+use crate::spec::expression;
 
 /// Stores the splat `vector` at elements `start..end` of the buffer whose element 0 is at
 /// `base`, [`EXPAND_VECTORS`] vectors at a time, so up to that many vectors' elements past `end`
@@ -210,9 +211,14 @@ pub(super) fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_
         let off = b.ins().imul_imm_s(k, ROW_VALUE_BYTES);
         b.ins().iadd(base, off)
     };
-    // The results of reductions `..upto` for row `r`, read back from their slots.
-    let earlier = |b: &mut FunctionBuilder, row_values: &mut [RowValue], first: Value, r: Value, upto: usize| {
-        for k in 0..upto {
+    // The results of reductions `..upto` for row `r` that a pass reads (`read`, by graph input),
+    // read back from their slots.
+    let earlier = |b: &mut FunctionBuilder,
+                   row_values: &mut [RowValue],
+                   (first, r): (Value, Value),
+                   upto: usize,
+                   read: &[bool]| {
+        for k in (0..upto).filter(|&k| read[n_ops + k]) {
             let at = entry(b, slots_rows[k], first, r);
             let (scalar_ty, vector_ty) = result_types[k];
             let scalar = b.ins().load(scalar_ty, mem(), at, 0);
@@ -310,12 +316,25 @@ pub(super) fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_
         }
     };
     let no_expansion = vec![None; n_inputs];
+    // The graph inputs an expression reads (`roots`, not below the nodes in `stop`): a pass loads
+    // only the earlier results it reads.
+    let reads = |roots: &[ScalarRef], stop: &[(usize, Value)]| {
+        let stop: Vec<usize> = stop.iter().map(|&(n, _)| n).collect();
+        expression(spec.graph(), roots, &stop).1
+    };
+    // The element pass's expressions: the element outputs, and the hoisted maps (which scalar
+    // kernels compute from the row's values).
+    let element_roots: Vec<ScalarRef> = RowOutput::elements(spec.outputs())
+        .into_iter()
+        .chain(spec.hoisted().iter().map(|&(n, _)| ScalarRef::Node(n)))
+        .collect();
     // The block's rows one by one, pass by pass.
     let by_rows = |b: &mut FunctionBuilder, first: Value, last: Value| {
         for (k, red) in plan.reductions.iter().enumerate() {
+            let read = reads(&[red.arg], &[]);
             let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
                 let (start, end, mut row_values) = row_start(b, r);
-                earlier(b, &mut row_values, first, r, k);
+                earlier(b, &mut row_values, (first, r), k, &read);
                 let keep = red.keep.map(|j| e.out_ptrs[j]);
                 let value = emit_reduction(b, e, red, start, end, &row_values, &[], keep);
                 keep_result(b, first, r, k, value);
@@ -325,9 +344,10 @@ pub(super) fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_
         if by_vectors {
             hoist_block(b, first, last, &no_expansion);
         }
+        let read = reads(&element_roots, &out_stash);
         let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
             let (start, end, mut row_values) = row_start(b, r);
-            earlier(b, &mut row_values, first, r, plan.reductions.len());
+            earlier(b, &mut row_values, (first, r), plan.reductions.len(), &read);
             hoisted_values(b, &mut row_values, first, r);
             emit_elements(b, e, start, end, &row_values, &out_stash);
             Vec::new()
@@ -382,9 +402,10 @@ pub(super) fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_
                 emit_flat_node(b, e, node, (s0, s1), (base, scratch), &expanded_values, &stash);
                 stash.push((node.node, base));
             }
+            let read = reads(&[red.arg], &stash);
             let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
                 let (start, end, mut row_values) = row_start(b, r);
-                earlier(b, &mut row_values, first, r, k);
+                earlier(b, &mut row_values, (first, r), k, &read);
                 let value = emit_reduction(b, e, red, start, end, &row_values, &stash, None);
                 let vector = keep_result(b, first, r, k, value);
                 if let Some(base) = expanded[n_ops + k] {
@@ -398,9 +419,10 @@ pub(super) fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_
         if flat.outputs {
             emit_flat_outputs(b, e, &flat.divides, (s0, s1), &expanded_values, &stash);
         } else {
+            let read = reads(&element_roots, &stash);
             let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
                 let (start, end, mut row_values) = row_start(b, r);
-                earlier(b, &mut row_values, first, r, plan.reductions.len());
+                earlier(b, &mut row_values, (first, r), plan.reductions.len(), &read);
                 hoisted_values(b, &mut row_values, first, r);
                 emit_elements(b, e, start, end, &row_values, &stash);
                 Vec::new()
