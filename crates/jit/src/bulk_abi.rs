@@ -1,5 +1,7 @@
-//! The signatures of the precompiled bulk helpers ([`crate::bulk`] for AVX2, [`crate::bulk_avx512`]),
-//! and the entries both define, in one module both import, so that neither imports the other.
+//! The signatures of the precompiled bulk helpers ([`crate::bulk`] for AVX2,
+//! [`crate::bulk_avx512`], [`crate::bulk_folds`]), the layouts they share with the kernels, and
+//! the entries both instruction sets define, in one module all import, so that none imports
+//! another (nor the planner).
 
 /// `fn(data, n)`: replaces `data[..n]` by a function of each value. Kernels reach these entries
 /// only through [`crate::callees`], whose contract says what they are called with.
@@ -8,6 +10,22 @@ pub(crate) type InPlaceFn = unsafe extern "C" fn(*mut f32, usize);
 /// `fn(a, b, out, n)`: `out[i] = f(a[i], b[i])` for `i < n` (`exp(a - b)`, `a / b`); `out` may be
 /// `a` or `b`.
 pub(crate) type BinaryFn = unsafe extern "C" fn(*const f32, *const f32, *mut f32, usize);
+
+/// `fn(values, splits, rows, expand, slots) -> flagged`: a bulk row fold ([`crate::bulk_folds`]).
+/// Folds rows `0..rows`, row `r` being `values[splits[r]..splits[r + 1]]` (`values` is indexed by
+/// the offsets themselves). Writes row `r`'s result, unless `slots` is null, at
+/// `slots + r * ROW_VALUE_BYTES` (the `f32` at 0, four copies at 16) and, unless `expand` is null,
+/// over `expand[splits[r]..splits[r + 1]]`, writing up to [`EXPAND_SLACK`] values past each row's
+/// start (later rows overwrite them, and the buffer holds that many past `splits[rows]`). Returns
+/// nonzero when a maximum's block needs the exact fold.
+pub(crate) type RowFoldFn = unsafe extern "C" fn(*const f32, *const i64, usize, *mut f32, *mut u8) -> u32;
+
+/// Bytes per row of a block's per-row value slot: the scalar at 0, the vector at 16.
+pub(crate) const ROW_VALUE_BYTES: i64 = 32;
+
+/// Values a bulk row fold's expansion may write past the start of a row (two vectors of
+/// sixteen): the room an expansion buffer keeps past a block's last value.
+pub(crate) const EXPAND_SLACK: i64 = 32;
 
 /// Defines an instruction set's bulk entries inside its module: `unary_f32`, `exp_sub_f32`, `div_f32` and the
 /// `extern "C"` entries they hand out, each compiled with `$features` and looping with `$map`

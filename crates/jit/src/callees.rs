@@ -24,6 +24,11 @@
 //!   output may be the input (in place) and is otherwise a different buffer. Alignment: element
 //!   alignment (4 bytes) only; the bulk functions use unaligned loads and stores (AVX-512's
 //!   tails are masked loads and stores, which touch no lane past `n`).
+//!   The bulk row folds (`crate::bulk_folds`) take a block's row offsets instead of `n`: they read
+//!   each row's values with masked loads (nothing past the row), write each row's entry of a
+//!   value slot in the kernel's frame (sized by the plan for the block's rows), and expand into a
+//!   scratch buffer that the plan sizes with `EXPAND_SLACK` values past the block's last one,
+//!   which is how far their unmasked stores reach.
 //!   The prefetch routine takes the address of a three-word scratch buffer of the calling
 //!   kernel's frame; the addresses written there are only prefetched, never dereferenced, so
 //!   any values are valid. It restores every register (a naked assembly function), which is
@@ -99,6 +104,17 @@ pub(crate) fn bulk_exp_sub() -> Option<Callee> {
 /// The bulk `a / b` of `(a, b, out, n)`, when this CPU has it (a plan's [`crate::plan::BulkDivide`]).
 pub(crate) fn bulk_div() -> Option<Callee> {
     binary(crate::bulk::div_f32()?)
+}
+
+/// The bulk row fold of `(values, splits, rows, expand, slots) -> flagged`, when this CPU has the
+/// bulk functions (a plan's [`crate::plan::FlatBlocks::bulk_folds`]).
+pub(crate) fn bulk_row_fold(fold: crate::bulk_folds::RowFold) -> Option<Callee> {
+    Some(Callee {
+        address: crate::bulk_folds::row_fold_f32(fold)? as usize,
+        params: &[POINTER, POINTER, POINTER, POINTER, POINTER],
+        ret: Some(types::I32),
+        preserves_all: false,
+    })
 }
 
 /// A bulk `(a, b, out, n)` function as a callee.

@@ -81,6 +81,7 @@ mod alloc;
 pub mod bulk;
 mod bulk_abi;
 mod bulk_avx512;
+pub mod bulk_folds;
 mod callees;
 mod elem;
 mod exec;

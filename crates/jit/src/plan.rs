@@ -12,6 +12,8 @@ use ragtime_fused::{OperandKind, RowOutput, ScalarGraph, ScalarRef};
 use ragtime_ops::elemwise::ScalarOp;
 use ragtime_ops::reduce::ReduceKind;
 
+use crate::bulk_abi::EXPAND_SLACK;
+pub(crate) use crate::bulk_abi::ROW_VALUE_BYTES;
 use crate::elem::Elem;
 use crate::spec::{expression, KernelSpec};
 use crate::vmath::UnaryMath;
@@ -57,9 +59,6 @@ const FLAT_ROWS: i64 = 32;
 /// Most values a block may hold to be evaluated flat (see [`FlatBlocks`]): the size of each
 /// scratch buffer, in elements.
 const FLAT_BLOCK: i64 = 1024;
-
-/// Bytes per row of a block's per-row value slot: the scalar at 0, the vector at 16.
-pub(crate) const ROW_VALUE_BYTES: i64 = 32;
 
 /// Vectors stored per iteration when a row's value is expanded over its elements: one
 /// iteration covers the short rows, so its exit branch is predictable.
@@ -224,6 +223,11 @@ pub struct FlatBlocks {
     /// Per reduction: its argument computed flat into a scratch buffer (it has an expensive op),
     /// which the row's fold and later passes read.
     pub args: Vec<Option<FlatNode>>,
+    /// Per reduction: it folds by one call of [`crate::bulk_folds`] per block, sixteen rows at a
+    /// time, on flat blocks and on row-by-row blocks alike (the bulk sum's order differs from the
+    /// IR fold's, so every row of the kernel gets it); a maximum's flagged block folds again
+    /// row by row in IR, exactly.
+    pub bulk_folds: Vec<bool>,
     /// The element outputs are computed flat (one of them has an expensive op).
     pub outputs: bool,
     /// Element outputs, computed flat, that are one float32 division of operands read flat: one
@@ -423,7 +427,7 @@ impl KernelPlan {
         } else if items {
             Shape::Items(items_plan(spec, target, &reductions, &mut scratch))
         } else if spec.rows() {
-            Shape::Rows(rows_plan(spec, target, &mut scratch))
+            Shape::Rows(rows_plan(spec, target, &reductions, &mut scratch))
         } else {
             Shape::Flat(chunked_plan(spec, target, &mut scratch))
         };
@@ -503,7 +507,7 @@ fn items_plan(spec: &KernelSpec, target: Target, reductions: &[ReductionPlan], s
 }
 
 /// The row loop of `spec`.
-fn rows_plan(spec: &KernelSpec, target: Target, scratch: &mut Vec<Scratch>) -> Rows {
+fn rows_plan(spec: &KernelSpec, target: Target, reductions: &[ReductionPlan], scratch: &mut Vec<Scratch>) -> Rows {
     let passes = spec.reductions().len() + usize::from(!RowOutput::elements(spec.outputs()).is_empty());
     if passes <= 1 {
         // Only where the plan may call out (the machines of the bulk functions), and only when
@@ -533,12 +537,17 @@ fn rows_plan(spec: &KernelSpec, target: Target, scratch: &mut Vec<Scratch>) -> R
             });
         }
     }
-    Rows::Blocked { rows: ROW_BLOCK, flat: flat_blocks(spec, target, scratch) }
+    Rows::Blocked { rows: ROW_BLOCK, flat: flat_blocks(spec, target, reductions, scratch) }
 }
 
 /// Which passes of a multi-pass vector row kernel run flat over a block's elements, or `None`
 /// when none is worth it (or the kernel is scalar, whose loops stay row by row).
-fn flat_blocks(spec: &KernelSpec, target: Target, scratch: &mut Vec<Scratch>) -> Option<FlatBlocks> {
+fn flat_blocks(
+    spec: &KernelSpec,
+    target: Target,
+    reductions: &[ReductionPlan],
+    scratch: &mut Vec<Scratch>,
+) -> Option<FlatBlocks> {
     let elem = spec.simd()?;
     let graph = spec.graph();
     let mut computed: Vec<usize> = Vec::new();
@@ -575,9 +584,10 @@ fn flat_blocks(spec: &KernelSpec, target: Target, scratch: &mut Vec<Scratch>) ->
         .filter(|&i| read[i] && spec.operands().get(i).is_none_or(|kind| *kind == OperandKind::PerRow))
         .collect();
     // Scratch buffers: one per flat reduction argument and per expanded input, with room for the
-    // vectors an expansion writes past a row's end.
-    let bytes = (FLAT_BLOCK + EXPAND_VECTORS * elem.lanes()) * elem.bytes() as i64;
+    // vectors an expansion writes past a row's end (the IR's, or a bulk fold's).
+    let bytes = (FLAT_BLOCK + (EXPAND_VECTORS * elem.lanes()).max(EXPAND_SLACK)) * elem.bytes() as i64;
     let flat_input = |i: usize| spec.operands().get(i) == Some(&OperandKind::Full) || expanded.contains(&i);
+    let bulk_folds = bulk_folds(spec, target, reductions, &flat_args);
     let args = flat_args
         .iter()
         .enumerate()
@@ -595,7 +605,37 @@ fn flat_blocks(spec: &KernelSpec, target: Target, scratch: &mut Vec<Scratch>) ->
             (i, scratch.len() - 1)
         })
         .collect();
-    Some(FlatBlocks { max_rows: FLAT_ROWS, max_values: FLAT_BLOCK, args, outputs, divides, expanded })
+    Some(FlatBlocks { max_rows: FLAT_ROWS, max_values: FLAT_BLOCK, args, bulk_folds, outputs, divides, expanded })
+}
+
+/// Per reduction of a flat-block kernel: whether it folds in bulk ([`FlatBlocks::bulk_folds`]).
+/// A float32 sum or maximum of a float32 vector kernel, on a machine with the bulk functions,
+/// when both kinds of block can hand the bulk fold its argument's values: a full input, or an
+/// argument computed flat into scratch on flat blocks and kept in an output's buffer on
+/// row-by-row blocks; and when no output of the kernel is the reduction itself (its results go
+/// to slots and expansions only).
+fn bulk_folds(
+    spec: &KernelSpec,
+    target: Target,
+    reductions: &[ReductionPlan],
+    flat_args: &[Option<usize>],
+) -> Vec<bool> {
+    let graph = spec.graph();
+    reductions
+        .iter()
+        .enumerate()
+        .map(|(k, red)| {
+            let kind = matches!(red.kind, ReduceKind::Sum | ReduceKind::Max);
+            let float32 = spec.simd() == Some(Elem::F32) && graph.dtype(red.arg) == DType::F32;
+            let readable = match red.arg {
+                ScalarRef::Input(i) => spec.operands().get(i) == Some(&OperandKind::Full),
+                ScalarRef::Node(_) => flat_args[k].is_some() && red.keep.is_some(),
+                ScalarRef::Const(_) => false,
+            };
+            let output = spec.outputs().iter().any(|o| matches!(*o, RowOutput::Reduction { index, .. } if index == k));
+            target.bulk && kind && float32 && readable && !output
+        })
+        .collect()
 }
 
 /// The element outputs of a float32 vector kernel that are one division of operands a flat block
@@ -847,7 +887,11 @@ impl fmt::Display for KernelPlan {
                         if let Some(node) = arg {
                             write!(f, "{node}; ")?;
                         }
-                        write!(f, "fold row by row")?;
+                        if flat.bulk_folds[k] {
+                            write!(f, "bulk fold, 16 rows at a time (row-by-row blocks too)")?;
+                        } else {
+                            write!(f, "fold row by row")?;
+                        }
                         if let Some(s) = expand(n_ops + k) {
                             write!(f, "; expand i{} into s{s}", n_ops + k)?;
                         }

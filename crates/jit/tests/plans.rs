@@ -286,8 +286,15 @@ fn softmax_blocks_run_flat_with_a_fused_exp_of_the_difference() {
             ScratchUse::Expanded(2)
         ]
     );
-    // Each flat buffer holds a block plus the vectors an expansion writes past a row's end.
-    assert!(plan.scratch[2..].iter().all(|s| s.bytes == (1024 + 4 * 4) * 4), "{plan}");
+    // Each flat buffer holds a block plus the values a bulk fold's expansion writes past a row's
+    // start (two 16-float vectors).
+    assert!(plan.scratch[2..].iter().all(|s| s.bytes == (1024 + 32) * 4), "{plan}");
+    // Both folds run in bulk, on flat and row-by-row blocks: the max of the full input, the sum of
+    // the flat `exp` (kept in the output's buffer on row-by-row blocks).
+    assert_eq!(flat.bulk_folds, [true, true]);
+    let plain = KernelPlan::new(&softmax(None), Target::with_bulk(false));
+    let Shape::Rows(Rows::Blocked { flat: Some(plain), .. }) = &plain.shape else { panic!("{plain}") };
+    assert_eq!(plain.bulk_folds, [false, false], "without the bulk functions the IR folds");
 }
 
 #[test]

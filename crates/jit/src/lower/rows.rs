@@ -6,15 +6,17 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder, StackSlot, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 use ragtime_fused::{OperandKind, RowOutput, ScalarRef};
+use ragtime_ops::reduce::ReduceKind;
 
 use super::expr::{mem, Both, Emitter, RowValue};
-use super::flat::{emit_elements, emit_flat_node, emit_flat_outputs};
+use super::flat::{emit_elements, emit_flat_node, emit_flat_outputs, emit_map};
 use super::fold::emit_reduction;
 use super::loops::{emit_blocks, emit_loop};
 use super::scalar::ir_type;
+use crate::bulk_folds::RowFold;
 use crate::callees;
 use crate::kernel::FusedParams;
-use crate::plan::{Prefetch, Rows, ScratchUse, EXPAND_VECTORS, ROW_VALUE_BYTES};
+use crate::plan::{Prefetch, ReductionPlan, Rows, ScratchUse, EXPAND_VECTORS, ROW_VALUE_BYTES};
 use crate::spec::expression;
 
 /// Stores the splat `vector` at elements `start..end` of the buffer whose element 0 is at
@@ -328,18 +330,69 @@ pub(super) fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_
         .into_iter()
         .chain(spec.hoisted().iter().map(|&(n, _)| ScalarRef::Node(n)))
         .collect();
+    // Reduction `k` of the block `first..last` by one bulk call (`flat.bulk_folds`) over `values`
+    // (indexed by the row offsets), expanded into `expand` where given, kept in its slot when a
+    // later pass reads it there (`slots`); a maximum's flagged block runs `exact`, the IR's
+    // row-by-row fold.
+    let bulk_fold = |b: &mut FunctionBuilder,
+                     (k, red): (usize, &ReductionPlan),
+                     (first, last): (Value, Value),
+                     values: Value,
+                     (expand, slots): (Option<Value>, bool),
+                     exact: &mut dyn FnMut(&mut FunctionBuilder)| {
+        let fold = if red.kind == ReduceKind::Max { RowFold::Max } else { RowFold::Sum };
+        let callee = callees::bulk_row_fold(fold).expect("plans for this machine call only the bulk functions it has");
+        let off = b.ins().imul_imm_s(first, 8);
+        let splits_at = b.ins().iadd(p.splits, off);
+        let rows = b.ins().isub(last, first);
+        let expand = expand.unwrap_or_else(|| b.ins().iconst(e.ptr, 0));
+        let slots_at = if slots { b.ins().stack_addr(e.ptr, slots_rows[k], 0) } else { b.ins().iconst(e.ptr, 0) };
+        let flagged = callees::emit_call(b, callee, &[values, splits_at, rows, expand, slots_at])
+            .expect("the row fold returns its flag");
+        if fold == RowFold::Max {
+            let (refold, done) = (b.create_block(), b.create_block());
+            b.ins().brif(flagged, refold, &[], done, &[]);
+            b.switch_to_block(refold);
+            exact(b);
+            b.ins().jump(done, &[]);
+            b.switch_to_block(done);
+        }
+    };
+    let bulk = |k: usize| flat.as_ref().is_some_and(|flat| flat.bulk_folds[k]);
     // The block's rows one by one, pass by pass.
     let by_rows = |b: &mut FunctionBuilder, first: Value, last: Value| {
         for (k, red) in plan.reductions.iter().enumerate() {
             let read = reads(&[red.arg], &[]);
-            let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
-                let (start, end, mut row_values) = row_start(b, r);
-                earlier(b, &mut row_values, (first, r), k, &read);
-                let keep = red.keep.map(|j| e.out_ptrs[j]);
-                let value = emit_reduction(b, e, red, start, end, &row_values, &[], keep);
-                keep_result(b, first, r, k, value);
-                Vec::new()
-            });
+            let mut exact = |b: &mut FunctionBuilder| {
+                let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
+                    let (start, end, mut row_values) = row_start(b, r);
+                    earlier(b, &mut row_values, (first, r), k, &read);
+                    let keep = red.keep.map(|j| e.out_ptrs[j]);
+                    let value = emit_reduction(b, e, red, start, end, &row_values, &[], keep);
+                    keep_result(b, first, r, k, value);
+                    Vec::new()
+                });
+            };
+            if !bulk(k) {
+                exact(b);
+                continue;
+            }
+            // The bulk fold reads the argument from a full input, or from the output buffer that
+            // keeps it (computed here row by row first).
+            let values = match (red.arg, red.keep) {
+                (ScalarRef::Input(i), _) => e.in_ptrs[i],
+                (_, Some(j)) => {
+                    let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
+                        let (start, end, mut row_values) = row_start(b, r);
+                        earlier(b, &mut row_values, (first, r), k, &read);
+                        emit_map(b, e, start, end, &[(red.arg, e.out_ptrs[j])], &row_values, &[]);
+                        Vec::new()
+                    });
+                    e.out_ptrs[j]
+                }
+                _ => unreachable!("the plan folds in bulk only full inputs and kept arguments"),
+            };
+            bulk_fold(b, (k, red), (first, last), values, (None, true), &mut exact);
         }
         if by_vectors {
             hoist_block(b, first, last, &no_expansion);
@@ -368,6 +421,22 @@ pub(super) fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_
         return;
     };
     let elem = spec.simd().expect("flat blocks are for vector kernels");
+    // Whether a flat block's later pass reads reduction `k`'s results from its slots: a later fold
+    // row by row over an argument computed in IR, the element outputs row by row, the hoisted
+    // values. (Flat passes read expansions; bulk folds and flat arguments read neither.)
+    let slot_read: Vec<bool> = (0..plan.reductions.len())
+        .map(|k| {
+            let input = n_ops + k;
+            let later_fold = plan
+                .reductions
+                .iter()
+                .enumerate()
+                .skip(k + 1)
+                .any(|(j, red)| !flat.bulk_folds[j] && flat.args[j].is_none() && reads(&[red.arg], &[])[input]);
+            let elements = !flat.outputs && reads(&element_roots, &[])[input];
+            later_fold || elements || (by_vectors && hoisted_reads[input])
+        })
+        .collect();
     let mut expanded_slots: Vec<Option<StackSlot>> = vec![None; n_inputs];
     for &(i, s) in &flat.expanded {
         expanded_slots[i] = Some(slots[s]);
@@ -403,16 +472,29 @@ pub(super) fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_
                 stash.push((node.node, base));
             }
             let read = reads(&[red.arg], &stash);
-            let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
-                let (start, end, mut row_values) = row_start(b, r);
-                earlier(b, &mut row_values, (first, r), k, &read);
-                let value = emit_reduction(b, e, red, start, end, &row_values, &stash, None);
-                let vector = keep_result(b, first, r, k, value);
-                if let Some(base) = expanded[n_ops + k] {
-                    emit_expand(b, e, vector, base, start, end);
-                }
-                Vec::new()
-            });
+            let mut exact = |b: &mut FunctionBuilder| {
+                let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
+                    let (start, end, mut row_values) = row_start(b, r);
+                    earlier(b, &mut row_values, (first, r), k, &read);
+                    let value = emit_reduction(b, e, red, start, end, &row_values, &stash, None);
+                    let vector = keep_result(b, first, r, k, value);
+                    if let Some(base) = expanded[n_ops + k] {
+                        emit_expand(b, e, vector, base, start, end);
+                    }
+                    Vec::new()
+                });
+            };
+            if !flat.bulk_folds[k] {
+                exact(b);
+                continue;
+            }
+            // The argument's values: a full input's buffer, or its flat scratch buffer.
+            let values = match red.arg {
+                ScalarRef::Input(i) => e.in_ptrs[i],
+                ScalarRef::Node(n) => stash.iter().find(|&&(m, _)| m == n).expect("a flat argument").1,
+                ScalarRef::Const(_) => unreachable!("the plan folds in bulk no constant"),
+            };
+            bulk_fold(b, (k, red), (first, last), values, (expanded[n_ops + k], slot_read[k]), &mut exact);
         }
         // After the folds, the hoisted per-row values, expanded where the flat outputs read them.
         hoist_block(b, first, last, &expanded);

@@ -1,0 +1,412 @@
+//! Row folds of a flat block in bulk: every row's float32 sum or maximum, sixteen rows at a time,
+//! kept in the rows' value slots and expanded over each row's elements, in one call.
+//!
+//! One row at a time, a fold's cost is its horizontal part: four shuffle-and-combine steps on
+//! the row's last vector, its branches and its mask, for a row of ten values (W4's profile: the
+//! max and sum folds and their expansions were half the kernel). Sixteen rows at a time the
+//! horizontal parts share their shuffles: each row is one 16-lane vector (its values folded lane
+//! by lane, 16 at a time), and the sixteen vectors reduce together in four levels of 8, 4, 2 and 1
+//! shuffle pairs, 30 shuffles for 16 rows instead of 8 a row (the transpose-and-reduce of
+//! `reduce16`).
+//!
+//! **The order of a sum**, which fixes its bits. Lane `l` of a row's vector holds the fold of its
+//! values `l, l + 16, l + 32, …`, left to right, from the first two chunks (values past the row
+//! read as `+0`); then the lanes fold as a tree: `Q(q) = (x[4q] + x[4q+2]) + (x[4q+1] + x[4q+3])`,
+//! then `(Q0 + Q1) + (Q2 + Q3)`; then `+ 0.0` (an empty row, or one of zeros, sums to `+0`, as the
+//! reference's fold from `+0` does). This differs from the IR fold's order, so a kernel that folds
+//! a reduction here folds it here for every row, on its flat blocks and on its row-by-row blocks
+//! alike (`plan::FlatBlocks::bulk_folds`): a row's bits do not depend on the block it falls in,
+//! nor on the threads. Every instruction set gives the same bits (the portable variant runs the
+//! same operations in the same order).
+//!
+//! **A maximum** drops NaNs lane by lane (`maxps`), starts from the ragged identity `-f32::MAX`,
+//! and reports whether some row held a NaN or came out a zero (±0 order): the kernel then folds
+//! that block again with the IR's exact fold, so every row gets the exact fold's bits.
+
+// AVX-512 intrinsics on raw pointers; each block says why it is sound.
+#![allow(unsafe_code)]
+
+use crate::bulk::Isa;
+
+use crate::bulk_abi::{RowFoldFn, EXPAND_SLACK, ROW_VALUE_BYTES};
+
+/// Bytes per row of a value slot.
+const SLOT_BYTES: usize = ROW_VALUE_BYTES as usize;
+
+/// What a bulk row fold computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowFold {
+    /// The sum, in the order of the module's documentation.
+    Sum,
+    /// The maximum from `-f32::MAX`, NaNs dropped; rows with a NaN or a zero result flagged.
+    Max,
+}
+
+/// The row fold for this CPU: AVX-512 where it runs, else the portable variant (same bits);
+/// `None` without the bulk functions (AVX2 and FMA), whose machines keep the IR folds.
+pub(crate) fn row_fold_f32(fold: RowFold) -> Option<RowFoldFn> {
+    crate::bulk::supported().then(|| row_fold_f32_on(Isa::host(), fold))?
+}
+
+/// The row fold of `isa` (AVX2 machines run the portable variant), when this CPU runs it.
+fn row_fold_f32_on(isa: Isa, fold: RowFold) -> Option<RowFoldFn> {
+    if !isa.runs() {
+        return None;
+    }
+    match (isa, fold) {
+        #[cfg(target_arch = "x86_64")]
+        (Isa::Avx512, RowFold::Sum) => Some(avx512::sum_entry),
+        #[cfg(target_arch = "x86_64")]
+        (Isa::Avx512, RowFold::Max) => Some(avx512::max_entry),
+        (_, RowFold::Sum) => Some(portable_sum_entry),
+        (_, RowFold::Max) => Some(portable_max_entry),
+    }
+}
+
+/// What a bulk row fold wrote, for tests: each row's result, the four copies in its slot, the
+/// expansion buffer (`values.len()` plus [`EXPAND_SLACK`] values, zeros where nothing was
+/// written), and whether a maximum flagged a row for the exact fold.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowFolds {
+    /// Each row's result (the slot's scalar).
+    pub results: Vec<f32>,
+    /// Each row's four copies (the slot's vector).
+    pub copies: Vec<[f32; 4]>,
+    /// The expansion buffer.
+    pub expanded: Vec<f32>,
+    /// A maximum's row held a NaN or came out a zero.
+    pub flagged: bool,
+}
+
+/// Every row's fold of `values` over the rows `splits` (offsets into `values`) with `isa`'s
+/// function; `None` when this CPU does not run it. For tests and benchmarks.
+///
+/// # Panics
+/// If `splits` is empty, decreases, or ends past `values`.
+pub fn row_fold_f32_on_slices(isa: Isa, fold: RowFold, values: &[f32], splits: &[i64]) -> Option<RowFolds> {
+    let f = row_fold_f32_on(isa, fold)?;
+    assert!(!splits.is_empty() && splits.windows(2).all(|w| 0 <= w[0] && w[0] <= w[1]), "row_fold: bad splits");
+    assert!(splits[splits.len() - 1] as usize <= values.len(), "row_fold: splits past the values");
+    let rows = splits.len() - 1;
+    let mut slots = vec![0u8; rows * SLOT_BYTES];
+    let mut expanded = vec![0f32; values.len() + EXPAND_SLACK as usize];
+    // SAFETY: `f` comes from a lookup that gives it only on CPUs running its instruction set; the
+    // rows lie within `values`; `slots` holds `rows` entries; `expanded` holds every value's index
+    // plus the slack.
+    let flagged = unsafe { f(values.as_ptr(), splits.as_ptr(), rows, expanded.as_mut_ptr(), slots.as_mut_ptr()) };
+    let float = |at: usize| f32::from_ne_bytes(slots[at..at + 4].try_into().expect("four bytes"));
+    Some(RowFolds {
+        results: (0..rows).map(|r| float(r * SLOT_BYTES)).collect(),
+        copies: (0..rows).map(|r| std::array::from_fn(|k| float(r * SLOT_BYTES + 16 + 4 * k))).collect(),
+        expanded,
+        flagged: flagged != 0,
+    })
+}
+
+/// The tree every row's sixteen lanes fold by (see the module's documentation).
+#[inline(always)]
+fn fold_lanes(x: &[f32; 16], op: impl Fn(f32, f32) -> f32) -> f32 {
+    let quarter = |q: usize| op(op(x[4 * q], x[4 * q + 2]), op(x[4 * q + 1], x[4 * q + 3]));
+    op(op(quarter(0), quarter(1)), op(quarter(2), quarter(3)))
+}
+
+/// `if a > b { a } else { b }`: `maxps`'s choice (a NaN in either gives `b`).
+#[inline(always)]
+fn max_pick(a: f32, b: f32) -> f32 {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// The portable variant: each row's lanes in an array, the same operations in the same order as
+/// the AVX-512 one.
+///
+/// # Safety
+/// As [`RowFoldFn`]'s contract.
+unsafe fn portable(
+    values: *const f32,
+    splits: *const i64,
+    rows: usize,
+    expand: *mut f32,
+    slots: *mut u8,
+    max: bool,
+) -> u32 {
+    let (fill, op): (f32, fn(f32, f32) -> f32) = if max { (-f32::MAX, max_pick) } else { (0.0, |a, b| a + b) };
+    let mut flagged = false;
+    for r in 0..rows {
+        // SAFETY: the caller's contract: `splits` holds `rows + 1` offsets into `values`.
+        let (s, e) = unsafe { (*splits.add(r) as usize, *splits.add(r + 1) as usize) };
+        // SAFETY: as above, the row's values.
+        let row = unsafe { std::slice::from_raw_parts(values.add(s), e - s) };
+        let chunk = |c: usize, l: usize| row.get(16 * c + l).copied().unwrap_or(fill);
+        let mut lanes = [0f32; 16];
+        for (l, lane) in lanes.iter_mut().enumerate() {
+            *lane = op(chunk(0, l), chunk(1, l));
+            for c in 2..row.len().div_ceil(16) {
+                *lane = op(*lane, chunk(c, l));
+            }
+        }
+        flagged |= max && row.iter().any(|v| v.is_nan());
+        let value = if max { max_pick(fold_lanes(&lanes, op), -f32::MAX) } else { fold_lanes(&lanes, op) + 0.0 };
+        flagged |= max && value == 0.0;
+        // SAFETY: the caller's contract: `slots` holds `rows` entries, `expand` (when not null)
+        // the row's values.
+        unsafe {
+            let slot = slots.add(r * SLOT_BYTES);
+            slot.cast::<f32>().write_unaligned(value);
+            for k in 0..4 {
+                slot.add(16 + 4 * k).cast::<f32>().write_unaligned(value);
+            }
+            if !expand.is_null() {
+                std::slice::from_raw_parts_mut(expand.add(s), e - s).fill(value);
+            }
+        }
+    }
+    u32::from(flagged)
+}
+
+/// # Safety
+/// [`RowFoldFn`]'s contract.
+unsafe extern "C" fn portable_sum_entry(
+    values: *const f32,
+    splits: *const i64,
+    rows: usize,
+    expand: *mut f32,
+    slots: *mut u8,
+) -> u32 {
+    // SAFETY: this function's own contract.
+    unsafe { portable(values, splits, rows, expand, slots, false) }
+}
+
+/// # Safety
+/// [`RowFoldFn`]'s contract.
+unsafe extern "C" fn portable_max_entry(
+    values: *const f32,
+    splits: *const i64,
+    rows: usize,
+    expand: *mut f32,
+    slots: *mut u8,
+) -> u32 {
+    // SAFETY: this function's own contract.
+    unsafe { portable(values, splits, rows, expand, slots, true) }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::{
+        __m512, __mmask16, _mm512_add_ps, _mm512_cmp_ps_mask, _mm512_mask_loadu_ps, _mm512_max_ps, _mm512_set1_ps,
+        _mm512_setzero_ps, _mm512_shuffle_f32x4, _mm512_shuffle_ps, _mm512_storeu_ps, _mm512_unpackhi_ps,
+        _mm512_unpacklo_ps, _mm_set1_ps, _mm_storeu_ps, _CMP_EQ_OQ, _CMP_UNORD_Q,
+    };
+
+    use super::SLOT_BYTES;
+
+    /// The sixteen rows' vectors folded together: lane `j` of the result is row `j`'s fold of its
+    /// lanes in `fold_lanes`'s tree (pairs `(l, l + 2)`, then `(l, l + 1)` within each quarter by
+    /// `unpack` and `shuffle`, then quarters `(0, 1)`, `(2, 3)` and the halves by `shuffle_f32x4`).
+    macro_rules! reduce16 {
+        ($v:expr, $op:ident) => {{
+            let v: &[__m512; 16] = &$v;
+            let mut s = [_mm512_setzero_ps(); 8];
+            for i in 0..8 {
+                s[i] = $op(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
+            }
+            let mut u = [_mm512_setzero_ps(); 4];
+            for i in 0..4 {
+                u[i] = $op(
+                    _mm512_shuffle_ps::<0x44>(s[2 * i], s[2 * i + 1]),
+                    _mm512_shuffle_ps::<0xEE>(s[2 * i], s[2 * i + 1]),
+                );
+            }
+            let mut w = [_mm512_setzero_ps(); 2];
+            for i in 0..2 {
+                w[i] = $op(
+                    _mm512_shuffle_f32x4::<0x88>(u[2 * i], u[2 * i + 1]),
+                    _mm512_shuffle_f32x4::<0xDD>(u[2 * i], u[2 * i + 1]),
+                );
+            }
+            $op(_mm512_shuffle_f32x4::<0x88>(w[0], w[1]), _mm512_shuffle_f32x4::<0xDD>(w[0], w[1]))
+        }};
+    }
+
+    /// The mask of lanes `0..min(n, 16)`.
+    #[inline(always)]
+    fn first(n: usize) -> __mmask16 {
+        ((1u32 << n.min(16)) - 1) as __mmask16
+    }
+
+    /// Row `r`'s 16-lane vector: its chunks of sixteen folded lane by lane, from the first two
+    /// (`fill` past its end); the lanes where a value is a NaN go into `nan` (maxima only).
+    ///
+    /// # Safety
+    /// `RowFoldFn`'s contract for row `r`.
+    #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
+    #[inline]
+    unsafe fn row_vector<const MAX: bool>(
+        values: *const f32,
+        splits: *const i64,
+        r: usize,
+        nan: &mut __mmask16,
+    ) -> __m512 {
+        let fill = if MAX { _mm512_set1_ps(-f32::MAX) } else { _mm512_setzero_ps() };
+        // SAFETY: the caller's contract: the offsets exist and the row lies within `values`; masked
+        // loads touch only the row's lanes (the second vector's address may lie past the buffer,
+        // hence `wrapping_add`, but a row of sixteen or fewer values loads no lane of it).
+        unsafe {
+            let s = *splits.add(r) as usize;
+            let l = *splits.add(r + 1) as usize - s;
+            let lo = _mm512_mask_loadu_ps(fill, first(l), values.add(s));
+            let hi = _mm512_mask_loadu_ps(fill, first(l.saturating_sub(16)), values.wrapping_add(s + 16));
+            let mut v = if MAX {
+                *nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(lo, hi);
+                _mm512_max_ps(lo, hi)
+            } else {
+                _mm512_add_ps(lo, hi)
+            };
+            let mut i = 32;
+            while i < l {
+                let c = _mm512_mask_loadu_ps(fill, first(l - i), values.add(s + i));
+                if MAX {
+                    *nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, c);
+                    v = _mm512_max_ps(v, c);
+                } else {
+                    v = _mm512_add_ps(v, c);
+                }
+                i += 16;
+            }
+            v
+        }
+    }
+
+    /// Writes row `r`'s `value` into its slot (unless `slot` is null) and, unless `expand` is null,
+    /// over its values (unmasked stores in row order: later rows overwrite what falls past this
+    /// one). Measured on W4: the branch to a row's second vector beats storing one there always
+    /// (at the row's start again, or to a spare buffer), though one row in five takes it.
+    ///
+    /// # Safety
+    /// `RowFoldFn`'s contract for row `r`, whose slot entry is `slot`.
+    #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
+    #[inline]
+    unsafe fn keep(splits: *const i64, r: usize, value: f32, expand: *mut f32, slot: *mut u8) {
+        // SAFETY: the caller's contract: the slot holds an entry for row `r`; `expand` holds the
+        // row's values plus `EXPAND_SLACK` past its start (and past the block's end).
+        unsafe {
+            if !slot.is_null() {
+                slot.cast::<f32>().write_unaligned(value);
+                _mm_storeu_ps(slot.add(16).cast(), _mm_set1_ps(value));
+            }
+            if !expand.is_null() {
+                let s = *splits.add(r) as usize;
+                let l = *splits.add(r + 1) as usize - s;
+                let v = _mm512_set1_ps(value);
+                _mm512_storeu_ps(expand.add(s), v);
+                let mut i = 16;
+                while i < l {
+                    _mm512_storeu_ps(expand.add(s + i), v);
+                    i += 16;
+                }
+            }
+        }
+    }
+
+    /// The tile loop of both entries: sixteen rows at a time (the last tile's missing rows are
+    /// `fill`), a full tile's sixteen row vectors kept in registers.
+    ///
+    /// # Safety
+    /// `RowFoldFn`'s contract.
+    #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
+    #[inline]
+    unsafe fn fold_rows<const MAX: bool>(
+        values: *const f32,
+        splits: *const i64,
+        rows: usize,
+        expand: *mut f32,
+        slots: *mut u8,
+    ) -> u32 {
+        let fill = if MAX { _mm512_set1_ps(-f32::MAX) } else { _mm512_setzero_ps() };
+        let mut flagged: u32 = 0;
+        let mut results = [0f32; 16];
+        let mut r = 0;
+        while r < rows {
+            let g = (rows - r).min(16);
+            let mut nan: __mmask16 = 0;
+            let v: [__m512; 16] = if g == 16 {
+                // SAFETY: rows `r..r + 16` exist (`g == 16`).
+                let mut row = |j: usize| unsafe { row_vector::<MAX>(values, splits, r + j, &mut nan) };
+                [
+                    row(0),
+                    row(1),
+                    row(2),
+                    row(3),
+                    row(4),
+                    row(5),
+                    row(6),
+                    row(7),
+                    row(8),
+                    row(9),
+                    row(10),
+                    row(11),
+                    row(12),
+                    row(13),
+                    row(14),
+                    row(15),
+                ]
+            } else {
+                let mut v = [fill; 16];
+                for (j, lane) in v.iter_mut().enumerate().take(g) {
+                    // SAFETY: row `r + j` exists (`j < g`).
+                    *lane = unsafe { row_vector::<MAX>(values, splits, r + j, &mut nan) };
+                }
+                v
+            };
+            let folded = if MAX {
+                _mm512_max_ps(reduce16!(v, _mm512_max_ps), fill)
+            } else {
+                _mm512_add_ps(reduce16!(v, _mm512_add_ps), fill)
+            };
+            if MAX {
+                let zero = _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(folded, _mm512_setzero_ps());
+                flagged |= u32::from(nan) | u32::from(zero & first(g));
+            }
+            // SAFETY: a local array of sixteen.
+            unsafe { _mm512_storeu_ps(results.as_mut_ptr(), folded) };
+            for (j, &value) in results.iter().enumerate().take(g) {
+                let slot = if slots.is_null() { slots } else { slots.wrapping_add((r + j) * SLOT_BYTES) };
+                // SAFETY: row `r + j` exists; its slot entry (when there are slots) is within `slots`.
+                unsafe { keep(splits, r + j, value, expand, slot) };
+            }
+            r += g;
+        }
+        flagged
+    }
+
+    /// # Safety
+    /// `RowFoldFn`'s contract, on a CPU with the features enabled here.
+    #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
+    pub(super) unsafe extern "C" fn sum_entry(
+        values: *const f32,
+        splits: *const i64,
+        rows: usize,
+        expand: *mut f32,
+        slots: *mut u8,
+    ) -> u32 {
+        // SAFETY: this function's own contract.
+        unsafe { fold_rows::<false>(values, splits, rows, expand, slots) }
+    }
+
+    /// # Safety
+    /// `RowFoldFn`'s contract, on a CPU with the features enabled here.
+    #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
+    pub(super) unsafe extern "C" fn max_entry(
+        values: *const f32,
+        splits: *const i64,
+        rows: usize,
+        expand: *mut f32,
+        slots: *mut u8,
+    ) -> u32 {
+        // SAFETY: this function's own contract.
+        unsafe { fold_rows::<true>(values, splits, rows, expand, slots) }
+    }
+}

@@ -1,0 +1,179 @@
+//! The bulk row folds (`ragtime_jit::bulk_folds`): every instruction set gives a row's sum the
+//! bits of the documented order (modelled here in plain Rust), maxima are exact unless flagged,
+//! and every row's result lands in its slot and over its values.
+
+use ragtime_jit::bulk::Isa;
+use ragtime_jit::bulk_folds::{row_fold_f32_on_slices, RowFold, RowFolds};
+
+/// The instruction sets this CPU runs (AVX2 machines run the portable variant).
+fn isas() -> Vec<Isa> {
+    [Isa::Avx2, Isa::Avx512].into_iter().filter(|isa| isa.runs()).collect()
+}
+
+/// A small deterministic generator (xorshift), so failures reproduce.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    /// Mostly ordinary values of mixed magnitudes and signs, sometimes a special one.
+    fn value(&mut self, specials: bool) -> f32 {
+        if specials && self.below(40) == 0 {
+            let special = [0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MAX, -f32::MAX, 1e-40, -1e-40];
+            return special[self.below(special.len() as u64) as usize];
+        }
+        let mantissa = (self.below(2_000_001) as f32 - 1e6) / 1e6;
+        mantissa * [1.0, 1e3, 1e-3, 3e7][self.below(4) as usize]
+    }
+}
+
+/// Rows of every length up to 80 and then random ones, as offsets, and their values.
+fn rows(rng: &mut Rng, specials: bool) -> (Vec<i64>, Vec<f32>) {
+    let mut lengths: Vec<u64> = (0..=80).collect();
+    lengths.extend((0..600).map(|_| if rng.below(8) == 0 { rng.below(200) } else { rng.below(21) }));
+    let mut splits = vec![0i64];
+    for l in lengths {
+        splits.push(splits.last().unwrap() + l as i64);
+    }
+    let values = (0..*splits.last().unwrap()).map(|_| rng.value(specials)).collect();
+    (splits, values)
+}
+
+/// The documented order of a row's sum: lane `l` folds values `l, l + 16, …` left to right from
+/// the first two chunks (`+0` past the row), the lanes fold as `(Q0 + Q1) + (Q2 + Q3)` with
+/// `Q(q) = (x[4q] + x[4q+2]) + (x[4q+1] + x[4q+3])`, then `+ 0.0`.
+fn model_sum(row: &[f32]) -> f32 {
+    let at = |i: usize| row.get(i).copied().unwrap_or(0.0);
+    let lanes: Vec<f32> = (0..16)
+        .map(|l| {
+            let mut acc = at(l) + at(16 + l);
+            let mut i = 32 + l;
+            while i < row.len().div_ceil(16) * 16 {
+                acc += at(i);
+                i += 16;
+            }
+            acc
+        })
+        .collect();
+    let q = |q: usize| (lanes[4 * q] + lanes[4 * q + 2]) + (lanes[4 * q + 1] + lanes[4 * q + 3]);
+    ((q(0) + q(1)) + (q(2) + q(3))) + 0.0
+}
+
+fn same(a: f32, b: f32) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+/// Each row's result is in its slot's four copies and over its values.
+fn check_kept(folds: &RowFolds, splits: &[i64], what: &str) {
+    for (r, w) in splits.windows(2).enumerate() {
+        let v = folds.results[r];
+        assert!(
+            folds.copies[r].iter().all(|c| same(*c, v)),
+            "{what}: row {r}'s slot copies {:?}, result {v}",
+            folds.copies[r]
+        );
+        let over = &folds.expanded[w[0] as usize..w[1] as usize];
+        assert!(
+            over.iter().all(|x| same(*x, v)),
+            "{what}: row {r} ({} values) expanded as {over:?}, result {v}",
+            w[1] - w[0]
+        );
+    }
+}
+
+#[test]
+fn row_sums_have_the_bits_of_the_documented_order_on_every_instruction_set() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for specials in [false, true] {
+        let (splits, values) = rows(&mut rng, specials);
+        for isa in isas() {
+            // Whole tiles, a partial last tile, and blocks starting mid-way.
+            for (from, to) in [(0, splits.len() - 1), (3, 40), (17, 18), (5, 5)] {
+                let part = &splits[from..=to];
+                let folds = row_fold_f32_on_slices(isa, RowFold::Sum, &values, part).expect("this CPU runs it");
+                assert!(!folds.flagged, "{isa:?}: sums flag nothing");
+                for (r, w) in part.windows(2).enumerate() {
+                    let row = &values[w[0] as usize..w[1] as usize];
+                    let want = model_sum(row);
+                    assert!(
+                        same(folds.results[r], want),
+                        "{isa:?}: sum of row {} ({} values, specials {specials}): {:e}, the documented order gives {want:e}",
+                        from + r,
+                        row.len(),
+                        folds.results[r]
+                    );
+                }
+                check_kept(&folds, part, &format!("{isa:?} sums"));
+            }
+        }
+    }
+}
+
+#[test]
+fn row_maxima_are_exact_or_flag_their_block() {
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    // Without NaNs and zeros nothing is flagged and every maximum is exact (from `-f32::MAX`).
+    let (splits, mut values) = rows(&mut rng, false);
+    for v in &mut values {
+        if *v == 0.0 {
+            *v = 1.0;
+        }
+    }
+    for isa in isas() {
+        let folds = row_fold_f32_on_slices(isa, RowFold::Max, &values, &splits).expect("this CPU runs it");
+        assert!(!folds.flagged, "{isa:?}: no NaN, no zero: nothing to refold");
+        for (r, w) in splits.windows(2).enumerate() {
+            let want = values[w[0] as usize..w[1] as usize].iter().fold(-f32::MAX, |m, &x| m.max(x));
+            assert_eq!(folds.results[r].to_bits(), want.to_bits(), "{isa:?}: max of row {r}");
+        }
+        check_kept(&folds, &splits, &format!("{isa:?} maxima"));
+        // One NaN, or one row whose maximum is a zero, anywhere in a block flags it.
+        for (at, x, values_row) in [(7usize, f32::NAN, 30usize), (3, -0.0, 12), (40, 0.0, 41)] {
+            let mut bad = values.clone();
+            let (s, e) = (splits[values_row] as usize, splits[values_row + 1] as usize);
+            if x.is_nan() {
+                bad[s + at % (e - s)] = x;
+            } else {
+                bad[s..e].iter_mut().for_each(|v| *v = -v.abs());
+                bad[s + at % (e - s)] = x;
+            }
+            let folds = row_fold_f32_on_slices(isa, RowFold::Max, &bad, &splits).unwrap();
+            assert!(folds.flagged, "{isa:?}: row {values_row} holds {x}: the block must be refolded exactly");
+        }
+    }
+}
+
+#[test]
+fn every_instruction_set_gives_the_same_bits() {
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    let (splits, values) = rows(&mut rng, true);
+    let runs: Vec<(Isa, RowFolds, RowFolds)> = isas()
+        .into_iter()
+        .map(|isa| {
+            let sum = row_fold_f32_on_slices(isa, RowFold::Sum, &values, &splits).unwrap();
+            let max = row_fold_f32_on_slices(isa, RowFold::Max, &values, &splits).unwrap();
+            (isa, sum, max)
+        })
+        .collect();
+    for pair in runs.windows(2) {
+        let ((a, sa, ma), (b, sb, mb)) = (&pair[0], &pair[1]);
+        for r in 0..splits.len() - 1 {
+            assert!(
+                same(sa.results[r], sb.results[r]),
+                "row {r}'s sum: {a:?} {:e}, {b:?} {:e}",
+                sa.results[r],
+                sb.results[r]
+            );
+        }
+        assert_eq!(ma.flagged, mb.flagged, "{a:?} and {b:?} flag alike");
+    }
+}
