@@ -228,6 +228,10 @@ pub struct FlatBlocks {
     /// IR fold's, so every row of the kernel gets it); a maximum's flagged block folds again
     /// row by row in IR, exactly.
     pub bulk_folds: Vec<bool>,
+    /// Per bulk-folded reduction of a computed argument: the element output whose buffer
+    /// row-by-row blocks compute the argument into before the call (the one that keeps it for
+    /// the element pass, or else one that the element pass writes afterwards, free until then).
+    pub fold_buffers: Vec<Option<usize>>,
     /// The element outputs are computed flat (one of them has an expensive op).
     pub outputs: bool,
     /// Element outputs, computed flat, that are one float32 division of operands read flat: one
@@ -587,7 +591,7 @@ fn flat_blocks(
     // vectors an expansion writes past a row's end (the IR's, or a bulk fold's).
     let bytes = (FLAT_BLOCK + (EXPAND_VECTORS * elem.lanes()).max(EXPAND_SLACK)) * elem.bytes() as i64;
     let flat_input = |i: usize| spec.operands().get(i) == Some(&OperandKind::Full) || expanded.contains(&i);
-    let bulk_folds = bulk_folds(spec, target, reductions, &flat_args);
+    let (bulk_folds, fold_buffers) = bulk_folds(spec, target, reductions, &flat_args);
     let args = flat_args
         .iter()
         .enumerate()
@@ -605,37 +609,58 @@ fn flat_blocks(
             (i, scratch.len() - 1)
         })
         .collect();
-    Some(FlatBlocks { max_rows: FLAT_ROWS, max_values: FLAT_BLOCK, args, bulk_folds, outputs, divides, expanded })
+    Some(FlatBlocks {
+        max_rows: FLAT_ROWS,
+        max_values: FLAT_BLOCK,
+        args,
+        bulk_folds,
+        fold_buffers,
+        outputs,
+        divides,
+        expanded,
+    })
 }
 
-/// Per reduction of a flat-block kernel: whether it folds in bulk ([`FlatBlocks::bulk_folds`]).
-/// A float32 sum or maximum of a float32 vector kernel, on a machine with the bulk functions,
-/// when both kinds of block can hand the bulk fold its argument's values: a full input, or an
-/// argument computed flat into scratch on flat blocks and kept in an output's buffer on
-/// row-by-row blocks; and when no output of the kernel is the reduction itself (its results go
-/// to slots and expansions only).
+/// Per reduction of a flat-block kernel: whether it folds in bulk ([`FlatBlocks::bulk_folds`]),
+/// and the output buffer row-by-row blocks compute its argument into
+/// ([`FlatBlocks::fold_buffers`]). A float32 sum or maximum of a float32 vector kernel, on a
+/// machine with the bulk functions, when both kinds of block can hand the bulk fold its
+/// argument's values: a full input, or an argument computed flat into scratch on flat blocks and
+/// into an output's buffer on row-by-row blocks; and when no output of the kernel is the
+/// reduction itself (its results go to slots and expansions only).
 fn bulk_folds(
     spec: &KernelSpec,
     target: Target,
     reductions: &[ReductionPlan],
     flat_args: &[Option<usize>],
-) -> Vec<bool> {
+) -> (Vec<bool>, Vec<Option<usize>>) {
     let graph = spec.graph();
+    // An element output of float32 that keeps no reduction's argument is free until the element
+    // pass writes it (log-softmax's, for its `exp(x - max)`).
+    let free_output = spec.outputs().iter().enumerate().find_map(|(j, o)| match o {
+        RowOutput::Elements(r) if graph.dtype(*r) == DType::F32 && reductions.iter().all(|red| red.keep != Some(j)) => {
+            Some(j)
+        }
+        _ => None,
+    });
     reductions
         .iter()
         .enumerate()
         .map(|(k, red)| {
             let kind = matches!(red.kind, ReduceKind::Sum | ReduceKind::Max);
             let float32 = spec.simd() == Some(Elem::F32) && graph.dtype(red.arg) == DType::F32;
-            let readable = match red.arg {
-                ScalarRef::Input(i) => spec.operands().get(i) == Some(&OperandKind::Full),
-                ScalarRef::Node(_) => flat_args[k].is_some() && red.keep.is_some(),
-                ScalarRef::Const(_) => false,
-            };
             let output = spec.outputs().iter().any(|o| matches!(*o, RowOutput::Reduction { index, .. } if index == k));
-            target.bulk && kind && float32 && readable && !output
+            let bulk = target.bulk && kind && float32 && !output;
+            match red.arg {
+                ScalarRef::Input(i) if bulk && spec.operands().get(i) == Some(&OperandKind::Full) => (true, None),
+                ScalarRef::Node(_) if bulk && flat_args[k].is_some() => match red.keep.or(free_output) {
+                    Some(j) => (true, Some(j)),
+                    None => (false, None),
+                },
+                _ => (false, None),
+            }
         })
-        .collect()
+        .unzip()
 }
 
 /// The element outputs of a float32 vector kernel that are one division of operands a flat block
@@ -887,7 +912,9 @@ impl fmt::Display for KernelPlan {
                         if let Some(node) = arg {
                             write!(f, "{node}; ")?;
                         }
-                        if flat.bulk_folds[k] {
+                        if let Some(j) = flat.fold_buffers[k] {
+                            write!(f, "bulk fold, 16 rows at a time (row-by-row blocks too, from o{j}'s buffer)")?;
+                        } else if flat.bulk_folds[k] {
                             write!(f, "bulk fold, 16 rows at a time (row-by-row blocks too)")?;
                         } else {
                             write!(f, "fold row by row")?;

@@ -377,9 +377,11 @@ pub(super) fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_
                 exact(b);
                 continue;
             }
-            // The bulk fold reads the argument from a full input, or from the output buffer that
-            // keeps it (computed here row by row first).
-            let values = match (red.arg, red.keep) {
+            // The bulk fold reads the argument from a full input, or from an output's buffer
+            // (computed here row by row first: the buffer that keeps it, or one free until the
+            // element pass).
+            let buffer = flat.as_ref().and_then(|flat| flat.fold_buffers[k]);
+            let values = match (red.arg, buffer) {
                 (ScalarRef::Input(i), _) => e.in_ptrs[i],
                 (_, Some(j)) => {
                     let _ = emit_loop(b, e.ptr, first, last, 1, &[], &mut |b, r, _| {
@@ -390,7 +392,7 @@ pub(super) fn emit_rows(b: &mut FunctionBuilder, p: &FusedParams, e: &Emitter<'_
                     });
                     e.out_ptrs[j]
                 }
-                _ => unreachable!("the plan folds in bulk only full inputs and kept arguments"),
+                _ => unreachable!("the plan folds in bulk only full inputs and arguments it gives a buffer"),
             };
             bulk_fold(b, (k, red), (first, last), values, (None, true), &mut exact);
         }
