@@ -64,7 +64,7 @@ fn row_fold_f32_on(isa: Isa, fold: RowFold) -> Option<RowFoldFn> {
 }
 
 /// What a bulk row fold wrote, for tests: each row's result, the four copies in its slot, the
-/// expansion buffer (`values.len()` plus [`EXPAND_SLACK`] values, zeros where nothing was
+/// expansion buffer (`values.len()` values and the 32 of slack past them, zeros where nothing was
 /// written), and whether a maximum flagged a row for the exact fold.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowFolds {
