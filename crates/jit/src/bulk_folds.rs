@@ -55,11 +55,11 @@ fn row_fold_f32_on(isa: Isa, fold: RowFold) -> Option<RowFoldFn> {
     }
     match (isa, fold) {
         #[cfg(target_arch = "x86_64")]
-        (Isa::Avx512, RowFold::Sum) => Some(avx512::sum_entry),
+        (Isa::Avx512, RowFold::Sum) => Some(avx512::fold_rows::<false>),
         #[cfg(target_arch = "x86_64")]
-        (Isa::Avx512, RowFold::Max) => Some(avx512::max_entry),
-        (_, RowFold::Sum) => Some(portable_sum_entry),
-        (_, RowFold::Max) => Some(portable_max_entry),
+        (Isa::Avx512, RowFold::Max) => Some(avx512::fold_rows::<true>),
+        (_, RowFold::Sum) => Some(portable::<false>),
+        (_, RowFold::Max) => Some(portable::<true>),
     }
 }
 
@@ -125,14 +125,14 @@ fn max_pick(a: f32, b: f32) -> f32 {
 ///
 /// # Safety
 /// As [`RowFoldFn`]'s contract.
-unsafe fn portable(
+unsafe extern "C" fn portable<const MAX: bool>(
     values: *const f32,
     splits: *const i64,
     rows: usize,
     expand: *mut f32,
     slots: *mut u8,
-    max: bool,
 ) -> u32 {
+    let max = MAX;
     let (fill, op): (f32, fn(f32, f32) -> f32) = if max { (-f32::MAX, max_pick) } else { (0.0, |a, b| a + b) };
     let mut flagged = false;
     for r in 0..rows {
@@ -165,32 +165,6 @@ unsafe fn portable(
         }
     }
     u32::from(flagged)
-}
-
-/// # Safety
-/// [`RowFoldFn`]'s contract.
-unsafe extern "C" fn portable_sum_entry(
-    values: *const f32,
-    splits: *const i64,
-    rows: usize,
-    expand: *mut f32,
-    slots: *mut u8,
-) -> u32 {
-    // SAFETY: this function's own contract.
-    unsafe { portable(values, splits, rows, expand, slots, false) }
-}
-
-/// # Safety
-/// [`RowFoldFn`]'s contract.
-unsafe extern "C" fn portable_max_entry(
-    values: *const f32,
-    splits: *const i64,
-    rows: usize,
-    expand: *mut f32,
-    slots: *mut u8,
-) -> u32 {
-    // SAFETY: this function's own contract.
-    unsafe { portable(values, splits, rows, expand, slots, true) }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -311,14 +285,13 @@ mod avx512 {
         }
     }
 
-    /// The tile loop of both entries: sixteen rows at a time (the last tile's missing rows are
-    /// `fill`), a full tile's sixteen row vectors kept in registers.
+    /// The entry, a sum or (`MAX`) a maximum: sixteen rows at a time (the last tile's missing rows
+    /// are `fill`), a full tile's sixteen row vectors kept in registers.
     ///
     /// # Safety
-    /// `RowFoldFn`'s contract.
+    /// `RowFoldFn`'s contract, on a CPU with the features enabled here.
     #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
-    #[inline]
-    unsafe fn fold_rows<const MAX: bool>(
+    pub(super) unsafe extern "C" fn fold_rows<const MAX: bool>(
         values: *const f32,
         splits: *const i64,
         rows: usize,
@@ -380,33 +353,5 @@ mod avx512 {
             r += g;
         }
         flagged
-    }
-
-    /// # Safety
-    /// `RowFoldFn`'s contract, on a CPU with the features enabled here.
-    #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
-    pub(super) unsafe extern "C" fn sum_entry(
-        values: *const f32,
-        splits: *const i64,
-        rows: usize,
-        expand: *mut f32,
-        slots: *mut u8,
-    ) -> u32 {
-        // SAFETY: this function's own contract.
-        unsafe { fold_rows::<false>(values, splits, rows, expand, slots) }
-    }
-
-    /// # Safety
-    /// `RowFoldFn`'s contract, on a CPU with the features enabled here.
-    #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
-    pub(super) unsafe extern "C" fn max_entry(
-        values: *const f32,
-        splits: *const i64,
-        rows: usize,
-        expand: *mut f32,
-        slots: *mut u8,
-    ) -> u32 {
-        // SAFETY: this function's own contract.
-        unsafe { fold_rows::<true>(values, splits, rows, expand, slots) }
     }
 }

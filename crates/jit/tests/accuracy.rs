@@ -23,20 +23,8 @@ fn bound(op: &str) -> (f64, f64) {
     }
 }
 
-/// Deterministic xorshift generator (no dependency, reproducible failures).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    /// Uniform in [lo, hi).
-    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * ((self.next() >> 11) as f64 / (1u64 << 53) as f64)
-    }
-}
+mod rng;
+use rng::Rng;
 
 /// Spacing of f32 values at magnitude |r| (the denormal spacing below the normal range).
 fn ulp32(r: f64) -> f64 {

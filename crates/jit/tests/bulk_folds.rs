@@ -5,35 +5,22 @@
 use ragtime_jit::bulk::Isa;
 use ragtime_jit::bulk_folds::{row_fold_f32_on_slices, RowFold, RowFolds};
 
+mod rng;
+use rng::Rng;
+
 /// The instruction sets this CPU runs (AVX2 machines run the portable variant).
 fn isas() -> Vec<Isa> {
     [Isa::Avx2, Isa::Avx512].into_iter().filter(|isa| isa.runs()).collect()
 }
 
-/// A small deterministic generator (xorshift), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
+/// Mostly ordinary values of mixed magnitudes and signs, sometimes a special one.
+fn value(rng: &mut Rng, specials: bool) -> f32 {
+    if specials && rng.below(40) == 0 {
+        let special = [0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MAX, -f32::MAX, 1e-40, -1e-40];
+        return special[rng.below(special.len() as u64) as usize];
     }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    /// Mostly ordinary values of mixed magnitudes and signs, sometimes a special one.
-    fn value(&mut self, specials: bool) -> f32 {
-        if specials && self.below(40) == 0 {
-            let special = [0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MAX, -f32::MAX, 1e-40, -1e-40];
-            return special[self.below(special.len() as u64) as usize];
-        }
-        let mantissa = (self.below(2_000_001) as f32 - 1e6) / 1e6;
-        mantissa * [1.0, 1e3, 1e-3, 3e7][self.below(4) as usize]
-    }
+    let mantissa = (rng.below(2_000_001) as f32 - 1e6) / 1e6;
+    mantissa * [1.0, 1e3, 1e-3, 3e7][rng.below(4) as usize]
 }
 
 /// Rows of every length up to 80 and then random ones, as offsets, and their values.
@@ -44,7 +31,7 @@ fn rows(rng: &mut Rng, specials: bool) -> (Vec<i64>, Vec<f32>) {
     for l in lengths {
         splits.push(splits.last().unwrap() + l as i64);
     }
-    let values = (0..*splits.last().unwrap()).map(|_| rng.value(specials)).collect();
+    let values = (0..*splits.last().unwrap()).map(|_| value(rng, specials)).collect();
     (splits, values)
 }
 

@@ -5,19 +5,8 @@
 
 use ragtime_jit::{bulk, Jit, JitFloat, MapKernel, UnaryMath};
 
-/// Deterministic xorshift generator (no dependency, reproducible failures).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * ((self.next() >> 11) as f64 / (1u64 << 53) as f64)
-    }
-}
+mod rng;
+use rng::Rng;
 
 const N: usize = 20_000;
 
