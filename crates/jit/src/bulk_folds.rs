@@ -16,8 +16,11 @@
 //! reference's fold from `+0` does). This differs from the IR fold's order, so a kernel that folds
 //! a reduction here folds it here for every row, on its flat blocks and on its row-by-row blocks
 //! alike (`plan::FlatBlocks::bulk_folds`): a row's bits do not depend on the block it falls in,
-//! nor on the threads. Every instruction set gives the same bits (the portable variant runs the
-//! same operations in the same order).
+//! nor on the threads.
+//!
+//! **AVX-512 only.** A machine without it keeps the IR folds (`plan::Target::tiles`): a portable
+//! variant of the same order, the sixteen lanes of each row in an array, took 13-17 ns a row on
+//! W4's rows against the IR fold's 3-4.
 //!
 //! **A maximum** drops NaNs lane by lane (`maxps`), starts from the ragged identity `-f32::MAX`,
 //! and reports whether some row held a NaN or came out a zero (±0 order): the kernel then folds
@@ -42,24 +45,24 @@ pub enum RowFold {
     Max,
 }
 
-/// The row fold for this CPU: AVX-512 where it runs, else the portable variant (same bits);
-/// `None` without the bulk functions (AVX2 and FMA), whose machines keep the IR folds.
+/// The row fold for this CPU: `None` without AVX-512 (and AVX2 and FMA), whose machines keep
+/// the IR folds.
 pub(crate) fn row_fold_f32(fold: RowFold) -> Option<RowFoldFn> {
-    crate::bulk::supported().then(|| row_fold_f32_on(Isa::host(), fold))?
+    row_fold_f32_on(Isa::Avx512, fold).filter(|_| crate::bulk::supported())
 }
 
-/// The row fold of `isa` (AVX2 machines run the portable variant), when this CPU runs it.
+/// The row fold of `isa` (AVX-512 only), when this CPU runs it.
 fn row_fold_f32_on(isa: Isa, fold: RowFold) -> Option<RowFoldFn> {
-    if !isa.runs() {
+    if isa != Isa::Avx512 || !isa.runs() {
         return None;
     }
-    match (isa, fold) {
+    match fold {
         #[cfg(target_arch = "x86_64")]
-        (Isa::Avx512, RowFold::Sum) => Some(avx512::fold_rows::<false>),
+        RowFold::Sum => Some(avx512::fold_rows::<false>),
         #[cfg(target_arch = "x86_64")]
-        (Isa::Avx512, RowFold::Max) => Some(avx512::fold_rows::<true>),
-        (_, RowFold::Sum) => Some(portable::<false>),
-        (_, RowFold::Max) => Some(portable::<true>),
+        RowFold::Max => Some(avx512::fold_rows::<true>),
+        #[cfg(not(target_arch = "x86_64"))]
+        _ => None,
     }
 }
 
@@ -79,7 +82,8 @@ pub struct RowFolds {
 }
 
 /// Every row's fold of `values` over the rows `splits` (offsets into `values`) with `isa`'s
-/// function; `None` when this CPU does not run it. For tests and benchmarks.
+/// function; `None` when this CPU does not run it (or `isa` has none: AVX-512 only). For tests
+/// and benchmarks.
 ///
 /// # Panics
 /// If `splits` is empty, decreases, or ends past `values`.
@@ -101,70 +105,6 @@ pub fn row_fold_f32_on_slices(isa: Isa, fold: RowFold, values: &[f32], splits: &
         expanded,
         flagged: flagged != 0,
     })
-}
-
-/// The tree every row's sixteen lanes fold by (see the module's documentation).
-#[inline(always)]
-fn fold_lanes(x: &[f32; 16], op: impl Fn(f32, f32) -> f32) -> f32 {
-    let quarter = |q: usize| op(op(x[4 * q], x[4 * q + 2]), op(x[4 * q + 1], x[4 * q + 3]));
-    op(op(quarter(0), quarter(1)), op(quarter(2), quarter(3)))
-}
-
-/// `if a > b { a } else { b }`: `maxps`'s choice (a NaN in either gives `b`).
-#[inline(always)]
-fn max_pick(a: f32, b: f32) -> f32 {
-    if a > b {
-        a
-    } else {
-        b
-    }
-}
-
-/// The portable variant: each row's lanes in an array, the same operations in the same order as
-/// the AVX-512 one.
-///
-/// # Safety
-/// As [`RowFoldFn`]'s contract.
-unsafe extern "C" fn portable<const MAX: bool>(
-    values: *const f32,
-    splits: *const i64,
-    rows: usize,
-    expand: *mut f32,
-    slots: *mut u8,
-) -> u32 {
-    let max = MAX;
-    let (fill, op): (f32, fn(f32, f32) -> f32) = if max { (-f32::MAX, max_pick) } else { (0.0, |a, b| a + b) };
-    let mut flagged = false;
-    for r in 0..rows {
-        // SAFETY: the caller's contract: `splits` holds `rows + 1` offsets into `values`.
-        let (s, e) = unsafe { (*splits.add(r) as usize, *splits.add(r + 1) as usize) };
-        // SAFETY: as above, the row's values.
-        let row = unsafe { std::slice::from_raw_parts(values.add(s), e - s) };
-        let chunk = |c: usize, l: usize| row.get(16 * c + l).copied().unwrap_or(fill);
-        let mut lanes = [0f32; 16];
-        for (l, lane) in lanes.iter_mut().enumerate() {
-            *lane = op(chunk(0, l), chunk(1, l));
-            for c in 2..row.len().div_ceil(16) {
-                *lane = op(*lane, chunk(c, l));
-            }
-        }
-        flagged |= max && row.iter().any(|v| v.is_nan());
-        let value = if max { max_pick(fold_lanes(&lanes, op), -f32::MAX) } else { fold_lanes(&lanes, op) + 0.0 };
-        flagged |= max && value == 0.0;
-        // SAFETY: the caller's contract: `slots` holds `rows` entries, `expand` (when not null)
-        // the row's values.
-        unsafe {
-            let slot = slots.add(r * SLOT_BYTES);
-            slot.cast::<f32>().write_unaligned(value);
-            for k in 0..4 {
-                slot.add(16 + 4 * k).cast::<f32>().write_unaligned(value);
-            }
-            if !expand.is_null() {
-                std::slice::from_raw_parts_mut(expand.add(s), e - s).fill(value);
-            }
-        }
-    }
-    u32::from(flagged)
 }
 
 #[cfg(target_arch = "x86_64")]

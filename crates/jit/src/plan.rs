@@ -65,26 +65,41 @@ const FLAT_BLOCK: i64 = 1024;
 pub(crate) const EXPAND_VECTORS: i64 = 4;
 
 /// What the machine offers that plans depend on: whether [`crate::bulk`]'s AVX2 + FMA functions
-/// run on it.
+/// run on it, and whether its AVX-512 ones do (the row folds of [`crate::bulk_folds`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Target {
     bulk: bool,
+    tiles: bool,
 }
 
 impl Target {
-    /// This machine (AVX2 and FMA detected at run time).
+    /// This machine (AVX2 and FMA, and AVX-512, detected at run time).
     pub fn host() -> Target {
-        Target { bulk: crate::bulk::supported() }
+        let bulk = crate::bulk::supported();
+        Target::with_features(bulk, bulk && crate::bulk::Isa::Avx512.runs())
     }
 
-    /// A machine with or without the bulk functions: plans for another CPU (tests, printouts).
+    /// A machine with or without the bulk functions, the AVX-512 ones included: plans for another
+    /// CPU (tests, printouts).
     pub const fn with_bulk(bulk: bool) -> Target {
-        Target { bulk }
+        Target { bulk, tiles: bulk }
+    }
+
+    /// A machine with the bulk functions (`bulk`), and with their AVX-512 row folds (`tiles`, which
+    /// need `bulk`).
+    pub const fn with_features(bulk: bool, tiles: bool) -> Target {
+        Target { bulk, tiles: bulk && tiles }
     }
 
     /// Whether the bulk functions run.
     pub const fn bulk(&self) -> bool {
         self.bulk
+    }
+
+    /// Whether the bulk row folds run (AVX-512: sixteen rows at a time; an AVX2 machine keeps the
+    /// IR folds, which a portable variant of the bulk order did not beat).
+    pub const fn tiles(&self) -> bool {
+        self.tiles
     }
 }
 
@@ -650,7 +665,7 @@ fn bulk_folds(
             let kind = matches!(red.kind, ReduceKind::Sum | ReduceKind::Max);
             let float32 = spec.simd() == Some(Elem::F32) && graph.dtype(red.arg) == DType::F32;
             let output = spec.outputs().iter().any(|o| matches!(*o, RowOutput::Reduction { index, .. } if index == k));
-            let bulk = target.bulk && kind && float32 && !output;
+            let bulk = target.tiles && kind && float32 && !output;
             match red.arg {
                 ScalarRef::Input(i) if bulk && spec.operands().get(i) == Some(&OperandKind::Full) => (true, None),
                 ScalarRef::Node(_) if bulk && flat_args[k].is_some() => match red.keep.or(free_output) {

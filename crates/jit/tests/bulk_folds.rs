@@ -1,6 +1,7 @@
-//! The bulk row folds (`ragtime_jit::bulk_folds`): every instruction set gives a row's sum the
-//! bits of the documented order (modelled here in plain Rust), maxima are exact unless flagged,
-//! and every row's result lands in its slot and over its values.
+//! The bulk row folds (`ragtime_jit::bulk_folds`, AVX-512): a row's sum has the bits of the
+//! documented order (modelled here in plain Rust), maxima are exact unless flagged, and every
+//! row's result lands in its slot and over its values. On a CPU without AVX-512 there is nothing
+//! to test here (kernels keep the IR folds; `tests/plans.rs` checks that plan).
 
 use ragtime_jit::bulk::Isa;
 use ragtime_jit::bulk_folds::{row_fold_f32_on_slices, RowFold, RowFolds};
@@ -8,9 +9,14 @@ use ragtime_jit::bulk_folds::{row_fold_f32_on_slices, RowFold, RowFolds};
 mod rng;
 use rng::Rng;
 
-/// The instruction sets this CPU runs (AVX2 machines run the portable variant).
+/// AVX-512, when this CPU runs it (the only instruction set of the bulk folds).
 fn isas() -> Vec<Isa> {
-    [Isa::Avx2, Isa::Avx512].into_iter().filter(|isa| isa.runs()).collect()
+    let isas: Vec<Isa> = [Isa::Avx512].into_iter().filter(|isa| isa.runs()).collect();
+    if isas.is_empty() {
+        eprintln!("this CPU has no AVX-512: no bulk row folds to test");
+    }
+    assert!(row_fold_f32_on_slices(Isa::Avx2, RowFold::Sum, &[1.0], &[0, 1]).is_none(), "AVX-512 only");
+    isas
 }
 
 /// Mostly ordinary values of mixed magnitudes and signs, sometimes a special one.
@@ -136,31 +142,5 @@ fn row_maxima_are_exact_or_flag_their_block() {
             let folds = row_fold_f32_on_slices(isa, RowFold::Max, &bad, &splits).unwrap();
             assert!(folds.flagged, "{isa:?}: row {values_row} holds {x}: the block must be refolded exactly");
         }
-    }
-}
-
-#[test]
-fn every_instruction_set_gives_the_same_bits() {
-    let mut rng = Rng(0x1234_5678_9abc_def1);
-    let (splits, values) = rows(&mut rng, true);
-    let runs: Vec<(Isa, RowFolds, RowFolds)> = isas()
-        .into_iter()
-        .map(|isa| {
-            let sum = row_fold_f32_on_slices(isa, RowFold::Sum, &values, &splits).unwrap();
-            let max = row_fold_f32_on_slices(isa, RowFold::Max, &values, &splits).unwrap();
-            (isa, sum, max)
-        })
-        .collect();
-    for pair in runs.windows(2) {
-        let ((a, sa, ma), (b, sb, mb)) = (&pair[0], &pair[1]);
-        for r in 0..splits.len() - 1 {
-            assert!(
-                same(sa.results[r], sb.results[r]),
-                "row {r}'s sum: {a:?} {:e}, {b:?} {:e}",
-                sa.results[r],
-                sb.results[r]
-            );
-        }
-        assert_eq!(ma.flagged, mb.flagged, "{a:?} and {b:?} flag alike");
     }
 }

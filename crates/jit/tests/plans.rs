@@ -12,8 +12,8 @@
 use ragtime_core::DType;
 use ragtime_fused::{OperandKind, RowOutput, RowReduction, ScalarConst, ScalarGraph, ScalarRef};
 use ragtime_jit::plan::{
-    BulkCall, Fold, ItemBulk, Part, Prefetch, Rows, ScratchUse, Shape, Split, PREFETCH_AHEAD, PREFETCH_MIN_BYTES,
-    PREFETCH_ROWS,
+    BulkCall, FlatNode, Fold, ItemBulk, Part, Prefetch, Rows, ScratchUse, Shape, Split, PREFETCH_AHEAD,
+    PREFETCH_MIN_BYTES, PREFETCH_ROWS,
 };
 use ragtime_jit::{KernelPlan, KernelSpec, Target, UnaryMath};
 use ragtime_ops::elemwise::ScalarOp;
@@ -327,7 +327,14 @@ fn plans_for_this_machine_follow_its_features() {
     let host = Target::host();
     assert_eq!(host.bulk(), ragtime_jit::bulk::exp_f32_in_place(&mut [0.0f32]));
     let softmax = softmax(None);
-    assert_eq!(KernelPlan::new(&softmax, host), KernelPlan::new(&softmax, Target::with_bulk(host.bulk())));
+    assert_eq!(host.tiles(), host.bulk() && ragtime_jit::bulk::Isa::Avx512.runs());
+    let features = Target::with_features(host.bulk(), host.tiles());
+    assert_eq!(KernelPlan::new(&softmax, host), KernelPlan::new(&softmax, features));
+    // An AVX2 machine runs the bulk `exp` and division, and keeps the IR folds.
+    let avx2 = KernelPlan::new(&softmax, Target::with_features(true, false));
+    let Shape::Rows(Rows::Blocked { flat: Some(flat), .. }) = &avx2.shape else { panic!("{avx2}") };
+    assert_eq!(flat.bulk_folds, [false, false], "{avx2}");
+    assert!(matches!(flat.args[1], Some(FlatNode { bulk: Some(BulkCall::ExpSub { .. }), .. })), "{avx2}");
 }
 
 #[test]
