@@ -48,12 +48,7 @@ pub enum RowFold {
 /// The row fold for this CPU: `None` without AVX-512 (and AVX2 and FMA), whose machines keep
 /// the IR folds.
 pub(crate) fn row_fold_f32(fold: RowFold) -> Option<RowFoldFn> {
-    row_fold_f32_on(Isa::Avx512, fold).filter(|_| crate::bulk::supported())
-}
-
-/// The row fold of `isa` (AVX-512 only), when this CPU runs it.
-fn row_fold_f32_on(isa: Isa, fold: RowFold) -> Option<RowFoldFn> {
-    if isa != Isa::Avx512 || !isa.runs() {
+    if !crate::bulk::supported() || !Isa::Avx512.runs() {
         return None;
     }
     match fold {
@@ -81,14 +76,13 @@ pub struct RowFolds {
     pub flagged: bool,
 }
 
-/// Every row's fold of `values` over the rows `splits` (offsets into `values`) with `isa`'s
-/// function; `None` when this CPU does not run it (or `isa` has none: AVX-512 only). For tests
-/// and benchmarks.
+/// Every row's fold of `values` over the rows `splits` (offsets into `values`); `None` when this
+/// CPU has no AVX-512. For tests and benchmarks.
 ///
 /// # Panics
 /// If `splits` is empty, decreases, or ends past `values`.
-pub fn row_fold_f32_on_slices(isa: Isa, fold: RowFold, values: &[f32], splits: &[i64]) -> Option<RowFolds> {
-    let f = row_fold_f32_on(isa, fold)?;
+pub fn row_fold_f32_on_slices(fold: RowFold, values: &[f32], splits: &[i64]) -> Option<RowFolds> {
+    let f = row_fold_f32(fold)?;
     assert!(!splits.is_empty() && splits.windows(2).all(|w| 0 <= w[0] && w[0] <= w[1]), "row_fold: bad splits");
     assert!(splits[splits.len() - 1] as usize <= values.len(), "row_fold: splits past the values");
     let rows = splits.len() - 1;
@@ -118,7 +112,7 @@ mod avx512 {
     use super::SLOT_BYTES;
 
     /// The sixteen rows' vectors folded together: lane `j` of the result is row `j`'s fold of its
-    /// lanes in `fold_lanes`'s tree (pairs `(l, l + 2)`, then `(l, l + 1)` within each quarter by
+    /// lanes in the module's lane tree (pairs `(l, l + 2)`, then `(l, l + 1)` within each quarter by
     /// `unpack` and `shuffle`, then quarters `(0, 1)`, `(2, 3)` and the halves by `shuffle_f32x4`).
     macro_rules! reduce16 {
         ($v:expr, $op:ident) => {{
