@@ -18,10 +18,10 @@ mod imp {
         __m512, __mmask16, _mm512_add_epi32, _mm512_add_ps, _mm512_and_ps, _mm512_andnot_ps, _mm512_castps_si512,
         _mm512_castsi512_ps, _mm512_cmp_ps_mask, _mm512_cmplt_epi32_mask, _mm512_cmpneq_epi32_mask, _mm512_div_ps,
         _mm512_fmadd_ps, _mm512_fnmadd_ps, _mm512_mask_blend_ps, _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps,
-        _mm512_max_ps, _mm512_min_ps, _mm512_movepi32_mask, _mm512_movm_epi32, _mm512_mul_ps, _mm512_or_ps,
-        _mm512_roundscale_ps, _mm512_set1_epi32, _mm512_set1_ps, _mm512_sll_epi32, _mm512_srl_epi32, _mm512_sub_epi32,
-        _mm512_sub_ps, _mm512_xor_ps, _mm_cvtsi32_si128, _CMP_EQ_OQ, _CMP_LT_OQ, _CMP_NEQ_UQ, _CMP_NLT_UQ, _CMP_ORD_Q,
-        _MM_FROUND_NO_EXC, _MM_FROUND_TO_ZERO,
+        _mm512_maskz_mov_ps, _mm512_max_ps, _mm512_min_ps, _mm512_movepi32_mask, _mm512_movm_epi32, _mm512_mul_ps,
+        _mm512_or_ps, _mm512_roundscale_ps, _mm512_scalef_ps, _mm512_set1_epi32, _mm512_set1_ps, _mm512_sll_epi32,
+        _mm512_srl_epi32, _mm512_sub_epi32, _mm512_sub_ps, _mm512_xor_ps, _mm_cvtsi32_si128, _CMP_EQ_OQ, _CMP_LT_OQ,
+        _CMP_NEQ_UQ, _CMP_NLT_UQ, _CMP_ORD_Q, _MM_FROUND_NO_EXC, _MM_FROUND_TO_ZERO,
     };
 
     use crate::bulk_abi::{BinaryFn, InPlaceFn};
@@ -218,6 +218,18 @@ mod imp {
             // Masks are whole lanes: one `and`.
             // SAFETY: as above.
             unsafe { _mm512_and_ps(mask, a) }
+        }
+        #[inline(always)]
+        fn keep_unless_below(&mut self, y: __m512, c: __m512) -> __m512 {
+            // SAFETY: as above.
+            unsafe { _mm512_maskz_mov_ps(_mm512_cmp_ps_mask::<_CMP_NLT_UQ>(y, c), y) }
+        }
+        #[inline(always)]
+        fn mul_pow2(&mut self, p: __m512, n: __m512, _t: __m512) -> __m512 {
+            // `vscalefps`: `p * 2^floor(n)` rounded once, as the default's exact first product
+            // and rounded second one (`tests/bulk.rs` compares every lane with the JIT's `exp`).
+            // SAFETY: as above.
+            unsafe { _mm512_scalef_ps(p, n) }
         }
         #[inline(always)]
         fn min_pick(&mut self, a: __m512, b: __m512) -> __m512 {

@@ -96,6 +96,40 @@ pub trait Arith {
         let zero = self.c(0.0);
         self.sel(mask, a, zero)
     }
+    /// `y`, or `+0` where `y < c` (a NaN passes): `exp`'s flush of results below the smallest
+    /// normal. A backend with mask registers overrides it with a compare and a zeroing move.
+    #[inline(always)]
+    fn keep_unless_below(&mut self, y: Self::V, c: Self::V) -> Self::V {
+        let not_below = self.ge_or_nan(y, c);
+        self.keep(not_below, y)
+    }
+    /// `p * 2^n` rounded once: `exp`'s last step, for `p` in `[0.5, 2)` and an integer `n` of
+    /// at most twice the exponent range, given as a float `n` and as `t = n + magic`
+    /// ([`Arith::magic`]), whose low bits hold it. The default builds `2^n` as two powers of two
+    /// from `t`'s bits, `n1 = floor(n / 2)` and `n2 = n - n1`, each a normal float, so that
+    /// `p * 2^n1` is exact and `* 2^n2` the one rounding. A backend with a scaling instruction
+    /// (AVX-512's `vscalefps`, one rounding of `p * 2^n`) overrides it: the same bits.
+    #[inline(always)]
+    fn mul_pow2(&mut self, p: Self::V, n: Self::V, t: Self::V) -> Self::V {
+        // The default reads `n` from `t`'s bits.
+        let _ = n;
+        let _ = n;
+        // `b = n + 2 bias` (positive over the range), `b >> 1 = n1 + bias`, `b - (b >> 1) = n2 + bias`.
+        let mb = self.magic_bits();
+        let bias = self.bias();
+        let shift = self.mant_bits();
+        let offset = self.ic(mb - 2 * bias);
+        let tb = self.bits(t);
+        let biased = self.isub(tb, offset);
+        let e1 = self.ushr(biased, 1);
+        let e2 = self.isub(biased, e1);
+        let s1 = self.ishl(e1, shift);
+        let s1 = self.float_of(s1);
+        let s2 = self.ishl(e2, shift);
+        let s2 = self.float_of(s2);
+        let y = self.mul(p, s1);
+        self.mul(y, s2)
+    }
     /// `a < b ? a : b` (so `b` when either is NaN): x86's `minps` operand order.
     #[inline(always)]
     fn min_pick(&mut self, a: Self::V, b: Self::V) -> Self::V {

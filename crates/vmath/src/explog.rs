@@ -86,23 +86,7 @@ pub fn exp<M: Arith>(m: &mut M, x: M::V, lo: Option<M::V>) -> M::V {
         }
     };
 
-    // `p * 2^n1 * 2^n2` with `n1 = floor(n / 2)`, `n2 = n - n1`, built as biased exponents:
-    // `b = n + 2 bias` (positive over the clamped range), `b >> 1 = n1 + bias`,
-    // `b - (b >> 1) = n2 + bias`.
-    let mb = m.magic_bits();
-    let bias = m.bias();
-    let shift = m.mant_bits();
-    let offset = m.ic(mb - 2 * bias);
-    let tb = m.bits(t);
-    let biased = m.isub(tb, offset);
-    let e1 = m.ushr(biased, 1);
-    let e2 = m.isub(biased, e1);
-    let s1 = m.ishl(e1, shift);
-    let s1 = m.float_of(s1);
-    let s2 = m.ishl(e2, shift);
-    let s2 = m.float_of(s2);
-    let y = m.mul(p, s1);
-    let y = m.mul(y, s2);
+    let y = m.mul_pow2(p, n, t);
     // Flush to zero as `flush_subnormal`, for a result known to be ≥ +0 or NaN: NaN and
     // normal results pass `!(y < min_normal)`.
     let min_normal = match m.float() {
@@ -110,8 +94,7 @@ pub fn exp<M: Arith>(m: &mut M, x: M::V, lo: Option<M::V>) -> M::V {
         Float::F64 => f64::MIN_POSITIVE,
     };
     let min_normal = m.c(min_normal);
-    let normal = m.ge_or_nan(y, min_normal);
-    m.keep(normal, y)
+    m.keep_unless_below(y, min_normal)
 }
 
 /// `y`, or a zero of its sign where `|y|` is below the smallest normal float: TensorFlow's CPU
