@@ -45,10 +45,15 @@ pub enum RowFold {
     Max,
 }
 
-/// The row fold for this CPU: `None` without AVX-512 (and AVX2 and FMA), whose machines keep
-/// the IR folds.
+/// True when this CPU runs the row folds: AVX-512 (and AVX2 and FMA) and BMI2. Machines without
+/// them keep the IR folds (`plan::Target::host`).
+pub(crate) fn supported() -> bool {
+    crate::bulk::supported() && Isa::Avx512.runs() && bmi2()
+}
+
+/// The row fold for this CPU: `None` where the folds do not run ([`supported`]).
 pub(crate) fn row_fold_f32(fold: RowFold) -> Option<RowFoldFn> {
-    if !crate::bulk::supported() || !Isa::Avx512.runs() {
+    if !supported() {
         return None;
     }
     match fold {
@@ -59,6 +64,14 @@ pub(crate) fn row_fold_f32(fold: RowFold) -> Option<RowFoldFn> {
         #[cfg(not(target_arch = "x86_64"))]
         _ => None,
     }
+}
+
+/// True when this CPU has BMI2 (the folds' lane masks are `bzhi`s).
+fn bmi2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::is_x86_feature_detected!("bmi2");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
 }
 
 /// What a bulk row fold wrote, for tests: each row's result, the four copies in its slot, the
@@ -104,9 +117,9 @@ pub fn row_fold_f32_on_slices(fold: RowFold, values: &[f32], splits: &[i64]) -> 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use std::arch::x86_64::{
-        __m512, __mmask16, _mm512_add_ps, _mm512_cmp_ps_mask, _mm512_mask_loadu_ps, _mm512_max_ps, _mm512_set1_ps,
-        _mm512_setzero_ps, _mm512_shuffle_f32x4, _mm512_shuffle_ps, _mm512_storeu_ps, _mm512_unpackhi_ps,
-        _mm512_unpacklo_ps, _mm_set1_ps, _mm_storeu_ps, _CMP_EQ_OQ, _CMP_UNORD_Q,
+        __m512, __mmask16, _bzhi_u32, _mm512_add_ps, _mm512_cmp_ps_mask, _mm512_mask_loadu_ps, _mm512_max_ps,
+        _mm512_set1_ps, _mm512_setzero_ps, _mm512_shuffle_f32x4, _mm512_shuffle_ps, _mm512_storeu_ps,
+        _mm512_unpackhi_ps, _mm512_unpacklo_ps, _mm_set1_ps, _mm_storeu_ps, _CMP_EQ_OQ, _CMP_UNORD_Q,
     };
 
     use super::SLOT_BYTES;
@@ -139,10 +152,20 @@ mod avx512 {
         }};
     }
 
+    /// The masks of a row's lanes `0..min(n, 16)` and `16..min(n, 32)` (of its second vector),
+    /// by `bzhi` (which clears the bits from index `min(n, 32)` up).
+    #[target_feature(enable = "bmi2")]
+    #[inline]
+    fn first_two(n: usize) -> (__mmask16, __mmask16) {
+        let n = n.min(32) as u32;
+        (_bzhi_u32(0xffff, n) as __mmask16, (_bzhi_u32(0xffff_0000, n) >> 16) as __mmask16)
+    }
+
     /// The mask of lanes `0..min(n, 16)`.
-    #[inline(always)]
+    #[target_feature(enable = "bmi2")]
+    #[inline]
     fn first(n: usize) -> __mmask16 {
-        ((1u32 << n.min(16)) - 1) as __mmask16
+        first_two(n).0
     }
 
     /// Row `r`'s 16-lane vector: its chunks of sixteen folded lane by lane, from the first two
@@ -150,7 +173,7 @@ mod avx512 {
     ///
     /// # Safety
     /// `RowFoldFn`'s contract for row `r`.
-    #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
+    #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma,bmi2")]
     #[inline]
     unsafe fn row_vector<const MAX: bool>(
         values: *const f32,
@@ -165,8 +188,9 @@ mod avx512 {
         unsafe {
             let s = *splits.add(r) as usize;
             let l = *splits.add(r + 1) as usize - s;
-            let lo = _mm512_mask_loadu_ps(fill, first(l), values.add(s));
-            let hi = _mm512_mask_loadu_ps(fill, first(l.saturating_sub(16)), values.wrapping_add(s + 16));
+            let (k_lo, k_hi) = first_two(l);
+            let lo = _mm512_mask_loadu_ps(fill, k_lo, values.add(s));
+            let hi = _mm512_mask_loadu_ps(fill, k_hi, values.wrapping_add(s + 16));
             let mut v = if MAX {
                 *nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(lo, hi);
                 _mm512_max_ps(lo, hi)
@@ -195,7 +219,7 @@ mod avx512 {
     ///
     /// # Safety
     /// `RowFoldFn`'s contract for row `r`, whose slot entry is `slot`.
-    #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
+    #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma,bmi2")]
     #[inline]
     unsafe fn keep(splits: *const i64, r: usize, value: f32, expand: *mut f32, slot: *mut u8) {
         // SAFETY: the caller's contract: the slot holds an entry for row `r`; `expand` holds the
@@ -224,7 +248,7 @@ mod avx512 {
     ///
     /// # Safety
     /// `RowFoldFn`'s contract, on a CPU with the features enabled here.
-    #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
+    #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma,bmi2")]
     pub(super) unsafe extern "C" fn fold_rows<const MAX: bool>(
         values: *const f32,
         splits: *const i64,

@@ -76,7 +76,7 @@ impl Target {
     /// This machine (AVX2 and FMA, and AVX-512, detected at run time).
     pub fn host() -> Target {
         let bulk = crate::bulk::supported();
-        Target::with_features(bulk, bulk && crate::bulk::Isa::Avx512.runs())
+        Target::with_features(bulk, bulk && crate::bulk_folds::supported())
     }
 
     /// A machine with or without the bulk functions, the AVX-512 ones included: plans for another
