@@ -118,8 +118,9 @@ pub fn row_fold_f32_on_slices(fold: RowFold, values: &[f32], splits: &[i64]) -> 
 mod avx512 {
     use std::arch::x86_64::{
         __m512, __mmask16, _bzhi_u32, _mm512_add_ps, _mm512_cmp_ps_mask, _mm512_mask_loadu_ps, _mm512_max_ps,
-        _mm512_set1_ps, _mm512_setzero_ps, _mm512_shuffle_f32x4, _mm512_shuffle_ps, _mm512_storeu_ps,
-        _mm512_unpackhi_ps, _mm512_unpacklo_ps, _mm_set1_ps, _mm_storeu_ps, _CMP_EQ_OQ, _CMP_UNORD_Q,
+        _mm512_permutexvar_ps, _mm512_set1_epi32, _mm512_set1_ps, _mm512_setzero_ps, _mm512_shuffle_f32x4,
+        _mm512_shuffle_ps, _mm512_storeu_ps, _mm512_unpackhi_ps, _mm512_unpacklo_ps, _mm_set1_ps, _mm_storeu_ps,
+        _CMP_EQ_OQ, _CMP_UNORD_Q,
     };
 
     use super::SLOT_BYTES;
@@ -212,33 +213,40 @@ mod avx512 {
         }
     }
 
-    /// Writes row `r`'s `value` into its slot (unless `slot` is null) and, unless `expand` is null,
-    /// over its values (unmasked stores in row order: later rows overwrite what falls past this
-    /// one). Measured on W4: the branch to a row's second vector beats storing one there always
-    /// (at the row's start again, or to a spare buffer), though one row in five takes it.
+    /// Writes a row's `value` into its slot entry `slot` (the scalar, then four copies).
     ///
     /// # Safety
-    /// `RowFoldFn`'s contract for row `r`, whose slot entry is `slot`.
+    /// `RowFoldFn`'s contract: `slot` is the row's entry.
     #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma,bmi2")]
     #[inline]
-    unsafe fn keep(splits: *const i64, r: usize, value: f32, expand: *mut f32, slot: *mut u8) {
-        // SAFETY: the caller's contract: the slot holds an entry for row `r`; `expand` holds the
-        // row's values plus `EXPAND_SLACK` past its start (and past the block's end).
+    unsafe fn keep(value: f32, slot: *mut u8) {
+        // SAFETY: the caller's contract: the slot entry is the row's.
         unsafe {
-            if !slot.is_null() {
-                slot.cast::<f32>().write_unaligned(value);
-                _mm_storeu_ps(slot.add(16).cast(), _mm_set1_ps(value));
-            }
-            if !expand.is_null() {
-                let s = *splits.add(r) as usize;
-                let l = *splits.add(r + 1) as usize - s;
-                let v = _mm512_set1_ps(value);
-                _mm512_storeu_ps(expand.add(s), v);
-                let mut i = 16;
-                while i < l {
-                    _mm512_storeu_ps(expand.add(s + i), v);
-                    i += 16;
-                }
+            slot.cast::<f32>().write_unaligned(value);
+            _mm_storeu_ps(slot.add(16).cast(), _mm_set1_ps(value));
+        }
+    }
+
+    /// Writes row `r`'s result, in every lane of `value`, over its values in `expand` (unmasked
+    /// stores in row order: later rows overwrite what falls past this one). Measured on W4: the
+    /// branch to a row's second vector beats storing one there always (at the row's start again,
+    /// or to a spare buffer), though one row in five takes it.
+    ///
+    /// # Safety
+    /// `RowFoldFn`'s contract for row `r`: `expand` holds the row's values plus `EXPAND_SLACK`
+    /// past its start (and past the block's end).
+    #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma,bmi2")]
+    #[inline]
+    unsafe fn expand_row(splits: *const i64, r: usize, value: __m512, expand: *mut f32) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            let s = *splits.add(r) as usize;
+            let l = *splits.add(r + 1) as usize - s;
+            _mm512_storeu_ps(expand.add(s), value);
+            let mut i = 16;
+            while i < l {
+                _mm512_storeu_ps(expand.add(s + i), value);
+                i += 16;
             }
         }
     }
@@ -301,12 +309,22 @@ mod avx512 {
                 let zero = _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(folded, _mm512_setzero_ps());
                 flagged |= u32::from(nan) | u32::from(zero & first(g));
             }
-            // SAFETY: a local array of sixteen.
-            unsafe { _mm512_storeu_ps(results.as_mut_ptr(), folded) };
-            for (j, &value) in results.iter().enumerate().take(g) {
-                let slot = if slots.is_null() { slots } else { slots.wrapping_add((r + j) * SLOT_BYTES) };
-                // SAFETY: row `r + j` exists; its slot entry (when there are slots) is within `slots`.
-                unsafe { keep(splits, r + j, value, expand, slot) };
+            if !slots.is_null() {
+                // SAFETY: a local array of sixteen.
+                unsafe { _mm512_storeu_ps(results.as_mut_ptr(), folded) };
+                for (j, &value) in results.iter().enumerate().take(g) {
+                    // SAFETY: row `r + j` exists; its slot entry is within `slots`.
+                    unsafe { keep(value, slots.add((r + j) * SLOT_BYTES)) };
+                }
+            }
+            if !expand.is_null() {
+                for j in 0..g {
+                    // Row `j`'s result in every lane, from the register (a store of the sixteen
+                    // and loads of each would wait for the store).
+                    let value = _mm512_permutexvar_ps(_mm512_set1_epi32(j as i32), folded);
+                    // SAFETY: row `r + j` exists.
+                    unsafe { expand_row(splits, r + j, value, expand) };
+                }
             }
             r += g;
         }
