@@ -117,10 +117,10 @@ pub fn row_fold_f32_on_slices(fold: RowFold, values: &[f32], splits: &[i64]) -> 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use std::arch::x86_64::{
-        __m512, __mmask16, _bzhi_u32, _mm512_add_ps, _mm512_cmp_ps_mask, _mm512_mask_loadu_ps, _mm512_max_ps,
-        _mm512_permutexvar_ps, _mm512_set1_epi32, _mm512_set1_ps, _mm512_setzero_ps, _mm512_shuffle_f32x4,
-        _mm512_shuffle_ps, _mm512_storeu_ps, _mm512_unpackhi_ps, _mm512_unpacklo_ps, _mm_set1_ps, _mm_storeu_ps,
-        _CMP_EQ_OQ, _CMP_UNORD_Q,
+        __m512, __mmask16, _bzhi_u32, _mm512_add_ps, _mm512_cmp_ps_mask, _mm512_mask_cmp_ps_mask, _mm512_mask_loadu_ps,
+        _mm512_max_ps, _mm512_permutexvar_ps, _mm512_set1_epi32, _mm512_set1_ps, _mm512_setzero_ps,
+        _mm512_shuffle_f32x4, _mm512_shuffle_ps, _mm512_storeu_ps, _mm512_unpackhi_ps, _mm512_unpacklo_ps, _mm_set1_ps,
+        _mm_storeu_ps, _CMP_EQ_OQ, _CMP_ORD_Q,
     };
 
     use super::SLOT_BYTES;
@@ -153,13 +153,13 @@ mod avx512 {
         }};
     }
 
-    /// The masks of a row's lanes `0..min(n, 16)` and `16..min(n, 32)` (of its second vector),
-    /// by `bzhi` (which clears the bits from index `min(n, 32)` up).
+    /// The masks of a row's lanes `0..min(n, 16)` and `16..min(n, 32)` (of its second vector):
+    /// the halves of one `bzhi` (which clears the bits from index `min(n, 32)` up).
     #[target_feature(enable = "bmi2")]
     #[inline]
     fn first_two(n: usize) -> (__mmask16, __mmask16) {
-        let n = n.min(32) as u32;
-        (_bzhi_u32(0xffff, n) as __mmask16, (_bzhi_u32(0xffff_0000, n) >> 16) as __mmask16)
+        let m = _bzhi_u32(u32::MAX, n.min(32) as u32);
+        (m as __mmask16, (m >> 16) as __mmask16)
     }
 
     /// The mask of lanes `0..min(n, 16)`.
@@ -170,7 +170,8 @@ mod avx512 {
     }
 
     /// Row `r`'s 16-lane vector: its chunks of sixteen folded lane by lane, from the first two
-    /// (`fill` past its end); the lanes where a value is a NaN go into `nan` (maxima only).
+    /// (`fill` past its end); a lane where a value is a NaN clears its bit of `ordered` (maxima
+    /// only: one masked compare a vector, the mask staying in its register).
     ///
     /// # Safety
     /// `RowFoldFn`'s contract for row `r`.
@@ -180,7 +181,7 @@ mod avx512 {
         values: *const f32,
         splits: *const i64,
         r: usize,
-        nan: &mut __mmask16,
+        ordered: &mut __mmask16,
     ) -> __m512 {
         let fill = if MAX { _mm512_set1_ps(-f32::MAX) } else { _mm512_setzero_ps() };
         // SAFETY: the caller's contract: the offsets exist and the row lies within `values`; masked
@@ -193,7 +194,7 @@ mod avx512 {
             let lo = _mm512_mask_loadu_ps(fill, k_lo, values.add(s));
             let hi = _mm512_mask_loadu_ps(fill, k_hi, values.wrapping_add(s + 16));
             let mut v = if MAX {
-                *nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(lo, hi);
+                *ordered = _mm512_mask_cmp_ps_mask::<_CMP_ORD_Q>(*ordered, lo, hi);
                 _mm512_max_ps(lo, hi)
             } else {
                 _mm512_add_ps(lo, hi)
@@ -202,7 +203,7 @@ mod avx512 {
             while i < l {
                 let c = _mm512_mask_loadu_ps(fill, first(l - i), values.add(s + i));
                 if MAX {
-                    *nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, c);
+                    *ordered = _mm512_mask_cmp_ps_mask::<_CMP_ORD_Q>(*ordered, v, c);
                     v = _mm512_max_ps(v, c);
                 } else {
                     v = _mm512_add_ps(v, c);
@@ -270,10 +271,10 @@ mod avx512 {
         let mut r = 0;
         while r < rows {
             let g = (rows - r).min(16);
-            let mut nan: __mmask16 = 0;
+            let mut ordered: __mmask16 = 0xffff;
             let v: [__m512; 16] = if g == 16 {
                 // SAFETY: rows `r..r + 16` exist (`g == 16`).
-                let mut row = |j: usize| unsafe { row_vector::<MAX>(values, splits, r + j, &mut nan) };
+                let mut row = |j: usize| unsafe { row_vector::<MAX>(values, splits, r + j, &mut ordered) };
                 [
                     row(0),
                     row(1),
@@ -296,7 +297,7 @@ mod avx512 {
                 let mut v = [fill; 16];
                 for (j, lane) in v.iter_mut().enumerate().take(g) {
                     // SAFETY: row `r + j` exists (`j < g`).
-                    *lane = unsafe { row_vector::<MAX>(values, splits, r + j, &mut nan) };
+                    *lane = unsafe { row_vector::<MAX>(values, splits, r + j, &mut ordered) };
                 }
                 v
             };
@@ -307,7 +308,7 @@ mod avx512 {
             };
             if MAX {
                 let zero = _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(folded, _mm512_setzero_ps());
-                flagged |= u32::from(nan) | u32::from(zero & first(g));
+                flagged |= u32::from(!ordered) | u32::from(zero & first(g));
             }
             if !slots.is_null() {
                 // SAFETY: a local array of sixteen.
