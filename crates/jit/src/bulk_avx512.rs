@@ -17,11 +17,12 @@ mod imp {
     use std::arch::x86_64::{
         __m512, __mmask16, _mm512_add_epi32, _mm512_add_ps, _mm512_and_ps, _mm512_andnot_ps, _mm512_castps_si512,
         _mm512_castsi512_ps, _mm512_cmp_ps_mask, _mm512_cmplt_epi32_mask, _mm512_cmpneq_epi32_mask, _mm512_div_ps,
-        _mm512_fmadd_ps, _mm512_fnmadd_ps, _mm512_mask_blend_ps, _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps,
-        _mm512_maskz_mov_ps, _mm512_max_ps, _mm512_min_ps, _mm512_movepi32_mask, _mm512_movm_epi32, _mm512_mul_ps,
-        _mm512_or_ps, _mm512_roundscale_ps, _mm512_scalef_ps, _mm512_set1_epi32, _mm512_set1_ps, _mm512_sll_epi32,
-        _mm512_srl_epi32, _mm512_sub_epi32, _mm512_sub_ps, _mm512_xor_ps, _mm_cvtsi32_si128, _CMP_EQ_OQ, _CMP_LT_OQ,
-        _CMP_NEQ_UQ, _CMP_NLT_UQ, _CMP_ORD_Q, _MM_FROUND_NO_EXC, _MM_FROUND_TO_ZERO,
+        _mm512_fmadd_ps, _mm512_fnmadd_ps, _mm512_loadu_ps, _mm512_mask_blend_ps, _mm512_mask_storeu_ps,
+        _mm512_maskz_loadu_ps, _mm512_maskz_mov_ps, _mm512_max_ps, _mm512_min_ps, _mm512_movepi32_mask,
+        _mm512_movm_epi32, _mm512_mul_ps, _mm512_or_ps, _mm512_roundscale_ps, _mm512_scalef_ps, _mm512_set1_epi32,
+        _mm512_set1_ps, _mm512_sll_epi32, _mm512_srl_epi32, _mm512_storeu_ps, _mm512_sub_epi32, _mm512_sub_ps,
+        _mm512_xor_ps, _mm_cvtsi32_si128, _CMP_EQ_OQ, _CMP_LT_OQ, _CMP_NEQ_UQ, _CMP_NLT_UQ, _CMP_ORD_Q,
+        _MM_FROUND_NO_EXC, _MM_FROUND_TO_ZERO,
     };
 
     use crate::bulk_abi::{BinaryFn, InPlaceFn};
@@ -68,7 +69,16 @@ mod imp {
         // SAFETY: the caller guarantees the features.
         let mut m = unsafe { Avx512F32::new() };
         let mut i = 0;
-        while i < n {
+        // Whole vectors, then the tail by masked loads and stores.
+        while i + 16 <= n {
+            // SAFETY: `[i, i + 16)` is in bounds of every buffer.
+            unsafe {
+                let x = ins.map(|p| _mm512_loadu_ps(p.add(i)));
+                _mm512_storeu_ps(out.add(i), f(&mut m, x));
+            }
+            i += 16;
+        }
+        if i < n {
             let k = first_lanes(n - i);
             // SAFETY: the masked lanes are those of `[i, n)`, in bounds of every buffer; masked-off
             // lanes are neither read nor written.
@@ -76,7 +86,6 @@ mod imp {
                 let x = ins.map(|p| _mm512_maskz_loadu_ps(k, p.add(i)));
                 _mm512_mask_storeu_ps(out.add(i), k, f(&mut m, x));
             }
-            i += 16;
         }
     }
 
