@@ -18,7 +18,8 @@
 //! alike (`plan::FlatBlocks::bulk_folds`): a row's bits do not depend on the block it falls in,
 //! nor on the threads.
 //!
-//! **AVX-512 only.** A machine without it keeps the IR folds (`plan::Target::tiles`): a portable
+//! **AVX-512 (and BMI2) only.** A machine without them keeps the IR folds (`supported`,
+//! `plan::Target::tiles`); a row's lane masks are the halves of one `bzhi`. A portable
 //! variant of the same order, the sixteen lanes of each row in an array, took 13-17 ns a row on
 //! W4's rows against the IR fold's 3-4.
 //!
