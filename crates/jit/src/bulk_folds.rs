@@ -321,8 +321,8 @@ mod avx512 {
             }
             if !expand.is_null() {
                 for j in 0..g {
-                    // Row `j`'s result in every lane, from the register (a store of the sixteen
-                    // and loads of each would wait for the store).
+                    // Row `j`'s result in every lane, permuted from the register (one instruction
+                    // where a store of the sixteen and a broadcast load of each took two).
                     let value = _mm512_permutexvar_ps(_mm512_set1_epi32(j as i32), folded);
                     // SAFETY: row `r + j` exists.
                     unsafe { expand_row(splits, r + j, value, expand) };

@@ -73,7 +73,7 @@ pub struct Target {
 }
 
 impl Target {
-    /// This machine (AVX2 and FMA, and AVX-512, detected at run time).
+    /// This machine (AVX2 and FMA, and AVX-512 with BMI2, detected at run time).
     pub fn host() -> Target {
         let bulk = crate::bulk::supported();
         Target::with_features(bulk, bulk && crate::bulk_folds::supported())

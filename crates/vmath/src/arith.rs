@@ -113,7 +113,6 @@ pub trait Arith {
     fn mul_pow2(&mut self, p: Self::V, n: Self::V, t: Self::V) -> Self::V {
         // The default reads `n` from `t`'s bits.
         let _ = n;
-        let _ = n;
         // `b = n + 2 bias` (positive over the range), `b >> 1 = n1 + bias`, `b - (b >> 1) = n2 + bias`.
         let mb = self.magic_bits();
         let bias = self.bias();
